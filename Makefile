@@ -1,0 +1,30 @@
+# Entry point. `make run` and `make test` install what is missing, build and run.
+BUILD := build
+JOBS  := $(shell nproc)
+
+.PHONY: all deps build run test unit integration clean
+all: build
+
+deps:
+	@bash scripts/install-deps.sh
+
+build: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake --build $(BUILD) -j$(JOBS)
+
+# Boots the hypervisor with dom0 = the reference guest kernel and prints what both report.
+run: build
+	@python3 tests/integration/boot.py --show
+
+# Every test: host unit tests and QEMU integration tests, through CTest.
+test: build
+	@cd $(BUILD) && ctest --output-on-failure -j2
+
+unit: build
+	@cd $(BUILD) && ctest --output-on-failure -L unit
+
+integration: build
+	@cd $(BUILD) && ctest --output-on-failure -L integration
+
+clean:
+	rm -rf $(BUILD)/CMakeFiles $(BUILD)/CMakeCache.txt $(BUILD)/xen $(BUILD)/guest $(BUILD)/tests $(BUILD)/bin

@@ -1,0 +1,15 @@
+#pragma once
+// The kernel's direct map: pseudo-physical frame N at VIRT_BASE + N*4096. The builder maps
+// only the bootstrap region; direct_map_extend() maps every other frame the allocator owns,
+// so any frame (page-table pages included) can be read through pfn_to_va().
+#include "lib/page_table_entry.h"
+
+namespace kernel {
+
+void direct_map_extend();
+
+// A zeroed frame ready to become a page table: its direct-map mapping is made read-only
+// first, since the hypervisor refuses to type a page that is still mapped writable.
+lib::Mfn new_page_table_frame();
+
+}  // namespace kernel

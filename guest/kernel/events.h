@@ -1,0 +1,15 @@
+#pragma once
+// 2-level event channels: the upcall scans evtchn_pending_sel, then the pending words it
+// selects, and calls the handler bound to each pending, unmasked port.
+#include <stdint.h>
+
+namespace kernel {
+
+using EventHandler = void (*)(uint32_t port);
+
+// Binds a virtual IRQ of vCPU 0 to a new port, installs the handler and unmasks the port.
+uint32_t events_bind_virq(uint32_t virq, EventHandler handler);
+void events_handle_upcall();
+uint64_t events_delivered();
+
+}  // namespace kernel

@@ -1,0 +1,36 @@
+#pragma once
+// Allocator of pseudo-physical frames: every frame from the end of the builder's bootstrap
+// region up to nr_pages (capped to what the direct map covers). One bit per frame.
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/page_table_entry.h"
+
+namespace kernel {
+
+class PageAllocator {
+ public:
+  static constexpr uint64_t kMaxFrames = 1ull << 18;  // 1 GiB: the direct map's limit
+
+  void init(lib::Pfn first_free, uint64_t frame_count);
+  // Lowest free frame, or false when memory is exhausted. The frame's contents are
+  // undefined; callers zero what they need.
+  bool allocate(lib::Pfn& pfn);
+  void free(lib::Pfn pfn);
+  uint64_t free_count() const { return free_count_; }
+  uint64_t end() const { return end_; }
+
+ private:
+  bool is_used(uint64_t pfn) const { return used_[pfn / 64] >> (pfn % 64) & 1; }
+  uint64_t used_[kMaxFrames / 64];
+  uint64_t end_ = 0;
+  uint64_t hint_ = 0;
+  uint64_t free_count_ = 0;
+};
+
+extern PageAllocator page_allocator;
+
+// Allocates a frame and zeroes it through the direct map; panics when memory is exhausted.
+lib::Pfn allocate_zeroed_frame();
+
+}  // namespace kernel

@@ -1,0 +1,150 @@
+#include "pv-kernel-patches/pv_ops.h"
+
+#include "arch/xen.h"
+#include "kernel/shared_info.h"
+#include "lib/cmdline.h"
+
+namespace pv {
+
+PvOps ops;
+
+const char* pte_mode_name(PteMode mode) {
+  switch (mode) {
+    case PteMode::hypercall: return "hypercall";
+    case PteMode::batched: return "batched";
+    case PteMode::direct: return "direct";
+  }
+  return "?";
+}
+
+bool parse_pte_mode(const char* text, PteMode& mode) {
+  for (PteMode candidate : {PteMode::hypercall, PteMode::batched, PteMode::direct}) {
+    if (lib::string_equal(text, pte_mode_name(candidate))) {
+      mode = candidate;
+      return true;
+    }
+  }
+  return false;
+}
+
+long PvOps::mmu_update_now(const PageTableSlot& slot, PageTableEntry value) {
+  mmu_update_t request{slot.machine_address | MMU_NORMAL_PT_UPDATE, value.raw()};
+  ++hypercalls_;
+  return arch::hypercall(__HYPERVISOR_mmu_update, arch::arg(&request), 1, 0, DOMID_SELF);
+}
+
+long PvOps::queue(const PageTableSlot& slot, PageTableEntry value) {
+  if (queued_ == kBatchCapacity) {
+    long rc = flush();
+    if (rc < 0) return rc;
+  }
+  batch_[queued_++] = Request{slot.machine_address | MMU_NORMAL_PT_UPDATE, value.raw()};
+  return 0;
+}
+
+long PvOps::set_entry(const PageTableSlot& slot, PageTableEntry value) {
+  ++entries_;
+  switch (mode_) {
+    case PteMode::batched:
+      return queue(slot, value);
+    case PteMode::direct:
+      if (slot.level == Level::l1) {
+        // A plain store to a read-only page-table page: the hypervisor emulates it.
+        *slot.kernel_va = value.raw();
+        return 0;
+      }
+      return mmu_update_now(slot, value);
+    case PteMode::hypercall:
+      break;
+  }
+  return mmu_update_now(slot, value);
+}
+
+long PvOps::flush() {
+  if (queued_ == 0) return 0;
+  // One multicall holding one mmu_update with every queued entry: the batch costs a single
+  // guest/hypervisor transition however many entries it carries.
+  multicall_entry_t call{};
+  call.op = __HYPERVISOR_mmu_update;
+  call.args[0] = arch::arg(batch_);
+  call.args[1] = queued_;
+  call.args[2] = 0;
+  call.args[3] = DOMID_SELF;
+  queued_ = 0;
+  ++hypercalls_;
+  long rc = arch::hypercall(__HYPERVISOR_multicall, arch::arg(&call), 1);
+  if (rc < 0) return rc;
+  return static_cast<long>(call.result);
+}
+
+long PvOps::mmuext(unsigned command, uint64_t argument) {
+  long rc = flush();  // a pin or base-pointer switch must see every earlier entry
+  if (rc < 0) return rc;
+  return raw_mmuext(command, argument);
+}
+
+long PvOps::raw_mmuext(unsigned command, uint64_t argument) {
+  mmuext_op_t op{};
+  op.cmd = command;
+  op.arg1.mfn = argument;  // arg1 is a union of mfn and linear_addr
+  ++hypercalls_;
+  return arch::hypercall(__HYPERVISOR_mmuext_op, arch::arg(&op), 1, 0, DOMID_SELF);
+}
+
+long PvOps::raw_mmu_update(uint64_t machine_address, uint64_t value) {
+  mmu_update_t request{machine_address | MMU_NORMAL_PT_UPDATE, value};
+  ++hypercalls_;
+  return arch::hypercall(__HYPERVISOR_mmu_update, arch::arg(&request), 1, 0, DOMID_SELF);
+}
+
+long PvOps::pin(Level level, Mfn table) {
+  static constexpr unsigned kPinCommand[] = {0, MMUEXT_PIN_L1_TABLE, MMUEXT_PIN_L2_TABLE,
+                                             MMUEXT_PIN_L3_TABLE, MMUEXT_PIN_L4_TABLE};
+  return mmuext(kPinCommand[static_cast<int>(level)], table.value);
+}
+
+long PvOps::unpin(Mfn table) { return mmuext(MMUEXT_UNPIN_TABLE, table.value); }
+long PvOps::set_user_base(Mfn l4) { return mmuext(MMUEXT_NEW_USER_BASEPTR, l4.value); }
+long PvOps::flush_tlb() { return mmuext(MMUEXT_TLB_FLUSH_LOCAL, 0); }
+long PvOps::invalidate_page(uint64_t va) { return mmuext(MMUEXT_INVLPG_LOCAL, va); }
+
+long PvOps::set_kernel_mapping(uint64_t va, PageTableEntry value) {
+  long rc = flush();
+  if (rc < 0) return rc;
+  ++hypercalls_;
+  return arch::hypercall(__HYPERVISOR_update_va_mapping, va, value.raw(), UVMF_INVLPG | UVMF_LOCAL);
+}
+
+void PvOps::disable_events() {
+  kernel::vcpu()->evtchn_upcall_mask = 1;
+  asm volatile("" ::: "memory");
+}
+
+void PvOps::enable_events() {
+  vcpu_info_t* vcpu = kernel::vcpu();
+  asm volatile("" ::: "memory");
+  vcpu->evtchn_upcall_mask = 0;
+  asm volatile("" ::: "memory");
+  // An event that arrived while masked is only delivered on the next exit from the
+  // hypervisor: make one (any cheap hypercall will do).
+  if (vcpu->evtchn_upcall_pending) xen::xen_version(XENVER_version, nullptr);
+}
+
+bool PvOps::events_enabled() const { return kernel::vcpu()->evtchn_upcall_mask == 0; }
+
+long PvOps::set_kernel_stack(uint64_t stack_top) {
+  ++hypercalls_;
+  return arch::hypercall(__HYPERVISOR_stack_switch, FLAT_KERNEL_SS, stack_top);
+}
+
+long PvOps::set_user_fs_base(uint64_t base) {
+  ++hypercalls_;
+  return arch::hypercall(__HYPERVISOR_set_segment_base, SEGBASE_FS, base);
+}
+
+void PvOps::return_to_user(kernel::TrapFrame* frame) {
+  flush();
+  resume_frame(frame);  // ends in HYPERVISOR_iret (arch/entry.S)
+}
+
+}  // namespace pv

@@ -1,0 +1,89 @@
+#pragma once
+// The paravirtualization layer: every operation through which the kernel touches page
+// tables, the CPU's privileged state or event delivery goes through PvOps (in the spirit of
+// Linux's pv-ops). The Xen PV implementation can write page-table entries three ways:
+//
+//   hypercall  one mmu_update per entry (every write validated immediately)
+//   batched    entries are queued and committed together in one multicall (lazy MMU mode)
+//   direct     L1 entries are written with a plain store to the read-only mapping of the
+//              table; the hypervisor traps and emulates the write. Higher levels still use
+//              mmu_update (Xen emulates writes to L1 tables only).
+//
+// Reads of page tables are always plain loads: tables stay mapped read-only in the kernel.
+#include <stdint.h>
+
+#include "kernel/trap_frame.h"
+#include "lib/page_table_entry.h"
+
+namespace pv {
+
+using lib::Level;
+using lib::Mfn;
+using lib::PageTableEntry;
+
+enum class PteMode { hypercall, batched, direct };
+
+const char* pte_mode_name(PteMode mode);
+// Parses "hypercall" / "batched" / "direct"; false if unknown.
+bool parse_pte_mode(const char* text, PteMode& mode);
+
+// One slot of a page table: where it is for the hypervisor (machine address) and where the
+// kernel sees it (virtual address of its read-only mapping).
+struct PageTableSlot {
+  uint64_t machine_address;
+  volatile uint64_t* kernel_va;
+  Level level;
+};
+
+class PvOps {
+ public:
+  void set_mode(PteMode mode) { mode_ = mode; }
+  PteMode mode() const { return mode_; }
+
+  // Page tables. Return 0 or a negative Xen errno; callers that cannot recover panic.
+  long set_entry(const PageTableSlot& slot, PageTableEntry value);
+  long flush();  // commits queued (batched) entries; a no-op otherwise
+  long pin(Level level, Mfn table);
+  long unpin(Mfn table);
+  long set_user_base(Mfn l4);  // the L4 Xen switches to on return to user mode
+  long flush_tlb();
+  long invalidate_page(uint64_t va);
+  // Changes the kernel's own mapping of va and invalidates it, in one step.
+  long set_kernel_mapping(uint64_t va, PageTableEntry value);
+
+  // Event delivery (the PV equivalent of cli/sti).
+  void disable_events();
+  void enable_events();
+  bool events_enabled() const;
+
+  // CPU state for user mode.
+  long set_kernel_stack(uint64_t stack_top);  // used on every transition from user mode
+  long set_user_fs_base(uint64_t base);
+  [[noreturn]] void return_to_user(kernel::TrapFrame* frame);
+
+  // Raw access for the ABI self-tests: exactly one hypercall, no queueing, no retries.
+  long raw_mmu_update(uint64_t machine_address, uint64_t value);
+  long raw_mmuext(unsigned command, uint64_t argument);
+
+  unsigned long hypercalls_issued() const { return hypercalls_; }
+  unsigned long entries_written() const { return entries_; }
+
+ private:
+  long mmu_update_now(const PageTableSlot& slot, PageTableEntry value);
+  long queue(const PageTableSlot& slot, PageTableEntry value);
+  long mmuext(unsigned command, uint64_t argument);
+
+  static constexpr unsigned kBatchCapacity = 128;
+  PteMode mode_ = PteMode::hypercall;
+  unsigned queued_ = 0;
+  unsigned long hypercalls_ = 0;
+  unsigned long entries_ = 0;
+  struct alignas(8) Request {
+    uint64_t ptr;
+    uint64_t val;
+  } batch_[kBatchCapacity];
+};
+
+extern PvOps ops;
+
+}  // namespace pv

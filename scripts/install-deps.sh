@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Installs every system package the project needs, fetches Zydis's sources for the
+# freestanding hypervisor build and extracts Xen 4.17 (the conformance peer).
+# Idempotent: does nothing that is already done. Runs as root (CI and dev machines are root).
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+deps="$top/build/deps"
+mkdir -p "$deps"
+
+packages=(build-essential cmake python3 cpio qemu-system-x86 libxen-dev libzydis-dev
+          libzycore-dev libboost-dev libgtest-dev musl-tools binutils xz-utils)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# A private apt state with deb-src entries, so `apt-get source` and `apt-get download`
+# work without touching the machine's own lists.
+apt_private() {
+  local state="$deps/apt"
+  mkdir -p "$state/lists/partial"
+  local codename
+  codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
+  {
+    echo "deb http://deb.debian.org/debian $codename main"
+    echo "deb-src http://deb.debian.org/debian $codename main"
+    echo "deb http://deb.debian.org/debian $codename-updates main"
+    echo "deb-src http://deb.debian.org/debian $codename-updates main"
+    echo "deb http://deb.debian.org/debian-security $codename-security main"
+    echo "deb-src http://deb.debian.org/debian-security $codename-security main"
+  } > "$state/sources.list"
+  local opts=(-o Dir::Etc::sourcelist="$state/sources.list" -o Dir::Etc::sourceparts=/dev/null
+              -o Dir::State::Lists="$state/lists" -o APT::Sandbox::User=root)
+  if [ ! -f "$state/updated" ]; then
+    apt-get "${opts[@]}" -qq update
+    touch "$state/updated"
+  fi
+  apt-get "${opts[@]}" "$@"
+}
+
+# Zydis decoder sources (never committed: fetched here, compiled freestanding by CMake).
+if [ ! -f "$deps/zydis/src/Decoder.c" ]; then
+  echo "install-deps: fetching Zydis sources"
+  rm -rf "$deps/zydis-dl" && mkdir -p "$deps/zydis-dl"
+  (cd "$deps/zydis-dl" && apt_private source --download-only -qq zydis)
+  dsc=$(ls "$deps"/zydis-dl/zydis_*.dsc | head -n1)
+  rm -rf "$deps/zydis"
+  (cd "$deps/zydis-dl" && dpkg-source --no-check -x "$(basename "$dsc")" "$deps/zydis" >/dev/null)
+  test -f "$deps/zydis/src/Decoder.c"
+fi
+
+# Real Xen 4.17 as a peer: the hypervisor image only, extracted from the Debian package
+# without installing it (installing would run GRUB hooks on this machine).
+if [ ! -f "$deps/xen-4.17/xen" ]; then
+  echo "install-deps: fetching Xen 4.17 hypervisor"
+  rm -rf "$deps/xen-dl" && mkdir -p "$deps/xen-dl" "$deps/xen-4.17"
+  (cd "$deps/xen-dl" && apt_private download -qq xen-hypervisor-4.17-amd64)
+  dpkg-deb -x "$deps"/xen-dl/xen-hypervisor-4.17-amd64_*.deb "$deps/xen-dl/root"
+  gz=$(ls "$deps"/xen-dl/root/boot/xen-4.17*-amd64.gz | head -n1)
+  gunzip -c "$gz" > "$deps/xen-4.17/xen"
+fi
+echo "install-deps: ok"

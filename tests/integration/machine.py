@@ -1,0 +1,94 @@
+"""Boots a multiboot hypervisor (ours or Xen 4.17) under QEMU TCG and collects what it says.
+
+Every boot has a hard timeout: a hung machine is killed and reported as such, never waited on.
+Our hypervisor ends the machine through isa-debug-exit (exit status (v << 1) | 1); Xen cannot,
+so a boot may also end when an expected line appears on the serial console (`until`).
+"""
+import os
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@dataclass
+class Boot:
+    serial: str          # everything printed on COM1
+    exit_status: int     # QEMU's exit status (None if killed)
+    timed_out: bool      # killed by the timeout
+    seconds: float
+
+    def lines(self):
+        return self.serial.splitlines()
+
+    def debug_exit_value(self):
+        """The value written to isa-debug-exit, or None if QEMU ended otherwise."""
+        if self.exit_status is None or self.exit_status % 2 == 0:
+            return None
+        return self.exit_status >> 1
+
+
+def build_dir(args_build=None):
+    return args_build or os.path.join(ROOT, "build")
+
+
+def ours(build):
+    return os.path.join(build, "xen", "xen")
+
+
+def xen417(build):
+    return os.path.join(build, "deps", "xen-4.17", "xen")
+
+
+def boot(hypervisor, append, modules, timeout=120, until=None, memory="512M", extra=()):
+    """modules: list of (path, command line). until: a string that ends the boot when seen."""
+    with tempfile.TemporaryDirectory() as tmp:
+        log = os.path.join(tmp, "serial.log")
+        initrd = ",".join(f"{p} {a}".strip() for p, a in modules)
+        cmd = ["qemu-system-x86_64", "-accel", "tcg", "-cpu", "Westmere", "-m", memory,
+               "-nographic", "-monitor", "none", "-serial", f"file:{log}", "-no-reboot",
+               "-device", "isa-debug-exit,iobase=0xf4,iosize=4",
+               "-kernel", hypervisor, "-append", append, "-initrd", initrd, *extra]
+        start = time.monotonic()
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE)
+        timed_out = False
+        status = None
+        while True:
+            status = proc.poll()
+            if status is not None:
+                break
+            if until and os.path.exists(log) and until in _read(log):
+                time.sleep(0.2)
+                proc.kill()
+                proc.wait()
+                status = None
+                break
+            if time.monotonic() - start > timeout:
+                timed_out = True
+                proc.kill()
+                proc.wait()
+                status = None
+                break
+            time.sleep(0.1)
+        err = proc.stderr.read().decode(errors="replace")
+        text = _read(log) if os.path.exists(log) else ""
+        if err.strip():
+            text += "\n[qemu stderr] " + err
+        return Boot(text, status, timed_out, time.monotonic() - start)
+
+
+def _read(path):
+    with open(path, "rb") as f:
+        return f.read().decode(errors="replace")
+
+
+def expect(condition, message, boot_result=None):
+    if not condition:
+        if boot_result is not None:
+            print("---- serial console ----")
+            print(boot_result.serial)
+            print("------------------------")
+        raise SystemExit(f"FAIL: {message}")

@@ -1,0 +1,170 @@
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+
+#include "boot/command_line.h"
+
+using namespace boot;
+
+namespace {
+
+constexpr uint64_t KiB = 1ull << 10, MiB = 1ull << 20, GiB = 1ull << 30;
+
+CommandLine parse(const std::string& text) {
+    CommandLine line;
+    parse_command_line(text.c_str(), text.size(), line);
+    return line;
+}
+
+}  // namespace
+
+TEST(BootCommandLine, Defaults) {
+    CommandLine line = parse("");
+    EXPECT_EQ(line.log_level, LogLevel::warning);
+    EXPECT_EQ(line.ptwr, PtwrMode::emulate);
+    EXPECT_FALSE(line.dom0_memory.has_amount);
+    EXPECT_FALSE(line.has_console);
+    EXPECT_EQ(line.diagnostic_count, 0u);
+}
+
+TEST(BootCommandLine, ParsesKnownOptions) {
+    CommandLine line = parse("  console=com1,vga loglvl=all dom0_mem=128M ptwr=writable  ");
+    EXPECT_EQ(line.diagnostic_count, 0u);
+    EXPECT_EQ(line.log_level, LogLevel::all);
+    EXPECT_EQ(line.rate_limited_log_level, LogLevel::all);
+    EXPECT_TRUE(line.dom0_memory.has_amount);
+    EXPECT_EQ(line.dom0_memory.amount.bytes, 128 * MiB);
+    EXPECT_EQ(line.ptwr, PtwrMode::writable);
+    EXPECT_TRUE(line.has_console);
+    EXPECT_STREQ(line.console, "com1,vga");
+}
+
+TEST(BootCommandLine, LogLevelNamesAndRateLimit) {
+    const char* names[] = {"none", "error", "warning", "info", "debug", "all"};
+    for (int i = 0; i < 6; ++i) {
+        CommandLine line = parse(std::string("loglvl=") + names[i]);
+        EXPECT_EQ(line.log_level, LogLevel(i)) << names[i];
+        EXPECT_STREQ(log_level_name(LogLevel(i)), names[i]);
+    }
+    CommandLine line = parse("loglvl=info/debug");
+    EXPECT_EQ(line.log_level, LogLevel::info);
+    EXPECT_EQ(line.rate_limited_log_level, LogLevel::debug);
+    line = parse("loglvl=debug/error");  // rate-limited level never below the first
+    EXPECT_EQ(line.rate_limited_log_level, LogLevel::debug);
+}
+
+TEST(BootCommandLine, BadValuesKeepDefaultsAndAreReported) {
+    CommandLine line = parse("loglvl=loud dom0_mem=12Q ptwr=maybe console= loglvl");
+    EXPECT_EQ(line.log_level, LogLevel::warning);
+    EXPECT_FALSE(line.dom0_memory.has_amount);
+    EXPECT_EQ(line.ptwr, PtwrMode::emulate);
+    EXPECT_FALSE(line.has_console);
+    ASSERT_EQ(line.diagnostic_count, 5u);
+    EXPECT_STREQ(line.diagnostics[0].key, "loglvl");
+    EXPECT_EQ(line.diagnostics[0].kind, CommandLineDiagnostic::Kind::bad_value);
+    EXPECT_STREQ(line.diagnostics[1].key, "dom0_mem");
+    EXPECT_STREQ(line.diagnostics[2].key, "ptwr");
+    EXPECT_STREQ(line.diagnostics[3].key, "console");
+    EXPECT_STREQ(line.diagnostics[4].key, "loglvl");
+    EXPECT_NE(line.diagnostics[0].message, nullptr);
+}
+
+TEST(BootCommandLine, UnknownOptionsAreReportedNotFatal) {
+    CommandLine line = parse("com1=115200,8n1 noreboot loglvl=debug");
+    EXPECT_EQ(line.log_level, LogLevel::debug);
+    ASSERT_EQ(line.diagnostic_count, 2u);
+    EXPECT_EQ(line.diagnostics[0].kind, CommandLineDiagnostic::Kind::unknown_option);
+    EXPECT_STREQ(line.diagnostics[0].key, "com1");
+    EXPECT_STREQ(line.diagnostics[1].key, "noreboot");
+}
+
+TEST(BootCommandLine, DiagnosticsOverflowIsCounted) {
+    std::string text;
+    for (int i = 0; i < 12; ++i) text += "bogus" + std::to_string(i) + " ";
+    text += std::string(100, 'k');
+    CommandLine line = parse(text);
+    EXPECT_EQ(line.diagnostic_count, CommandLine::max_diagnostics);
+    EXPECT_EQ(line.dropped_diagnostics, 13 - CommandLine::max_diagnostics);
+    CommandLine single = parse(std::string(100, 'k'));
+    EXPECT_EQ(std::strlen(single.diagnostics[0].key), sizeof(single.diagnostics[0].key) - 1);
+}
+
+TEST(BootCommandLine, LengthLimitAndNulStopParsing) {
+    const char text[] = "loglvl=all\0ptwr=writable";
+    CommandLine line;
+    parse_command_line(text, sizeof(text), line);
+    EXPECT_EQ(line.log_level, LogLevel::all);
+    EXPECT_EQ(line.ptwr, PtwrMode::emulate);
+    CommandLine cut;
+    parse_command_line("ptwr=writable", 8, cut);  // "ptwr=wri"
+    EXPECT_EQ(cut.ptwr, PtwrMode::emulate);
+    EXPECT_EQ(cut.diagnostic_count, 1u);
+}
+
+TEST(BootCommandLine, SizesFollowXenUnits) {
+    auto size = [](const char* text) {
+        uint64_t bytes = 0;
+        EXPECT_TRUE(parse_size(text, std::strlen(text), bytes)) << text;
+        return bytes;
+    };
+    EXPECT_EQ(size("128M"), 128 * MiB);
+    EXPECT_EQ(size("128m"), 128 * MiB);
+    EXPECT_EQ(size("4G"), 4 * GiB);
+    EXPECT_EQ(size("1T"), 1024 * GiB);
+    EXPECT_EQ(size("64K"), 64 * KiB);
+    EXPECT_EQ(size("100B"), 100u);
+    EXPECT_EQ(size("512"), 512 * KiB);  // no unit: KiB
+    EXPECT_EQ(size("0x10M"), 16 * MiB);
+    EXPECT_EQ(size("010K"), 8 * KiB);   // leading 0: octal, as simple_strtoull
+    uint64_t bytes = 0;
+    for (const char* bad : {"", "M", "12Q", "99999999999999999999", "20000000000T", "0x", "1MM"})
+        EXPECT_FALSE(parse_size(bad, std::strlen(bad), bytes)) << bad;
+}
+
+TEST(BootCommandLine, Dom0MemoryVariants) {
+    CommandLine line = parse("dom0_mem=1G,min:512M,max:2G");
+    const Dom0MemorySpec& spec = line.dom0_memory;
+    ASSERT_EQ(line.diagnostic_count, 0u);
+    EXPECT_TRUE(spec.has_amount && spec.has_min && spec.has_max);
+    EXPECT_EQ(spec.min.bytes, 512 * MiB);
+    EXPECT_EQ(spec.max.bytes, 2 * GiB);
+    EXPECT_EQ(spec.resolve(16 * GiB, 0), 1 * GiB);
+    EXPECT_EQ(spec.resolve(768 * MiB, 0), 768 * MiB);  // never beyond what exists
+
+    line = parse("dom0_mem=-1G");
+    EXPECT_TRUE(line.dom0_memory.amount.all_but);
+    EXPECT_EQ(line.dom0_memory.resolve(8 * GiB, 0), 7 * GiB);
+
+    line = parse("dom0_mem=25%");
+    EXPECT_EQ(line.dom0_memory.amount.percent, 25u);
+    EXPECT_EQ(line.dom0_memory.resolve(8 * GiB, 0), 2 * GiB);
+
+    line = parse("dom0_mem=1G+25%");
+    EXPECT_EQ(line.dom0_memory.resolve(256 * GiB, 0), 65 * GiB);
+
+    line = parse("dom0_mem=max:1G");
+    EXPECT_FALSE(line.dom0_memory.has_amount);
+    EXPECT_EQ(line.dom0_memory.resolve(8 * GiB, 4 * GiB), 1 * GiB);  // default clamped
+
+    for (const char* bad : {"dom0_mem=100%", "dom0_mem=1G,", "dom0_mem=min:", "dom0_mem=1G+5",
+                            "dom0_mem=5%+1G", "dom0_mem="}) {
+        CommandLine rejected = parse(bad);
+        EXPECT_EQ(rejected.diagnostic_count, 1u) << bad;
+        EXPECT_FALSE(rejected.dom0_memory.has_amount) << bad;
+    }
+}
+
+TEST(BootCommandLine, ConsoleTooLongIsRejected) {
+    CommandLine line = parse("console=" + std::string(64, 'c'));
+    EXPECT_FALSE(line.has_console);
+    EXPECT_EQ(line.diagnostic_count, 1u);
+    line = parse("console=" + std::string(63, 'c'));
+    EXPECT_TRUE(line.has_console);
+}
+
+TEST(BootCommandLine, SkipsImageName) {
+    EXPECT_STREQ(skip_image_name("  /boot/xen.gz console=com1"), "console=com1");
+    EXPECT_STREQ(skip_image_name("xen"), "");
+    EXPECT_STREQ(skip_image_name(""), "");
+}

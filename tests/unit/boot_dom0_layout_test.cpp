@@ -1,0 +1,197 @@
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include <xen/xen.h>
+
+#include "boot/dom0_layout.h"
+
+using namespace boot;
+
+namespace {
+
+constexpr uint64_t MiB = 1ull << 20;
+constexpr uint64_t start_info_bytes = sizeof(start_info_t) + sizeof(dom0_vga_console_info_t);
+
+// A Linux-like kernel: VIRT_BASE -2 GiB, loaded at +16 MiB, 10 MiB long.
+XenKernelInfo linux_kernel() {
+    XenKernelInfo info;
+    info.virt_base = 0xffffffff80000000ull;
+    info.virt_kstart = 0xffffffff81000000ull;
+    info.virt_kend = 0xffffffff81a00000ull;
+    info.entry = 0xffffffff81001000ull;
+    return info;
+}
+
+}  // namespace
+
+// Worked by hand from Xen 4.17's rules: 64 MiB dom0, no initrd.
+TEST(BootDom0Layout, LinuxKernelWithoutInitrd) {
+    Dom0Layout layout;
+    ASSERT_EQ(compute_dom0_layout(linux_kernel(), 0, 16384, layout), Dom0LayoutError::none);
+    EXPECT_EQ(layout.kernel, (VirtualRange{0xffffffff81000000ull, 0xffffffff81a00000ull}));
+    EXPECT_EQ(layout.initrd, (VirtualRange{0xffffffff81a00000ull, 0xffffffff81a00000ull}));
+    EXPECT_EQ(layout.p2m, (VirtualRange{0xffffffff81a00000ull, 0xffffffff81a20000ull}));
+    EXPECT_TRUE(layout.p2m_in_bootstrap);
+    EXPECT_EQ(layout.start_info,
+              (VirtualRange{0xffffffff81a20000ull, 0xffffffff81a20000ull + start_info_bytes}));
+    // L4 + one L3 + one L2 + 14 L1s for [-2 GiB, -2 GiB + 28 MiB).
+    EXPECT_EQ(layout.tables, (PageTableCounts{1, 1, 1, 14}));
+    EXPECT_EQ(layout.nr_pt_frames(), 17u);
+    EXPECT_EQ(layout.page_tables, (VirtualRange{0xffffffff81a21000ull, 0xffffffff81a32000ull}));
+    EXPECT_EQ(layout.boot_stack, (VirtualRange{0xffffffff81a32000ull, 0xffffffff81a33000ull}));
+    EXPECT_EQ(layout.bootstrap, (VirtualRange{0xffffffff80000000ull, 0xffffffff81c00000ull}));
+    EXPECT_EQ(layout.bootstrap_pages, 28 * MiB / 4096);
+    EXPECT_EQ(layout.allocation_order, 13u);  // 28 MiB rounds to a 32 MiB chunk
+    EXPECT_EQ(layout.initial_rsp, 0xffffffff81a33000ull);
+    EXPECT_EQ(layout.initial_rsi, 0xffffffff81a20000ull);
+    EXPECT_EQ(layout.entry, 0xffffffff81001000ull);
+}
+
+TEST(BootDom0Layout, InitrdIsPlacedAfterKernelAndRounded) {
+    Dom0Layout layout;
+    uint64_t initrd = 3 * MiB + 123;
+    ASSERT_EQ(compute_dom0_layout(linux_kernel(), initrd, 65536, layout), Dom0LayoutError::none);
+    EXPECT_EQ(layout.initrd, (VirtualRange{0xffffffff81a00000ull, 0xffffffff81a00000ull + initrd}));
+    EXPECT_EQ(layout.initrd_pages, 769u);
+    EXPECT_EQ(layout.p2m.start, 0xffffffff81d01000ull);
+    EXPECT_EQ(layout.p2m.size(), 65536u * 8);
+    EXPECT_EQ(layout.start_info.start, 0xffffffff81d81000ull);
+    EXPECT_EQ(layout.page_tables.start, 0xffffffff81d82000ull);
+    EXPECT_EQ(layout.boot_stack.start, layout.page_tables.end);
+    EXPECT_EQ(layout.page_tables.size(), layout.nr_pt_frames() * 4096);
+    // At least 512 KiB of padding after the stack, and a 4 MiB-aligned end.
+    EXPECT_GE(layout.bootstrap.end - layout.boot_stack.end, 512u * 1024);
+    EXPECT_EQ(layout.bootstrap.end % (4 * MiB), 0u);
+}
+
+TEST(BootDom0Layout, PaddingRuleAddsFourMegabytes) {
+    // Choose a kernel end so the stack lands within 512 KiB of a 4 MiB boundary.
+    XenKernelInfo kernel = linux_kernel();
+    Dom0Layout probe;
+    ASSERT_EQ(compute_dom0_layout(kernel, 0, 16384, probe), Dom0LayoutError::none);
+    uint64_t shift = 0xffffffff81c00000ull - 0x40000 - probe.boot_stack.end;
+    kernel.virt_kend += shift;
+    Dom0Layout layout;
+    ASSERT_EQ(compute_dom0_layout(kernel, 0, 16384, layout), Dom0LayoutError::none);
+    // The stack ends within 512 KiB of 0xffffffff81c00000, so Xen's rule adds 4 MiB.
+    EXPECT_LT(0xffffffff81c00000ull - layout.boot_stack.end, 512u * 1024);
+    EXPECT_EQ(layout.bootstrap.end, 0xffffffff82000000ull);
+    EXPECT_EQ(layout.tables.l1, 16u);
+}
+
+TEST(BootDom0Layout, FixedPointCoversItsOwnTables) {
+    XenKernelInfo kernel = linux_kernel();
+    for (uint64_t pages : {4096ull, 16384ull, 262144ull, 1048576ull, 4194304ull}) {
+        Dom0Layout layout;
+        ASSERT_EQ(compute_dom0_layout(kernel, 0, pages, layout), Dom0LayoutError::none) << pages;
+        uint64_t span = layout.bootstrap.end - layout.bootstrap.start;
+        uint64_t l1 = (span + (2 * MiB - 1)) / (2 * MiB);
+        EXPECT_EQ(layout.tables.l1, l1) << pages;
+        EXPECT_GE(layout.bootstrap.end, layout.boot_stack.end + 512 * 1024);
+        std::vector<PageTableFrame> frames(layout.nr_pt_frames());
+        EXPECT_EQ(plan_page_table_frames(layout, frames.data(), frames.size()),
+                  layout.nr_pt_frames());
+    }
+}
+
+TEST(BootDom0Layout, PageTablePlanOrder) {
+    Dom0Layout layout;
+    ASSERT_EQ(compute_dom0_layout(linux_kernel(), 0, 16384, layout), Dom0LayoutError::none);
+    std::vector<PageTableFrame> frames(32);
+    ASSERT_EQ(plan_page_table_frames(layout, frames.data(), frames.size()), 17u);
+    EXPECT_EQ(frames[0].level, 4);
+    EXPECT_EQ(frames[1].level, 1);
+    EXPECT_EQ(frames[1].covers, 0xffffffff80000000ull);
+    EXPECT_EQ(frames[2].level, 2);
+    EXPECT_EQ(frames[2].covers, 0xffffffff80000000ull);
+    EXPECT_EQ(frames[3].level, 3);
+    EXPECT_EQ(frames[3].covers, 0xffffff8000000000ull);
+    EXPECT_EQ(frames[4].level, 1);
+    EXPECT_EQ(frames[4].covers, 0xffffffff80200000ull);
+    EXPECT_EQ(frames[16].covers, 0xffffffff81a00000ull);
+    // A too-small buffer still reports the full count without writing past it.
+    EXPECT_EQ(plan_page_table_frames(layout, frames.data(), 2), 17u);
+}
+
+TEST(BootDom0Layout, RegionCrossingGigabyteNeedsSecondL2) {
+    XenKernelInfo kernel;
+    kernel.virt_base = 0x3fe00000;       // 2 MiB below 1 GiB
+    kernel.virt_kstart = 0x3fe00000;
+    kernel.virt_kend = 0x40100000;
+    kernel.entry = kernel.virt_kstart;
+    Dom0Layout layout;
+    ASSERT_EQ(compute_dom0_layout(kernel, 0, 16384, layout), Dom0LayoutError::none);
+    EXPECT_EQ(layout.tables.l2, 2u);
+    std::vector<PageTableFrame> frames(layout.nr_pt_frames());
+    ASSERT_EQ(plan_page_table_frames(layout, frames.data(), frames.size()), layout.nr_pt_frames());
+    // L4, L1@0x3fe00000, L2@0, L3@0, then L1@1GiB, L2@1GiB.
+    EXPECT_EQ(frames[4].level, 1);
+    EXPECT_EQ(frames[4].covers, 0x40000000u);
+    EXPECT_EQ(frames[5].level, 2);
+    EXPECT_EQ(frames[5].covers, 0x40000000u);
+}
+
+TEST(BootDom0Layout, UnmappedInitrdIsNotInTheRegion) {
+    XenKernelInfo kernel = linux_kernel();
+    kernel.unmapped_initrd = true;
+    Dom0Layout layout;
+    ASSERT_EQ(compute_dom0_layout(kernel, 8 * MiB, 16384, layout), Dom0LayoutError::none);
+    EXPECT_EQ(layout.initrd, (VirtualRange{0, 0}));
+    EXPECT_EQ(layout.p2m.start, 0xffffffff81a00000ull);
+    EXPECT_EQ(layout.initrd_pages, 2048u);
+}
+
+TEST(BootDom0Layout, InitP2mMovesTheListOut) {
+    XenKernelInfo kernel = linux_kernel();
+    kernel.has_init_p2m = true;
+    kernel.init_p2m_base = 0x8000000000ull;
+    Dom0Layout layout;
+    ASSERT_EQ(compute_dom0_layout(kernel, 0, 16384, layout), Dom0LayoutError::none);
+    EXPECT_FALSE(layout.p2m_in_bootstrap);
+    EXPECT_EQ(layout.p2m, (VirtualRange{0x8000000000ull, 0x8000000000ull + 16384 * 8}));
+    EXPECT_EQ(layout.start_info.start, 0xffffffff81a00000ull);
+
+    kernel.init_p2m_base = 0xffffffff81b00000ull;  // inside the bootstrap region
+    EXPECT_EQ(compute_dom0_layout(kernel, 0, 16384, layout), Dom0LayoutError::p2m_overlaps_bootstrap);
+}
+
+TEST(BootDom0Layout, FailsWhenDomainTooSmall) {
+    Dom0Layout layout;
+    EXPECT_EQ(compute_dom0_layout(linux_kernel(), 0, 8191, layout),
+              Dom0LayoutError::too_small_for_kernel);
+    EXPECT_EQ(compute_dom0_layout(linux_kernel(), 0, 8192, layout), Dom0LayoutError::none);
+    // The initrd's own pages count against the domain too.
+    EXPECT_EQ(compute_dom0_layout(linux_kernel(), 4 * MiB, 8192, layout),
+              Dom0LayoutError::too_small_for_kernel);
+
+    XenKernelInfo kernel = linux_kernel();
+    kernel.has_init_p2m = true;
+    kernel.init_p2m_base = 0x8000000000ull;
+    EXPECT_EQ(compute_dom0_layout(kernel, 0, 8192, layout), Dom0LayoutError::too_small_for_p2m);
+}
+
+TEST(BootDom0Layout, RefusesHypervisorAreaAndWrap) {
+    XenKernelInfo kernel;
+    kernel.virt_base = 0xffff800000000000ull;
+    kernel.virt_kstart = kernel.virt_base + 0x100000;
+    kernel.virt_kend = kernel.virt_kstart + 0x100000;
+    Dom0Layout layout;
+    EXPECT_EQ(compute_dom0_layout(kernel, 0, 16384, layout), Dom0LayoutError::overlaps_hypervisor);
+
+    kernel.virt_base = 0xfffffffffff00000ull;
+    kernel.virt_kstart = kernel.virt_base;
+    kernel.virt_kend = kernel.virt_base + 0x80000;
+    EXPECT_EQ(compute_dom0_layout(kernel, 0, 16384, layout), Dom0LayoutError::address_overflow);
+    EXPECT_EQ(compute_dom0_layout(linux_kernel(), 0, ~0ull / 4, layout),
+              Dom0LayoutError::address_overflow);
+}
+
+TEST(BootDom0Layout, EveryErrorHasADistinctMessage) {
+    std::set<std::string> messages;
+    for (int e = 0; e <= int(Dom0LayoutError::too_small_for_p2m); ++e)
+        messages.insert(describe(Dom0LayoutError(e)));
+    EXPECT_EQ(messages.size(), size_t(Dom0LayoutError::too_small_for_p2m) + 1);
+}

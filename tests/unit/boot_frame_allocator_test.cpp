@@ -1,0 +1,165 @@
+#include <gtest/gtest.h>
+
+#include <random>
+#include <set>
+#include <vector>
+
+#include "boot/frame_allocator.h"
+
+using namespace boot;
+
+namespace {
+
+constexpr uint64_t MiB = 1ull << 20;
+
+struct Fixture {
+    std::vector<uint64_t> storage;
+    FrameAllocator allocator;
+
+    FrameAllocatorError init(uint64_t frame_limit, std::vector<PhysicalRange> ram,
+                             std::vector<PhysicalRange> reserved) {
+        storage.assign(FrameAllocator::storage_words_for(frame_limit), ~0ull);
+        return allocator.init(storage.data(), storage.size(), frame_limit, ram.data(), ram.size(),
+                              reserved.data(), reserved.size());
+    }
+};
+
+}  // namespace
+
+TEST(BootFrameAllocator, CountsOnlyWholeRamFramesOutsideReservations) {
+    Fixture f;
+    // RAM: [0, 640K) and [1M, 16M + 100 bytes); the partial last frame is not usable.
+    ASSERT_EQ(f.init(8192, {{0, 640 * 1024}, {MiB, 16 * MiB + 100}},
+                     {{0, 4096}, {MiB, 2 * MiB + 1}}),  // frame 0 and the "hypervisor image"
+              FrameAllocatorError::none);
+    uint64_t expected = 160 - 1 + (3840 - 257);
+    EXPECT_EQ(f.allocator.free_count(), expected);
+    EXPECT_EQ(f.allocator.usable_count(), expected);
+    EXPECT_FALSE(f.allocator.is_free(0));
+    EXPECT_TRUE(f.allocator.is_free(1));
+    EXPECT_FALSE(f.allocator.is_free(160));       // the VGA hole
+    EXPECT_FALSE(f.allocator.is_free(512));       // reserved, touched by the +1 byte
+    EXPECT_TRUE(f.allocator.is_free(514));
+    EXPECT_FALSE(f.allocator.is_free(4096));      // the partial frame at 16 MiB
+}
+
+TEST(BootFrameAllocator, AllocatesLowestFirstAndNeverTwice) {
+    Fixture f;
+    ASSERT_EQ(f.init(1024, {{0, 4 * MiB}}, {{0, 8192}}), FrameAllocatorError::none);
+    std::set<uint64_t> seen;
+    uint64_t frame = 0;
+    while (f.allocator.allocate(frame) == FrameAllocatorError::none) {
+        EXPECT_TRUE(seen.insert(frame).second) << frame;
+        EXPECT_GE(frame, 2u);
+        EXPECT_TRUE(f.allocator.is_allocated(frame));
+    }
+    EXPECT_EQ(seen.size(), 1022u);
+    EXPECT_EQ(*seen.begin(), 2u);
+    EXPECT_EQ(f.allocator.free_count(), 0u);
+    EXPECT_EQ(f.allocator.allocate(frame), FrameAllocatorError::out_of_memory);
+}
+
+TEST(BootFrameAllocator, FreeRejectsForeignAndDoubleFrees) {
+    Fixture f;
+    ASSERT_EQ(f.init(1024, {{0, 2 * MiB}}, {{MiB, MiB + 4096}}), FrameAllocatorError::none);
+    uint64_t frame = 0;
+    ASSERT_EQ(f.allocator.allocate(frame), FrameAllocatorError::none);
+    EXPECT_EQ(f.allocator.free(frame), FrameAllocatorError::none);
+    EXPECT_EQ(f.allocator.free(frame), FrameAllocatorError::frame_already_free);
+    EXPECT_EQ(f.allocator.free(256), FrameAllocatorError::frame_not_usable);  // reserved
+    EXPECT_EQ(f.allocator.free(600), FrameAllocatorError::frame_not_usable);  // not RAM
+    EXPECT_EQ(f.allocator.free(5000), FrameAllocatorError::frame_out_of_range);
+    EXPECT_EQ(f.allocator.free_count(), 511u);
+}
+
+TEST(BootFrameAllocator, ContiguousRunsRespectAlignmentAndHoles) {
+    Fixture f;
+    ASSERT_EQ(f.init(4096, {{0, 16 * MiB}}, {{0, 4096}, {3 * MiB, 3 * MiB + 4096}}),
+              FrameAllocatorError::none);
+    uint64_t first = 0;
+    ASSERT_EQ(f.allocator.allocate_contiguous(512, 512, first), FrameAllocatorError::none);
+    EXPECT_EQ(first, 512u);  // [0, 2M) holds reserved frame 0
+    ASSERT_EQ(f.allocator.allocate_contiguous(512, 512, first), FrameAllocatorError::none);
+    EXPECT_EQ(first, 1024u);  // [2M, 4M) holds the reserved frame at 3M
+    ASSERT_EQ(f.allocator.allocate_contiguous(3, 1, first), FrameAllocatorError::none);
+    EXPECT_EQ(first, 1u);
+    for (uint64_t frame = 1; frame < 4; ++frame) EXPECT_TRUE(f.allocator.is_allocated(frame));
+    EXPECT_EQ(f.allocator.allocate_contiguous(4096, 1, first), FrameAllocatorError::out_of_memory);
+    EXPECT_EQ(f.allocator.allocate_contiguous(0, 1, first), FrameAllocatorError::bad_arguments);
+    EXPECT_EQ(f.allocator.allocate_contiguous(1, 3, first), FrameAllocatorError::bad_arguments);
+
+    uint64_t before = f.allocator.free_count();
+    EXPECT_EQ(f.allocator.free_contiguous(1020, 10), FrameAllocatorError::frame_already_free);
+    EXPECT_EQ(f.allocator.free_count(), before);  // nothing changed on error
+    EXPECT_EQ(f.allocator.free_contiguous(1024, 512), FrameAllocatorError::none);
+    EXPECT_EQ(f.allocator.free_count(), before + 512);
+}
+
+TEST(BootFrameAllocator, LateReservationAndLimits) {
+    Fixture f;
+    ASSERT_EQ(f.init(256, {{0, 2 * MiB}}, {}), FrameAllocatorError::none);
+    EXPECT_EQ(f.allocator.usable_count(), 256u);
+    EXPECT_EQ(f.allocator.ignored_frames(), 256u);  // RAM beyond the managed limit
+    f.allocator.reserve({0, 10 * 4096});
+    EXPECT_EQ(f.allocator.free_count(), 246u);
+    uint64_t frame = 0;
+    ASSERT_EQ(f.allocator.allocate(frame), FrameAllocatorError::none);
+    EXPECT_EQ(frame, 10u);
+
+    std::vector<uint64_t> small(1);
+    FrameAllocator allocator;
+    PhysicalRange ram{0, MiB};
+    EXPECT_EQ(allocator.init(small.data(), small.size(), 256, &ram, 1, nullptr, 0),
+              FrameAllocatorError::storage_too_small);
+    EXPECT_EQ(allocator.init(nullptr, 0, 256, &ram, 1, nullptr, 0),
+              FrameAllocatorError::bad_arguments);
+}
+
+TEST(BootFrameAllocator, RandomisedNeverDoubleAllocates) {
+    Fixture f;
+    ASSERT_EQ(f.init(2048, {{4096, 3 * MiB}, {4 * MiB, 8 * MiB}}, {{5 * MiB, 5 * MiB + 12345}}),
+              FrameAllocatorError::none);
+    std::mt19937 random(42);
+    std::set<uint64_t> held;
+    uint64_t usable = f.allocator.usable_count();
+    for (int step = 0; step < 20000; ++step) {
+        int action = random() % 3;
+        if (action == 0 && !held.empty()) {
+            auto it = held.begin();
+            std::advance(it, random() % held.size());
+            ASSERT_EQ(f.allocator.free(*it), FrameAllocatorError::none);
+            held.erase(it);
+        } else if (action == 1) {
+            uint64_t count = 1 + random() % 20, first = 0;
+            if (f.allocator.allocate_contiguous(count, 1u << (random() % 4), first) ==
+                FrameAllocatorError::none)
+                for (uint64_t frame = first; frame < first + count; ++frame)
+                    ASSERT_TRUE(held.insert(frame).second) << frame;
+        } else {
+            uint64_t frame = 0;
+            if (f.allocator.allocate(frame) == FrameAllocatorError::none)
+                ASSERT_TRUE(held.insert(frame).second) << frame;
+        }
+        ASSERT_EQ(f.allocator.free_count() + held.size(), usable);
+    }
+    for (uint64_t frame : held) {
+        EXPECT_FALSE(frame >= 1280 && frame < 1284) << "reserved frame handed out";
+        EXPECT_FALSE(frame == 0 || (frame >= 768 && frame < 1024)) << "non-RAM frame handed out";
+    }
+}
+
+TEST(BootFrameAllocator, FindsRegionForItsOwnBitmap) {
+    std::vector<PhysicalRange> ram{{0, 640 * 1024}, {MiB, 64 * MiB}};
+    std::vector<PhysicalRange> reserved{{0, 4096}, {MiB, 3 * MiB}, {3 * MiB + 4096, 4 * MiB}};
+    PhysicalRange found;
+    ASSERT_TRUE(find_free_region(ram.data(), ram.size(), reserved.data(), reserved.size(),
+                                 700 * 1024, 4096, found));
+    EXPECT_EQ(found.start, 4 * MiB);  // too big for low memory and the gap at 3M
+    ASSERT_TRUE(find_free_region(ram.data(), ram.size(), reserved.data(), reserved.size(), 4096,
+                                 4096, found));
+    EXPECT_EQ(found.start, 4096u);
+    EXPECT_FALSE(find_free_region(ram.data(), ram.size(), reserved.data(), reserved.size(),
+                                  100 * MiB, 4096, found));
+    EXPECT_FALSE(find_free_region(ram.data(), ram.size(), reserved.data(), reserved.size(), 4096,
+                                  3000, found));
+}

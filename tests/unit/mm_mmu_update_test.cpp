@@ -1,0 +1,195 @@
+#include "mm_test_fixture.h"
+
+namespace mm::testing {
+namespace {
+
+class MmMmuUpdate : public MmuTest {
+protected:
+    void SetUp() override {
+        build_tree();
+        ASSERT_EQ(pin(kL4, MMUEXT_PIN_L4_TABLE), 0);
+    }
+};
+
+TEST_F(MmMmuUpdate, NewL1EntryTakesRefsAndOldOneReleasesThem) {
+    ASSERT_EQ(update(kL1, 100, rw(kLooseData)), 0);
+    EXPECT_EQ(info(kLooseData).general_refs, 2u);
+    EXPECT_TRUE(info(kLooseData).has_type(PageType::Writable));
+    EXPECT_TRUE(read(kL1, 100).present());
+    EXPECT_AUDIT_CLEAN();
+
+    ASSERT_EQ(update(kL1, 100, ro(kLooseData + 1)), 0);
+    EXPECT_EQ(info(kLooseData).general_refs, 1u);
+    EXPECT_EQ(info(kLooseData).type_refs, 0u);
+    EXPECT_EQ(info(kLooseData + 1).general_refs, 2u);
+    EXPECT_AUDIT_CLEAN();
+
+    ASSERT_EQ(update(kL1, 100, E()), 0);
+    EXPECT_EQ(info(kLooseData + 1).general_refs, 1u);
+    EXPECT_EQ(read(kL1, 100), E());
+    EXPECT_AUDIT_CLEAN();
+}
+
+TEST_F(MmMmuUpdate, DowngradingRwToRoDropsOnlyTheWritableType) {
+    ASSERT_EQ(info(kData).type_refs, 1u);
+    ASSERT_EQ(update(kL1, 0, ro(kData)), 0);
+    EXPECT_EQ(info(kData).type_refs, 0u);
+    EXPECT_EQ(info(kData).general_refs, 2u);
+    EXPECT_AUDIT_CLEAN();
+    EXPECT_EQ(pin(kData, MMUEXT_PIN_L1_TABLE), 0) << "no writable mapping left";
+    EXPECT_AUDIT_CLEAN();
+}
+
+TEST_F(MmMmuUpdate, HarmlessFlagChangesKeepCounts) {
+    auto before = snapshot();
+    ASSERT_EQ(update(kL1, 0, rw(kData).with_flags(E::kDirty | E::kNoExecute)), 0);
+    EXPECT_TRUE(read(kL1, 0).dirty() && read(kL1, 0).nx());
+    ASSERT_EQ(update(kL2, 0, link(kL1).without_flags(E::kWritable)), 0);
+    EXPECT_FALSE(read(kL2, 0).writable());
+    EXPECT_COUNTS_UNCHANGED(before);
+    EXPECT_AUDIT_CLEAN();
+}
+
+TEST_F(MmMmuUpdate, PreserveAccessedDirtyKeepsHardwareBits) {
+    write(kL1, 0, rw(kData).with_flags(E::kDirty));
+    ASSERT_EQ(update(kL1, 0, rw(kData).without_flags(E::kAccessed), MMU_PT_UPDATE_PRESERVE_AD), 0);
+    EXPECT_TRUE(read(kL1, 0).dirty() && read(kL1, 0).accessed());
+    ASSERT_EQ(update(kL1, 0, rw(kData).without_flags(E::kAccessed)), 0);
+    EXPECT_FALSE(read(kL1, 0).dirty() || read(kL1, 0).accessed());
+    EXPECT_AUDIT_CLEAN();
+}
+
+TEST_F(MmMmuUpdate, LinkingANewL1ValidatesItAndUnlinkingDevalidatesIt) {
+    write(kSpareL1, 3, rw(kLooseData));
+    ASSERT_EQ(update(kL2, 1, link(kSpareL1)), 0);
+    EXPECT_TRUE(info(kSpareL1).has_type(PageType::L1) && info(kSpareL1).validated);
+    EXPECT_TRUE(info(kLooseData).has_type(PageType::Writable));
+    EXPECT_AUDIT_CLEAN();
+    ASSERT_EQ(update(kL2, 1, E()), 0);
+    EXPECT_EQ(info(kSpareL1).type_refs, 0u);
+    EXPECT_FALSE(info(kSpareL1).validated);
+    EXPECT_EQ(info(kLooseData).general_refs, 1u);
+    EXPECT_AUDIT_CLEAN();
+}
+
+TEST_F(MmMmuUpdate, ReplacingAnL4EntryMovesTheWholeSubtree) {
+    write(kSpareL3, 0, link(kSpareL2));
+    write(kSpareL2, 0, link(kSpareL1));
+    write(kSpareL1, 0, ro(kLooseData));
+    auto ctx = context();
+    mmu_update_t request{(kL4 << kPageShift) + 0 * 8, link(kSpareL3).raw()};
+    ASSERT_EQ(mmu_update(ctx, request), 0);
+    EXPECT_TRUE(ctx.effects.l4_entry_changed);
+    for (uint64_t mfn : {kL3, kL2, kL1}) EXPECT_EQ(info(mfn).type_refs, 0u) << mfn;
+    for (uint64_t mfn : {kSpareL3, kSpareL2, kSpareL1}) EXPECT_EQ(info(mfn).type_refs, 1u) << mfn;
+    EXPECT_EQ(info(kData).general_refs, 1u);
+    EXPECT_EQ(info(kLooseData).general_refs, 2u);
+    EXPECT_AUDIT_CLEAN();
+}
+
+TEST_F(MmMmuUpdate, RefusalsLeaveCountsAndMemoryUnchanged) {
+    struct Case {
+        const char* name;
+        uint64_t table;
+        unsigned index;
+        E entry;
+        int expected;
+    };
+    const Case cases[] = {
+        {"RW mapping of a page table", kL1, 100, rw(kL3), -XEN_EBUSY},
+        {"RW mapping of the table itself", kL1, 100, rw(kL1), -XEN_EBUSY},
+        {"foreign frame", kL1, 100, ro(kForeign), -XEN_EBUSY},
+        {"hypervisor frame", kL1, 100, ro(kHypervisorFrame), -XEN_EBUSY},
+        {"beyond the frame table", kL1, 100, ro(kFrames), -XEN_EPERM},
+        {"reserved bits", kL1, 100, E(ro(kLooseData).raw() | (uint64_t{1} << 40)), -XEN_EINVAL},
+        {"PAT bit in L1", kL1, 100, ro(kLooseData).with_flags(E::kPageSize), -XEN_EINVAL},
+        {"superpage in L2", kL2, 100, link(kLooseData).with_flags(E::kPageSize), -XEN_EINVAL},
+        {"superpage in L3", kL3, 100, link(kLooseData).with_flags(E::kPageSize), -XEN_EINVAL},
+        {"PS in L4", kL4, 100, link(kSpareL3).with_flags(E::kPageSize), -XEN_EINVAL},
+        {"L2 linking a writable frame", kL2, 100, link(kData), -XEN_EINVAL},
+        {"L2 linking an L2", kL2, 100, link(kL2), -XEN_EINVAL},
+        {"L3 linking a foreign frame", kL3, 100, link(kForeign), -XEN_EINVAL},
+        {"L4 linking an L4", kL4, 100, link(kL4), -XEN_EINVAL},
+        {"hypervisor slot 256 (M2P)", kL4, 256, E(), -XEN_EINVAL},
+        {"hypervisor slot 256 remapped", kL4, 256, link(kSpareL3), -XEN_EINVAL},
+        {"hypervisor slot 271", kL4, 271, link(kSpareL3), -XEN_EINVAL},
+        {"a table of another domain", kForeign, 0, ro(kLooseData), -XEN_EINVAL},
+        {"a hypervisor frame as table", kHypervisorFrame, 0, ro(kLooseData), -XEN_EINVAL},
+        {"a free frame as table", kFreeFrame, 0, ro(kLooseData), -XEN_EINVAL},
+        {"beyond the frame table as table", kFrames + 2, 0, ro(kLooseData), -XEN_EINVAL},
+    };
+    // A new L1 with a bad entry deep inside: linking it fails and is rolled back.
+    write(kSpareL1, 0, rw(kLooseData));
+    write(kSpareL1, 400, rw(kL2));
+    auto before = snapshot();
+    for (const Case& c : cases) {
+        SCOPED_TRACE(c.name);
+        E old = c.table < kFrames ? read(c.table, c.index) : E();
+        EXPECT_EQ(update(c.table, c.index, c.entry), c.expected);
+        EXPECT_COUNTS_UNCHANGED(before);
+        if (c.table < kFrames) EXPECT_EQ(read(c.table, c.index), old);
+        EXPECT_AUDIT_CLEAN();
+    }
+    EXPECT_EQ(update(kL2, 100, link(kSpareL1)), -XEN_EBUSY);
+    EXPECT_COUNTS_UNCHANGED(before);
+    EXPECT_AUDIT_CLEAN();
+}
+
+TEST_F(MmMmuUpdate, UpdatesOfNonTableFramesArePlainWrites) {
+    auto before = snapshot();
+    ASSERT_EQ(update(kLooseData, 7, E(0xdeadbeef)), 0);
+    EXPECT_EQ(read(kLooseData, 7).raw(), 0xdeadbeefu);
+    ASSERT_EQ(update(kData, 8, E(0x1234)), 0) << "a mapped writable frame";
+    EXPECT_EQ(read(kData, 8).raw(), 0x1234u);
+    ASSERT_EQ(update(kSpareL1, 8, rw(kL4)), 0) << "unvalidated table frame: data";
+    EXPECT_COUNTS_UNCHANGED(before);
+    EXPECT_AUDIT_CLEAN();
+}
+
+TEST_F(MmMmuUpdate, MachPhysUpdate) {
+    mmu_update_t request{(kLooseData << kPageShift) | MMU_MACHPHYS_UPDATE, 0x777};
+    auto ctx = context();
+    ASSERT_EQ(mmu_update(ctx, request), 0);
+    EXPECT_EQ(m2p_[kLooseData], 0x777u);
+    auto before = snapshot();
+    for (uint64_t mfn : {kForeign, kHypervisorFrame, kFreeFrame, kFrames + 1}) {
+        request.ptr = (mfn << kPageShift) | MMU_MACHPHYS_UPDATE;
+        EXPECT_EQ(mmu_update(ctx, request), -XEN_EINVAL) << mfn;
+        if (mfn < kFrames) EXPECT_EQ(m2p_[mfn], ~uint64_t{0});
+    }
+    EXPECT_COUNTS_UNCHANGED(before);
+    MmuContext short_m2p{frames_, DomainIdentity{kGuest, false, false}, slots_,
+                         MachToPhysTable{m2p_.data(), kLooseData}};
+    request.ptr = (kLooseData << kPageShift) | MMU_MACHPHYS_UPDATE;
+    EXPECT_EQ(mmu_update(short_m2p, request), -XEN_EINVAL) << "beyond the M2P";
+    EXPECT_COUNTS_UNCHANGED(before);
+}
+
+TEST_F(MmMmuUpdate, UnknownCommandIsNotImplemented) {
+    auto before = snapshot();
+    for (uint64_t command : {4, 5, 6, 7})
+        EXPECT_EQ(update(kL1, 100, ro(kLooseData), static_cast<unsigned>(command)), -XEN_ENOSYS);
+    EXPECT_COUNTS_UNCHANGED(before);
+}
+
+TEST_F(MmMmuUpdate, BatchStopsAtTheFirstFailure) {
+    mmu_update_t requests[] = {
+        {(kL1 << kPageShift) + 100 * 8, ro(kLooseData).raw()},
+        {(kL1 << kPageShift) + 101 * 8, rw(kLooseData + 1).raw()},
+        {(kL1 << kPageShift) + 102 * 8, rw(kL1).raw()},
+        {(kL1 << kPageShift) + 103 * 8, ro(kLooseData + 3).raw()},
+    };
+    unsigned done = 99;
+    auto ctx = context();
+    EXPECT_EQ(mmu_update_batch(ctx, requests, 4, &done), -XEN_EBUSY);
+    EXPECT_EQ(done, 2u);
+    EXPECT_EQ(info(kLooseData + 1).type_refs, 1u);
+    EXPECT_EQ(info(kLooseData + 3).general_refs, 1u);
+    EXPECT_AUDIT_CLEAN();
+    EXPECT_EQ(mmu_update_batch(ctx, requests, 2, &done), 0) << "rewriting the same entries";
+    EXPECT_EQ(done, 2u);
+    EXPECT_AUDIT_CLEAN();
+}
+
+}  // namespace
+}  // namespace mm::testing

@@ -1,0 +1,1 @@
+// Intentionally small: what pure code needs from its environment on the host is libc itself.

@@ -1,0 +1,10 @@
+// The boot CPU's local APIC: its one-shot timer drives guest timers (VIRQ_TIMER).
+#pragma once
+#include <stdint.h>
+
+namespace local_apic {
+void init();                              // enable, calibrate the timer against the TSC
+void arm_timer_ns(uint64_t delta_ns);     // one-shot, 0 disarms
+void handle_timer_interrupt();
+void end_of_interrupt();
+}  // namespace local_apic

@@ -1,0 +1,52 @@
+// Control registers, MSRs, CPUID and the TSC.
+#pragma once
+#include <stdint.h>
+
+namespace cpu {
+inline uint64_t read_cr2() { uint64_t v; asm volatile("mov %%cr2, %0" : "=r"(v)); return v; }
+inline uint64_t read_cr3() { uint64_t v; asm volatile("mov %%cr3, %0" : "=r"(v)); return v; }
+inline void write_cr3(uint64_t v) { asm volatile("mov %0, %%cr3" ::"r"(v) : "memory"); }
+inline uint64_t read_cr0() { uint64_t v; asm volatile("mov %%cr0, %0" : "=r"(v)); return v; }
+inline void write_cr0(uint64_t v) { asm volatile("mov %0, %%cr0" ::"r"(v) : "memory"); }
+inline uint64_t read_cr4() { uint64_t v; asm volatile("mov %%cr4, %0" : "=r"(v)); return v; }
+inline void write_cr4(uint64_t v) { asm volatile("mov %0, %%cr4" ::"r"(v) : "memory"); }
+inline void invlpg(uint64_t va) { asm volatile("invlpg (%0)" ::"r"(va) : "memory"); }
+inline void flush_tlb_local() { write_cr3(read_cr3()); }
+
+inline uint64_t read_msr(uint32_t msr) {
+  uint32_t lo, hi;
+  asm volatile("rdmsr" : "=a"(lo), "=d"(hi) : "c"(msr));
+  return (uint64_t(hi) << 32) | lo;
+}
+inline void write_msr(uint32_t msr, uint64_t v) {
+  asm volatile("wrmsr" ::"c"(msr), "a"(uint32_t(v)), "d"(uint32_t(v >> 32)));
+}
+inline uint64_t rdtsc() {
+  uint32_t lo, hi;
+  asm volatile("rdtsc" : "=a"(lo), "=d"(hi));
+  return (uint64_t(hi) << 32) | lo;
+}
+
+struct CpuidResult { uint32_t eax, ebx, ecx, edx; };
+inline CpuidResult cpuid(uint32_t leaf, uint32_t subleaf = 0) {
+  CpuidResult r;
+  asm volatile("cpuid" : "=a"(r.eax), "=b"(r.ebx), "=c"(r.ecx), "=d"(r.edx) : "a"(leaf), "c"(subleaf));
+  return r;
+}
+
+[[noreturn]] inline void halt_forever() { for (;;) asm volatile("cli; hlt"); }
+inline void enable_interrupts() { asm volatile("sti"); }
+inline void disable_interrupts() { asm volatile("cli"); }
+
+namespace msr {
+constexpr uint32_t efer = 0xc0000080;
+constexpr uint32_t star = 0xc0000081;
+constexpr uint32_t lstar = 0xc0000082;
+constexpr uint32_t cstar = 0xc0000083;
+constexpr uint32_t sfmask = 0xc0000084;
+constexpr uint32_t fs_base = 0xc0000100;
+constexpr uint32_t gs_base = 0xc0000101;
+constexpr uint32_t kernel_gs_base = 0xc0000102;
+constexpr uint32_t apic_base = 0x1b;
+}  // namespace msr
+}  // namespace cpu

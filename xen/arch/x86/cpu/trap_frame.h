@@ -1,0 +1,23 @@
+// The register frame every entry into the hypervisor builds on its stack: exceptions,
+// interrupts and the guest's `syscall` all share it, so one return path serves all of them.
+#pragma once
+#include <stdint.h>
+
+struct TrapFrame {
+  uint64_t r15, r14, r13, r12, r11, r10, r9, r8, rbp, rdi, rsi, rdx, rcx, rbx, rax;
+  uint64_t vector, error_code;
+  uint64_t rip, cs, rflags, rsp, ss;  // as pushed by the CPU (or by the syscall entry)
+
+  constexpr bool from_guest() const { return (cs & 3) != 0; }
+};
+static_assert(sizeof(TrapFrame) == 22 * 8);
+
+namespace vectors {
+constexpr uint64_t page_fault = 14;
+constexpr uint64_t general_protection = 13;
+constexpr uint64_t double_fault = 8;
+constexpr uint64_t first_external = 32;
+constexpr uint64_t lapic_timer = 0xf0;
+constexpr uint64_t spurious = 0xff;
+constexpr uint64_t syscall = 0x100;  // not a hardware vector: set by the syscall entry stub
+}  // namespace vectors

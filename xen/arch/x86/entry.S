@@ -1,0 +1,111 @@
+/*
+ * Entry stubs. Each builds a TrapFrame (see cpu/trap_frame.h) and calls trap_dispatch, whose
+ * return path restores the frame with iretq: the C++ side changes the frame to redirect a
+ * guest (bounce frames, hypercall results, context switches).
+ */
+#include "arch/x86/layout.h"
+
+        .text
+.macro  ENTRY_NO_ERROR vector
+        .align 16
+        push    $0
+        push    $\vector
+        jmp     common_entry
+.endm
+.macro  ENTRY_ERROR vector
+        .align 16
+        push    $\vector
+        jmp     common_entry
+.endm
+
+        .align 16
+        .global exception_stubs
+exception_stubs:                        /* 256 stubs, 16 bytes apart */
+        .irp v, 0,1,2,3,4,5,6,7
+        ENTRY_NO_ERROR \v
+        .endr
+        ENTRY_ERROR 8
+        ENTRY_NO_ERROR 9
+        .irp v, 10,11,12,13,14
+        ENTRY_ERROR \v
+        .endr
+        ENTRY_NO_ERROR 15
+        ENTRY_NO_ERROR 16
+        ENTRY_ERROR 17
+        .irp v, 18,19,20
+        ENTRY_NO_ERROR \v
+        .endr
+        ENTRY_ERROR 21
+        .irp v, 22,23,24,25,26,27,28
+        ENTRY_NO_ERROR \v
+        .endr
+        ENTRY_ERROR 29
+        ENTRY_ERROR 30
+        ENTRY_NO_ERROR 31
+        .set v, 32
+        .rept 224
+        ENTRY_NO_ERROR v
+        .set v, v + 1
+        .endr
+
+common_entry:
+        push    %rax
+        push    %rbx
+        push    %rcx
+        push    %rdx
+        push    %rsi
+        push    %rdi
+        push    %rbp
+        push    %r8
+        push    %r9
+        push    %r10
+        push    %r11
+        push    %r12
+        push    %r13
+        push    %r14
+        push    %r15
+        cld
+        mov     %rsp, %rdi
+        call    trap_dispatch
+        .global return_from_trap
+return_from_trap:
+        pop     %r15
+        pop     %r14
+        pop     %r13
+        pop     %r12
+        pop     %r11
+        pop     %r10
+        pop     %r9
+        pop     %r8
+        pop     %rbp
+        pop     %rdi
+        pop     %rsi
+        pop     %rdx
+        pop     %rcx
+        pop     %rbx
+        pop     %rax
+        add     $16, %rsp
+        iretq
+
+/*
+ * The guest kernel's `syscall` (a hypercall) and a guest user's `syscall` (to be bounced to the
+ * guest kernel) arrive here with the guest's rsp, rcx = rip, r11 = rflags. One CPU runs guests,
+ * so a single scratch slot suffices; an SMP version would use swapgs and per-CPU data.
+ */
+        .global syscall_entry
+syscall_entry:
+        mov     %rsp, syscall_scratch_rsp(%rip)
+        mov     hypervisor_stack_top(%rip), %rsp
+        push    $0xe02b                 /* ss: FLAT_RING3_SS64 */
+        push    syscall_scratch_rsp(%rip)
+        push    %r11                    /* rflags */
+        push    $0xe033                 /* cs: FLAT_RING3_CS64 */
+        push    %rcx                    /* rip */
+        push    $0
+        push    $0x100
+        jmp     common_entry
+
+        .data
+        .align 8
+syscall_scratch_rsp:
+        .quad 0

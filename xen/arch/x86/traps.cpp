@@ -1,0 +1,70 @@
+#include "arch/x86/traps.h"
+#include "arch/x86/apic/local_apic.h"
+#include "arch/x86/cpu/registers.h"
+#include "console/console.h"
+#include "pv/guest_entry.h"
+
+namespace {
+const char* exception_name(uint64_t vector) {
+  static const char* const names[32] = {
+      "divide error", "debug", "NMI", "breakpoint", "overflow", "bound range", "invalid opcode",
+      "device not available", "double fault", "coprocessor overrun", "invalid TSS",
+      "segment not present", "stack fault", "general protection", "page fault", "reserved",
+      "x87 error", "alignment check", "machine check", "SIMD error", "virtualization",
+      "control protection"};
+  if (vector < 32 && names[vector]) return names[vector];
+  return "interrupt";
+}
+
+bool plausible_kernel_address(uint64_t address) { return address >= 0xffff800000000000ULL; }
+}  // namespace
+
+void print_registers(const TrapFrame& f) {
+  printk("RIP: %04lx:%016lx RFLAGS: %016lx vector %lu error %lx\n", f.cs, f.rip, f.rflags, f.vector,
+         f.error_code);
+  printk("rax: %016lx rbx: %016lx rcx: %016lx\n", f.rax, f.rbx, f.rcx);
+  printk("rdx: %016lx rsi: %016lx rdi: %016lx\n", f.rdx, f.rsi, f.rdi);
+  printk("rbp: %016lx rsp: %016lx r8:  %016lx\n", f.rbp, f.rsp, f.r8);
+  printk("r9:  %016lx r10: %016lx r11: %016lx\n", f.r9, f.r10, f.r11);
+  printk("r12: %016lx r13: %016lx r14: %016lx\n", f.r12, f.r13, f.r14);
+  printk("r15: %016lx cr2: %016lx cr3: %016lx ss: %04lx\n", f.r15, cpu::read_cr2(), cpu::read_cr3(), f.ss);
+}
+
+// Walks the frame-pointer chain (everything is built with -fno-omit-frame-pointer); the
+// addresses resolve with `addr2line -e build/xen/xen`.
+void print_backtrace(uint64_t rbp) {
+  printk("Backtrace:\n");
+  for (int depth = 0; depth < 16 && plausible_kernel_address(rbp) && (rbp & 7) == 0; ++depth) {
+    auto* frame = reinterpret_cast<const uint64_t*>(rbp);
+    uint64_t return_address = frame[1];
+    if (!plausible_kernel_address(return_address)) break;
+    printk("  [<%016lx>]\n", return_address);
+    rbp = frame[0];
+  }
+}
+
+void fatal_trap(const TrapFrame& frame, const char* why) {
+  console::set_level(LogLevel::all);
+  printk("*** hypervisor fault: %s (%s) ***\n", exception_name(frame.vector), why);
+  print_registers(frame);
+  printk("  [<%016lx>] (faulting instruction)\n", frame.rip);
+  print_backtrace(frame.rbp);
+  console::panic("fatal trap in the hypervisor: halting");
+}
+
+extern "C" void trap_dispatch(TrapFrame* frame) {
+  if (frame->vector == vectors::syscall) {
+    pv::handle_syscall(*frame);
+  } else if (frame->vector == vectors::lapic_timer) {
+    local_apic::handle_timer_interrupt();
+  } else if (frame->vector == vectors::spurious) {
+    return;
+  } else if (frame->vector >= vectors::first_external) {
+    local_apic::end_of_interrupt();
+  } else if (frame->from_guest()) {
+    pv::handle_guest_exception(*frame);
+  } else {
+    fatal_trap(*frame, "in hypervisor context");
+  }
+  if (frame->from_guest()) pv::before_return_to_guest(*frame);
+}

@@ -1,0 +1,81 @@
+#pragma once
+// The hypervisor's own command line, in Xen's syntax: space-separated `key=value` or bare
+// `flag` words. Unknown words and bad values are reported, never fatal: a typo on the boot
+// line must not stop the machine, and the option keeps its default.
+
+#include <stddef.h>
+#include <stdint.h>
+
+namespace boot {
+
+// Xen's console levels, in increasing verbosity.
+enum class LogLevel : uint8_t { none, error, warning, info, debug, all };
+const char* log_level_name(LogLevel level);
+
+// How direct guest page-table writes are handled (see the design notes, section 5).
+enum class PtwrMode : uint8_t { emulate, writable };
+
+// One dom0_mem amount: `[-]<size>`, `<frac>%` or `<size>+<frac>%`. A size without a unit is in
+// KiB (Xen's parse_size_and_unit); `-` means "all available memory but this much".
+struct MemoryAmount {
+    bool all_but = false;
+    uint64_t bytes = 0;
+    uint32_t percent = 0;  // of the memory available to dom0, < 100
+
+    // The amount in bytes given `available_bytes`, clamped to [0, available_bytes].
+    constexpr uint64_t resolve(uint64_t available_bytes) const {
+        // Split so percent (< 100) times the value cannot overflow 64 bits.
+        uint64_t fraction = available_bytes / 100 * percent + available_bytes % 100 * percent / 100;
+        if (fraction > available_bytes) fraction = available_bytes;
+        uint64_t amount = bytes > available_bytes - fraction ? available_bytes : fraction + bytes;
+        return all_but ? available_bytes - amount : amount;
+    }
+    constexpr bool operator==(const MemoryAmount&) const = default;
+};
+
+// `dom0_mem=` is a comma-separated list of `<amount>`, `min:<amount>` and `max:<amount>`.
+struct Dom0MemorySpec {
+    bool has_amount = false, has_min = false, has_max = false;
+    MemoryAmount amount, min, max;
+
+    // dom0's size: the amount (or `default_bytes`), raised to min, lowered to max, and never
+    // beyond what is available.
+    uint64_t resolve(uint64_t available_bytes, uint64_t default_bytes) const;
+};
+
+struct CommandLineDiagnostic {
+    enum class Kind : uint8_t { unknown_option, bad_value };
+    Kind kind = Kind::unknown_option;
+    char key[32] = {};               // truncated copy of the offending key
+    const char* message = nullptr;   // static text, e.g. "unknown option"
+};
+
+struct CommandLine {
+    static constexpr size_t max_diagnostics = 8;
+    static constexpr size_t console_capacity = 64;
+
+    LogLevel log_level = LogLevel::warning;               // Xen's default: loglvl=warning
+    LogLevel rate_limited_log_level = LogLevel::warning;  // loglvl=<level>/<rate-limited>
+    Dom0MemorySpec dom0_memory;
+    PtwrMode ptwr = PtwrMode::emulate;
+    bool has_console = false;
+    char console[console_capacity] = {};                  // e.g. "com1,vga"
+
+    CommandLineDiagnostic diagnostics[max_diagnostics];
+    size_t diagnostic_count = 0;     // how many were stored
+    size_t dropped_diagnostics = 0;  // how many did not fit
+};
+
+// Parses at most `length` bytes of `text` (stops early at a NUL). Never fails: problems are
+// in out.diagnostics and the affected option keeps its default.
+void parse_command_line(const char* text, size_t length, CommandLine& out);
+
+// Xen's rule for multiboot loaders other than GRUB2 (e.g. QEMU): the line starts with the
+// image's file name, which is not an option. Returns the text after that first word.
+const char* skip_image_name(const char* text);
+
+// Parses one Xen size ("128M", "4G", "0x1000K", "512" = 512 KiB); false if malformed or too
+// large. Exposed for the tests and for other size-valued options.
+bool parse_size(const char* text, size_t length, uint64_t& bytes);
+
+}  // namespace boot

@@ -1,0 +1,18 @@
+// The hypervisor console: formatted, levelled output on COM1, prefixed "(XEN) " like Xen's.
+#pragma once
+#include <stdarg.h>
+#include <stddef.h>
+
+enum class LogLevel { none = 0, error = 1, warning = 2, info = 3, debug = 4, all = 5 };
+
+namespace console {
+void init();
+void set_level(LogLevel level);
+void write_raw(const char* text, size_t length);  // guest console_io output: no prefix
+[[noreturn]] void panic(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+}  // namespace console
+
+void printk(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+void printk_level(LogLevel level, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+#define log_debug(...) printk_level(LogLevel::debug, __VA_ARGS__)
+#define log_warning(...) printk_level(LogLevel::warning, __VA_ARGS__)

@@ -1,0 +1,240 @@
+#include "domain/dom0_builder.h"
+#include "mm/xen_abi.h"
+#include <xen/xen.h>
+#include "boot/dom0_layout.h"
+#include "boot/elf_image.h"
+#include "boot/xen_elf_notes.h"
+#include "console/console.h"
+#include "domain/domain.h"
+#include "domain/domain_mmu.h"
+#include "domain/shared_info.h"
+#include "memory/boot_memory.h"
+#include "memory/machine.h"
+#include "mm/mmuext_op.h"
+#include "pv/bounce.h"
+#include "pv/guest_entry.h"
+#include "pv/hypercall_page.h"
+
+namespace dom0_builder {
+namespace {
+constexpr uint64_t page = 4096;
+constexpr uint64_t default_dom0_bytes = 256ULL << 20;
+constexpr uint64_t reserve_for_hypervisor = 16ULL << 20;
+constexpr uint64_t present = 1, writable = 2, user = 4, accessed = 0x20, dirty = 0x40;
+constexpr uint64_t table_flags = present | writable | user | accessed | dirty;
+constexpr unsigned max_table_frames = 64;
+
+// Guest pseudo-physical frame i is machine frame first_mfn + i: dom0's memory is one run.
+struct Dom0Memory {
+  uint64_t first_mfn = 0;
+  uint64_t nr_pages = 0;
+  uint64_t virt_start = 0;  // guest virtual address of pfn 0 (Xen's v_start)
+
+  uint64_t mfn_of_va(uint64_t va) const { return first_mfn + ((va - virt_start) >> 12); }
+  uint8_t* host(uint64_t va) const {
+    return machine::to_virtual<uint8_t>((mfn_of_va(va) << 12) | (va & (page - 1)));
+  }
+  void copy_in(uint64_t va, const uint8_t* from, uint64_t length) const {
+    while (length) {
+      uint64_t piece = page - (va & (page - 1));
+      if (piece > length) piece = length;
+      __builtin_memcpy(host(va), from, piece);
+      va += piece;
+      from += piece;
+      length -= piece;
+    }
+  }
+};
+
+Dom0Result failure(const char* why) {
+  printk("dom0 kernel refused: %s\n", why);
+  Dom0Result result;
+  result.error = "no usable dom0 kernel";
+  return result;
+}
+
+boot::ByteSpan module_bytes(unsigned index) {
+  const boot_memory::Module& m = boot_memory::module(index);
+  return boot::ByteSpan(machine::to_virtual<uint8_t>(m.start), m.end - m.start);
+}
+
+// Kernels may ask for these features; anything else marked required is refused.
+boot::XenFeatures supported_features() {
+  return boot::XenFeatures::of(XENFEAT_dom0, XENFEAT_writable_descriptor_tables);
+}
+
+uint64_t dom0_pages(const boot::CommandLine& options) {
+  uint64_t free_bytes = boot_memory::allocator().free_count() * page;
+  uint64_t available = free_bytes > reserve_for_hypervisor ? free_bytes - reserve_for_hypervisor : 0;
+  uint64_t bytes = options.dom0_memory.resolve(available, default_dom0_bytes < available ? default_dom0_bytes : available);
+  return bytes / page;
+}
+
+bool allocate_memory(Domain& domain, uint64_t nr_pages, Dom0Memory& memory) {
+  if (boot_memory::allocator().allocate_contiguous(nr_pages, 1, memory.first_mfn) != boot::FrameAllocatorError::none)
+    return false;
+  mm::FrameTable& frames = boot_memory::frame_table();
+  mm::MachToPhysTable m2p = boot_memory::m2p();
+  for (uint64_t pfn = 0; pfn < nr_pages; ++pfn) {
+    uint64_t mfn = memory.first_mfn + pfn;
+    __builtin_memset(machine::to_virtual(mfn << 12), 0, page);
+    frames.assign(mfn, domain.id);
+    m2p.entries[mfn] = pfn;
+  }
+  memory.nr_pages = nr_pages;
+  domain.tot_pages = domain.max_pages = nr_pages;
+  return true;
+}
+
+void load_kernel(const boot::ElfImage& image, const boot::XenKernelInfo& kernel, const Dom0Memory& memory) {
+  image.for_each_loadable_segment([&](const boot::ElfSegment& segment) {
+    boot::ByteSpan bytes = image.file_bytes(segment);
+    memory.copy_in(kernel.destination_of(segment), bytes.data(), bytes.size());
+  });
+}
+
+void write_p2m(const boot::Dom0Layout& layout, const Dom0Memory& memory) {
+  for (uint64_t pfn = 0; pfn < memory.nr_pages; ++pfn) {
+    uint64_t mfn = memory.first_mfn + pfn;
+    memory.copy_in(layout.p2m.start + pfn * 8, reinterpret_cast<const uint8_t*>(&mfn), 8);
+  }
+}
+
+unsigned index_at(uint64_t va, unsigned level) { return (va >> (12 + 9 * (level - 1))) & 511; }
+
+// Fills the initial page tables: every page of the bootstrap region mapped to its pfn,
+// writable except the page-table frames themselves (a writable mapping of a page table
+// would fail validation).
+bool build_page_tables(const boot::Dom0Layout& layout, const Dom0Memory& memory) {
+  boot::PageTableFrame plan[max_table_frames];
+  size_t count = boot::plan_page_table_frames(layout, plan, max_table_frames);
+  if (count > max_table_frames) return false;
+  auto table = [&](size_t i) { return reinterpret_cast<uint64_t*>(memory.host(layout.page_tables.start + i * page)); };
+  auto mfn = [&](size_t i) { return memory.mfn_of_va(layout.page_tables.start + i * page); };
+  for (size_t i = 0; i < count; ++i) {
+    const boot::PageTableFrame& frame = plan[i];
+    if (frame.level == 4) continue;
+    // Hook this table into the nearest earlier table of the level above that covers it.
+    for (size_t j = 0; j < count; ++j) {
+      if (plan[j].level != frame.level + 1) continue;
+      uint64_t span = 1ULL << (12 + 9 * plan[j].level);
+      if (plan[j].level != 4 && (frame.covers < plan[j].covers || frame.covers >= plan[j].covers + span)) continue;
+      table(j)[index_at(frame.covers, plan[j].level)] = (mfn(i) << 12) | table_flags;
+      break;
+    }
+    if (frame.level != 1) continue;
+    for (unsigned e = 0; e < 512; ++e) {
+      uint64_t va = frame.covers + uint64_t(e) * page;
+      if (va < layout.bootstrap.start || va >= layout.bootstrap.end) continue;
+      bool is_table = va >= layout.page_tables.start && va < layout.page_tables.end;
+      uint64_t flags = is_table ? (table_flags & ~(writable | dirty)) : table_flags;
+      table(i)[e] = (memory.mfn_of_va(va) << 12) | flags;
+    }
+  }
+  return true;
+}
+
+const char* pin_and_load(Domain& domain, const boot::Dom0Layout& layout, const Dom0Memory& memory) {
+  mm::MmuContext context = domain_mmu::context(domain);
+  uint64_t l4 = memory.mfn_of_va(layout.page_tables.start);
+  mmuext_op_t pin{};
+  pin.cmd = MMUEXT_PIN_L4_TABLE;
+  pin.arg1.mfn = l4;
+  int rc = mm::mmuext_op(context, domain.vcpu0.bases, pin);
+  if (rc) {
+    printk("dom0: pinning the initial L4 failed: %d\n", rc);
+    return "initial page tables failed validation";
+  }
+  mmuext_op_t base{};
+  base.cmd = MMUEXT_NEW_BASEPTR;
+  base.arg1.mfn = l4;
+  if ((rc = mm::mmuext_op(context, domain.vcpu0.bases, base))) {
+    printk("dom0: loading the initial L4 failed: %d\n", rc);
+    return "initial page tables failed validation";
+  }
+  return nullptr;
+}
+
+const char* module_command_line() {
+  if (boot_memory::module_count() == 0) return "";
+  return boot::skip_image_name(boot_memory::module(0).command_line);
+}
+
+void write_start_info(Domain& domain, const boot::Dom0Layout& layout, const Dom0Memory& memory) {
+  start_info_t info{};
+  __builtin_memcpy(info.magic, "xen-3.0-x86_64", 15);
+  info.nr_pages = memory.nr_pages;
+  info.shared_info = domain.shared_info_mfn << 12;
+  info.flags = SIF_PRIVILEGED | SIF_INITDOMAIN;
+  info.pt_base = layout.page_tables.start;
+  info.nr_pt_frames = layout.nr_pt_frames();
+  info.mfn_list = layout.p2m.start;
+  if (layout.initrd.size()) {
+    info.mod_start = layout.initrd.start;
+    info.mod_len = boot_memory::module(1).end - boot_memory::module(1).start;
+  }
+  const char* command_line = module_command_line();
+  for (size_t i = 0; i + 1 < MAX_GUEST_CMDLINE && command_line[i]; ++i) info.cmd_line[i] = int8_t(command_line[i]);
+  memory.copy_in(layout.start_info.start, reinterpret_cast<const uint8_t*>(&info), sizeof(info));
+}
+
+TrapFrame initial_frame(const boot::Dom0Layout& layout) {
+  TrapFrame frame{};
+  frame.rip = layout.entry;
+  frame.rsp = layout.initial_rsp;
+  frame.rsi = layout.initial_rsi;
+  frame.cs = FLAT_KERNEL_CS;
+  frame.ss = FLAT_KERNEL_SS;
+  frame.rflags = 0x202;  // IF on in hardware; events start masked in vcpu_info
+  return frame;
+}
+}  // namespace
+
+Dom0Result build(const boot::CommandLine& options) {
+  if (boot_memory::module_count() == 0) return failure("no kernel module given");
+  boot::ElfImage image;
+  boot::ElfError elf_error = boot::ElfImage::parse(module_bytes(0), image);
+  if (elf_error != boot::ElfError::none) return failure(boot::describe(elf_error));
+  boot::XenKernelInfo kernel;
+  boot::XenNoteError note_error = boot::parse_xen_kernel(image, supported_features(), kernel);
+  if (note_error == boot::XenNoteError::none) note_error = boot::check_dom0_capable(kernel);
+  if (note_error != boot::XenNoteError::none) return failure(boot::describe(note_error));
+
+  uint64_t initrd_length = boot_memory::module_count() > 1 ? module_bytes(1).size() : 0;
+  uint64_t nr_pages = dom0_pages(options);
+  boot::Dom0Layout layout;
+  boot::Dom0LayoutError layout_error = boot::compute_dom0_layout(kernel, initrd_length, nr_pages, layout);
+  if (layout_error != boot::Dom0LayoutError::none) return failure(boot::describe(layout_error));
+
+  Domain& domain = *domains::create(0, true);
+  Dom0Memory memory;
+  memory.virt_start = layout.bootstrap.start;
+  if (!allocate_memory(domain, nr_pages, memory)) return failure("not enough memory for dom0");
+  if (!shared_info_page::create(domain)) return failure("no memory for shared_info");
+  printk("dom0: %s %s, %lu MiB, entry %lx, start_info %lx, %lu page-table frames\n", kernel.guest_os.text,
+         kernel.guest_version.text, nr_pages / 256, layout.entry, layout.start_info.start, layout.nr_pt_frames());
+
+  load_kernel(image, kernel, memory);
+  if (initrd_length) memory.copy_in(layout.initrd.start, module_bytes(1).data(), initrd_length);
+  write_p2m(layout, memory);
+  write_start_info(domain, layout, memory);
+  if (kernel.has_hypercall_page) hypercall_page::fill(memory.host(kernel.hypercall_page));
+  if (!build_page_tables(layout, memory)) return failure("bootstrap region needs too many page tables");
+  if (const char* error = pin_and_load(domain, layout, memory)) return failure(error);
+
+  Dom0Result result;
+  result.ok = true;
+  result.domain = &domain;
+  result.frame = initial_frame(layout);
+  return result;
+}
+
+void start(const Dom0Result& dom0) {
+  Vcpu& vcpu = dom0.domain->vcpu0;
+  domains::set_current(&vcpu);
+  vcpu.kernel_mode = true;
+  pv::load_guest_page_table(vcpu);
+  printk("Starting dom0\n");
+  pv::enter_guest(dom0.frame);
+}
+}  // namespace dom0_builder

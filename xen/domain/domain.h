@@ -1,0 +1,64 @@
+// Domains and their virtual CPUs: the state the PV ABI gives a guest.
+#pragma once
+#include <stdint.h>
+#include "mm/xen_abi.h"
+#include <xen/xen.h>
+#include <xen/event_channel.h>
+#include "arch/x86/cpu/trap_frame.h"
+#include "mm/vcpu_base_pointers.h"
+
+struct Domain;
+
+struct Vcpu {
+  Domain* domain = nullptr;
+  unsigned id = 0;
+  TrapFrame registers{};        // guest state while the hypervisor runs something else
+  bool kernel_mode = true;      // guest kernel vs guest user (both run in ring 3)
+  mm::VcpuBasePointers bases;   // L4s of kernel and user mode (user 0 = none), with refs
+  uint64_t kernel_ss = 0, kernel_sp = 0;  // from stack_switch: where bounces from user land
+  trap_info_t trap_table[256]{};
+  uint64_t event_callback = 0, failsafe_callback = 0, syscall_callback = 0;
+  bool syscall_disables_events = false;
+  uint64_t fs_base = 0, gs_base_kernel = 0, gs_base_user = 0;
+  bool fpu_switched_out = false;  // guest asked CR0.TS set (fpu_taskswitch)
+  bool blocked = false;
+  uint64_t timer_deadline_ns = 0;  // 0 = no singleshot timer
+  uint64_t periodic_period_ns = 0;
+  uint64_t virq_to_port[NR_VIRQS]{};
+
+  vcpu_info_t* info() const;
+};
+
+enum class DomainState { running, shut_down, crashed };
+
+struct Domain {
+  domid_t id = 0;
+  bool privileged = false;
+  DomainState state = DomainState::running;
+  unsigned shutdown_reason = 0;
+  uint64_t tot_pages = 0, max_pages = 0;
+  uint64_t shared_info_mfn = 0;
+  shared_info_t* shared_info = nullptr;
+  unsigned long vm_assist = 0;
+  Vcpu vcpu0;
+
+  struct EventChannel {
+    enum class State : uint8_t { free, virq, interdomain, unbound } state = State::free;
+    uint32_t virq = 0;
+    uint32_t vcpu = 0;
+  };
+  static constexpr unsigned max_event_channels = 1024;
+  EventChannel event_channels[max_event_channels]{};
+
+  bool alive() const { return state == DomainState::running; }
+};
+
+namespace domains {
+Vcpu* current();
+void set_current(Vcpu* vcpu);
+Domain* dom0();
+Domain* create(domid_t id, bool privileged);
+// Stops a domain for good with a message; the hypervisor carries on.
+void crash(Domain& domain, const char* why);
+void shutdown(Domain& domain, unsigned reason);
+}  // namespace domains

@@ -1,0 +1,14 @@
+// 2-level event channels (the shared_info bitmaps) and the EVTCHNOP hypercalls this
+// hypervisor serves: bind_virq, send (to a local VIRQ port), unmask, close, status.
+#pragma once
+#include <stdint.h>
+
+struct Domain;
+struct Vcpu;
+
+namespace event_channels {
+// Marks `port` pending and, unless masked, raises the vCPU's upcall.
+void set_pending(Domain& domain, unsigned port);
+void send_virq(Vcpu& vcpu, unsigned virq);
+long hypercall(Vcpu& vcpu, int command, uint64_t argument);
+}  // namespace event_channels

@@ -1,0 +1,43 @@
+#include "domain/shared_info.h"
+#include "mm/xen_abi.h"
+#include <xen/xen.h>
+#include "arch/x86/cpu/registers.h"
+#include "domain/domain.h"
+#include "memory/boot_memory.h"
+#include "memory/machine.h"
+#include "time/clock.h"
+#include "time/wallclock.h"
+
+namespace shared_info_page {
+bool create(Domain& domain) {
+  // The page belongs to the domain so it can map it; the hypervisor writes it via the direct map.
+  uint64_t mfn = boot_memory::allocate_frame(domain.id);
+  if (!mfn) return false;
+  domain.shared_info_mfn = mfn;
+  domain.shared_info = machine::to_virtual<shared_info_t>(mfn << 12);
+  for (auto& info : domain.shared_info->vcpu_info) info.evtchn_upcall_mask = 1;
+  domain.vcpu0.domain = &domain;
+  domain.shared_info->arch.max_pfn = domain.tot_pages;
+  uint64_t seconds = wallclock::seconds_since_epoch();
+  domain.shared_info->wc_version = 2;
+  domain.shared_info->wc_sec = uint32_t(seconds);
+  domain.shared_info->wc_sec_hi = uint32_t(seconds >> 32);
+  domain.shared_info->wc_nsec = 0;
+  update_time(domain.vcpu0);
+  return true;
+}
+
+void update_time(Vcpu& vcpu) {
+  vcpu_time_info_t& time = vcpu.info()->time;
+  uint64_t tsc = cpu::rdtsc();
+  time.version++;
+  asm volatile("" ::: "memory");
+  time.tsc_timestamp = tsc;
+  time.system_time = system_clock::scale().to_ns(tsc - system_clock::boot_tsc());
+  time.tsc_to_system_mul = system_clock::scale().mul_frac;
+  time.tsc_shift = system_clock::scale().shift;
+  time.flags = XEN_PVCLOCK_TSC_STABLE_BIT;
+  asm volatile("" ::: "memory");
+  time.version++;
+}
+}  // namespace shared_info_page

@@ -1,0 +1,13 @@
+// Per-vCPU singleshot and periodic timers (set_timer_op, VCPUOP_set_*_timer), delivered as
+// VIRQ_TIMER, driven by the local APIC's one-shot timer programmed for the earliest deadline.
+#pragma once
+#include <stdint.h>
+
+struct Vcpu;
+
+namespace timers {
+void set_singleshot(Vcpu& vcpu, uint64_t deadline_ns);  // 0 cancels
+void set_periodic(Vcpu& vcpu, uint64_t period_ns);      // 0 stops
+void expire();                                          // from the timer interrupt
+void reprogram();
+}  // namespace timers

@@ -1,0 +1,142 @@
+// Hypercalls that set up the PV CPU: trap table, callbacks, kernel stack, segment bases,
+// the FPU switch flag and the return from a bounce frame (iret).
+#include "mm/xen_abi.h"
+#include <xen/callback.h>
+#include <xen/errno.h>
+#include <xen/xen.h>
+#include "arch/x86/cpu/registers.h"
+#include "domain/domain.h"
+#include "hypercall/dispatch.h"
+#include "pv/bounce.h"
+#include "pv/guest_memory.h"
+
+namespace hypercall {
+namespace {
+constexpr uint64_t flag_if = 1u << 9, flag_iopl = 3u << 12, flag_vm = 1u << 17, flag_reserved1 = 1u << 1;
+constexpr uint64_t flags_all = 0x3f7fd5;  // the architecturally defined RFLAGS bits
+
+bool canonical(uint64_t va) {
+  uint64_t top = va >> 47;
+  return top == 0 || top == 0x1ffff;
+}
+
+long register_callback(Vcpu& vcpu, const callback_register& cb) {
+  if (!canonical(cb.address)) return -XEN_EINVAL;
+  switch (cb.type) {
+    case CALLBACKTYPE_event: vcpu.event_callback = cb.address; return 0;
+    case CALLBACKTYPE_failsafe: vcpu.failsafe_callback = cb.address; return 0;
+    case CALLBACKTYPE_syscall:
+      vcpu.syscall_callback = cb.address;
+      vcpu.syscall_disables_events = cb.flags & CALLBACKF_mask_events;
+      return 0;
+    default: return -XEN_ENOSYS;
+  }
+}
+}  // namespace
+
+long set_trap_table(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
+  uint64_t list = args.a[0];
+  if (!list) {
+    for (auto& trap : vcpu.trap_table) trap = trap_info_t{};
+    return 0;
+  }
+  for (;; list += sizeof(trap_info_t)) {
+    trap_info_t trap;
+    if (!guest_memory::read(vcpu, list, trap)) return -XEN_EFAULT;
+    if (trap.address == 0) return 0;
+    if (!canonical(trap.address)) return -XEN_EINVAL;
+    vcpu.trap_table[trap.vector] = trap;
+  }
+}
+
+long stack_switch(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
+  vcpu.kernel_ss = args.a[0];
+  vcpu.kernel_sp = args.a[1];
+  return 0;
+}
+
+long set_callbacks(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
+  for (uint64_t address : args.a)
+    if (!canonical(address)) return -XEN_EINVAL;
+  vcpu.event_callback = args.a[0];
+  vcpu.failsafe_callback = args.a[1];
+  vcpu.syscall_callback = args.a[2];
+  return 0;
+}
+
+long callback_op(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
+  switch (args.a[0]) {
+    case CALLBACKOP_register: {
+      callback_register cb;
+      if (!guest_memory::read(vcpu, args.a[1], cb)) return -XEN_EFAULT;
+      return register_callback(vcpu, cb);
+    }
+    case CALLBACKOP_unregister: {
+      callback_unregister cb;
+      if (!guest_memory::read(vcpu, args.a[1], cb)) return -XEN_EFAULT;
+      return register_callback(vcpu, callback_register{uint16_t(cb.type), 0, 0});
+    }
+    default: return -XEN_ENOSYS;
+  }
+}
+
+long fpu_taskswitch(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
+  constexpr uint64_t cr0_ts = 1u << 3;
+  vcpu.fpu_switched_out = args.a[0] != 0;
+  uint64_t cr0 = cpu::read_cr0();
+  cpu::write_cr0(vcpu.fpu_switched_out ? cr0 | cr0_ts : cr0 & ~cr0_ts);
+  return 0;
+}
+
+long set_segment_base(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
+  uint64_t base = args.a[1];
+  switch (args.a[0]) {
+    case SEGBASE_FS:
+      if (!canonical(base)) return -XEN_EINVAL;
+      vcpu.fs_base = base;
+      cpu::write_msr(cpu::msr::fs_base, base);
+      return 0;
+    case SEGBASE_GS_USER:
+      if (!canonical(base)) return -XEN_EINVAL;
+      vcpu.gs_base_user = base;
+      if (!vcpu.kernel_mode) cpu::write_msr(cpu::msr::gs_base, base);
+      return 0;
+    case SEGBASE_GS_KERNEL:
+      if (!canonical(base)) return -XEN_EINVAL;
+      vcpu.gs_base_kernel = base;
+      if (vcpu.kernel_mode) cpu::write_msr(cpu::msr::gs_base, base);
+      return 0;
+    case SEGBASE_GS_USER_SEL:
+      // Only the null selector exists for guests here (no guest GDT/LDT yet).
+      return (base & 0xffff) == 0 ? 0 : -XEN_EINVAL;
+    default: return -XEN_EINVAL;
+  }
+}
+
+// Returns from a bounce frame: the guest stack holds Xen's struct iret_context.
+long iret(Vcpu& vcpu, TrapFrame& frame, const Arguments&) {
+  iret_context context;
+  if (!guest_memory::read(vcpu, frame.rsp, context)) {
+    domains::crash(*vcpu.domain, "fault while reading the iret context from the guest stack");
+    return 0;
+  }
+  if ((context.cs & 3) == 3) {
+    if (!vcpu.bases.user_mfn) {
+      domains::crash(*vcpu.domain, "guest switching to user mode with no user page tables");
+      return 0;
+    }
+    pv::toggle_guest_mode(vcpu);
+  }
+  frame.rip = context.rip;
+  frame.cs = context.cs | 3;
+  frame.rflags = (context.rflags & flags_all & ~(flag_iopl | flag_vm)) | flag_if | flag_reserved1;
+  frame.rsp = context.rsp;
+  frame.ss = context.ss | 3;
+  if (!(context.flags & VGCF_in_syscall)) {
+    frame.r11 = context.r11;
+    frame.rcx = context.rcx;
+  }
+  vcpu.info()->evtchn_upcall_mask = !(context.rflags & flag_if);
+  return long(context.rax);
+}
+}  // namespace hypercall

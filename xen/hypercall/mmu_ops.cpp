@@ -1,0 +1,86 @@
+// The PV MMU hypercalls: mmu_update, mmuext_op and update_va_mapping. Requests are copied
+// out of guest memory and handed to the pure rules in mm/; what those say the hardware must
+// do (CR3 loads, flushes) is applied before returning.
+#include "mm/xen_abi.h"
+#include <xen/errno.h>
+#include <xen/xen.h>
+#include "domain/domain.h"
+#include "domain/domain_mmu.h"
+#include "hypercall/dispatch.h"
+#include "mm/mmu_update.h"
+#include "mm/mmuext_op.h"
+#include "mm/va_mapping.h"
+#include "pv/guest_memory.h"
+
+namespace hypercall {
+namespace {
+bool own_domain(const Vcpu& vcpu, uint64_t foreign) {
+  return domid_t(foreign) == DOMID_SELF || domid_t(foreign) == vcpu.domain->id;
+}
+
+// Writes the count of completed requests when the guest asked for it.
+long finish(Vcpu& vcpu, uint64_t done_pointer, unsigned done, long result) {
+  if (done_pointer && !guest_memory::write(vcpu, done_pointer, done)) return -XEN_EFAULT;
+  return result;
+}
+
+template <typename Request, typename Run>
+long run_batch(Vcpu& vcpu, uint64_t list, uint64_t count, uint64_t done_pointer, Run run) {
+  mm::MmuContext context = domain_mmu::context(*vcpu.domain);
+  unsigned done = 0;
+  long result = 0;
+  for (; done < count; ++done) {
+    Request request;
+    if (!guest_memory::read(vcpu, list + done * sizeof(Request), request)) {
+      result = -XEN_EFAULT;
+      break;
+    }
+    if ((result = run(context, request))) break;
+  }
+  domain_mmu::apply_effects(context.effects);
+  return finish(vcpu, done_pointer, done, result);
+}
+
+long apply_va_flags(Vcpu& vcpu, uint64_t va, uint64_t flags) {
+  mm::MmuEffects effects;
+  switch (flags & UVMF_FLUSHTYPE_MASK) {
+    case UVMF_NONE: break;
+    case UVMF_TLB_FLUSH: effects.flush_local_tlb = true; break;
+    case UVMF_INVLPG:
+      effects.invalidate_page_local = true;
+      effects.invalidate_address = va;
+      break;
+    default: return -XEN_EINVAL;
+  }
+  domain_mmu::apply_effects(effects);
+  return 0;
+}
+}  // namespace
+
+long mmu_update(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
+  if (!own_domain(vcpu, args.a[3])) return -XEN_ESRCH;
+  return run_batch<mmu_update_t>(vcpu, args.a[0], args.a[1], args.a[2],
+                                 [](mm::MmuContext& context, const mmu_update_t& request) {
+                                   return mm::mmu_update(context, request);
+                                 });
+}
+
+long mmuext_op(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
+  if (!own_domain(vcpu, args.a[3])) return -XEN_ESRCH;
+  return run_batch<mmuext_op_t>(vcpu, args.a[0], args.a[1], args.a[2],
+                                [&vcpu](mm::MmuContext& context, const mmuext_op_t& op) {
+                                  return mm::mmuext_op(context, vcpu.bases, op);
+                                });
+}
+
+long update_va_mapping(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
+  uint64_t va = args.a[0], value = args.a[1], flags = args.a[2];
+  if ((flags & UVMF_FLUSHTYPE_MASK) > UVMF_INVLPG) return -XEN_EINVAL;
+  mm::MmuContext context = domain_mmu::context(*vcpu.domain);
+  uint64_t table = vcpu.kernel_mode ? vcpu.bases.kernel_mfn : vcpu.bases.user_mfn;
+  int rc = mm::update_va_mapping(context, table, va, value);
+  domain_mmu::apply_effects(context.effects);
+  if (rc) return rc;
+  return apply_va_flags(vcpu, va, flags);
+}
+}  // namespace hypercall

@@ -1,0 +1,74 @@
+// Scheduling and timer hypercalls: sched_op, set_timer_op, vcpu_op (timers, is_up).
+#include "mm/xen_abi.h"
+#include <xen/errno.h>
+#include <xen/sched.h>
+#include <xen/vcpu.h>
+#include <xen/xen.h>
+#include "domain/domain.h"
+#include "domain/scheduler.h"
+#include "domain/timers.h"
+#include "hypercall/dispatch.h"
+#include "pv/guest_memory.h"
+#include "time/clock.h"
+
+namespace hypercall {
+namespace {
+long shutdown(Vcpu& vcpu, uint64_t argument) {
+  sched_shutdown_t request;
+  if (!guest_memory::read(vcpu, argument, request)) return -XEN_EFAULT;
+  if (request.reason > SHUTDOWN_MAX) return -XEN_EINVAL;
+  domains::shutdown(*vcpu.domain, request.reason);
+  return 0;
+}
+
+long singleshot(Vcpu& vcpu, uint64_t argument) {
+  vcpu_set_singleshot_timer_t timer;
+  if (!guest_memory::read(vcpu, argument, timer)) return -XEN_EFAULT;
+  if ((timer.flags & VCPU_SSHOTTMR_future) && timer.timeout_abs_ns < system_clock::now_ns()) return -XEN_ETIME;
+  timers::set_singleshot(vcpu, timer.timeout_abs_ns ? timer.timeout_abs_ns : 1);
+  return 0;
+}
+
+long periodic(Vcpu& vcpu, uint64_t argument) {
+  vcpu_set_periodic_timer_t timer;
+  if (!guest_memory::read(vcpu, argument, timer)) return -XEN_EFAULT;
+  if (timer.period_ns < 1000000) return -XEN_EINVAL;  // Xen's minimum period: 1 ms
+  timers::set_periodic(vcpu, timer.period_ns);
+  return 0;
+}
+}  // namespace
+
+long sched_op(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
+  switch (args.a[0]) {
+    case SCHEDOP_yield: scheduler::yield(); return 0;
+    case SCHEDOP_block: scheduler::block(); return 0;
+    case SCHEDOP_shutdown: return shutdown(vcpu, args.a[1]);
+    case SCHEDOP_shutdown_code: {
+      sched_shutdown_t request;
+      if (!guest_memory::read(vcpu, args.a[1], request)) return -XEN_EFAULT;
+      return request.reason > SHUTDOWN_MAX ? -XEN_EINVAL : 0;
+    }
+    default: return -XEN_ENOSYS;
+  }
+}
+
+// The timeout is absolute system time in ns; 0 cancels the timer.
+long set_timer_op(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
+  timers::set_singleshot(vcpu, args.a[0]);
+  return 0;
+}
+
+long vcpu_op(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
+  uint64_t command = args.a[0], target = args.a[1], argument = args.a[2];
+  if (target != 0) return -XEN_ENOENT;
+  switch (command) {
+    case VCPUOP_is_up: return 1;
+    case VCPUOP_set_singleshot_timer: return singleshot(vcpu, argument);
+    case VCPUOP_stop_singleshot_timer: timers::set_singleshot(vcpu, 0); return 0;
+    case VCPUOP_set_periodic_timer: return periodic(vcpu, argument);
+    case VCPUOP_stop_periodic_timer: timers::set_periodic(vcpu, 0); return 0;
+    default: return -XEN_ENOSYS;
+  }
+}
+
+}  // namespace hypercall

@@ -1,0 +1,1 @@
+list(APPEND PURE_SOURCES ${CMAKE_CURRENT_LIST_DIR}/format.cpp)

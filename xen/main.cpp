@@ -1,0 +1,76 @@
+// start_xen: the boot CPU's path from the multiboot entry to the first guest instruction.
+#include "arch/x86/apic/local_apic.h"
+#include "arch/x86/cpu/cpu_tables.h"
+#include "arch/x86/cpu/fpu.h"
+#include "arch/x86/layout.h"
+#include "arch/x86/power.h"
+#include "boot/command_line.h"
+#include "boot/multiboot_info.h"
+#include "console/console.h"
+#include "domain/dom0_builder.h"
+#include "emulate/instruction_decoder.h"
+#include "memory/boot_memory.h"
+#include "memory/hypervisor_page_tables.h"
+#include "time/clock.h"
+
+const char* hypervisor_command_line = "";
+
+namespace {
+constexpr uint8_t exit_boot_failure = 0x7f;
+char command_line_copy[1024];
+boot::CommandLine options;
+
+// The boot page tables map the first 4 GiB at DIRECTMAP_VIRT_START: loader structures are
+// read through that window.
+const void* map_physical(void*, uint64_t physical, uint64_t size) {
+  constexpr uint64_t limit = 4ULL << 30;
+  if (physical >= limit || size > limit - physical) return nullptr;
+  return reinterpret_cast<const void*>(DIRECTMAP_VIRT_START + physical);
+}
+
+[[noreturn]] void boot_failure(const char* what) {
+  printk("Boot failed: %s\n", what);
+  power::off(exit_boot_failure);
+}
+
+LogLevel console_level(boot::LogLevel level) { return static_cast<LogLevel>(level); }
+
+void read_command_line(const boot::MultibootInfo& info) {
+  boot::MultibootString text;
+  if (info.command_line(text) == boot::MultibootError::none && text.text) {
+    uint64_t n = text.length < sizeof(command_line_copy) - 1 ? text.length : sizeof(command_line_copy) - 1;
+    __builtin_memcpy(command_line_copy, text.text, n);
+  }
+  hypervisor_command_line = boot::skip_image_name(command_line_copy);
+  boot::parse_command_line(hypervisor_command_line, sizeof(command_line_copy), options);
+  console::set_level(console_level(options.log_level == boot::LogLevel::warning ? boot::LogLevel::info
+                                                                               : options.log_level));
+  printk("Command line: %s\n", hypervisor_command_line);
+  for (size_t i = 0; i < options.diagnostic_count; ++i)
+    printk("Command line: %s: '%s' (ignored)\n", options.diagnostics[i].message, options.diagnostics[i].key);
+}
+}  // namespace
+
+extern "C" [[noreturn]] void start_xen(uint32_t magic, uint32_t info_physical) {
+  console::init();
+  printk("pvhv: a paravirtual hypervisor speaking Xen's PV ABI (x86-64)\n");
+  if (magic != boot::multiboot::bootloader_magic) boot_failure("not started by a multiboot loader");
+  boot::MultibootInfo info;
+  if (boot::MultibootInfo::read(boot::PhysicalMemoryView{map_physical, nullptr}, info_physical, info) !=
+      boot::MultibootError::none)
+    boot_failure("multiboot information unreadable");
+  read_command_line(info);
+
+  cpu_tables::init();
+  fpu::init();
+  if (!boot_memory::init(info)) boot_failure("memory initialisation");
+  system_clock::calibrate();
+  local_apic::init();
+  if (!instruction_decoder::self_check()) boot_failure("instruction decoder self-check");
+
+  boot_memory::seal_hypervisor_slots();
+  Dom0Result dom0 = dom0_builder::build(options);
+  if (!dom0.ok) boot_failure(dom0.error);
+  hypervisor_page_tables::drop_identity_map();
+  dom0_builder::start(dom0);
+}

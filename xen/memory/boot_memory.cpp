@@ -1,0 +1,171 @@
+#include "memory/boot_memory.h"
+#include "lib/placement_new.h"
+#include "arch/x86/layout.h"
+#include "console/console.h"
+#include "memory/hypervisor_page_tables.h"
+#include "memory/machine.h"
+
+extern "C" char __image_start[], __image_end[];
+
+namespace boot_memory {
+namespace {
+constexpr uint64_t page = 4096;
+constexpr uint64_t directmap_limit = 4ULL << 30;  // what the boot page tables map
+constexpr unsigned max_ranges = 64;
+constexpr uint64_t invalid_m2p_entry = ~0ULL;
+
+Module modules[max_modules];
+unsigned nr_modules;
+boot::PhysicalRange ram[max_ranges];
+unsigned nr_ram;
+boot::PhysicalRange reserved[max_ranges];
+unsigned nr_reserved;
+boot::FrameAllocator frame_allocator;
+alignas(mm::FrameTable) uint8_t frame_table_storage[sizeof(mm::FrameTable)];
+mm::FrameTable* frames;
+mm::MachToPhysTable machine_to_phys;
+mm::HypervisorL4Slots slots;
+
+uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) & ~(a - 1); }
+
+void add_reserved(uint64_t start, uint64_t end) {
+  if (nr_reserved < max_ranges) reserved[nr_reserved++] = {start & ~(page - 1), round_up(end, page)};
+}
+
+bool read_memory_map(const boot::MultibootInfo& info) {
+  boot::MemoryMapEntry entries[max_ranges];
+  size_t count = 0;
+  boot::MultibootError error = info.collect_memory_map(entries, max_ranges, count);
+  if (error != boot::MultibootError::none) {
+    printk("memory map: %s\n", boot::describe(error));
+    return false;
+  }
+  for (size_t i = 0; i < count && i < max_ranges; ++i) {
+    const auto& e = entries[i];
+    machine::add_e820({e.base, e.length, e.type});
+    printk(" %016lx - %016lx (%s)\n", e.base, e.end(), e.is_available() ? "usable" : "reserved");
+    if (!e.is_available() || e.base >= directmap_limit) continue;
+    uint64_t end = e.end() < directmap_limit ? e.end() : directmap_limit;
+    if (e.end() > directmap_limit) printk("  RAM above 4 GiB ignored (direct map covers 4 GiB)\n");
+    ram[nr_ram++] = {e.base, end};
+  }
+  return nr_ram > 0;
+}
+
+bool read_modules(const boot::MultibootInfo& info) {
+  nr_modules = info.module_count();
+  if (nr_modules > max_modules) nr_modules = max_modules;
+  for (unsigned i = 0; i < nr_modules; ++i) {
+    boot::MultibootModule m;
+    if (info.module(i, m) != boot::MultibootError::none) return false;
+    modules[i].start = m.start;
+    modules[i].end = m.end;
+    boot::MultibootString text;
+    if (info.module_command_line(m, text) == boot::MultibootError::none && text.text) {
+      uint64_t n = text.length < sizeof(modules[i].command_line) - 1 ? text.length : sizeof(modules[i].command_line) - 1;
+      __builtin_memcpy(modules[i].command_line, text.text, n);
+    }
+    add_reserved(m.start, m.end);
+  }
+  return true;
+}
+
+uint64_t highest_ram_frame() {
+  uint64_t end = 0;
+  for (unsigned i = 0; i < nr_ram; ++i)
+    if (ram[i].end > end) end = ram[i].end;
+  return end / page;
+}
+
+bool init_allocator(uint64_t nr_frames) {
+  uint64_t bytes = boot::FrameAllocator::storage_words_for(nr_frames) * 8;
+  boot::PhysicalRange storage;
+  if (!boot::find_free_region(ram, nr_ram, reserved, nr_reserved, bytes, page, storage)) return false;
+  add_reserved(storage.start, storage.end);
+  auto* words = machine::to_virtual<uint64_t>(storage.start);
+  boot::FrameAllocatorError error = frame_allocator.init(words, bytes / 8, nr_frames, ram, nr_ram, reserved, nr_reserved);
+  if (error != boot::FrameAllocatorError::none) {
+    printk("frame allocator: %s\n", boot::describe(error));
+    return false;
+  }
+  return true;
+}
+
+// Frames that are neither free RAM nor handed out later belong to the hypervisor or to no one:
+// the image, the allocator's bitmaps and the frame table itself are the hypervisor's.
+void claim_hypervisor_frames(uint64_t nr_frames) {
+  for (uint64_t mfn = 0; mfn < nr_frames; ++mfn) {
+    if (frame_allocator.is_free(mfn)) continue;
+    uint64_t address = mfn * page;
+    bool is_module = false;
+    for (unsigned i = 0; i < nr_modules; ++i)
+      if (address >= (modules[i].start & ~(page - 1)) && address < modules[i].end) is_module = true;
+    bool is_ram = false;
+    for (unsigned i = 0; i < nr_ram; ++i)
+      if (address >= ram[i].start && address < ram[i].end) is_ram = true;
+    if (is_ram && !is_module && address >= 0x100000) frames->assign(mfn, DOMID_XEN);
+  }
+}
+
+bool init_frame_table(uint64_t nr_frames) {
+  uint64_t table_frames = round_up(nr_frames * sizeof(mm::PageInfo), page) / page;
+  uint64_t first;
+  if (frame_allocator.allocate_contiguous(table_frames, 1, first) != boot::FrameAllocatorError::none) return false;
+  auto* infos = machine::to_virtual<mm::PageInfo>(first * page);
+  frames = new (frame_table_storage) mm::FrameTable(
+      infos, nr_frames, mm::MachineMemory{reinterpret_cast<uint8_t*>(DIRECTMAP_VIRT_START), nr_frames});
+  frames->reset();
+  claim_hypervisor_frames(nr_frames);
+  printk("Frame table: %lu frames, %lu KiB at %lx\n", nr_frames, table_frames * 4, first * page);
+  return true;
+}
+
+uint64_t new_hypervisor_frame() { return allocate_frame(DOMID_XEN); }
+
+bool init_m2p(uint64_t nr_frames) {
+  uint64_t m2p_frames = round_up(nr_frames * 8, page) / page;
+  uint64_t first;
+  if (frame_allocator.allocate_contiguous(m2p_frames, 1, first) != boot::FrameAllocatorError::none) return false;
+  for (uint64_t i = 0; i < m2p_frames; ++i) frames->assign(first + i, DOMID_XEN);
+  machine_to_phys.entries = machine::to_virtual<uint64_t>(first * page);
+  machine_to_phys.nr_entries = nr_frames;
+  for (uint64_t i = 0; i < m2p_frames * (page / 8); ++i) machine_to_phys.entries[i] = invalid_m2p_entry;
+  constexpr uint64_t user_read_only = 4 | (1ULL << 63);  // U, NX; not writable
+  return hypervisor_page_tables::map(RO_MPT_VIRT_START, first, m2p_frames, user_read_only, new_hypervisor_frame);
+}
+}  // namespace
+
+bool init(const boot::MultibootInfo& info) {
+  printk("Physical memory map:\n");
+  if (!read_memory_map(info) || !read_modules(info)) return false;
+  add_reserved(0, 0x100000);  // real-mode memory, BIOS data, option ROMs
+  add_reserved(uint64_t(__image_start) - XEN_VIRT_START, uint64_t(__image_end) - XEN_VIRT_START);
+  uint64_t nr_frames = highest_ram_frame();
+  machine::set_nr_frames(nr_frames);
+  if (!init_allocator(nr_frames) || !init_frame_table(nr_frames) || !init_m2p(nr_frames)) return false;
+  printk("Memory: %lu MiB usable, %lu MiB free after boot structures\n", frame_allocator.usable_count() / 256,
+         frame_allocator.free_count() / 256);
+  return true;
+}
+
+unsigned module_count() { return nr_modules; }
+const Module& module(unsigned index) { return modules[index]; }
+boot::FrameAllocator& allocator() { return frame_allocator; }
+mm::FrameTable& frame_table() { return *frames; }
+mm::MachToPhysTable m2p() { return machine_to_phys; }
+const mm::HypervisorL4Slots& hypervisor_slots() { return slots; }
+
+void seal_hypervisor_slots() {
+  uint64_t* l4 = hypervisor_page_tables::l4();
+  for (unsigned i = 0; i < mm::kHypervisorSlotCount; ++i)
+    slots.entries[i] = mm::PageTableEntry(l4[mm::kFirstHypervisorSlot + i]);
+}
+
+uint64_t allocate_frame(domid_t owner) {
+  uint64_t mfn;
+  if (frame_allocator.allocate(mfn) != boot::FrameAllocatorError::none) return 0;
+  __builtin_memset(machine::to_virtual(mfn * page), 0, page);
+  if (frames) frames->assign(mfn, owner);
+  return mfn;
+}
+}  // namespace boot_memory

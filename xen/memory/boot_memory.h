@@ -1,0 +1,30 @@
+// Brings up memory management at boot: the firmware memory map, the frame allocator, the
+// frame table (one PageInfo per machine frame) and the read-only machine-to-phys table.
+#pragma once
+#include <stdint.h>
+#include "boot/frame_allocator.h"
+#include "boot/multiboot_info.h"
+#include "mm/frame_table.h"
+#include "mm/hypervisor_slots.h"
+#include "mm/mmu_context.h"
+
+namespace boot_memory {
+struct Module {
+  uint64_t start = 0, end = 0;  // physical
+  char command_line[256] = {};
+};
+constexpr unsigned max_modules = 4;
+
+// Reads the memory map and modules (copying what is needed out of loader memory first).
+bool init(const boot::MultibootInfo& info);
+unsigned module_count();
+const Module& module(unsigned index);
+
+boot::FrameAllocator& allocator();
+mm::FrameTable& frame_table();
+mm::MachToPhysTable m2p();
+const mm::HypervisorL4Slots& hypervisor_slots();  // valid after seal_hypervisor_slots()
+void seal_hypervisor_slots();
+// A zeroed frame owned by `owner` (DOMID_XEN for the hypervisor's own use), or 0.
+uint64_t allocate_frame(domid_t owner);
+}  // namespace boot_memory

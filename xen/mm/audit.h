@@ -1,0 +1,56 @@
+#pragma once
+#include "mm/frame_table.h"
+
+namespace mm {
+
+// References held by something the audit cannot see in page tables: a vCPU's base pointer
+// (general 1, type 1 of L4), or a hypervisor mapping of a guest frame (shared_info, a grant).
+struct ExternalHold {
+    uint64_t mfn = 0;
+    uint32_t general_refs = 0;
+    uint32_t type_refs = 0;
+    PageType type = PageType::None;  // required when type_refs > 0
+};
+
+// What the audit believes one frame should look like. The caller provides one per frame as
+// scratch space (the hypervisor cannot allocate inside the audit).
+struct ExpectedFrame {
+    uint32_t general_refs = 0;
+    uint32_t type_refs = 0;
+    PageType type = PageType::None;
+    bool type_conflict = false;  // two holders need different types
+};
+
+struct AuditMismatch {
+    uint64_t mfn = 0;
+    uint32_t expected_general = 0;
+    uint32_t actual_general = 0;
+    uint32_t expected_type_refs = 0;
+    uint32_t actual_type_refs = 0;
+    PageType expected_type = PageType::None;
+    PageType actual_type = PageType::None;
+};
+
+struct AuditReport {
+    static constexpr unsigned kRecorded = 8;
+    uint64_t mismatches = 0;    // frames whose bookkeeping disagrees with what is reachable
+    unsigned recorded = 0;      // how many of them are in `first`
+    AuditMismatch first[kRecorded] = {};
+
+    bool clean() const { return mismatches == 0; }
+};
+
+// Recomputes every frame's references from first principles and compares with the table:
+//   general = allocation + pin + external holds + one per present entry of every validated
+//             table that maps or links to the frame;
+//   type    = pin + external holds + one per RW L1 mapping (Writable) or per L2-L4 entry
+//             pointing at it (next-lower table type).
+// Pinned frames are found by their flag; base pointers and other holds come in `holds`.
+// A frame also mismatches if its type differs from what its holders need, if a table is
+// marked validated with no type ref, or if two holders need different types. Tables that
+// are validated but unreachable show up as type_refs without any expected holder.
+// `scratch` must have frames.size() elements.
+AuditReport audit_frame_table(const FrameTable& frames, const ExternalHold* holds,
+                              unsigned hold_count, ExpectedFrame* scratch);
+
+}  // namespace mm

@@ -1,0 +1,43 @@
+#include "mm/entry_refs.h"
+
+#include "mm/entry_rules.h"
+#include "mm/page_refs.h"
+
+namespace mm {
+
+namespace {
+
+int take_l1_references(MmuContext& context, PageTableEntry entry) {
+    const uint64_t target = entry.mfn();
+    const PageInfo* page = context.frames.find(target);
+    if (page == nullptr) return error(XEN_EPERM);
+    if (!may_map_frame_of(context.domain, page->owner)) return error(XEN_EBUSY);
+    if (get_page(context.frames, target, page->owner) != 0) return error(XEN_EBUSY);
+    if (entry.writable() && get_page_type(context, target, PageType::Writable) != 0) {
+        put_page(context.frames, target);
+        return error(XEN_EBUSY);
+    }
+    return 0;
+}
+
+}  // namespace
+
+int take_entry_references(MmuContext& context, PagingLevel level, PageTableEntry entry,
+                          domid_t table_owner) {
+    if (!entry.present()) return 0;
+    int rc = check_entry_bits(level, entry);
+    if (rc != 0) return rc;
+    if (level == PagingLevel::L1) return take_l1_references(context, entry);
+    return get_page_and_type(context, entry.mfn(), table_owner, table_type(next_lower(level)));
+}
+
+void release_entry_references(FrameTable& frames, PagingLevel level, PageTableEntry entry) {
+    if (!entry.present()) return;
+    if (level == PagingLevel::L1 && !entry.writable()) {
+        put_page(frames, entry.mfn());
+        return;
+    }
+    put_page_and_type(frames, entry.mfn());
+}
+
+}  // namespace mm

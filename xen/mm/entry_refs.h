@@ -1,0 +1,26 @@
+#pragma once
+#include "mm/mmu_context.h"
+
+namespace mm {
+
+// What a present entry holds:
+//   L1: a general ref on the mapped frame, plus a Writable type ref if the entry is RW.
+//   L2/L3/L4: a general ref and a type ref of the next-lower table type on the target
+//   (which validates the target if it was not yet a table of that type).
+// The hypervisor's own L4 slots hold nothing.
+
+// Checks a present guest entry (bits and target) and takes its references. `table_owner`
+// owns the table the entry lives in; L2-L4 targets must belong to it. Errors (as Xen):
+//   -EINVAL bad bits (check_entry_bits) or an L2-L4 target that is missing, foreign, or of a
+//           conflicting type;
+//   -EPERM  an L1 target outside the frame table (MMIO, which is not supported yet);
+//   -EBUSY  an L1 target the caller may not map, or an RW mapping of a frame that is in use
+//           as a page table (or descriptor table).
+// Counts unchanged on failure.
+int take_entry_references(MmuContext& context, PagingLevel level, PageTableEntry entry,
+                          domid_t table_owner);
+
+// Releases what take_entry_references took for the same (present) entry; no-op otherwise.
+void release_entry_references(FrameTable& frames, PagingLevel level, PageTableEntry entry);
+
+}  // namespace mm

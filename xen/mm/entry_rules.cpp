@@ -1,0 +1,43 @@
+#include "mm/entry_rules.h"
+
+#include "mm/hypervisor_slots.h"
+
+namespace mm {
+
+bool is_guest_l4_slot(unsigned index) {
+    return index < kEntriesPerTable && !is_hypervisor_l4_slot(index);
+}
+
+int check_entry_bits(PagingLevel level, PageTableEntry entry) {
+    if (entry.reserved_address_bits()) return error(XEN_EINVAL);
+    if (entry.has_any(entry.flags() & ~guest_settable_flags(level))) return error(XEN_EINVAL);
+    return 0;
+}
+
+PageTableEntry adjust_guest_entry(PagingLevel level, PageTableEntry entry) {
+    if (!entry.present()) return entry;
+    switch (level) {
+    case PagingLevel::L1:
+        if (!entry.user())
+            entry = entry.with_flags(PageTableEntry::kUser | kGuestKernelMarker);
+        if (entry.has(kGuestKernelMarker)) entry = entry.without_flags(PageTableEntry::kGlobal);
+        return entry;
+    case PagingLevel::L4:
+        return entry.with_flags(PageTableEntry::kUser | PageTableEntry::kAccessed);
+    default:
+        return entry.with_flags(PageTableEntry::kUser);
+    }
+}
+
+bool is_harmless_change(PagingLevel level, PageTableEntry old, PageTableEntry replacement) {
+    if (!old.present() || !replacement.present()) return false;
+    uint64_t changed = old.raw() ^ replacement.raw();
+    return (changed & ~flags_changeable_without_revalidation(level)) == 0;
+}
+
+bool may_map_frame_of(DomainIdentity caller, domid_t owner) {
+    if (owner == caller.id) return is_guest_domain(owner);
+    return caller.privileged && is_guest_domain(owner);
+}
+
+}  // namespace mm

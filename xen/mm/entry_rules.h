@@ -1,0 +1,60 @@
+#pragma once
+#include "mm/domain_identity.h"
+#include "mm/page_table_entry.h"
+
+namespace mm {
+
+// Xen marks L1 entries the guest wrote without _PAGE_USER with this software bit
+// (_PAGE_GUEST_KERNEL), after forcing _PAGE_USER on: a 64-bit PV kernel runs in ring 3.
+inline constexpr uint64_t kGuestKernelMarker = uint64_t{1} << 52;
+// Xen's _PAGE_GNTTAB: reserved for grant mappings, never accepted from a guest L1 entry.
+inline constexpr uint64_t kGrantMappingBit = uint64_t{1} << 62;
+
+// Flags a guest may set in any present entry. Cache-control bits (PWT, PCD, PAT/PS) and
+// Global are refused except Global in L1: guests here have no I/O capabilities and no
+// superpages (Xen's base_disallow_mask for a domain without iomem access).
+inline constexpr uint64_t kGuestSettableFlags =
+    PageTableEntry::kPresent | PageTableEntry::kWritable | PageTableEntry::kUser |
+    PageTableEntry::kAccessed | PageTableEntry::kDirty | PageTableEntry::kAvailableLow |
+    PageTableEntry::kAvailableHigh | PageTableEntry::kNoExecute;
+
+constexpr uint64_t guest_settable_flags(PagingLevel level) {
+    return level == PagingLevel::L1
+               ? (kGuestSettableFlags | PageTableEntry::kGlobal) & ~kGrantMappingBit
+               : kGuestSettableFlags;
+}
+
+// Flags whose change leaves an existing mapping's meaning for isolation intact, so the entry
+// may be rewritten without taking or dropping references (Xen's FASTPATH_*_WHITELIST).
+// Directory entries may also flip RW: only L1 RW creates a writable mapping of a frame.
+constexpr uint64_t flags_changeable_without_revalidation(PagingLevel level) {
+    constexpr uint64_t leaf = PageTableEntry::kNoExecute | PageTableEntry::kAvailableHigh |
+                              PageTableEntry::kAvailableLow | PageTableEntry::kGlobal |
+                              PageTableEntry::kDirty | PageTableEntry::kAccessed |
+                              PageTableEntry::kUser;
+    return level == PagingLevel::L1 ? leaf : leaf | PageTableEntry::kWritable;
+}
+
+// L4 slots a guest may fill; the others are the hypervisor's (see hypervisor_slots.h).
+bool is_guest_l4_slot(unsigned index);
+
+// Checks the bits of a present guest entry: 0, or -EINVAL for reserved address bits (51:40)
+// or any flag the guest may not set at that level (PS in L2/L3/L4, PWT/PCD/PAT, G above L1).
+int check_entry_bits(PagingLevel level, PageTableEntry entry);
+
+// The form stored in the table: every present entry gets User (the guest kernel runs in
+// ring 3), L4 entries also Accessed; L1 kernel mappings (written without User) are marked
+// with kGuestKernelMarker and lose Global, so they cannot survive a switch to the user
+// page table in the TLB. Applying it twice gives the same entry.
+PageTableEntry adjust_guest_entry(PagingLevel level, PageTableEntry entry);
+
+// True if an installed entry `old` can be replaced by `replacement` (both already adjusted)
+// without touching reference counts: same frame, both present, only harmless flags differ.
+bool is_harmless_change(PagingLevel level, PageTableEntry old, PageTableEntry replacement);
+
+// Whether `caller` may map, through an L1 entry, a frame owned by `owner`: its own frames,
+// and for a privileged caller frames of any other guest domain. Never hypervisor (DOMID_XEN),
+// I/O or unowned frames.
+bool may_map_frame_of(DomainIdentity caller, domid_t owner);
+
+}  // namespace mm

@@ -1,0 +1,77 @@
+#include "mm/mmu_update.h"
+
+#include "mm/entry_update.h"
+#include "mm/page_refs.h"
+#include "mm/table_access.h"
+
+namespace mm {
+
+namespace {
+
+constexpr uint64_t kCommandMask = sizeof(uint64_t) - 1;
+
+int write_as_data(MmuContext& context, uint64_t mfn, unsigned index, uint64_t value) {
+    if (get_page_type(context, mfn, PageType::Writable) != 0) return error(XEN_EINVAL);
+    store_entry(context.frames, mfn, index, PageTableEntry(value));
+    put_page_type(context.frames, mfn);
+    return 0;
+}
+
+int update_entry_at(MmuContext& context, uint64_t machine_address, uint64_t value,
+                    bool preserve_accessed_dirty) {
+    const uint64_t mfn = machine_address >> kPageShift;
+    const unsigned index = static_cast<unsigned>((machine_address & (kPageBytes - 1)) >> 3);
+    // Held for the duration so the frame cannot be freed under us (Xen does the same).
+    if (get_page(context.frames, mfn, context.domain.id) != 0) return error(XEN_EINVAL);
+    int rc = context.frames.info(mfn).is_validated_table()
+                 ? update_table_entry(context, mfn, index, PageTableEntry(value),
+                                      preserve_accessed_dirty)
+                 : write_as_data(context, mfn, index, value);
+    put_page(context.frames, mfn);
+    return rc;
+}
+
+int update_machine_to_phys(MmuContext& context, uint64_t machine_address, uint64_t pfn) {
+    const uint64_t mfn = machine_address >> kPageShift;
+    if (get_page(context.frames, mfn, context.domain.id) != 0) return error(XEN_EINVAL);
+    int rc = error(XEN_EINVAL);
+    if (context.m2p.entries != nullptr && mfn < context.m2p.nr_entries) {
+        context.m2p.entries[mfn] = pfn;
+        rc = 0;
+    }
+    put_page(context.frames, mfn);
+    return rc;
+}
+
+}  // namespace
+
+int mmu_update(MmuContext& context, const mmu_update_t& request) {
+    const uint64_t command = request.ptr & kCommandMask;
+    const uint64_t address = request.ptr & ~kCommandMask;
+    switch (command) {
+    case MMU_NORMAL_PT_UPDATE:
+    case MMU_PT_UPDATE_NO_TRANSLATE:
+        return update_entry_at(context, address, request.val, false);
+    case MMU_PT_UPDATE_PRESERVE_AD:
+        return update_entry_at(context, address, request.val, true);
+    case MMU_MACHPHYS_UPDATE:
+        return update_machine_to_phys(context, address, request.val);
+    default:
+        return error(XEN_ENOSYS);
+    }
+}
+
+int mmu_update_batch(MmuContext& context, const mmu_update_t* requests, unsigned count,
+                     unsigned* done) {
+    unsigned completed = 0;
+    int rc = 0;
+    while (completed < count) {
+        rc = mmu_update(context, requests[completed]);
+        if (rc != 0) break;
+        ++completed;
+    }
+    if (done != nullptr) *done = completed;
+    return rc;
+}
+
+}  // namespace mm

@@ -1,0 +1,56 @@
+#include "mm/table_validation.h"
+
+#include "mm/entry_refs.h"
+#include "mm/entry_rules.h"
+#include "mm/table_access.h"
+
+namespace mm {
+
+bool is_guest_slot(PagingLevel level, unsigned index) {
+    return level != PagingLevel::L4 || is_guest_l4_slot(index);
+}
+
+namespace {
+
+void release_first_entries(FrameTable& frames, uint64_t mfn, PagingLevel level,
+                           unsigned count) {
+    for (unsigned index = 0; index < count; ++index) {
+        if (is_guest_slot(level, index))
+            release_entry_references(frames, level, load_entry(frames, mfn, index));
+    }
+}
+
+void install_adjusted_entries(MmuContext& context, uint64_t mfn, PagingLevel level) {
+    for (unsigned index = 0; index < kEntriesPerTable; ++index) {
+        if (!is_guest_slot(level, index)) {
+            store_entry(context.frames, mfn, index, context.hypervisor_slots.slot(index));
+            continue;
+        }
+        PageTableEntry entry = load_entry(context.frames, mfn, index);
+        PageTableEntry adjusted = adjust_guest_entry(level, entry);
+        if (adjusted != entry) store_entry(context.frames, mfn, index, adjusted);
+    }
+}
+
+}  // namespace
+
+int validate_table(MmuContext& context, uint64_t mfn, PagingLevel level) {
+    const domid_t owner = context.frames.info(mfn).owner;
+    for (unsigned index = 0; index < kEntriesPerTable; ++index) {
+        if (!is_guest_slot(level, index)) continue;
+        PageTableEntry entry = load_entry(context.frames, mfn, index);
+        int rc = take_entry_references(context, level, entry, owner);
+        if (rc != 0) {
+            release_first_entries(context.frames, mfn, level, index);
+            return rc;
+        }
+    }
+    install_adjusted_entries(context, mfn, level);
+    return 0;
+}
+
+void release_table_references(FrameTable& frames, uint64_t mfn, PagingLevel level) {
+    release_first_entries(frames, mfn, level, kEntriesPerTable);
+}
+
+}  // namespace mm

@@ -1,0 +1,20 @@
+#pragma once
+#include "mm/mmu_context.h"
+
+namespace mm {
+
+// Whether slot `index` of a table at `level` is the guest's (every slot except the
+// hypervisor's L4 slots 256..271).
+bool is_guest_slot(PagingLevel level, unsigned index);
+
+// Checks every present entry in the guest slots of the table at `mfn` and takes the
+// references each holds. On success the stored entries are rewritten in their adjusted form
+// (adjust_guest_entry) and, for an L4, the hypervisor slots are filled in. On failure the
+// references taken so far are released, the table memory is untouched and the error of the
+// first bad entry is returned.
+int validate_table(MmuContext& context, uint64_t mfn, PagingLevel level);
+
+// Releases the references held by every present entry in the guest slots of the table.
+void release_table_references(FrameTable& frames, uint64_t mfn, PagingLevel level);
+
+}  // namespace mm

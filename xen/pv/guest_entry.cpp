@@ -1,0 +1,103 @@
+#include "pv/guest_entry.h"
+#include "mm/xen_abi.h"
+#include <xen/xen.h>
+#include "arch/x86/cpu/cpu_tables.h"
+#include "arch/x86/cpu/registers.h"
+#include "console/console.h"
+#include "domain/domain.h"
+#include "domain/scheduler.h"
+#include "hypercall/dispatch.h"
+#include "pv/bounce.h"
+#include "pv/page_fault.h"
+#include "domain/shared_info.h"
+#include "hypervisor/summary.h"
+
+extern "C" char return_from_trap[];
+
+namespace pv {
+namespace {
+constexpr uint64_t flag_df = 1u << 10;
+constexpr uint32_t error_code_vectors = (1u << 8) | (1u << 10) | (1u << 11) | (1u << 12) | (1u << 13) |
+                                        (1u << 14) | (1u << 17) | (1u << 21) | (1u << 29) | (1u << 30);
+constexpr uint32_t pfec_user = 1u << 2;
+constexpr unsigned vector_invalid_opcode = 6;
+
+bool trap_masks_events(const trap_info_t& trap) { return trap.flags & 4; }  // TI_GET_IF
+
+void bounce_system_call(Vcpu& vcpu, TrapFrame& frame) {
+  Bounce bounce{vcpu.syscall_callback, false, 0, vcpu.syscall_disables_events};
+  bool clear_df = true;
+  if (!bounce.handler) {  // no callback registered: the guest sees #UD at the syscall
+    const trap_info_t& ud = vcpu.trap_table[vector_invalid_opcode];
+    frame.rip -= 2;
+    bounce = Bounce{ud.address, false, 0, trap_masks_events(ud)};
+    clear_df = false;
+  }
+  if (!create_bounce_frame(vcpu, frame, bounce)) {
+    domains::crash(*vcpu.domain, "no usable system-call callback");
+    return;
+  }
+  if (clear_df) frame.rflags &= ~flag_df;
+}
+}  // namespace
+
+void handle_syscall(TrapFrame& frame) {
+  Vcpu& vcpu = *domains::current();
+  if (vcpu.kernel_mode)
+    hypercall::dispatch(vcpu, frame);
+  else
+    bounce_system_call(vcpu, frame);
+}
+
+void inject_exception(Vcpu& vcpu, TrapFrame& frame, unsigned vector, uint32_t error_code) {
+  const trap_info_t& trap = vcpu.trap_table[vector];
+  bool has_error_code = error_code_vectors & (1u << vector);
+  if (vector == 14) {
+    error_code &= ~pfec_user;
+    if (!vcpu.kernel_mode) error_code |= pfec_user;
+  }
+  Bounce bounce{trap.address, has_error_code, error_code, trap_masks_events(trap)};
+  if (!bounce.handler) {
+    printk("d%uv%u unhandled exception %u (error %x) at %lx, cr2 %lx\n", vcpu.domain->id, vcpu.id, vector,
+           error_code, frame.rip, vector == 14 ? vcpu.info()->arch.cr2 : 0);
+    domains::crash(*vcpu.domain, "exception with no handler");
+    return;
+  }
+  if (!create_bounce_frame(vcpu, frame, bounce))
+    domains::crash(*vcpu.domain, "cannot write exception frame on the guest kernel stack");
+}
+
+void handle_guest_exception(TrapFrame& frame) {
+  Vcpu& vcpu = *domains::current();
+  unsigned vector = unsigned(frame.vector);
+  if (vector == 14) {
+    uint64_t address = cpu::read_cr2();
+    if (page_fault::fixup(vcpu, frame, address)) return;
+    vcpu.info()->arch.cr2 = address;
+  }
+  inject_exception(vcpu, frame, vector, uint32_t(frame.error_code));
+}
+
+void before_return_to_guest(TrapFrame& frame) {
+  Vcpu* vcpu = domains::current();
+  scheduler::run_until_runnable(frame);
+  vcpu = domains::current();
+  vcpu_info_t* info = vcpu->info();
+  if (info->evtchn_upcall_pending && !info->evtchn_upcall_mask) {
+    shared_info_page::update_time(*vcpu);
+    summary::add(summary::Counter::events_delivered);
+    Bounce bounce{vcpu->event_callback, false, 0, true};
+    if (!create_bounce_frame(*vcpu, frame, bounce)) {
+      domains::crash(*vcpu->domain, "cannot deliver an event upcall");
+      scheduler::run_until_runnable(frame);
+    }
+  }
+}
+
+void enter_guest(const TrapFrame& frame) {
+  auto* top = reinterpret_cast<TrapFrame*>(hypervisor_stack_top) - 1;
+  *top = frame;
+  asm volatile("mov %0, %%rsp\n jmp *%1" ::"r"(top), "r"(return_from_trap) : "memory");
+  __builtin_unreachable();
+}
+}  // namespace pv

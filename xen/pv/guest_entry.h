@@ -1,0 +1,17 @@
+// Where guest activity enters the hypervisor: `syscall` (hypercalls from the guest kernel,
+// system calls from guest user mode) and exceptions raised while a guest ran.
+#pragma once
+#include "arch/x86/cpu/trap_frame.h"
+
+struct Vcpu;
+
+namespace pv {
+void handle_syscall(TrapFrame& frame);
+void handle_guest_exception(TrapFrame& frame);
+// Last stop before iretq to a guest: deliver pending events, or idle if the vCPU blocked.
+void before_return_to_guest(TrapFrame& frame);
+// Delivers exception `vector` to the guest kernel through its trap table (or crashes it).
+void inject_exception(Vcpu& vcpu, TrapFrame& frame, unsigned vector, uint32_t error_code);
+// First entry into a guest: the frame is copied to the top of the hypervisor stack.
+[[noreturn]] void enter_guest(const TrapFrame& frame);
+}  // namespace pv

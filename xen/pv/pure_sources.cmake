@@ -1,0 +1,2 @@
+list(APPEND PURE_SOURCES ${CMAKE_CURRENT_LIST_DIR}/guest_page_walk.cpp)
+list(APPEND PURE_SOURCES ${CMAKE_CURRENT_LIST_DIR}/hypercall_page.cpp)
