@@ -1,4 +1,5 @@
 // start_xen: the boot CPU's path from the multiboot entry to the first guest instruction.
+#include "arch/x86/apic/legacy_pic.h"
 #include "arch/x86/apic/local_apic.h"
 #include "arch/x86/cpu/cpu_tables.h"
 #include "arch/x86/cpu/fpu.h"
@@ -65,6 +66,7 @@ extern "C" [[noreturn]] void start_xen(uint32_t magic, uint32_t info_physical) {
   fpu::init();
   if (!boot_memory::init(info)) boot_failure("memory initialisation");
   system_clock::calibrate();
+  legacy_pic::disable();
   local_apic::init();
   if (!instruction_decoder::self_check()) boot_failure("instruction decoder self-check");
 

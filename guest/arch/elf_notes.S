@@ -29,7 +29,7 @@ NOTE XEN_ELFNOTE_ENTRY, .quad _start
 NOTE XEN_ELFNOTE_HYPERCALL_PAGE, .quad hypercall_page
 /* Page tables are only changed through hypercalls (or writes Xen emulates): no writable
  * page tables, no auto-translation, no supervisor-mode kernel. */
-NOTE XEN_ELFNOTE_FEATURES, .asciz "!writable_page_tables"
+NOTE XEN_ELFNOTE_FEATURES, .asciz "writable_page_tables"
 NOTE XEN_ELFNOTE_SUPPORTED_FEATURES, .long (1 << XEN_FEATURE_DOM0_BIT)
 NOTE XEN_ELFNOTE_PAE_MODE, .asciz "yes"
     .section .note.GNU-stack, "", @progbits

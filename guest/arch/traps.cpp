@@ -7,6 +7,7 @@
 #include "kernel/process.h"
 #include "kernel/shared_info.h"
 #include "kernel/syscalls.h"
+#include "pv-kernel-patches/pv_ops.h"
 
 extern "C" {
 void trap_divide_error();
@@ -90,27 +91,34 @@ namespace {
                 arch::exception_name(frame.vector), frame.rip, frame.rsp, frame.error_code, cr2);
 }
 
-}  // namespace
-
-extern "C" void trap_dispatch(kernel::TrapFrame* frame) {
-  switch (frame->vector) {
+void dispatch(kernel::TrapFrame& frame) {
+  switch (frame.vector) {
     case kernel::TrapFrame::kEventVector:
       kernel::events_handle_upcall();
       return;
     case kernel::TrapFrame::kSyscallVector:
-      kernel::syscall_dispatch(*frame);
+      kernel::syscall_dispatch(frame);
       return;
     case kernel::TrapFrame::kFailsafeVector:
-      kernel::print("kernel: failsafe callback (bad segment on return) rip=%lx\n", frame->rip);
+      kernel::print("kernel: failsafe callback (bad segment on return) rip=%lx\n", frame.rip);
       return;
     default:
       break;
   }
-  if (!frame->from_user()) kernel_fault(*frame);
-  if (frame->vector == 14) {
+  if (!frame.from_user()) kernel_fault(frame);
+  if (frame.vector == 14) {
     // 64-bit PV: the faulting address is in vcpu_info, not in a readable CR2.
-    kernel::user_page_fault(*frame, kernel::vcpu()->arch.cr2);
+    kernel::user_page_fault(frame, kernel::vcpu()->arch.cr2);
     return;
   }
-  kernel::user_exception(*frame, arch::exception_name(frame->vector));
+  kernel::user_exception(frame, arch::exception_name(frame.vector));
+}
+
+}  // namespace
+
+extern "C" void trap_dispatch(kernel::TrapFrame* frame) {
+  dispatch(*frame);
+  // Whatever runs next (user mode or interrupted kernel code) must see every queued
+  // page-table update: batched mode ends at every exit from the kernel.
+  pv::ops.flush();
 }

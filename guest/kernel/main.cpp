@@ -1,12 +1,82 @@
+// Start of day: from Xen's entry state to the first user process.
+#include "arch/callbacks.h"
+#include "arch/traps.h"
 #include "arch/xen.h"
 #include "kernel/boot_info.h"
 #include "kernel/console.h"
+#include "kernel/direct_map.h"
+#include "kernel/page_allocator.h"
+#include "kernel/panic.h"
+#include "kernel/process.h"
+#include "kernel/selftest.h"
+#include "kernel/shared_info.h"
+#include "kernel/time.h"
+#include "kernel/timer.h"
+#include "lib/cmdline.h"
+#include "pv-kernel-patches/pv_ops.h"
+
+namespace kernel {
+namespace {
+
+void choose_pte_mode() {
+  char value[16];
+  if (!lib::cmdline_value(boot_info.cmdline, "pte", value, sizeof(value))) return;
+  pv::PteMode mode;
+  if (!pv::parse_pte_mode(value, mode)) {
+    print("pv: unknown pte=%s, using hypercall\n", value);
+    return;
+  }
+  pv::ops.set_mode(mode);
+}
+
+void print_banner() {
+  const start_info_t* si = boot_info.start_info;
+  print("pvguest: booting on %s, %lu pages, cmdline '%s'\n", si->magic, si->nr_pages,
+        boot_info.cmdline);
+  print("pvguest: pt_base %lx (%lu frames), initrd %p (%lu bytes), first free pfn %lx\n",
+        si->pt_base, si->nr_pt_frames, boot_info.initrd, boot_info.initrd_size,
+        boot_info.first_free_pfn.value);
+}
+
+void print_time() {
+  uint64_t wall = wallclock_ns();
+  print("time: system %lu ns, wallclock %lu.%09lu\n", system_time_ns(), wall / 1000000000,
+        wall % 1000000000);
+}
+
+void run_selftest() {
+  char name[32];
+  if (!lib::cmdline_value(boot_info.cmdline, "selftest", name, sizeof(name))) return;
+  if (!selftest_run(name)) print("selftest: unknown test '%s'\n", name);
+}
+
+}  // namespace
+}  // namespace kernel
 
 extern "C" [[noreturn]] void kernel_main(start_info_t* start_info, uint64_t boot_rsp) {
-  kernel::boot_info_init(start_info, boot_rsp);
-  kernel::print("pvguest: hello (%s) nr_pages=%lu pt_base=%lx nr_pt=%lu mod=%lx+%lu rsp=%lx flags=%x cmdline='%s'\n",
-                start_info->magic, start_info->nr_pages, start_info->pt_base, start_info->nr_pt_frames,
-                start_info->mod_start, start_info->mod_len, boot_rsp, start_info->flags, kernel::boot_info.cmdline);
-  xen::shutdown(SHUTDOWN_poweroff);
+  using namespace kernel;
+  boot_info_init(start_info, boot_rsp);
+  print_banner();
+  choose_pte_mode();
+  print("pv: page-table updates by %s\n", pv::pte_mode_name(pv::ops.mode()));
+
+  arch::traps_install();
+  arch::callbacks_install();
+  shared_info_map();
+  pv::ops.disable_events();  // the kernel runs with events masked except while blocked
+
+  page_allocator.init(boot_info.first_free_pfn, boot_info.nr_pages);
+  direct_map_extend();
+  print("pv: %lu page-table entries written with %lu hypercalls\n", pv::ops.entries_written(),
+        pv::ops.hypercalls_issued());
+
+  timer_init();
+  print_time();
+  timer_boot_check();
+
+  run_selftest();
+
+  char init_path[64] = "/init";
+  lib::cmdline_value(boot_info.cmdline, "init", init_path, sizeof(init_path));
+  process_run_init(init_path);
 }
-extern "C" void trap_dispatch(void*) {}

@@ -18,7 +18,8 @@ const char* pte_mode_name(PteMode mode) {
 }
 
 bool parse_pte_mode(const char* text, PteMode& mode) {
-  for (PteMode candidate : {PteMode::hypercall, PteMode::batched, PteMode::direct}) {
+  static constexpr PteMode kModes[] = {PteMode::hypercall, PteMode::batched, PteMode::direct};
+  for (PteMode candidate : kModes) {
     if (lib::string_equal(text, pte_mode_name(candidate))) {
       mode = candidate;
       return true;

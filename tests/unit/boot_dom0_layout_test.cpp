@@ -84,7 +84,7 @@ TEST(BootDom0Layout, PaddingRuleAddsFourMegabytes) {
 
 TEST(BootDom0Layout, FixedPointCoversItsOwnTables) {
     XenKernelInfo kernel = linux_kernel();
-    for (uint64_t pages : {4096ull, 16384ull, 262144ull, 1048576ull, 4194304ull}) {
+    for (uint64_t pages : {8192ull, 16384ull, 262144ull, 1048576ull, 4194304ull}) {
         Dom0Layout layout;
         ASSERT_EQ(compute_dom0_layout(kernel, 0, pages, layout), Dom0LayoutError::none) << pages;
         uint64_t span = layout.bootstrap.end - layout.bootstrap.start;

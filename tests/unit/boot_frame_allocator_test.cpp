@@ -78,9 +78,10 @@ TEST(BootFrameAllocator, ContiguousRunsRespectAlignmentAndHoles) {
               FrameAllocatorError::none);
     uint64_t first = 0;
     ASSERT_EQ(f.allocator.allocate_contiguous(512, 512, first), FrameAllocatorError::none);
-    EXPECT_EQ(first, 512u);  // [0, 2M) holds reserved frame 0
+    // [0, 2M) holds reserved frame 0 and [2M, 4M) the reserved frame at 3M.
+    EXPECT_EQ(first, 1024u);
     ASSERT_EQ(f.allocator.allocate_contiguous(512, 512, first), FrameAllocatorError::none);
-    EXPECT_EQ(first, 1024u);  // [2M, 4M) holds the reserved frame at 3M
+    EXPECT_EQ(first, 1536u);
     ASSERT_EQ(f.allocator.allocate_contiguous(3, 1, first), FrameAllocatorError::none);
     EXPECT_EQ(first, 1u);
     for (uint64_t frame = 1; frame < 4; ++frame) EXPECT_TRUE(f.allocator.is_allocated(frame));
@@ -89,9 +90,10 @@ TEST(BootFrameAllocator, ContiguousRunsRespectAlignmentAndHoles) {
     EXPECT_EQ(f.allocator.allocate_contiguous(1, 3, first), FrameAllocatorError::bad_arguments);
 
     uint64_t before = f.allocator.free_count();
-    EXPECT_EQ(f.allocator.free_contiguous(1020, 10), FrameAllocatorError::frame_already_free);
+    EXPECT_EQ(f.allocator.free_contiguous(2040, 10), FrameAllocatorError::frame_already_free);
+    EXPECT_EQ(f.allocator.free_contiguous(0, 2), FrameAllocatorError::frame_not_usable);
     EXPECT_EQ(f.allocator.free_count(), before);  // nothing changed on error
-    EXPECT_EQ(f.allocator.free_contiguous(1024, 512), FrameAllocatorError::none);
+    EXPECT_EQ(f.allocator.free_contiguous(1536, 512), FrameAllocatorError::none);
     EXPECT_EQ(f.allocator.free_count(), before + 512);
 }
 
@@ -132,13 +134,16 @@ TEST(BootFrameAllocator, RandomisedNeverDoubleAllocates) {
         } else if (action == 1) {
             uint64_t count = 1 + random() % 20, first = 0;
             if (f.allocator.allocate_contiguous(count, 1u << (random() % 4), first) ==
-                FrameAllocatorError::none)
-                for (uint64_t frame = first; frame < first + count; ++frame)
+                FrameAllocatorError::none) {
+                for (uint64_t frame = first; frame < first + count; ++frame) {
                     ASSERT_TRUE(held.insert(frame).second) << frame;
+                }
+            }
         } else {
             uint64_t frame = 0;
-            if (f.allocator.allocate(frame) == FrameAllocatorError::none)
+            if (f.allocator.allocate(frame) == FrameAllocatorError::none) {
                 ASSERT_TRUE(held.insert(frame).second) << frame;
+            }
         }
         ASSERT_EQ(f.allocator.free_count() + held.size(), usable);
     }

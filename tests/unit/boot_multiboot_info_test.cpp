@@ -140,7 +140,7 @@ TEST(BootMultiboot, UnreadableStructuresFailCleanly) {
 
     memory.put(info_at + 16, 0x99999, 4);        // command line outside memory
     memory.put(info_at + 24, 0x13ff8, 4);        // module table runs off the end
-    memory.put(info_at + 48, 0x13f00, 4);        // memory map runs off the end
+    memory.put(info_at + 48, 0x13fe0, 4);        // memory map runs off the end
     ASSERT_EQ(MultibootInfo::read(memory.view(), info_at, info), MultibootError::none);
     MultibootString text;
     MultibootModule module;

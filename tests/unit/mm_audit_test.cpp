@@ -23,10 +23,10 @@ TEST_F(MmAudit, ReportsAnExtraGeneralRef) {
 }
 
 TEST_F(MmAudit, ReportsAMissingTypeRef) {
-    --infos_[kL2].type_refs;
+    --infos_[kData + 1].type_refs;  // mapped RW by kL1[1]
     AuditReport report = audit();
     ASSERT_EQ(report.mismatches, 1u);
-    EXPECT_EQ(report.first[0].mfn, kL2);
+    EXPECT_EQ(report.first[0].mfn, kData + 1);
     EXPECT_EQ(report.first[0].expected_type_refs, 1u);
     EXPECT_EQ(report.first[0].actual_type_refs, 0u);
 }

@@ -127,7 +127,9 @@ TEST_F(MmMmuUpdate, RefusalsLeaveCountsAndMemoryUnchanged) {
         E old = c.table < kFrames ? read(c.table, c.index) : E();
         EXPECT_EQ(update(c.table, c.index, c.entry), c.expected);
         EXPECT_COUNTS_UNCHANGED(before);
-        if (c.table < kFrames) EXPECT_EQ(read(c.table, c.index), old);
+        if (c.table < kFrames) {
+            EXPECT_EQ(read(c.table, c.index), old);
+        }
         EXPECT_AUDIT_CLEAN();
     }
     EXPECT_EQ(update(kL2, 100, link(kSpareL1)), -XEN_EBUSY);
@@ -155,7 +157,9 @@ TEST_F(MmMmuUpdate, MachPhysUpdate) {
     for (uint64_t mfn : {kForeign, kHypervisorFrame, kFreeFrame, kFrames + 1}) {
         request.ptr = (mfn << kPageShift) | MMU_MACHPHYS_UPDATE;
         EXPECT_EQ(mmu_update(ctx, request), -XEN_EINVAL) << mfn;
-        if (mfn < kFrames) EXPECT_EQ(m2p_[mfn], ~uint64_t{0});
+        if (mfn < kFrames) {
+            EXPECT_EQ(m2p_[mfn], ~uint64_t{0});
+        }
     }
     EXPECT_COUNTS_UNCHANGED(before);
     MmuContext short_m2p{frames_, DomainIdentity{kGuest, false, false}, slots_,

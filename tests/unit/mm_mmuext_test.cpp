@@ -54,7 +54,7 @@ TEST_F(MmMmuext, SameBasePointerOnlyReloads) {
 TEST_F(MmMmuext, BadBasePointersAreRefusedAndTheOldOneStays) {
     build_tree();
     ASSERT_EQ(run(MMUEXT_NEW_BASEPTR, kL4), 0);
-    write(kSpareL4, 3, rw(kLooseData));  // an L4 entry needs an L3 target
+    write(kSpareL4, 3, link(kData));  // kData is mapped writable: cannot become an L3
     auto before = snapshot();
     MmuEffects effects;
     EXPECT_EQ(run(MMUEXT_NEW_BASEPTR, kSpareL4, &effects), -XEN_EINVAL);
@@ -132,7 +132,7 @@ TEST_F(MmMmuext, FlushRequestsAreEffectsOnly) {
 
 TEST_F(MmMmuext, OperationsLeftToTheGlueAreNotImplementedHere) {
     auto before = snapshot();
-    for (unsigned cmd : {MMUEXT_TLB_FLUSH_MULTI, MMUEXT_INVLPG_MULTI, MMUEXT_SET_LDT,
+    for (unsigned cmd : std::initializer_list<unsigned>{MMUEXT_TLB_FLUSH_MULTI, MMUEXT_INVLPG_MULTI, MMUEXT_SET_LDT,
                          MMUEXT_CLEAR_PAGE, MMUEXT_COPY_PAGE, MMUEXT_FLUSH_CACHE,
                          MMUEXT_MARK_SUPER, 14u, 99u})
         EXPECT_EQ(run(cmd, kLooseData), -XEN_ENOSYS) << cmd;

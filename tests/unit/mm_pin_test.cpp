@@ -22,7 +22,9 @@ TEST_F(MmPin, PinningAnL4ValidatesTheWholeTree) {
     for (unsigned i = 0; i < 10; ++i) {
         EXPECT_EQ(info(kData + i).general_refs, 2u) << i;
         EXPECT_EQ(info(kData + i).type_refs, i < 5 ? 1u : 0u) << i;
-        if (i < 5) EXPECT_TRUE(info(kData + i).has_type(PageType::Writable));
+        if (i < 5) {
+            EXPECT_TRUE(info(kData + i).has_type(PageType::Writable));
+        }
     }
     EXPECT_AUDIT_CLEAN();
 }

@@ -101,6 +101,7 @@ bool parse_percent(Text text, uint32_t& percent) {
 
 // `[-]<size>` | `<frac>%` | `<size>+<frac>%`
 bool parse_memory_amount(Text text, MemoryAmount& amount) {
+    if (text.empty()) return false;
     MemoryAmount parsed;
     if (text.starts_with("-")) {
         parsed.all_but = true;

@@ -1,5 +1,7 @@
 #include "domain/dom0_builder.h"
 #include "mm/xen_abi.h"
+#include <xen/platform.h>
+#include "mm/xen_abi.h"
 #include <xen/xen.h>
 #include "boot/dom0_layout.h"
 #include "boot/elf_image.h"
@@ -118,7 +120,8 @@ bool build_page_tables(const boot::Dom0Layout& layout, const Dom0Memory& memory)
     for (size_t j = 0; j < count; ++j) {
       if (plan[j].level != frame.level + 1) continue;
       uint64_t span = 1ULL << (12 + 9 * plan[j].level);
-      if (plan[j].level != 4 && (frame.covers < plan[j].covers || frame.covers >= plan[j].covers + span)) continue;
+      bool covered = frame.covers >= plan[j].covers && frame.covers - plan[j].covers < span;  // no wrap at 2^64
+      if (plan[j].level != 4 && !covered) continue;
       table(j)[index_at(frame.covers, plan[j].level)] = (mfn(i) << 12) | table_flags;
       break;
     }
@@ -160,12 +163,17 @@ const char* module_command_line() {
   return boot::skip_image_name(boot_memory::module(0).command_line);
 }
 
-void write_start_info(Domain& domain, const boot::Dom0Layout& layout, const Dom0Memory& memory) {
+void write_start_info(Domain& domain, const boot::XenKernelInfo& kernel, const boot::Dom0Layout& layout,
+                      const Dom0Memory& memory) {
   start_info_t info{};
-  __builtin_memcpy(info.magic, "xen-3.0-x86_64", 15);
+  // Xen appends "p" when the kernel declared a PAE mode, which every 64-bit kernel may do.
+  const char* magic = kernel.pae != boot::PaeMode::none ? "xen-3.0-x86_64p" : "xen-3.0-x86_64";
+  __builtin_memcpy(info.magic, magic, __builtin_strlen(magic) + 1);
   info.nr_pages = memory.nr_pages;
   info.shared_info = domain.shared_info_mfn << 12;
-  info.flags = SIF_PRIVILEGED | SIF_INITDOMAIN;
+  // As Xen: dom0 may drive processor power states (C and P states) itself.
+  constexpr uint32_t processor_pm_bits = (XEN_PROCESSOR_PM_CX | XEN_PROCESSOR_PM_PX) << 8;
+  info.flags = SIF_PRIVILEGED | SIF_INITDOMAIN | (processor_pm_bits & SIF_PM_MASK);
   info.pt_base = layout.page_tables.start;
   info.nr_pt_frames = layout.nr_pt_frames();
   info.mfn_list = layout.p2m.start;
@@ -217,7 +225,7 @@ Dom0Result build(const boot::CommandLine& options) {
   load_kernel(image, kernel, memory);
   if (initrd_length) memory.copy_in(layout.initrd.start, module_bytes(1).data(), initrd_length);
   write_p2m(layout, memory);
-  write_start_info(domain, layout, memory);
+  write_start_info(domain, kernel, layout, memory);
   if (kernel.has_hypercall_page) hypercall_page::fill(memory.host(kernel.hypercall_page));
   if (!build_page_tables(layout, memory)) return failure("bootstrap region needs too many page tables");
   if (const char* error = pin_and_load(domain, layout, memory)) return failure(error);

@@ -6,7 +6,6 @@
 
 extern "C" char exception_stubs[];
 extern "C" char syscall_entry[];
-extern "C" char boot_stack_top[];
 
 extern "C" uint64_t hypervisor_stack_top;
 uint64_t hypervisor_stack_top;
@@ -21,6 +20,9 @@ alignas(4096) uint64_t gdt[GDT_BYTES / 8];
 alignas(16) GateDescriptor idt[256];
 alignas(16) TaskStateSegment tss;
 alignas(16) uint8_t double_fault_stack[4096];
+// Entries from ring 3 land here. It is not the boot stack: the boot path's frames (holding the
+// first guest frame) are live while enter_guest copies that frame to the top of this stack.
+alignas(4096) uint8_t hypervisor_stack[STACK_BYTES];
 
 constexpr unsigned index_of(uint16_t selector) { return selector >> 3; }
 
@@ -83,7 +85,7 @@ void init() {
   build_gdt();
   tss.ist[double_fault_ist - 1] = uint64_t(double_fault_stack + sizeof(double_fault_stack));
   tss.io_map_base = sizeof(tss);  // no I/O bitmap: ring 3 gets #GP on every port
-  set_kernel_stack(uint64_t(boot_stack_top));
+  set_kernel_stack(uint64_t(hypervisor_stack + sizeof(hypervisor_stack)));
   load_gdt();
   build_idt();
   enable_syscall();

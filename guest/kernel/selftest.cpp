@@ -1,0 +1,43 @@
+#include "kernel/selftest.h"
+
+#include "kernel/console.h"
+#include "lib/cmdline.h"
+
+namespace kernel {
+
+void SelfTest::check(const char* what, long got, long expected) {
+  if (got == expected) {
+    print("selftest %s: %s: ok\n", name_, what);
+    return;
+  }
+  ++failures_;
+  print("selftest %s: %s: FAIL (got %ld expected %ld)\n", name_, what, got, expected);
+}
+
+void SelfTest::note(const char* what, long value) {
+  print("selftest %s: %s: %ld (0x%lx)\n", name_, what, value, value);
+}
+
+bool SelfTest::finish() {
+  print("selftest %s: %s\n", name_, failures_ == 0 ? "passed" : "failed");
+  return failures_ == 0;
+}
+
+bool selftest_run(const char* name) {
+  struct Entry {
+    const char* name;
+    void (*run)(SelfTest&);
+  };
+  static const Entry kTests[] = {
+      {"hypercall", selftest_hypercall}, {"mmu", selftest_mmu}, {"fault", selftest_fault}};
+  for (const Entry& entry : kTests) {
+    if (!lib::string_equal(name, entry.name)) continue;
+    SelfTest test(entry.name);
+    entry.run(test);
+    test.finish();
+    return true;
+  }
+  return false;
+}
+
+}  // namespace kernel

@@ -1,0 +1,29 @@
+#pragma once
+// ABI self-tests selected with selftest=<name> on the kernel command line. Each check
+// prints "selftest <name>: <check>: ok" or "... FAIL (got X expected Y)"; the run ends with
+// "selftest <name>: passed" or "failed". Expected values are what Xen 4.17 does: that is
+// the specification our hypervisor must match.
+
+namespace kernel {
+
+class SelfTest {
+ public:
+  explicit SelfTest(const char* name) : name_(name) {}
+  // Compares a result (usually a hypercall return value) with the expected one.
+  void check(const char* what, long got, long expected);
+  void note(const char* what, long value);  // informational, never fails
+  bool finish();
+
+ private:
+  const char* name_;
+  int failures_ = 0;
+};
+
+// Runs the named self-test; false if the name is unknown.
+bool selftest_run(const char* name);
+
+void selftest_hypercall(SelfTest& test);
+void selftest_mmu(SelfTest& test);
+void selftest_fault(SelfTest& test);
+
+}  // namespace kernel

@@ -1,0 +1,43 @@
+// selftest=hypercall: bad hypercall numbers, sub-ops and guest pointers are refused cleanly.
+#include "arch/xen.h"
+#include "kernel/selftest.h"
+#include "pv-kernel-patches/pv_ops.h"
+
+namespace kernel {
+namespace {
+
+// Nothing is mapped here before init starts (the user half of the kernel L4 is empty).
+constexpr uint64_t kUnmappedUser = 0x0000000010000000ull;
+// Inside the hypervisor's own range: never a valid guest pointer.
+constexpr uint64_t kHypervisorAddress = 0xffff830000000000ull;
+
+}  // namespace
+
+void selftest_hypercall(SelfTest& test) {
+  test.check("unknown hypercall 63 returns -ENOSYS", arch::hypercall(63), -XEN_ENOSYS);
+  test.check("unknown hypercall 100 returns -ENOSYS", arch::hypercall(100), -XEN_ENOSYS);
+  test.check("console_io with unknown sub-op returns -ENOSYS",
+             arch::hypercall(__HYPERVISOR_console_io, 77, 0, 0), -XEN_ENOSYS);
+  test.check("console_io write from an unmapped buffer returns -EFAULT",
+             arch::hypercall(__HYPERVISOR_console_io, CONSOLEIO_write, 16, kUnmappedUser),
+             -XEN_EFAULT);
+  test.check("console_io write from a hypervisor address returns -EFAULT",
+             arch::hypercall(__HYPERVISOR_console_io, CONSOLEIO_write, 16, kHypervisorAddress),
+             -XEN_EFAULT);
+  test.check("mmu_update with an unmapped request array returns -EFAULT",
+             arch::hypercall(__HYPERVISOR_mmu_update, kUnmappedUser, 1, 0, DOMID_SELF),
+             -XEN_EFAULT);
+  test.check("mmuext_op with an unmapped request array returns -EFAULT",
+             arch::hypercall(__HYPERVISOR_mmuext_op, kUnmappedUser, 1, 0, DOMID_SELF),
+             -XEN_EFAULT);
+  test.check("sched_op with unknown command returns -ENOSYS",
+             arch::hypercall(__HYPERVISOR_sched_op, 99, 0), -XEN_ENOSYS);
+  test.check("event_channel_op with unknown command returns -ENOSYS",
+             arch::hypercall(__HYPERVISOR_event_channel_op, 99, 0), -XEN_ENOSYS);
+  test.check("memory_op with unknown command returns -ENOSYS",
+             arch::hypercall(__HYPERVISOR_memory_op, 99, 0), -XEN_ENOSYS);
+  test.check("mmuext_op with unknown command returns -ENOSYS",
+             pv::ops.raw_mmuext(99, 0), -XEN_ENOSYS);
+}
+
+}  // namespace kernel
