@@ -34,6 +34,15 @@ const void* map_physical(void*, uint64_t physical, uint64_t size) {
   power::off(exit_boot_failure);
 }
 
+// A read through an unmapped hypervisor address, a few calls deep, so the report shows a
+// backtrace. noinline keeps the frames the test expects to see.
+[[gnu::noinline]] uint64_t read_unmapped(volatile uint64_t* address) { return *address; }
+[[gnu::noinline]] void hypervisor_fault_selftest() {
+  printk("selftest: faulting inside the hypervisor on purpose\n");
+  uint64_t value = read_unmapped(reinterpret_cast<volatile uint64_t*>(0xffff8123deadb000ULL));
+  printk("selftest: read %lx, which is impossible\n", value);  // also keeps the call from being a tail call
+}
+
 LogLevel console_level(boot::LogLevel level) { return static_cast<LogLevel>(level); }
 
 void read_command_line(const boot::MultibootInfo& info) {
@@ -64,6 +73,7 @@ extern "C" [[noreturn]] void start_xen(uint32_t magic, uint32_t info_physical) {
 
   cpu_tables::init();
   fpu::init();
+  if (options.selftest == boot::HypervisorSelftest::hypervisor_fault) hypervisor_fault_selftest();
   if (!boot_memory::init(info)) boot_failure("memory initialisation");
   system_clock::calibrate();
   legacy_pic::disable();

@@ -77,6 +77,8 @@ void process_run_init(const char* path) {
 }
 
 void process_exit(int status) {
+  print("pv: %lu page-table entries written, %lu hypercalls (pte=%s)\n", pv::ops.entries_written(),
+        pv::ops.hypercalls_issued(), pv::pte_mode_name(pv::ops.mode()));
   print("init exited: status %d\n", status);
   xen::shutdown(status == 0 ? SHUTDOWN_poweroff : SHUTDOWN_crash);
 }

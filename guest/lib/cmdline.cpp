@@ -1,4 +1,4 @@
-#include "lib/cmdline.h"
+#include "cmdline.h"
 
 namespace lib {
 

@@ -1,4 +1,4 @@
-#include "lib/cpio.h"
+#include "cpio.h"
 
 namespace lib {
 namespace {

@@ -1,4 +1,4 @@
-#include "lib/elf.h"
+#include "elf.h"
 
 namespace lib {
 namespace {

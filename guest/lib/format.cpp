@@ -1,4 +1,4 @@
-#include "lib/format.h"
+#include "format.h"
 
 #include <stdint.h>
 

@@ -1,4 +1,4 @@
-#include "lib/region_set.h"
+#include "region_set.h"
 
 namespace lib {
 

@@ -105,6 +105,7 @@ long PvOps::pin(Level level, Mfn table) {
 }
 
 long PvOps::unpin(Mfn table) { return mmuext(MMUEXT_UNPIN_TABLE, table.value); }
+long PvOps::set_kernel_base(Mfn l4) { return mmuext(MMUEXT_NEW_BASEPTR, l4.value); }
 long PvOps::set_user_base(Mfn l4) { return mmuext(MMUEXT_NEW_USER_BASEPTR, l4.value); }
 long PvOps::flush_tlb() { return mmuext(MMUEXT_TLB_FLUSH_LOCAL, 0); }
 long PvOps::invalidate_page(uint64_t va) { return mmuext(MMUEXT_INVLPG_LOCAL, va); }

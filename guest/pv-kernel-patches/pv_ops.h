@@ -45,7 +45,8 @@ class PvOps {
   long flush();  // commits queued (batched) entries; a no-op otherwise
   long pin(Level level, Mfn table);
   long unpin(Mfn table);
-  long set_user_base(Mfn l4);  // the L4 Xen switches to on return to user mode
+  long set_kernel_base(Mfn l4);  // switch the kernel's own address space (MMUEXT_NEW_BASEPTR)
+  long set_user_base(Mfn l4);    // the L4 Xen switches to on return to user mode
   long flush_tlb();
   long invalidate_page(uint64_t va);
   // Changes the kernel's own mapping of va and invalidates it, in one step.

@@ -168,3 +168,13 @@ TEST(BootCommandLine, SkipsImageName) {
     EXPECT_STREQ(skip_image_name("xen"), "");
     EXPECT_STREQ(skip_image_name(""), "");
 }
+
+TEST(BootCommandLine, Selftest) {
+    EXPECT_EQ(parse("").selftest, HypervisorSelftest::none);
+    EXPECT_EQ(parse("selftest=hypervisor-fault").selftest, HypervisorSelftest::hypervisor_fault);
+    CommandLine bad = parse("selftest=reboot-the-moon");
+    EXPECT_EQ(bad.selftest, HypervisorSelftest::none);
+    ASSERT_EQ(bad.diagnostic_count, 1u);
+    EXPECT_EQ(bad.diagnostics[0].kind, CommandLineDiagnostic::Kind::bad_value);
+    EXPECT_STREQ(bad.diagnostics[0].key, "selftest");
+}

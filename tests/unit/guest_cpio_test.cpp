@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <string>
 
-#include "lib/cpio.h"
+#include "guest/lib/cpio.h"
 
 namespace {
 
@@ -41,7 +41,7 @@ lib::CpioStatus find(const std::string& a, const char* path, lib::CpioEntry& ent
 
 }  // namespace
 
-TEST(GuestCpio, FindsFileByAbsoluteOrRelativePath) {
+TEST(guest_cpio, FindsFileByAbsoluteOrRelativePath) {
   std::string a = archive({{"segv", "xyz"}, {"init", "hello"}});
   lib::CpioEntry entry;
   for (const char* path : {"/init", "init", "./init"}) {
@@ -51,19 +51,19 @@ TEST(GuestCpio, FindsFileByAbsoluteOrRelativePath) {
   }
 }
 
-TEST(GuestCpio, MissingFileIsNotFound) {
+TEST(guest_cpio, MissingFileIsNotFound) {
   std::string a = archive({{"init", "hello"}});
   lib::CpioEntry entry;
   EXPECT_EQ(find(a, "/sbin/init", entry), lib::CpioStatus::not_found);
 }
 
-TEST(GuestCpio, DirectoriesAreNotFiles) {
+TEST(guest_cpio, DirectoriesAreNotFiles) {
   std::string a = newc_entry("init", "", 040755) + newc_entry("TRAILER!!!", "", 0);
   lib::CpioEntry entry;
   EXPECT_EQ(find(a, "/init", entry), lib::CpioStatus::not_found);
 }
 
-TEST(GuestCpio, EveryTruncationFailsCleanly) {
+TEST(guest_cpio, EveryTruncationFailsCleanly) {
   std::string a = archive({{"init", std::string(1000, 'x')}});
   lib::CpioEntry entry;
   for (size_t length = 0; length < a.size() - newc_entry("TRAILER!!!", "", 0).size(); ++length) {
@@ -73,48 +73,48 @@ TEST(GuestCpio, EveryTruncationFailsCleanly) {
   }
 }
 
-TEST(GuestCpio, MissingTrailerIsTruncation) {
+TEST(guest_cpio, MissingTrailerIsTruncation) {
   std::string a = newc_entry("init", "abc");
   lib::CpioEntry entry;
   EXPECT_EQ(find(a, "/other", entry), lib::CpioStatus::truncated);
 }
 
-TEST(GuestCpio, BadMagicIsRejected) {
+TEST(guest_cpio, BadMagicIsRejected) {
   std::string a = archive({{"init", "abc"}});
   a[5] = '7';  // 070707 is the old binary-portable format
   lib::CpioEntry entry;
   EXPECT_EQ(find(a, "/init", entry), lib::CpioStatus::bad_magic);
 }
 
-TEST(GuestCpio, NonHexFieldIsRejected) {
+TEST(guest_cpio, NonHexFieldIsRejected) {
   std::string a = archive({{"init", "abc"}});
   a[6 + 8 * 6 + 3] = 'g';  // inside the file size
   lib::CpioEntry entry;
   EXPECT_EQ(find(a, "/init", entry), lib::CpioStatus::bad_field);
 }
 
-TEST(GuestCpio, HugeFileSizeIsTruncationNotOverflow) {
+TEST(guest_cpio, HugeFileSizeIsTruncationNotOverflow) {
   std::string a = archive({{"init", "abc"}});
   a.replace(6 + 8 * 6, 8, "FFFFFFFF");
   lib::CpioEntry entry;
   EXPECT_EQ(find(a, "/init", entry), lib::CpioStatus::truncated);
 }
 
-TEST(GuestCpio, NameWithoutTerminatorIsRejected) {
+TEST(guest_cpio, NameWithoutTerminatorIsRejected) {
   std::string a = archive({{"init", "abc"}});
   a[110 + 4] = 'X';  // overwrite the NUL after "init"
   lib::CpioEntry entry;
   EXPECT_EQ(find(a, "/init", entry), lib::CpioStatus::bad_name);
 }
 
-TEST(GuestCpio, ZeroNameSizeIsRejected) {
+TEST(guest_cpio, ZeroNameSizeIsRejected) {
   std::string a = archive({{"init", "abc"}});
   a.replace(6 + 8 * 11, 8, "00000000");
   lib::CpioEntry entry;
   EXPECT_EQ(find(a, "/init", entry), lib::CpioStatus::bad_name);
 }
 
-TEST(GuestCpio, ReaderStopsAfterError) {
+TEST(guest_cpio, ReaderStopsAfterError) {
   std::string a = "garbage that is long enough to hold a header" + std::string(100, '0');
   lib::CpioReader reader(a.data(), a.size());
   lib::CpioEntry entry;
@@ -122,7 +122,7 @@ TEST(GuestCpio, ReaderStopsAfterError) {
   EXPECT_EQ(reader.next(entry), lib::CpioStatus::bad_magic);
 }
 
-TEST(GuestCpio, StatusNamesAreDistinct) {
+TEST(guest_cpio, StatusNamesAreDistinct) {
   EXPECT_STRNE(lib::cpio_status_name(lib::CpioStatus::truncated),
                lib::cpio_status_name(lib::CpioStatus::bad_magic));
 }

@@ -107,3 +107,26 @@ TEST_F(MmPageRefs, GetPageAndTypeRollsBackTheGeneralRef) {
 
 }  // namespace
 }  // namespace mm::testing
+
+namespace mm::testing {
+namespace {
+
+TEST_F(MmPageRefs, FailedValidationLeavesTheOldTypeRemembered) {
+    auto ctx = context();
+    ASSERT_EQ(get_page_type(ctx, kSpareL1, PageType::Writable), 0);
+    put_page_type(frames_, kSpareL1);
+    write(kSpareL1, 9, ro(kForeign));
+    ctx.effects = MmuEffects{};
+    EXPECT_EQ(get_page_type(ctx, kSpareL1, PageType::L1), -XEN_EBUSY);
+    EXPECT_EQ(info(kSpareL1).type_refs, 0u);
+    EXPECT_EQ(info(kSpareL1).type, PageType::Writable) << "a later use must still see the change";
+    EXPECT_FALSE(info(kSpareL1).validated && info(kSpareL1).type == PageType::L1);
+    write(kSpareL1, 9, E());
+    ctx.effects = MmuEffects{};
+    EXPECT_EQ(get_page_type(ctx, kSpareL1, PageType::L1), 0);
+    EXPECT_TRUE(ctx.effects.flush_domain_tlbs);
+    put_page_type(frames_, kSpareL1);
+}
+
+}  // namespace
+}  // namespace mm::testing

@@ -175,6 +175,13 @@ bool parse_ptwr(Text value, PtwrMode& mode) {
     return true;
 }
 
+bool parse_selftest(Text value, HypervisorSelftest& selftest) {
+    if (value.equals("none")) selftest = HypervisorSelftest::none;
+    else if (value.equals("hypervisor-fault")) selftest = HypervisorSelftest::hypervisor_fault;
+    else return false;
+    return true;
+}
+
 bool copy_console(Text value, CommandLine& out) {
     if (value.empty() || value.length >= CommandLine::console_capacity) return false;
     for (size_t i = 0; i < CommandLine::console_capacity; ++i)
@@ -215,6 +222,10 @@ void apply_option(Text word, CommandLine& out) {
         ok = has_value && parse_ptwr(value, out.ptwr);
         if (!ok) report(out, CommandLineDiagnostic::Kind::bad_value, key,
                         "expected emulate|writable");
+    } else if (key.equals("selftest")) {
+        ok = has_value && parse_selftest(value, out.selftest);
+        if (!ok) report(out, CommandLineDiagnostic::Kind::bad_value, key,
+                        "expected none|hypervisor-fault");
     } else if (key.equals("console")) {
         ok = has_value && copy_console(value, out);
         if (!ok) report(out, CommandLineDiagnostic::Kind::bad_value, key,

@@ -43,6 +43,11 @@ struct Dom0MemorySpec {
     uint64_t resolve(uint64_t available_bytes, uint64_t default_bytes) const;
 };
 
+// Deliberate failures that prove the hypervisor's own error paths work (tests only).
+//   hypervisor-fault: a page fault inside the hypervisor right after the IDT is up, which must
+//   print the registers and a backtrace and halt.
+enum class HypervisorSelftest : uint8_t { none, hypervisor_fault };
+
 struct CommandLineDiagnostic {
     enum class Kind : uint8_t { unknown_option, bad_value };
     Kind kind = Kind::unknown_option;
@@ -58,6 +63,7 @@ struct CommandLine {
     LogLevel rate_limited_log_level = LogLevel::warning;  // loglvl=<level>/<rate-limited>
     Dom0MemorySpec dom0_memory;
     PtwrMode ptwr = PtwrMode::emulate;
+    HypervisorSelftest selftest = HypervisorSelftest::none;
     bool has_console = false;
     char console[console_capacity] = {};                  // e.g. "com1,vga"
 

@@ -24,11 +24,24 @@ const char* reason_name(unsigned reason) {
   }
 }
 
+const char* hypercall_name(unsigned number) {
+  static const char* const names[] = {
+      "set_trap_table", "mmu_update", "set_gdt", "stack_switch", "set_callbacks", "fpu_taskswitch",
+      "sched_op_compat", "platform_op", "set_debugreg", "get_debugreg", "update_descriptor", "11",
+      "memory_op", "multicall", "update_va_mapping", "set_timer_op", "event_channel_op_compat",
+      "xen_version", "console_io", "physdev_op_compat", "grant_table_op", "vm_assist",
+      "update_va_mapping_otherdomain", "iret", "vcpu_op", "set_segment_base", "mmuext_op",
+      "xsm_op", "nmi_op", "sched_op", "callback_op", "xenoprof_op", "event_channel_op",
+      "physdev_op", "hvm_op", "sysctl", "domctl", "kexec_op", "tmem_op", "argo_op", "xenpmu_op",
+      "dm_op", "hypfs_op"};
+  return number < sizeof(names) / sizeof(names[0]) ? names[number] : "unknown";
+}
+
 void print() {
   printk("Hypervisor summary after %lu ms:\n", system_clock::now_ns() / 1000000);
   for (unsigned i = 0; i < unsigned(Counter::count); ++i) printk("  %-30s %lu\n", counter_names[i], counters[i]);
   for (unsigned i = 0; i < 64; ++i)
-    if (hypercall_counts[i]) printk("  hypercall %-2u %25s %lu\n", i, "", hypercall_counts[i]);
+    if (hypercall_counts[i]) printk("  hypercall %-20s [%2u] %6lu\n", hypercall_name(i), i, hypercall_counts[i]);
 }
 }  // namespace
 

@@ -57,6 +57,7 @@ void inject_exception(Vcpu& vcpu, TrapFrame& frame, unsigned vector, uint32_t er
     if (!vcpu.kernel_mode) error_code |= pfec_user;
   }
   Bounce bounce{trap.address, has_error_code, error_code, trap_masks_events(trap)};
+  summary::add(summary::Counter::bounced_exceptions);
   if (!bounce.handler) {
     printk("d%uv%u unhandled exception %u (error %x) at %lx, cr2 %lx\n", vcpu.domain->id, vcpu.id, vector,
            error_code, frame.rip, vector == 14 ? vcpu.info()->arch.cr2 : 0);
@@ -71,6 +72,7 @@ void handle_guest_exception(TrapFrame& frame) {
   Vcpu& vcpu = *domains::current();
   unsigned vector = unsigned(frame.vector);
   if (vector == 14) {
+    summary::add(summary::Counter::guest_page_faults);
     uint64_t address = cpu::read_cr2();
     if (page_fault::fixup(vcpu, frame, address)) return;
     vcpu.info()->arch.cr2 = address;

@@ -16,7 +16,12 @@ const char* exception_name(uint64_t vector) {
   return "interrupt";
 }
 
+extern "C" char __image_start[], __text_end[];
+
 bool plausible_kernel_address(uint64_t address) { return address >= 0xffff800000000000ULL; }
+bool is_text_address(uint64_t address) {
+  return address >= uint64_t(__image_start) && address < uint64_t(__text_end);
+}
 }  // namespace
 
 void print_registers(const TrapFrame& f) {
@@ -37,7 +42,7 @@ void print_backtrace(uint64_t rbp) {
   for (int depth = 0; depth < 16 && plausible_kernel_address(rbp) && (rbp & 7) == 0; ++depth) {
     auto* frame = reinterpret_cast<const uint64_t*>(rbp);
     uint64_t return_address = frame[1];
-    if (!plausible_kernel_address(return_address)) break;
+    if (!is_text_address(return_address)) break;
     printk("  [<%016lx>]\n", return_address);
     rbp = frame[0];
   }
@@ -48,6 +53,9 @@ void fatal_trap(const TrapFrame& frame, const char* why) {
   printk("*** hypervisor fault: %s (%s) ***\n", exception_name(frame.vector), why);
   print_registers(frame);
   printk("  [<%016lx>] (faulting instruction)\n", frame.rip);
+  // A leaf function keeps no frame pointer: its return address is the word at rsp.
+  uint64_t top_of_stack = *reinterpret_cast<const uint64_t*>(frame.rsp);
+  if (is_text_address(top_of_stack)) printk("  [<%016lx>] ? (return address at rsp)\n", top_of_stack);
   print_backtrace(frame.rbp);
   console::panic("fatal trap in the hypervisor: halting");
 }

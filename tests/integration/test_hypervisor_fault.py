@@ -1,0 +1,36 @@
+"""A fault inside the hypervisor prints the registers, the faulting address and a backtrace,
+then halts the CPU (the machine stays up, silent: the test ends it once the report is out)."""
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import boot as run  # noqa: E402
+import machine  # noqa: E402
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--build", default=None)
+    build = machine.build_dir(parser.parse_args().build)
+    boot = machine.boot(machine.ours(build), "loglvl=info selftest=hypervisor-fault", run.dom0_modules(build),
+                        timeout=60, until="halting")
+    machine.expect(not boot.timed_out, "no fault report before the timeout", boot)
+    machine.expect("*** hypervisor fault: page fault (in hypervisor context) ***" in boot.serial,
+                   "no fault banner", boot)
+    machine.expect("cr2: ffff8123deadb000" in boot.serial, "cr2 not reported", boot)
+    frames = re.findall(r"\[<(ffff82d0[0-9a-f]{8})>\]", boot.serial)
+    machine.expect(len(frames) >= 3, f"backtrace too short: {frames}", boot)
+    machine.expect("Starting dom0" not in boot.serial, "boot continued after the fault", boot)
+    # The addresses must resolve to the functions that faulted.
+    names = subprocess.run(["addr2line", "-f", "-C", "-e", machine.ours(build), *frames[:3]],
+                           capture_output=True, text=True).stdout
+    machine.expect("read_unmapped" in names and "hypervisor_fault_selftest" in names,
+                   f"backtrace does not resolve to the faulting functions:\n{names}", boot)
+    print("ok: hypervisor fault reported with registers and a resolvable backtrace, CPU halted")
+
+
+if __name__ == "__main__":
+    main()
