@@ -101,7 +101,8 @@ TEST_F(MmMmuUpdate, RefusalsLeaveCountsAndMemoryUnchanged) {
         {"foreign frame", kL1, 100, ro(kForeign), -XEN_EBUSY},
         {"hypervisor frame", kL1, 100, ro(kHypervisorFrame), -XEN_EBUSY},
         {"beyond the frame table", kL1, 100, ro(kFrames), -XEN_EPERM},
-        {"reserved bits", kL1, 100, E(ro(kLooseData).raw() | (uint64_t{1} << 40)), -XEN_EINVAL},
+        {"address bits 51:40 (not RAM, no I/O access)", kL1, 100, E(ro(kLooseData).raw() | (uint64_t{1} << 40)), -XEN_EPERM},
+        {"reserved bits in L2", kL2, 100, E(link(kSpareL1).raw() | (uint64_t{1} << 40)), -XEN_EINVAL},
         {"PAT bit in L1", kL1, 100, ro(kLooseData).with_flags(E::kPageSize), -XEN_EINVAL},
         {"superpage in L2", kL2, 100, link(kLooseData).with_flags(E::kPageSize), -XEN_EINVAL},
         {"superpage in L3", kL3, 100, link(kLooseData).with_flags(E::kPageSize), -XEN_EINVAL},
@@ -196,4 +197,19 @@ TEST_F(MmMmuUpdate, BatchStopsAtTheFirstFailure) {
 }
 
 }  // namespace
+// A privileged domain maps I/O memory (frames that are not RAM) as Xen lets dom0 do: no
+// references are taken or dropped, and the audit stays clean. Others get -EPERM.
+TEST_F(MmMmuUpdate, PrivilegedDomainMapsIoFramesWithoutReferences) {
+    const DomainIdentity privileged{kGuest, true, false};
+    const uint64_t io_frame = kFrames + 0x100;
+    EXPECT_EQ(update(kL1, 100, rw(io_frame)), -XEN_EPERM);
+    ASSERT_EQ(update(kL1, 100, rw(io_frame), MMU_NORMAL_PT_UPDATE, privileged), 0);
+    EXPECT_EQ(read(kL1, 100).mfn(), io_frame);
+    EXPECT_AUDIT_CLEAN();
+    ASSERT_EQ(update(kL1, 100, E(), MMU_NORMAL_PT_UPDATE, privileged), 0);
+    EXPECT_AUDIT_CLEAN();
+    E beyond_address_width(rw(kLooseData).raw() | (uint64_t{1} << 45));
+    EXPECT_EQ(update(kL1, 100, beyond_address_width, MMU_NORMAL_PT_UPDATE, privileged), -XEN_EPERM);
+}
+
 }  // namespace mm::testing

@@ -91,19 +91,25 @@ bool init_allocator(uint64_t nr_frames) {
   return true;
 }
 
-// Frames that are neither free RAM nor handed out later belong to the hypervisor or to no one:
-// the image, the allocator's bitmaps and the frame table itself are the hypervisor's.
-void claim_hypervisor_frames(uint64_t nr_frames) {
+// Every frame gets its owner: free RAM stays unowned for the allocator to hand out; the image,
+// the allocator's bitmaps and the frame table are the hypervisor's; what is not RAM (the first
+// MiB, holes, firmware ranges) is I/O memory, which only a privileged domain may map, as in Xen.
+// Boot modules are RAM owned by no one: dom0 gets copies of them.
+void assign_boot_owners(uint64_t nr_frames) {
   for (uint64_t mfn = 0; mfn < nr_frames; ++mfn) {
     if (frame_allocator.is_free(mfn)) continue;
     uint64_t address = mfn * page;
     bool is_module = false;
     for (unsigned i = 0; i < nr_modules; ++i)
       if (address >= (modules[i].start & ~(page - 1)) && address < modules[i].end) is_module = true;
-    bool is_ram = false;
-    for (unsigned i = 0; i < nr_ram; ++i)
-      if (address >= ram[i].start && address < ram[i].end) is_ram = true;
-    if (is_ram && !is_module && address >= 0x100000) frames->assign(mfn, DOMID_XEN);
+    bool is_ram = address >= 0x100000;
+    if (is_ram) {
+      is_ram = false;
+      for (unsigned i = 0; i < nr_ram; ++i)
+        if (address >= ram[i].start && address < ram[i].end) is_ram = true;
+    }
+    if (!is_ram) frames->assign(mfn, DOMID_IO);
+    else if (!is_module) frames->assign(mfn, DOMID_XEN);
   }
 }
 
@@ -115,7 +121,7 @@ bool init_frame_table(uint64_t nr_frames) {
   frames = new (frame_table_storage) mm::FrameTable(
       infos, nr_frames, mm::MachineMemory{reinterpret_cast<uint8_t*>(DIRECTMAP_VIRT_START), nr_frames});
   frames->reset();
-  claim_hypervisor_frames(nr_frames);
+  assign_boot_owners(nr_frames);
   printk("Frame table: %lu frames, %lu KiB at %lx\n", nr_frames, table_frames * 4, first * page);
   return true;
 }

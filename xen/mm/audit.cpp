@@ -30,6 +30,7 @@ public:
             if (!is_guest_slot(level, index)) continue;
             PageTableEntry entry = load_entry(frames_, mfn, index);
             if (!entry.present()) continue;
+            if (level == PagingLevel::L1 && is_io(entry.mfn())) continue;  // I/O: no refs
             general(entry.mfn());
             if (level != PagingLevel::L1)
                 typed(entry.mfn(), table_type(next_lower(level)));
@@ -39,6 +40,11 @@ public:
     }
 
 private:
+    bool is_io(uint64_t mfn) const {
+        const PageInfo* page = frames_.find(mfn);
+        return page == nullptr || page->owner == DOMID_IO;
+    }
+
     const FrameTable& frames_;
     ExpectedFrame* expected_;
 };

@@ -7,10 +7,17 @@ namespace mm {
 
 namespace {
 
+// Frames that are not RAM: beyond the frame table, or marked as I/O memory at boot.
+bool is_io_frame(const FrameTable& frames, uint64_t mfn) {
+    const PageInfo* page = frames.find(mfn);
+    return page == nullptr || page->owner == DOMID_IO;
+}
+
 int take_l1_references(MmuContext& context, PageTableEntry entry) {
     const uint64_t target = entry.mfn();
+    if (is_io_frame(context.frames, target))
+        return may_map_io_frame(context.domain, target) ? 0 : error(XEN_EPERM);
     const PageInfo* page = context.frames.find(target);
-    if (page == nullptr) return error(XEN_EPERM);
     if (!may_map_frame_of(context.domain, page->owner)) return error(XEN_EBUSY);
     if (get_page(context.frames, target, page->owner) != 0) return error(XEN_EBUSY);
     if (entry.writable() && get_page_type(context, target, PageType::Writable) != 0) {
@@ -33,6 +40,7 @@ int take_entry_references(MmuContext& context, PagingLevel level, PageTableEntry
 
 void release_entry_references(FrameTable& frames, PagingLevel level, PageTableEntry entry) {
     if (!entry.present()) return;
+    if (level == PagingLevel::L1 && is_io_frame(frames, entry.mfn())) return;  // held nothing
     if (level == PagingLevel::L1 && !entry.writable()) {
         put_page(frames, entry.mfn());
         return;

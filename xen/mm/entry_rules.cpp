@@ -9,7 +9,7 @@ bool is_guest_l4_slot(unsigned index) {
 }
 
 int check_entry_bits(PagingLevel level, PageTableEntry entry) {
-    if (entry.reserved_address_bits()) return error(XEN_EINVAL);
+    if (level != PagingLevel::L1 && entry.reserved_address_bits()) return error(XEN_EINVAL);
     if (entry.has_any(entry.flags() & ~guest_settable_flags(level))) return error(XEN_EINVAL);
     return 0;
 }
@@ -33,6 +33,10 @@ bool is_harmless_change(PagingLevel level, PageTableEntry old, PageTableEntry re
     if (!old.present() || !replacement.present()) return false;
     uint64_t changed = old.raw() ^ replacement.raw();
     return (changed & ~flags_changeable_without_revalidation(level)) == 0;
+}
+
+bool may_map_io_frame(DomainIdentity caller, uint64_t mfn) {
+    return caller.privileged && mfn < (uint64_t{1} << (kPhysicalAddressBits - kPageShift));
 }
 
 bool may_map_frame_of(DomainIdentity caller, domid_t owner) {

@@ -7,8 +7,6 @@ namespace mm {
 // Xen marks L1 entries the guest wrote without _PAGE_USER with this software bit
 // (_PAGE_GUEST_KERNEL), after forcing _PAGE_USER on: a 64-bit PV kernel runs in ring 3.
 inline constexpr uint64_t kGuestKernelMarker = uint64_t{1} << 52;
-// Xen's _PAGE_GNTTAB: reserved for grant mappings, never accepted from a guest L1 entry.
-inline constexpr uint64_t kGrantMappingBit = uint64_t{1} << 62;
 
 // Flags a guest may set in any present entry. Cache-control bits (PWT, PCD, PAT/PS) and
 // Global are refused except Global in L1: guests here have no I/O capabilities and no
@@ -20,7 +18,7 @@ inline constexpr uint64_t kGuestSettableFlags =
 
 constexpr uint64_t guest_settable_flags(PagingLevel level) {
     return level == PagingLevel::L1
-               ? (kGuestSettableFlags | PageTableEntry::kGlobal) & ~kGrantMappingBit
+               ? kGuestSettableFlags | PageTableEntry::kGlobal
                : kGuestSettableFlags;
 }
 
@@ -38,8 +36,10 @@ constexpr uint64_t flags_changeable_without_revalidation(PagingLevel level) {
 // L4 slots a guest may fill; the others are the hypervisor's (see hypervisor_slots.h).
 bool is_guest_l4_slot(unsigned index);
 
-// Checks the bits of a present guest entry: 0, or -EINVAL for reserved address bits (51:40)
-// or any flag the guest may not set at that level (PS in L2/L3/L4, PWT/PCD/PAT, G above L1).
+// Checks the bits of a present guest entry: 0, or -EINVAL for any flag the guest may not set
+// at that level (PS in L2/L3/L4, PWT/PCD/PAT, G above L1) or, above L1, reserved address bits
+// (51:40). In an L1 such an address is simply not RAM: the I/O rules answer (-EPERM).
+// Software-available bits (9-11, 52-62) are the guest's, as in Xen 4.17 (no _PAGE_GNTTAB).
 int check_entry_bits(PagingLevel level, PageTableEntry entry);
 
 // The form stored in the table: every present entry gets User (the guest kernel runs in
@@ -51,6 +51,11 @@ PageTableEntry adjust_guest_entry(PagingLevel level, PageTableEntry entry);
 // True if an installed entry `old` can be replaced by `replacement` (both already adjusted)
 // without touching reference counts: same frame, both present, only harmless flags differ.
 bool is_harmless_change(PagingLevel level, PageTableEntry old, PageTableEntry replacement);
+
+// Whether an L1 entry may map machine frame `mfn` that is not RAM (outside the frame table or
+// owned by DOMID_IO): only a privileged domain, and only within the physical address width,
+// as Xen lets dom0 map I/O memory. Such mappings hold no references.
+bool may_map_io_frame(DomainIdentity caller, uint64_t mfn);
 
 // Whether `caller` may map, through an L1 entry, a frame owned by `owner`: its own frames,
 // and for a privileged caller frames of any other guest domain. Never hypervisor (DOMID_XEN),

@@ -1,0 +1,60 @@
+"""Boots the reference guest kernel as dom0 on either hypervisor, ours or real Xen 4.17, so
+the same assertions run on both: Xen's behaviour is the specification of ours.
+
+Each test_guest_*.py takes --hypervisor ours|xen417; CTest registers both variants.
+"""
+import argparse
+import os
+from dataclasses import dataclass
+
+import machine
+
+
+@dataclass
+class Hypervisor:
+    name: str
+    image: str
+    append: str
+    poweroff: str     # the console line that says dom0 powered off
+    crash: str        # the console line that says dom0 crashed
+    ends_itself: bool  # ours ends the machine through isa-debug-exit; Xen halts or reboots
+
+
+def hypervisor(build, name):
+    if name == "ours":
+        return Hypervisor("ours", machine.ours(build), "loglvl=info dom0_mem=128M",
+                          "Domain 0 shut down: reason poweroff", "Domain 0 crashed", True)
+    if name == "xen417":
+        # Xen 4.17: "Hardware Dom0 halted: halting machine" / "Hardware Dom0 crashed: ..."
+        return Hypervisor("xen417", machine.xen417(build),
+                          "console=com1 com1=115200,8n1 dom0_mem=128M loglvl=all guest_loglvl=all",
+                          "Dom0 halted", "Dom0 crashed", False)
+    raise SystemExit(f"unknown hypervisor {name}")
+
+
+def arguments():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--build", default=None)
+    parser.add_argument("--hypervisor", default="ours", choices=["ours", "xen417"])
+    args = parser.parse_args()
+    build = machine.build_dir(args.build)
+    return build, hypervisor(build, args.hypervisor)
+
+
+def boot_guest(build, hv, cmdline, ending, timeout=180):
+    """ending: the console line after which the machine is done (hv.poweroff or hv.crash)."""
+    kernel = os.path.join(build, "guest", "kernel")
+    initrd = os.path.join(build, "guest", "initrd.cpio")
+    for path in (kernel, initrd, hv.image):
+        machine.expect(os.path.exists(path), f"missing {path} (build first)")
+    return machine.boot(hv.image, hv.append, [(kernel, cmdline), (initrd, "")], timeout=timeout,
+                        until=None if hv.ends_itself else ending, memory="512M")
+
+
+def expect_ended(result, hv, ending, exit_value):
+    """Checks the machine ended the expected way (and, on ours, with the exit value)."""
+    machine.expect(not result.timed_out, f"{hv.name}: machine did not end in time", result)
+    machine.expect(ending in result.serial, f"{hv.name}: missing '{ending}'", result)
+    if hv.ends_itself:
+        machine.expect(result.debug_exit_value() == exit_value,
+                       f"{hv.name}: exit value {result.debug_exit_value()}, expected {exit_value}", result)
