@@ -3,7 +3,7 @@
 #include <stdarg.h>
 
 #include "arch/xen.h"
-#include "lib/format.h"
+#include "common/format.h"
 
 namespace kernel {
 
@@ -21,7 +21,7 @@ void print(const char* fmt, ...) {
   char buffer[512];
   va_list args;
   va_start(args, fmt);
-  size_t length = lib::vformat(buffer, sizeof(buffer), fmt, args);
+  size_t length = format_to(buffer, sizeof(buffer), fmt, args);
   va_end(args);
   if (length >= sizeof(buffer)) length = sizeof(buffer) - 1;
   console_write(buffer, length);

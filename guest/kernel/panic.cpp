@@ -4,7 +4,7 @@
 
 #include "arch/xen.h"
 #include "kernel/console.h"
-#include "lib/format.h"
+#include "common/format.h"
 
 namespace kernel {
 
@@ -12,7 +12,7 @@ void panic(const char* fmt, ...) {
   char buffer[256];
   va_list args;
   va_start(args, fmt);
-  lib::vformat(buffer, sizeof(buffer), fmt, args);
+  format_to(buffer, sizeof(buffer), fmt, args);
   va_end(args);
   print("kernel panic: %s\n", buffer);
   xen::shutdown(SHUTDOWN_crash);

@@ -4,7 +4,7 @@
 #include "kernel/direct_map.h"
 #include "kernel/physical_memory.h"
 #include "kernel/selftest.h"
-#include "lib/format.h"
+#include "common/format.h"
 
 namespace kernel {
 namespace {
@@ -24,11 +24,11 @@ void try_update(SelfTest& test, const char* what, const pv::PageTableSlot& slot,
   test.check(what, rc, expected);
   char label[160];
   if (rc == 0) {
-    lib::format(label, sizeof(label), "%s: original entry restored", what);
+    format_to(label, sizeof(label), "%s: original entry restored", what);
     test.check(label, pv::ops.raw_mmu_update(slot.machine_address, before), 0);
     return;
   }
-  lib::format(label, sizeof(label), "%s: entry unchanged", what);
+  format_to(label, sizeof(label), "%s: entry unchanged", what);
   test.check(label, static_cast<long>(read_entry(slot).raw() == before), 1);
 }
 

@@ -1,7 +1,6 @@
 # Pure guest sources: no hardware access, compiled freestanding into the kernel and for the host
 # unit tests (tests/unit/guest_*_test.cpp).
 list(APPEND PURE_SOURCES
-  ${CMAKE_CURRENT_LIST_DIR}/format.cpp
   ${CMAKE_CURRENT_LIST_DIR}/cpio.cpp
   ${CMAKE_CURRENT_LIST_DIR}/elf.cpp
   ${CMAKE_CURRENT_LIST_DIR}/cmdline.cpp

@@ -1,4 +1,4 @@
-#include "lib/format.h"
+#include "common/format.h"
 #include <gtest/gtest.h>
 #include <string>
 
@@ -37,4 +37,11 @@ TEST(Format, TruncatesAndReportsFullLength) {
   char one[1];
   EXPECT_EQ(format_to(one, 1, "abc"), 3u);
   EXPECT_STREQ(one, "");
+}
+
+TEST(Format, LengthModifiersAndNull) {
+  EXPECT_EQ(fmt("%zu %llu %hu", size_t{5}, 6ull, 7), "5 6 7");
+  const char* volatile null_string = nullptr;  // volatile: no compile-time warning
+  EXPECT_EQ(fmt("[%s]", null_string), "[(null)]");
+  EXPECT_EQ(fmt("%05d|%-4s|%4s", -42, "ab", "cd"), "-0042|ab  |  cd");
 }

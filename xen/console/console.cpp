@@ -1,7 +1,7 @@
 #include "console/console.h"
 #include "console/serial.h"
 #include "arch/x86/cpu/registers.h"
-#include "lib/format.h"
+#include "common/format.h"
 
 namespace {
 LogLevel current_level = LogLevel::info;

@@ -1,4 +1,4 @@
-#include "lib/format.h"
+#include "common/format.h"
 #include <stdint.h>
 
 namespace {
