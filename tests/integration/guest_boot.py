@@ -56,5 +56,7 @@ def expect_ended(result, hv, ending, exit_value):
     machine.expect(not result.timed_out, f"{hv.name}: machine did not end in time", result)
     machine.expect(ending in result.serial, f"{hv.name}: missing '{ending}'", result)
     if hv.ends_itself:
+        # Ours audits every frame's counts against the page tables when the domain is gone.
+        machine.expect("audit: clean" in result.serial, f"{hv.name}: frame-table audit not clean", result)
         machine.expect(result.debug_exit_value() == exit_value,
                        f"{hv.name}: exit value {result.debug_exit_value()}, expected {exit_value}", result)

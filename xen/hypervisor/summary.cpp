@@ -4,6 +4,7 @@
 #include "arch/x86/power.h"
 #include "console/console.h"
 #include "domain/domain.h"
+#include "domain/frame_audit.h"
 #include "time/clock.h"
 
 namespace summary {
@@ -56,6 +57,7 @@ void no_domain_left(const Domain& last) {
   printk("Domain %u %s: reason %s (%u)\n", last.id, how, reason_name(last.shutdown_reason), last.shutdown_reason);
   if (last.state == DomainState::crashed) printk("hypervisor still running after the crash of domain %u\n", last.id);
   print();
+  frame_audit::run_and_report();
   printk("No domain left to run: ending the machine (exit value %u)\n", last.shutdown_reason);
   power::off(uint8_t(last.shutdown_reason));
 }

@@ -1,0 +1,66 @@
+#include "domain/frame_audit.h"
+#include "console/console.h"
+#include "domain/domain.h"
+#include "memory/boot_memory.h"
+#include "memory/machine.h"
+#include "mm/audit.h"
+
+namespace frame_audit {
+namespace {
+constexpr uint64_t page = 4096;
+
+const char* type_name(mm::PageType type) {
+  static const char* const names[] = {"none", "writable", "L1", "L2", "L3", "L4", "segdesc"};
+  return names[unsigned(type)];
+}
+
+// The audit needs one ExpectedFrame per machine frame: taken from free memory for the
+// duration of the audit and given back.
+struct Scratch {
+  uint64_t first = 0, count = 0;
+  mm::ExpectedFrame* frames = nullptr;
+};
+
+bool take_scratch(uint64_t nr_frames, Scratch& scratch) {
+  scratch.count = (nr_frames * sizeof(mm::ExpectedFrame) + page - 1) / page;
+  if (boot_memory::allocator().allocate_contiguous(scratch.count, 1, scratch.first) != boot::FrameAllocatorError::none)
+    return false;
+  scratch.frames = machine::to_virtual<mm::ExpectedFrame>(scratch.first * page);
+  for (uint64_t i = 0; i < nr_frames; ++i) scratch.frames[i] = mm::ExpectedFrame{};
+  return true;
+}
+}  // namespace
+
+Result run_and_report() {
+  Result result;
+  mm::FrameTable& table = boot_memory::frame_table();
+  Scratch scratch;
+  if (!take_scratch(table.size(), scratch)) {
+    printk("audit: not run (no memory for its scratch table)\n");
+    return result;
+  }
+  mm::ExternalHold holds[2];
+  unsigned count = 0;
+  const Vcpu& vcpu = domains::dom0()->vcpu0;
+  const uint64_t bases[] = {vcpu.bases.kernel_mfn, vcpu.bases.user_mfn};
+  for (uint64_t base : bases)
+    if (base) holds[count++] = mm::ExternalHold{base, 1, 1, mm::PageType::L4};
+  mm::AuditReport report = mm::audit_frame_table(table, holds, count, scratch.frames);
+  boot_memory::allocator().free_contiguous(scratch.first, scratch.count);
+
+  result.ran = true;
+  result.mismatches = report.mismatches;
+  if (report.clean()) {
+    printk("audit: clean (%lu frames checked)\n", table.size());
+    return result;
+  }
+  printk("audit: %lu frames disagree with the page tables\n", report.mismatches);
+  for (unsigned i = 0; i < report.recorded; ++i) {
+    const mm::AuditMismatch& m = report.first[i];
+    printk("  mfn %lx: general %u expected %u, type %s x%u expected %s x%u\n", m.mfn, m.actual_general,
+           m.expected_general, type_name(m.actual_type), m.actual_type_refs, type_name(m.expected_type),
+           m.expected_type_refs);
+  }
+  return result;
+}
+}  // namespace frame_audit

@@ -1,0 +1,13 @@
+// Runs the invariant audit of the frame table (mm/audit) against what the domains hold:
+// every frame's general and type counts must match the page tables that reference it.
+#pragma once
+#include <stdint.h>
+
+namespace frame_audit {
+struct Result {
+  bool ran = false;       // false if no scratch memory could be found
+  uint64_t mismatches = 0;
+};
+// Prints "audit: clean" or the first mismatches, and returns the result.
+Result run_and_report();
+}  // namespace frame_audit
