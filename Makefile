@@ -2,7 +2,7 @@
 BUILD := build
 JOBS  := $(shell nproc)
 
-.PHONY: all deps build run test unit integration clean
+.PHONY: all deps build run test unit integration clean bench
 all: build
 
 deps:
@@ -15,6 +15,12 @@ build: deps
 # Boots the hypervisor with dom0 = the reference guest kernel and prints what both report.
 run: build
 	@python3 tests/integration/boot.py --show
+	@python3 bench/run_bench.py --build $(BUILD)
+
+# Fork benchmarks in every page-table mode, deterministic (-icount shift=0): the table goes to
+# the terminal and to build/bench/results.{json,md}. Fails when any mode or benchmark fails.
+bench: build
+	@python3 bench/run_bench.py --deterministic --strict --build $(BUILD)
 
 # Every test: host unit tests and QEMU integration tests, through CTest.
 test: build

@@ -22,6 +22,7 @@ bool PageAllocator::allocate(lib::Pfn& pfn) {
     if (!is_used(candidate)) {
       used_[candidate / 64] |= 1ull << (candidate % 64);
       --free_count_;
+      references_[candidate] = 1;
       hint_ = candidate + 1;
       pfn = lib::Pfn{candidate};
       return true;
@@ -32,9 +33,18 @@ bool PageAllocator::allocate(lib::Pfn& pfn) {
 
 void PageAllocator::free(lib::Pfn pfn) {
   if (pfn.value >= end_ || !is_used(pfn.value)) panic("freeing free frame %lx", pfn.value);
+  // Frames the builder placed (below the first free one) carry no count: never freed here.
+  if (references_[pfn.value] == 0) panic("freeing unowned frame %lx", pfn.value);
+  if (--references_[pfn.value] != 0) return;
   used_[pfn.value / 64] &= ~(1ull << (pfn.value % 64));
   ++free_count_;
   if (pfn.value < hint_) hint_ = pfn.value;
+}
+
+void PageAllocator::share(lib::Pfn pfn) {
+  if (pfn.value >= end_ || references_[pfn.value] == 0) panic("sharing free frame %lx", pfn.value);
+  if (references_[pfn.value] == 0xffff) panic("too many references to frame %lx", pfn.value);
+  ++references_[pfn.value];
 }
 
 lib::Pfn allocate_zeroed_frame() {

@@ -1,6 +1,8 @@
 #pragma once
 // Allocator of pseudo-physical frames: every frame from the end of the builder's bootstrap
-// region up to nr_pages (capped to what the direct map covers). One bit per frame.
+// region up to nr_pages (capped to what the direct map covers). One bit per frame, and a
+// reference count per frame: a user page shared copy-on-write after fork is mapped by
+// several processes and returns to the free pool when the last mapping goes.
 #include <stddef.h>
 #include <stdint.h>
 
@@ -15,14 +17,19 @@ class PageAllocator {
   void init(lib::Pfn first_free, uint64_t frame_count);
   // Lowest free frame, or false when memory is exhausted. The frame's contents are
   // undefined; callers zero what they need.
+  // The frame comes with one reference.
   bool allocate(lib::Pfn& pfn);
+  // Drops one reference; the frame is free when none is left.
   void free(lib::Pfn pfn);
+  void share(lib::Pfn pfn);  // one more reference
+  unsigned references(lib::Pfn pfn) const { return references_[pfn.value]; }
   uint64_t free_count() const { return free_count_; }
   uint64_t end() const { return end_; }
 
  private:
   bool is_used(uint64_t pfn) const { return used_[pfn / 64] >> (pfn % 64) & 1; }
   uint64_t used_[kMaxFrames / 64];
+  uint16_t references_[kMaxFrames];
   uint64_t end_ = 0;
   uint64_t hint_ = 0;
   uint64_t free_count_ = 0;

@@ -4,6 +4,7 @@
 #include "kernel/linux_abi.h"
 #include "kernel/page_allocator.h"
 #include "kernel/process.h"
+#include "kernel/pvhv.h"
 #include "kernel/time.h"
 #include "pv-kernel-patches/pv_ops.h"
 
@@ -93,22 +94,20 @@ long sys_clock_gettime(uint64_t clock, uint64_t result) {
 }
 
 long sys_arch_prctl(uint64_t code, uint64_t address) {
-  static uint64_t fs_base;
   if (code == kArchSetFs) {
     if (address >= kUserLimit) return -kEINVAL;
-    if (pv::ops.set_user_fs_base(address) < 0) return -kEINVAL;
-    fs_base = address;
-    return 0;
+    return process_set_fs_base(address);
   }
   if (code == kArchGetFs) {
     if (!user_range_ready(address, sizeof(uint64_t), true)) return -kEFAULT;
+    uint64_t fs_base = current_process().fs_base;
     __builtin_memcpy(reinterpret_cast<void*>(address), &fs_base, sizeof(fs_base));
     return 0;
   }
   return -kEINVAL;
 }
 
-long dispatch(uint64_t number, const TrapFrame& f) {
+long dispatch(uint64_t number, TrapFrame& f) {
   switch (number) {
     case kWrite: return sys_write(f.rdi, f.rsi, f.rdx);
     case kWritev: return sys_writev(f.rdi, f.rsi, f.rdx);
@@ -123,10 +122,25 @@ long dispatch(uint64_t number, const TrapFrame& f) {
     case kSetTidAddress: return current_process().pid;
     case kArchPrctl: return sys_arch_prctl(f.rdi, f.rsi);
     case kIoctl: return -kENOTTY;  // the console is not a terminal
+    case kClose: return 0;  // the console stays open
+    case kRtSigaction:
+    case kRtSigprocmask: return 0;  // no signals are delivered: nothing to mask or handle
+    case kSchedYield: return 0;
+    case kGetuid:
+    case kGetgid:
+    case kGeteuid:
+    case kGetegid: return 0;
+    case kFork:
+    case kVfork: return process_fork(f);  // vfork is a fork: copy-on-write makes it cheap
+    case kExecve: return process_execve(f, f.rdi, f.rsi, f.rdx);
+    case kWait4: return process_wait4(f, static_cast<long>(f.rdi), f.rsi, f.rdx, f.r10);
+    case kGetppid: return process_table()[current_process().slot].parent;
+    case kPvhvCounters: return sys_pvhv_counters(f.rdi);
+    case kPvhvPteBench: return sys_pvhv_pte_bench(f.rdi);
     case kExit:
-    case kExitGroup: process_exit(static_cast<int>(f.rdi & 0xff));
+    case kExitGroup: process_exit(lib::wait_status_exited(static_cast<int>(f.rdi & 0xff)));
     default:
-      print("init: unknown system call %lu\n", number);
+      print("pid %d: unknown system call %lu\n", current_process().pid, number);
       return -kENOSYS;
   }
 }

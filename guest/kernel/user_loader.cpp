@@ -8,8 +8,7 @@
 #include "kernel/physical_memory.h"
 #include "kernel/process.h"
 #include "kernel/time.h"
-#include "lib/cpio.h"
-#include "lib/elf.h"
+#include "lib/user_stack.h"
 
 namespace kernel {
 namespace {
@@ -19,6 +18,13 @@ using lib::ElfSegment;
 
 uint64_t min(uint64_t a, uint64_t b) { return a < b ? a : b; }
 uint64_t max(uint64_t a, uint64_t b) { return a > b ? a : b; }
+
+// The initial stack, built before the new address space exists (execve must fail cleanly
+// without touching the caller if the arguments do not fit).
+constexpr size_t kStackImagePages = 8;
+constexpr size_t kStackImageSize = kStackImagePages * lib::kPageSize;
+alignas(4096) uint8_t stack_image[kStackImageSize];
+uint64_t stack_pointer;
 
 // Copies the file bytes of `segment` that fall into the page at page_va.
 void fill_page(uint8_t* page, uint64_t page_va, const ElfSegment& segment, const uint8_t* file) {
@@ -42,66 +48,67 @@ void load_segment(Process& process, const ElfSegment& segment, const uint8_t* fi
   }
 }
 
-// Builds the initial stack: strings and random bytes at the top, then (16-byte aligned at
-// argc) argc, argv[], NULL, envp NULL, auxv pairs.
-uint64_t build_stack(Process& process, const char* path, const ElfImage& image) {
-  uint64_t sp = kStackTop;
-  size_t path_length = 0;
-  while (path[path_length] != '\0') ++path_length;
-  user_range_ready(kStackTop - lib::kPageSize, lib::kPageSize, true);
-
-  sp -= path_length + 1;
-  uint64_t argv0 = sp;
-  __builtin_memcpy(reinterpret_cast<void*>(argv0), path, path_length + 1);
-  sp = (sp - 16) & ~uint64_t{15};
-  uint64_t random = sp;
-  uint64_t seed = wallclock_ns() ^ (system_time_ns() << 17);  // AT_RANDOM: no better source
-  __builtin_memcpy(reinterpret_cast<void*>(random), &seed, 8);
-  seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-  __builtin_memcpy(reinterpret_cast<void*>(random + 8), &seed, 8);
-
-  using namespace linux_abi;
-  const uint64_t auxv[][2] = {
-      {kAtPhdr, image.program_headers_vaddr}, {kAtPhent, image.program_header_size},
-      {kAtPhnum, image.program_header_count}, {kAtPagesz, lib::kPageSize},
-      {kAtEntry, image.entry}, {kAtUid, 0}, {kAtEuid, 0}, {kAtGid, 0}, {kAtEgid, 0},
-      {kAtSecure, 0}, {kAtRandom, random}, {kAtNull, 0}};
-  constexpr size_t kAuxWords = sizeof(auxv) / sizeof(uint64_t);
-  uint64_t words[4 + kAuxWords] = {1, argv0, 0, 0};  // argc, argv[0], NULL, envp NULL
-  __builtin_memcpy(words + 4, auxv, sizeof(auxv));
-
-  sp -= sizeof(words);
-  sp &= ~uint64_t{15};
-  __builtin_memcpy(reinterpret_cast<void*>(sp), words, sizeof(words));
-  return sp;
-}
-
 }  // namespace
 
-bool user_load(Process& process, const char* path, TrapFrame& frame) {
-  lib::CpioEntry entry;
-  lib::CpioStatus found = lib::cpio_find(boot_info.initrd, boot_info.initrd_size, path, entry);
+long user_find(const char* path, UserImage& image) {
+  lib::CpioStatus found = lib::cpio_find(boot_info.initrd, boot_info.initrd_size, path, image.file);
+  if (found == lib::CpioStatus::not_found) return -linux_abi::kENOENT;  // a normal answer
   if (found != lib::CpioStatus::ok) {
-    print("init: %s: %s\n", path, lib::cpio_status_name(found));
-    return false;
+    print("exec: %s: %s\n", path, lib::cpio_status_name(found));
+    return -linux_abi::kENOENT;
   }
-  ElfImage image;
-  lib::ElfStatus parsed = lib::elf_parse(entry.data, entry.size, kUserLimit, image);
+  lib::ElfStatus parsed = lib::elf_parse(image.file.data, image.file.size, kUserLimit, image.elf);
   if (parsed != lib::ElfStatus::ok) {
-    print("init: %s: %s\n", path, lib::elf_status_name(parsed));
-    return false;
+    print("exec: %s: %s\n", path, lib::elf_status_name(parsed));
+    return -linux_abi::kENOEXEC;
   }
-  for (size_t i = 0; i < image.segment_count; ++i) {
-    load_segment(process, image.segments[i], entry.data);
-  }
-  process.heap_start = process.heap_end = lib::page_ceil(image.highest_address);
+  return 0;
+}
 
-  frame.rip = image.entry;
+long user_prepare_stack(const UserImage& image, const UserArguments& arguments) {
+  using namespace linux_abi;
+  const ElfImage& elf = image.elf;
+  const uint64_t auxv[][2] = {
+      {kAtPhdr, elf.program_headers_vaddr}, {kAtPhent, elf.program_header_size},
+      {kAtPhnum, elf.program_header_count}, {kAtPagesz, lib::kPageSize},
+      {kAtEntry, elf.entry}, {kAtUid, 0}, {kAtEuid, 0}, {kAtGid, 0}, {kAtEgid, 0},
+      {kAtSecure, 0}};
+  lib::UserStackInput input{arguments.argv, arguments.argc, arguments.envp, arguments.envc,
+                            auxv, sizeof(auxv) / sizeof(auxv[0]), {}};
+  // AT_RANDOM: no better source of entropy than the clocks.
+  uint64_t seed = wallclock_ns() ^ (system_time_ns() << 17);
+  __builtin_memcpy(input.random, &seed, 8);
+  seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+  __builtin_memcpy(input.random + 8, &seed, 8);
+  __builtin_memset(stack_image, 0, sizeof(stack_image));
+  lib::UserStackLayout layout = lib::build_user_stack(input, kStackTop, stack_image, kStackImageSize);
+  if (layout.rsp == 0) return -kE2BIG;
+  stack_pointer = layout.rsp;
+  return 0;
+}
+
+void user_load(Process& process, const UserImage& image, TrapFrame& frame) {
+  for (size_t i = 0; i < image.elf.segment_count; ++i) {
+    load_segment(process, image.elf.segments[i], image.file.data);
+  }
+  process.heap_start = process.heap_end = lib::page_ceil(image.elf.highest_address);
+  process.demand = lib::RegionSet();
+  process.demand.add(kStackTop - kStackSize, kStackTop);
+  // The pages of the stack that hold the arguments, filled now; the rest is demand-paged.
+  for (uint64_t page = lib::page_floor(stack_pointer); page < kStackTop; page += lib::kPageSize) {
+    Pfn pfn = allocate_zeroed_frame();
+    __builtin_memcpy(pfn_pointer<uint8_t>(pfn),
+                     stack_image + (page - (kStackTop - kStackImageSize)), lib::kPageSize);
+    process.space.map(page, pfn, true);
+  }
+  pv::ops.flush();
+
+  __builtin_memset(&frame, 0, sizeof(frame));
+  frame.rip = image.elf.entry;
   frame.cs = FLAT_USER_CS64;
   frame.rflags = 0x202;  // IF: user mode always runs with events enabled
-  frame.rsp = build_stack(process, path, image);
+  frame.rsp = stack_pointer;
   frame.ss = FLAT_USER_SS64;
-  return true;
 }
 
 }  // namespace kernel

@@ -5,3 +5,7 @@ list(APPEND PURE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/elf.cpp
   ${CMAKE_CURRENT_LIST_DIR}/cmdline.cpp
   ${CMAKE_CURRENT_LIST_DIR}/region_set.cpp)
+list(APPEND PURE_SOURCES
+  ${CMAKE_CURRENT_LIST_DIR}/process_table.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/user_stack.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/copy_on_write.cpp)

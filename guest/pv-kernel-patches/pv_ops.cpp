@@ -1,7 +1,10 @@
 #include "pv-kernel-patches/pv_ops.h"
 
 #include "arch/xen.h"
+#include "kernel/panic.h"
 #include "kernel/shared_info.h"
+
+#include <stddef.h>
 #include "lib/cmdline.h"
 
 namespace pv {
@@ -34,13 +37,85 @@ long PvOps::mmu_update_now(const PageTableSlot& slot, PageTableEntry value) {
   return arch::hypercall(__HYPERVISOR_mmu_update, arch::arg(&request), 1, 0, DOMID_SELF);
 }
 
+static_assert(sizeof(multicall_entry_like) == sizeof(multicall_entry_t));
+static_assert(offsetof(multicall_entry_like, result) == offsetof(multicall_entry_t, result));
+static_assert(offsetof(multicall_entry_like, args) == offsetof(multicall_entry_t, args));
+static_assert(sizeof(PvOps::ExtRequestLayout) == sizeof(mmuext_op_t));
+
+multicall_entry_like* PvOps::new_call(unsigned op) {
+  if (calls_ == kCallCapacity && flush() < 0) return nullptr;
+  multicall_entry_like* call = &call_[calls_++];
+  *call = multicall_entry_like{op, 0, {}};
+  return call;
+}
+
+// Consecutive entries share one mmu_update call of the multicall (its request array grows).
 long PvOps::queue(const PageTableSlot& slot, PageTableEntry value) {
   if (queued_ == kBatchCapacity) {
     long rc = flush();
     if (rc < 0) return rc;
   }
-  batch_[queued_++] = Request{slot.machine_address | MMU_NORMAL_PT_UPDATE, value.raw()};
+  Request* request = &batch_[queued_++];
+  *request = Request{slot.machine_address | MMU_NORMAL_PT_UPDATE, value.raw()};
+  multicall_entry_like* last = calls_ > 0 ? &call_[calls_ - 1] : nullptr;
+  if (last != nullptr && last->op == __HYPERVISOR_mmu_update &&
+      last->args[0] + last->args[1] * sizeof(Request) == arch::arg(request)) {
+    ++last->args[1];
+    return 0;
+  }
+  multicall_entry_like* call = new_call(__HYPERVISOR_mmu_update);
+  if (call == nullptr) return -XEN_ENOMEM;
+  if (queued_ == 0) request = &batch_[queued_++];  // new_call flushed: start over
+  *request = Request{slot.machine_address | MMU_NORMAL_PT_UPDATE, value.raw()};
+  call->args[0] = arch::arg(request);
+  call->args[1] = 1;
+  call->args[2] = 0;
+  call->args[3] = DOMID_SELF;
   return 0;
+}
+
+long PvOps::queue_mmuext(unsigned command, uint64_t argument) {
+  if (ext_queued_ == kExtCapacity) {
+    long rc = flush();
+    if (rc < 0) return rc;
+  }
+  ExtRequest* request = &ext_[ext_queued_++];
+  *request = ExtRequest{command, argument, 0};
+  multicall_entry_like* last = calls_ > 0 ? &call_[calls_ - 1] : nullptr;
+  if (last != nullptr && last->op == __HYPERVISOR_mmuext_op &&
+      last->args[0] + last->args[1] * sizeof(ExtRequest) == arch::arg(request)) {
+    ++last->args[1];
+    return 0;
+  }
+  multicall_entry_like* call = new_call(__HYPERVISOR_mmuext_op);
+  if (call == nullptr) return -XEN_ENOMEM;
+  if (ext_queued_ == 0) request = &ext_[ext_queued_++];
+  *request = ExtRequest{command, argument, 0};
+  call->args[0] = arch::arg(request);
+  call->args[1] = 1;
+  call->args[2] = 0;
+  call->args[3] = DOMID_SELF;
+  return 0;
+}
+
+long PvOps::queue_va_mapping(uint64_t va, PageTableEntry value) {
+  multicall_entry_like* call = new_call(__HYPERVISOR_update_va_mapping);
+  if (call == nullptr) return -XEN_ENOMEM;
+  call->args[0] = va;
+  call->args[1] = value.raw();
+  call->args[2] = UVMF_INVLPG | UVMF_LOCAL;
+  return 0;
+}
+
+long PvOps::lazy_end() {
+  if (lazy_depth_ > 0 && --lazy_depth_ > 0) return 0;
+  return flush();
+}
+
+LazyMmu::LazyMmu() { ops.lazy_begin(); }
+LazyMmu::~LazyMmu() {
+  long rc = ops.lazy_end();
+  if (rc < 0) kernel::panic("lazy MMU flush: %ld", rc);
 }
 
 long PvOps::set_entry(const PageTableSlot& slot, PageTableEntry value) {
@@ -62,23 +137,22 @@ long PvOps::set_entry(const PageTableSlot& slot, PageTableEntry value) {
 }
 
 long PvOps::flush() {
-  if (queued_ == 0) return 0;
-  // One multicall holding one mmu_update with every queued entry: the batch costs a single
-  // guest/hypervisor transition however many entries it carries.
-  multicall_entry_t call{};
-  call.op = __HYPERVISOR_mmu_update;
-  call.args[0] = arch::arg(batch_);
-  call.args[1] = queued_;
-  call.args[2] = 0;
-  call.args[3] = DOMID_SELF;
-  queued_ = 0;
+  if (calls_ == 0) return 0;
+  // One multicall for everything queued: the batch costs a single guest/hypervisor
+  // transition however many entries it carries.
+  unsigned count = calls_;
+  calls_ = queued_ = ext_queued_ = 0;
   ++hypercalls_;
-  long rc = arch::hypercall(__HYPERVISOR_multicall, arch::arg(&call), 1);
+  long rc = arch::hypercall(__HYPERVISOR_multicall, arch::arg(call_), count);
   if (rc < 0) return rc;
-  return static_cast<long>(call.result);
+  for (unsigned i = 0; i < count; ++i) {
+    if (static_cast<long>(call_[i].result) < 0) return static_cast<long>(call_[i].result);
+  }
+  return 0;
 }
 
 long PvOps::mmuext(unsigned command, uint64_t argument) {
+  if (queueing_all()) return queue_mmuext(command, argument);
   long rc = flush();  // a pin or base-pointer switch must see every earlier entry
   if (rc < 0) return rc;
   return raw_mmuext(command, argument);
@@ -111,6 +185,7 @@ long PvOps::flush_tlb() { return mmuext(MMUEXT_TLB_FLUSH_LOCAL, 0); }
 long PvOps::invalidate_page(uint64_t va) { return mmuext(MMUEXT_INVLPG_LOCAL, va); }
 
 long PvOps::set_kernel_mapping(uint64_t va, PageTableEntry value) {
+  if (queueing_all()) return queue_va_mapping(va, value);
   long rc = flush();
   if (rc < 0) return rc;
   ++hypercalls_;

@@ -4,7 +4,10 @@
 // Linux's pv-ops). The Xen PV implementation can write page-table entries three ways:
 //
 //   hypercall  one mmu_update per entry (every write validated immediately)
-//   batched    entries are queued and committed together in one multicall (lazy MMU mode)
+//   batched    entries are queued and committed together in one multicall. Inside a lazy
+//              section (LazyMmu, like Linux's lazy MMU mode) base-pointer, pin, TLB and
+//              kernel-mapping operations are queued too, so a whole fork or exit costs one
+//              multicall.
 //   direct     L1 entries are written with a plain store to the read-only mapping of the
 //              table; the hypervisor traps and emulates the write. Higher levels still use
 //              mmu_update (Xen emulates writes to L1 tables only).
@@ -22,6 +25,13 @@ using lib::Mfn;
 using lib::PageTableEntry;
 
 enum class PteMode { hypercall, batched, direct };
+
+// Layout of Xen's multicall_entry_t (xen.h), kept here so this header needs no Xen headers.
+struct multicall_entry_like {
+  uint64_t op;
+  uint64_t result;
+  uint64_t args[6];
+};
 
 const char* pte_mode_name(PteMode mode);
 // Parses "hypercall" / "batched" / "direct"; false if unknown.
@@ -42,7 +52,11 @@ class PvOps {
 
   // Page tables. Return 0 or a negative Xen errno; callers that cannot recover panic.
   long set_entry(const PageTableSlot& slot, PageTableEntry value);
-  long flush();  // commits queued (batched) entries; a no-op otherwise
+  long flush();  // commits queued (batched) operations; a no-op otherwise
+  // Lazy sections (nestable). In batched mode every MMU operation is queued until the
+  // outermost section ends, which flushes. Nothing inside may read a table it changed.
+  void lazy_begin() { ++lazy_depth_; }
+  long lazy_end();
   long pin(Level level, Mfn table);
   long unpin(Mfn table);
   long set_kernel_base(Mfn l4);  // switch the kernel's own address space (MMUEXT_NEW_BASEPTR)
@@ -67,22 +81,48 @@ class PvOps {
   long raw_mmuext(unsigned command, uint64_t argument);
 
   unsigned long hypercalls_issued() const { return hypercalls_; }
+  struct alignas(8) ExtRequestLayout {
+    unsigned int cmd;
+    uint64_t arg1;
+    uint64_t arg2;
+  };
   unsigned long entries_written() const { return entries_; }
 
  private:
   long mmu_update_now(const PageTableSlot& slot, PageTableEntry value);
   long queue(const PageTableSlot& slot, PageTableEntry value);
+  long queue_mmuext(unsigned command, uint64_t argument);
+  long queue_va_mapping(uint64_t va, PageTableEntry value);
+  multicall_entry_like* new_call(unsigned op);
+  bool queueing_all() const { return mode_ == PteMode::batched && lazy_depth_ > 0; }
   long mmuext(unsigned command, uint64_t argument);
 
-  static constexpr unsigned kBatchCapacity = 128;
+  static constexpr unsigned kBatchCapacity = 1024;  // page-table entries per flush
+  static constexpr unsigned kExtCapacity = 64;      // mmuext operations per flush
+  static constexpr unsigned kCallCapacity = 512;    // multicall entries per flush
   PteMode mode_ = PteMode::hypercall;
-  unsigned queued_ = 0;
+  unsigned lazy_depth_ = 0;
+  unsigned queued_ = 0;      // entries in batch_
+  unsigned ext_queued_ = 0;  // entries in ext_
+  unsigned calls_ = 0;       // entries in calls_
   unsigned long hypercalls_ = 0;
   unsigned long entries_ = 0;
   struct alignas(8) Request {
     uint64_t ptr;
     uint64_t val;
   } batch_[kBatchCapacity];
+  using ExtRequest = ExtRequestLayout;  // mmuext_op_t
+  ExtRequest ext_[kExtCapacity];
+  multicall_entry_like call_[kCallCapacity];
+};
+
+// Brackets a lazy section (see PvOps::lazy_begin).
+class LazyMmu {
+ public:
+  LazyMmu();
+  ~LazyMmu();
+  LazyMmu(const LazyMmu&) = delete;
+  LazyMmu& operator=(const LazyMmu&) = delete;
 };
 
 extern PvOps ops;

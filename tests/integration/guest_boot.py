@@ -41,13 +41,15 @@ def arguments():
     return build, hypervisor(build, args.hypervisor)
 
 
-def boot_guest(build, hv, cmdline, ending, timeout=180):
-    """ending: the console line after which the machine is done (hv.poweroff or hv.crash)."""
+def boot_guest(build, hv, cmdline, ending, timeout=180, hypervisor_args=""):
+    """ending: the console line after which the machine is done (hv.poweroff or hv.crash).
+    hypervisor_args: extra hypervisor command-line options (ours: e.g. ptwr=writable)."""
     kernel = os.path.join(build, "guest", "kernel")
     initrd = os.path.join(build, "guest", "initrd.cpio")
     for path in (kernel, initrd, hv.image):
         machine.expect(os.path.exists(path), f"missing {path} (build first)")
-    return machine.boot(hv.image, hv.append, [(kernel, cmdline), (initrd, "")], timeout=timeout,
+    append = f"{hv.append} {hypervisor_args}".strip()
+    return machine.boot(hv.image, append, [(kernel, cmdline), (initrd, "")], timeout=timeout,
                         until=None if hv.ends_itself else ending, memory="512M")
 
 

@@ -16,6 +16,7 @@
 #include "pv/bounce.h"
 #include "pv/guest_entry.h"
 #include "pv/hypercall_page.h"
+#include "ptwr/writable_page_tables_glue.h"
 
 namespace dom0_builder {
 namespace {
@@ -62,7 +63,7 @@ boot::ByteSpan module_bytes(unsigned index) {
 
 // Kernels may ask for these features; anything else marked required is refused.
 boot::XenFeatures supported_features() {
-  return boot::XenFeatures::of(XENFEAT_dom0, XENFEAT_writable_descriptor_tables);
+  return boot::XenFeatures::of(XENFEAT_dom0, XENFEAT_writable_descriptor_tables, XENFEAT_writable_page_tables);
 }
 
 uint64_t dom0_pages(const boot::CommandLine& options) {
@@ -215,12 +216,17 @@ Dom0Result build(const boot::CommandLine& options) {
   if (layout_error != boot::Dom0LayoutError::none) return failure(boot::describe(layout_error));
 
   Domain& domain = *domains::create(0, true);
+  domain.pt_write_mode = options.ptwr == boot::PtwrMode::writable ? PageTableWriteMode::writable
+                                                                  : PageTableWriteMode::emulate;
+  if (domain.pt_write_mode == PageTableWriteMode::writable && !writable_page_tables::enable(domain))
+    return failure("no memory for writable pagetables");
   Dom0Memory memory;
   memory.virt_start = layout.bootstrap.start;
   if (!allocate_memory(domain, nr_pages, memory)) return failure("not enough memory for dom0");
   if (!shared_info_page::create(domain)) return failure("no memory for shared_info");
-  printk("dom0: %s %s, %lu MiB, entry %lx, start_info %lx, %lu page-table frames\n", kernel.guest_os.text,
-         kernel.guest_version.text, nr_pages / 256, layout.entry, layout.start_info.start, layout.nr_pt_frames());
+  printk("dom0: %s %s, %lu MiB, entry %lx, start_info %lx, %lu page-table frames, guest PTE writes: %s\n",
+         kernel.guest_os.text, kernel.guest_version.text, nr_pages / 256, layout.entry, layout.start_info.start,
+         layout.nr_pt_frames(), domain.pt_write_mode == PageTableWriteMode::writable ? "writable" : "emulate");
 
   load_kernel(image, kernel, memory);
   if (initrd_length) memory.copy_in(layout.initrd.start, module_bytes(1).data(), initrd_length);

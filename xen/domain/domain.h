@@ -6,6 +6,7 @@
 #include <xen/event_channel.h>
 #include "arch/x86/cpu/trap_frame.h"
 #include "mm/vcpu_base_pointers.h"
+#include "ptwr/writable_pagetables.h"
 
 struct Domain;
 
@@ -31,6 +32,11 @@ struct Vcpu {
 
 enum class DomainState { running, shut_down, crashed };
 
+// What happens when the guest writes one of its L1 tables directly (design notes, section 5):
+// every write is emulated, or the table is detached and written natively (writable
+// pagetables). Writes to L2-L4 tables are always emulated.
+enum class PageTableWriteMode { emulate, writable };
+
 struct Domain {
   domid_t id = 0;
   bool privileged = false;
@@ -40,6 +46,8 @@ struct Domain {
   uint64_t shared_info_mfn = 0;
   shared_info_t* shared_info = nullptr;
   unsigned long vm_assist = 0;
+  PageTableWriteMode pt_write_mode = PageTableWriteMode::emulate;
+  ptwr::WritablePagetables writable_pagetables;
   Vcpu vcpu0;
 
   struct EventChannel {

@@ -31,6 +31,7 @@ constexpr auto make_table() {
   t.h[__HYPERVISOR_sched_op] = sched_op;
   t.h[__HYPERVISOR_callback_op] = callback_op;
   t.h[__HYPERVISOR_event_channel_op] = event_channel_op;
+  t.h[__HYPERVISOR_sysctl] = sysctl;
   return t;
 }
 constexpr auto handlers = make_table();

@@ -35,4 +35,5 @@ long multicall(Vcpu&, TrapFrame&, const Arguments&);
 long mmu_update(Vcpu&, TrapFrame&, const Arguments&);
 long mmuext_op(Vcpu&, TrapFrame&, const Arguments&);
 long update_va_mapping(Vcpu&, TrapFrame&, const Arguments&);
+long sysctl(Vcpu&, TrapFrame&, const Arguments&);
 }  // namespace hypercall

@@ -7,10 +7,12 @@
 #include "domain/domain.h"
 #include "domain/domain_mmu.h"
 #include "hypercall/dispatch.h"
+#include "hypervisor/perf_counters.h"
 #include "mm/mmu_update.h"
 #include "mm/mmuext_op.h"
 #include "mm/va_mapping.h"
 #include "pv/guest_memory.h"
+#include "ptwr/writable_page_tables_glue.h"
 
 namespace hypercall {
 namespace {
@@ -58,6 +60,8 @@ long apply_va_flags(Vcpu& vcpu, uint64_t va, uint64_t flags) {
 }  // namespace
 
 long mmu_update(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
+  perf::add(perf::Counter::mmu_hypercalls);
+  writable_page_tables::reattach_all(*vcpu.domain);  // MMU operations see validated tables
   if (!own_domain(vcpu, args.a[3])) return -XEN_ESRCH;
   return run_batch<mmu_update_t>(vcpu, args.a[0], args.a[1], args.a[2],
                                  [](mm::MmuContext& context, const mmu_update_t& request) {
@@ -66,6 +70,8 @@ long mmu_update(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
 }
 
 long mmuext_op(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
+  perf::add(perf::Counter::mmu_hypercalls);
+  writable_page_tables::reattach_all(*vcpu.domain);  // MMU operations see validated tables
   if (!own_domain(vcpu, args.a[3])) return -XEN_ESRCH;
   return run_batch<mmuext_op_t>(vcpu, args.a[0], args.a[1], args.a[2],
                                 [&vcpu](mm::MmuContext& context, const mmuext_op_t& op) {
@@ -74,6 +80,8 @@ long mmuext_op(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
 }
 
 long update_va_mapping(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
+  perf::add(perf::Counter::mmu_hypercalls);
+  writable_page_tables::reattach_all(*vcpu.domain);  // MMU operations see validated tables
   uint64_t va = args.a[0], value = args.a[1], flags = args.a[2];
   if ((flags & UVMF_FLUSHTYPE_MASK) > UVMF_INVLPG) return -XEN_EINVAL;
   mm::MmuContext context = domain_mmu::context(*vcpu.domain);

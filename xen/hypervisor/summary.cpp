@@ -5,14 +5,13 @@
 #include "console/console.h"
 #include "domain/domain.h"
 #include "domain/frame_audit.h"
+#include "hypervisor/perf_counters.h"
+#include "ptwr/writable_page_tables_glue.h"
 #include "time/clock.h"
 
 namespace summary {
 namespace {
-uint64_t counters[unsigned(Counter::count)];
 uint64_t hypercall_counts[64];
-const char* const counter_names[] = {"hypercalls", "exceptions bounced to guests", "event upcalls",
-                                     "guest page faults"};
 
 const char* reason_name(unsigned reason) {
   switch (reason) {
@@ -40,19 +39,22 @@ const char* hypercall_name(unsigned number) {
 
 void print() {
   printk("Hypervisor summary after %lu ms:\n", system_clock::now_ns() / 1000000);
-  for (unsigned i = 0; i < unsigned(Counter::count); ++i) printk("  %-30s %lu\n", counter_names[i], counters[i]);
+  for (unsigned i = 0; i < unsigned(perf::Counter::count); ++i) {
+    auto counter = static_cast<perf::Counter>(i);
+    printk("  %-30s %lu\n", perf::name(counter), perf::value(counter));
+  }
   for (unsigned i = 0; i < 64; ++i)
     if (hypercall_counts[i]) printk("  hypercall %-20s [%2u] %6lu\n", hypercall_name(i), i, hypercall_counts[i]);
 }
 }  // namespace
 
-void add(Counter counter, uint64_t n) { counters[unsigned(counter)] += n; }
 void count_hypercall(unsigned number) {
-  add(Counter::hypercalls);
+  perf::add(perf::Counter::hypercalls);
   if (number < 64) ++hypercall_counts[number];
 }
 
-void no_domain_left(const Domain& last) {
+void no_domain_left(Domain& last) {
+  writable_page_tables::reattach_all(last);  // detached tables are validated before the audit
   const char* how = last.state == DomainState::crashed ? "crashed" : "shut down";
   printk("Domain %u %s: reason %s (%u)\n", last.id, how, reason_name(last.shutdown_reason), last.shutdown_reason);
   if (last.state == DomainState::crashed) printk("hypervisor still running after the crash of domain %u\n", last.id);

@@ -6,8 +6,6 @@
 struct Domain;
 
 namespace summary {
-enum class Counter { hypercalls, bounced_exceptions, events_delivered, guest_page_faults, count };
-void add(Counter counter, uint64_t n = 1);
 void count_hypercall(unsigned number);
-[[noreturn]] void no_domain_left(const Domain& last);
+[[noreturn]] void no_domain_left(Domain& last);
 }  // namespace summary

@@ -27,19 +27,31 @@ int take_l1_references(MmuContext& context, PageTableEntry entry) {
     return 0;
 }
 
+void add_link(FrameTable& frames, uint64_t mfn, uint64_t slot_maddr) {
+    frames.info(mfn).links.add(slot_maddr);
+}
+
+void remove_link(FrameTable& frames, uint64_t mfn, uint64_t slot_maddr) {
+    if (PageInfo* page = frames.find(mfn)) page->links.remove(slot_maddr);
+}
+
 }  // namespace
 
 int take_entry_references(MmuContext& context, PagingLevel level, PageTableEntry entry,
-                          domid_t table_owner) {
+                          domid_t table_owner, uint64_t slot_maddr) {
     if (!entry.present()) return 0;
     int rc = check_entry_bits(level, entry);
     if (rc != 0) return rc;
     if (level == PagingLevel::L1) return take_l1_references(context, entry);
-    return get_page_and_type(context, entry.mfn(), table_owner, table_type(next_lower(level)));
+    rc = get_page_and_type(context, entry.mfn(), table_owner, table_type(next_lower(level)));
+    if (rc == 0) add_link(context.frames, entry.mfn(), slot_maddr);
+    return rc;
 }
 
-void release_entry_references(FrameTable& frames, PagingLevel level, PageTableEntry entry) {
+void release_entry_references(FrameTable& frames, PagingLevel level, PageTableEntry entry,
+                              uint64_t slot_maddr) {
     if (!entry.present()) return;
+    if (level != PagingLevel::L1) remove_link(frames, entry.mfn(), slot_maddr);
     if (level == PagingLevel::L1 && is_io_frame(frames, entry.mfn())) return;  // held nothing
     if (level == PagingLevel::L1 && !entry.writable()) {
         put_page(frames, entry.mfn());

@@ -17,10 +17,13 @@ namespace mm {
 //   -EBUSY  an L1 target the caller may not map, or an RW mapping of a frame that is in use
 //           as a page table (or descriptor table).
 // Counts unchanged on failure.
+// `slot_maddr` is the machine address of the entry itself: an L2-L4 entry records it as the
+// link of the table it points at (PageInfo::linked_by).
 int take_entry_references(MmuContext& context, PagingLevel level, PageTableEntry entry,
-                          domid_t table_owner);
+                          domid_t table_owner, uint64_t slot_maddr);
 
 // Releases what take_entry_references took for the same (present) entry; no-op otherwise.
-void release_entry_references(FrameTable& frames, PagingLevel level, PageTableEntry entry);
+void release_entry_references(FrameTable& frames, PagingLevel level, PageTableEntry entry,
+                              uint64_t slot_maddr);
 
 }  // namespace mm

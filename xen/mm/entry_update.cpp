@@ -36,6 +36,7 @@ int update_table_entry(MmuContext& context, uint64_t table_mfn, unsigned index,
     const PagingLevel level = table_level(table->type);
     if (!is_guest_slot(level, index)) return error(XEN_EINVAL);
 
+    const uint64_t slot_maddr = (table_mfn << kPageShift) + index * sizeof(uint64_t);
     PageTableEntry old = load_entry(context.frames, table_mfn, index);
     PageTableEntry replacement = requested;
     bool takes_references = false;
@@ -45,16 +46,16 @@ int update_table_entry(MmuContext& context, uint64_t table_mfn, unsigned index,
         replacement = adjust_guest_entry(level, replacement);
         takes_references = !is_harmless_change(level, old, replacement);
         if (takes_references) {
-            rc = take_entry_references(context, level, replacement, table->owner);
+            rc = take_entry_references(context, level, replacement, table->owner, slot_maddr);
             if (rc != 0) return rc;
         }
     }
     const bool releases_old = takes_references || !replacement.present();
     if (!commit_entry(context, table_mfn, index, old, replacement, preserve_accessed_dirty)) {
-        if (takes_references) release_entry_references(context.frames, level, replacement);
+        if (takes_references) release_entry_references(context.frames, level, replacement, slot_maddr);
         return error(XEN_EBUSY);
     }
-    if (releases_old) release_entry_references(context.frames, level, old);
+    if (releases_old) release_entry_references(context.frames, level, old, slot_maddr);
     if (level == PagingLevel::L4) context.effects.l4_entry_changed = true;
     return 0;
 }

@@ -24,16 +24,27 @@ struct MmuEffects {
     bool l4_entry_changed = false;
 
     void merge(const MmuEffects& other);
+    // One page to invalidate; a second, different page escalates to a full flush, so no
+    // requested invalidation is ever lost.
+    void request_invlpg(uint64_t address, bool all_vcpus);
 };
+
+inline void MmuEffects::request_invlpg(uint64_t address, bool all_vcpus) {
+    bool pending = invalidate_page_local || invalidate_page_all_vcpus;
+    if (pending && invalidate_address != address) {
+        if (all_vcpus || invalidate_page_all_vcpus) flush_all_vcpu_tlbs = true;
+        else flush_local_tlb = true;
+    }
+    (all_vcpus ? invalidate_page_all_vcpus : invalidate_page_local) = true;
+    invalidate_address = address;
+}
 
 inline void MmuEffects::merge(const MmuEffects& other) {
     flush_domain_tlbs |= other.flush_domain_tlbs;
     flush_local_tlb |= other.flush_local_tlb;
     flush_all_vcpu_tlbs |= other.flush_all_vcpu_tlbs;
     if (other.invalidate_page_local || other.invalidate_page_all_vcpus)
-        invalidate_address = other.invalidate_address;
-    invalidate_page_local |= other.invalidate_page_local;
-    invalidate_page_all_vcpus |= other.invalidate_page_all_vcpus;
+        request_invlpg(other.invalidate_address, other.invalidate_page_all_vcpus);
     load_kernel_base |= other.load_kernel_base;
     user_base_changed |= other.user_base_changed;
     l4_entry_changed |= other.l4_entry_changed;

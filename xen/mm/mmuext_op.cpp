@@ -69,8 +69,7 @@ int new_user_base(MmuContext& context, VcpuBasePointers& bases, uint64_t mfn) {
 }
 
 void request_invalidation(MmuEffects& effects, uint64_t address, bool all_vcpus) {
-    (all_vcpus ? effects.invalidate_page_all_vcpus : effects.invalidate_page_local) = true;
-    effects.invalidate_address = address;
+    effects.request_invlpg(address, all_vcpus);
 }
 
 }  // namespace

@@ -32,6 +32,35 @@ constexpr PagingLevel table_level(PageType type) {
 inline constexpr domid_t kNoOwner = DOMID_INVALID;
 inline constexpr uint32_t kMaxReferences = 0xffffffffu;
 
+// Which entries link a frame as a page table (the L2-L4 entries pointing at it), so the
+// writable-pagetable path can find and clear the slot of an L1 and tell whether a table is
+// reachable from the running address space. Up to two linking entries are remembered by
+// machine address (a user L3 linked from both the user L4 and the kernel L4's mirror);
+// beyond that only the count is, and the links are unknown.
+struct TableLinks {
+    uint16_t count = 0;
+    uint64_t slot[2] = {0, 0};
+
+    constexpr bool known() const { return count <= 2 && (count < 1 || slot[0]) && (count < 2 || slot[1]); }
+    constexpr void add(uint64_t slot_maddr) {
+        if (count < 2) slot[count] = slot_maddr;
+        else slot[0] = slot[1] = 0;
+        ++count;
+    }
+    constexpr void remove(uint64_t slot_maddr) {
+        if (count == 0) return;
+        if (slot[0] == slot_maddr) {
+            slot[0] = slot[1];
+            slot[1] = 0;
+        } else if (slot[1] == slot_maddr) {
+            slot[1] = 0;
+        } else {
+            slot[0] = slot[1] = 0;  // an untracked link went away: which ones remain is unknown
+        }
+        --count;
+    }
+};
+
 // Per machine frame bookkeeping, the counterpart of Xen's struct page_info.
 //   general_refs: every holder of the frame (allocation, each mapping, each type ref, pins,
 //                 base pointers). A frame with general_refs == 0 is free.
@@ -46,6 +75,8 @@ struct PageInfo {
     bool pinned = false;
     bool validated = false;   // page-table contents checked and their references taken
     bool allocated = false;   // the owner's allocation holds one general ref
+    // The L2-L4 entries that link this frame as a page table (see TableLinks).
+    TableLinks links;
 
     constexpr bool is_free() const { return general_refs == 0; }
     constexpr bool has_type(PageType t) const { return type_refs > 0 && type == t; }

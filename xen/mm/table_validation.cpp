@@ -12,11 +12,16 @@ bool is_guest_slot(PagingLevel level, unsigned index) {
 
 namespace {
 
+uint64_t slot_address(uint64_t table_mfn, unsigned index) {
+    return (table_mfn << kPageShift) + index * sizeof(uint64_t);
+}
+
 void release_first_entries(FrameTable& frames, uint64_t mfn, PagingLevel level,
                            unsigned count) {
     for (unsigned index = 0; index < count; ++index) {
         if (is_guest_slot(level, index))
-            release_entry_references(frames, level, load_entry(frames, mfn, index));
+            release_entry_references(frames, level, load_entry(frames, mfn, index),
+                                     slot_address(mfn, index));
     }
 }
 
@@ -39,7 +44,7 @@ int validate_table(MmuContext& context, uint64_t mfn, PagingLevel level) {
     for (unsigned index = 0; index < kEntriesPerTable; ++index) {
         if (!is_guest_slot(level, index)) continue;
         PageTableEntry entry = load_entry(context.frames, mfn, index);
-        int rc = take_entry_references(context, level, entry, owner);
+        int rc = take_entry_references(context, level, entry, owner, slot_address(mfn, index));
         if (rc != 0) {
             release_first_entries(context.frames, mfn, level, index);
             return rc;

@@ -10,7 +10,7 @@
 #include "pv/bounce.h"
 #include "pv/page_fault.h"
 #include "domain/shared_info.h"
-#include "hypervisor/summary.h"
+#include "hypervisor/perf_counters.h"
 
 extern "C" char return_from_trap[];
 
@@ -57,7 +57,7 @@ void inject_exception(Vcpu& vcpu, TrapFrame& frame, unsigned vector, uint32_t er
     if (!vcpu.kernel_mode) error_code |= pfec_user;
   }
   Bounce bounce{trap.address, has_error_code, error_code, trap_masks_events(trap)};
-  summary::add(summary::Counter::bounced_exceptions);
+  perf::add(perf::Counter::bounced_exceptions);
   if (!bounce.handler) {
     printk("d%uv%u unhandled exception %u (error %x) at %lx, cr2 %lx\n", vcpu.domain->id, vcpu.id, vector,
            error_code, frame.rip, vector == 14 ? vcpu.info()->arch.cr2 : 0);
@@ -72,7 +72,7 @@ void handle_guest_exception(TrapFrame& frame) {
   Vcpu& vcpu = *domains::current();
   unsigned vector = unsigned(frame.vector);
   if (vector == 14) {
-    summary::add(summary::Counter::guest_page_faults);
+    perf::add(perf::Counter::pv_page_faults);
     uint64_t address = cpu::read_cr2();
     if (page_fault::fixup(vcpu, frame, address)) return;
     vcpu.info()->arch.cr2 = address;
@@ -87,7 +87,7 @@ void before_return_to_guest(TrapFrame& frame) {
   vcpu_info_t* info = vcpu->info();
   if (info->evtchn_upcall_pending && !info->evtchn_upcall_mask) {
     shared_info_page::update_time(*vcpu);
-    summary::add(summary::Counter::events_delivered);
+    perf::add(perf::Counter::events_delivered);
     Bounce bounce{vcpu->event_callback, false, 0, true};
     if (!create_bounce_frame(*vcpu, frame, bounce)) {
       domains::crash(*vcpu->domain, "cannot deliver an event upcall");

@@ -1,6 +1,58 @@
 #include "pv/page_fault.h"
+#include "domain/domain.h"
+#include "domain/domain_mmu.h"
+#include "emulate/pte_emulation.h"
+#include "hypervisor/perf_counters.h"
+#include "memory/boot_memory.h"
+#include "memory/machine.h"
+#include "pv/guest_page_walk.h"
+#include "ptwr/writable_page_tables_glue.h"
 
 namespace page_fault {
-// Guest writes to its page tables are not emulated yet: every fault goes to the guest.
-bool fixup(Vcpu&, TrapFrame&, uint64_t) { return false; }
+namespace {
+constexpr uint64_t error_present = 1, error_write = 2;
+
+struct TableWrite {
+  uint64_t table_mfn = 0;
+  unsigned level = 0;
+  uint64_t mapping_entry_maddr = 0;
+};
+
+// A write by the guest kernel through a read-only mapping of one of its own validated page
+// tables: the only faults the PTE-write paths take over.
+bool find_table_write(const Vcpu& vcpu, uint64_t address, TableWrite& write) {
+  uint64_t table = vcpu.kernel_mode ? vcpu.bases.kernel_mfn : vcpu.bases.user_mfn;
+  GuestWalk walk = walk_guest(machine::frames(), table, address, false);
+  if (!walk.ok) return false;
+  const mm::PageInfo* page = boot_memory::frame_table().find(walk.mfn);
+  if (!page || page->owner != vcpu.domain->id || !page->is_validated_table()) return false;
+  write = TableWrite{walk.mfn, unsigned(mm::table_level(page->type)), walk.l1_entry_maddr};
+  return true;
+}
+
+bool emulate(Vcpu& vcpu, TrapFrame& frame, uint64_t address, const TableWrite& write) {
+  // The emulated write must see every detached table's entries validated first.
+  writable_page_tables::reattach_all(*vcpu.domain);
+  switch (pte_emulation::emulate(vcpu, frame, address, write.table_mfn, write.level)) {
+    case pte_emulation::Outcome::emulated: perf::add(perf::Counter::ptwr_emulations); return true;
+    default: perf::add(perf::Counter::ptwr_emulation_refusals); return false;
+  }
+}
+}  // namespace
+
+bool fixup(Vcpu& vcpu, TrapFrame& frame, uint64_t address) {
+  if (!(frame.error_code & error_present)) {
+    // A touch of an unhooked range: reattach and let the guest retry. A fault that was not
+    // caused by the unhook faults again and is bounced then.
+    return writable_page_tables::reattach_unhooked(*vcpu.domain);
+  }
+  if (!(frame.error_code & error_write) || !vcpu.kernel_mode) return false;
+  TableWrite write;
+  if (!find_table_write(vcpu, address, write)) return false;
+  Domain& domain = *vcpu.domain;
+  if (domain.pt_write_mode == PageTableWriteMode::writable && write.level == 1 &&
+      writable_page_tables::detach(vcpu, write.table_mfn, write.mapping_entry_maddr, address))
+    return true;
+  return emulate(vcpu, frame, address, write);
+}
 }  // namespace page_fault

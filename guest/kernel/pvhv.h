@@ -1,0 +1,14 @@
+#pragma once
+// System calls for hypervisor measurements (user/pvhv.h): the hypervisor's performance
+// counters and the page-table-entry write microbenchmark.
+#include <stdint.h>
+
+namespace kernel {
+
+constexpr uint64_t kPvhvCounters = 1000;  // PVHV_SYS_counters
+constexpr uint64_t kPvhvPteBench = 1001;  // PVHV_SYS_pte_bench
+
+long sys_pvhv_counters(uint64_t out);
+long sys_pvhv_pte_bench(uint64_t count);
+
+}  // namespace kernel

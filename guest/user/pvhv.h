@@ -1,0 +1,31 @@
+/* The guest kernel's system calls for hypervisor measurements (C, for musl programs and for
+ * the kernel). Numbers above Linux's range, so no libc wrapper collides with them:
+ *
+ *   long syscall(PVHV_SYS_counters, struct pvhv_counters *out)
+ *       0, or -ENOSYS when the hypervisor has no performance counters (HYPERVISOR_sysctl
+ *       XEN_SYSCTL_perfc_op fails: Debian's Xen 4.17 is built without them).
+ *       Counters are cumulative since boot; take differences.
+ *   long syscall(PVHV_SYS_pte_bench, unsigned long n)
+ *       the kernel writes one entry of a scratch L1 table n times through the current
+ *       pte= mode (alternating read-only and writable mappings of one frame); returns 0.
+ */
+#ifndef PVHV_H
+#define PVHV_H
+
+#include <stdint.h>
+
+struct pvhv_counters {
+  uint64_t page_faults;    /* pv_page_faults: #PF taken by the hypervisor for the guest */
+  uint64_t emulations;     /* ptwr_emulations: page-table writes emulated */
+  uint64_t unhooks;        /* ptwr_unhooks: L1 tables detached for writable pagetables */
+  uint64_t rehooks;        /* ptwr_rehooks */
+  uint64_t revalidated;    /* ptwr_revalidated: entries checked on reattach */
+  uint64_t flushes;        /* tlb_flushes */
+  uint64_t mmu_hypercalls; /* mmu_update, mmuext_op, update_va_mapping (multicall entries too) */
+  uint64_t hypercalls;     /* every hypercall */
+};
+
+#define PVHV_SYS_counters 1000
+#define PVHV_SYS_pte_bench 1001
+
+#endif

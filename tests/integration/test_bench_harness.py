@@ -1,0 +1,256 @@
+"""The fork benchmark harness (bench/run_bench.py) without QEMU: parsing /bench's output,
+judging a run, and writing results.json / results.md, on synthetic console text.
+
+Takes --build (and ignores --hypervisor) like every integration test.
+"""
+import argparse
+import contextlib
+import io
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "bench"))
+import run_bench  # noqa: E402
+
+COUNTERS = ("page_faults=10 emulations=20 unhooks=0 rehooks=0 revalidated=0 flushes=4 "
+            "mmu_hypercalls=0 hypercalls=8")
+
+
+def good_output(names=None, prefix=""):
+    names = names or run_bench.BENCHMARK_NAMES
+    lines = ["(XEN) Xen-compatible hypervisor starting", "pvguest: booting",
+             f"{prefix}bench start pid=1 args=0"]
+    for name in names:
+        lines.append(f"{prefix}bench {name} iterations=4 total_ns=4000000 ns_per_op=1000000.0")
+        lines.append(f"{prefix}counters {name} {COUNTERS}")
+    lines += [f"{prefix}bench done", "init exited: status 0",
+              "(XEN) Domain 0 shut down: reason poweroff (0)",
+              "(XEN) audit: clean (131040 frames checked)"]
+    return "\n".join(lines) + "\n"
+
+
+def judge(text, mode="emulate", exit_value=0, timed_out=False, args_passed=False):
+    parsed = run_bench.parse_output(text)
+    problems, notes = run_bench.judge(run_bench.MODES[mode], parsed, text, exit_value, timed_out,
+                                      args_passed=args_passed)
+    return parsed, problems, notes
+
+
+def mode_run(mode, text, exit_value=0):
+    parsed, problems, notes = judge(text, mode, exit_value)
+    return run_bench.ModeRun(run_bench.MODES[mode], parsed, problems, notes, exit_value, False,
+                             1.0, "qemu-system-x86_64 ...", text)
+
+
+class Parsing(unittest.TestCase):
+    def test_complete_run(self):
+        parsed, problems, notes = judge(good_output())
+        self.assertEqual(problems, [])
+        self.assertEqual(notes, [])
+        self.assertTrue(parsed.started and parsed.done)
+        self.assertEqual(list(parsed.results), run_bench.BENCHMARK_NAMES)
+        fork = parsed.results["fork_exit"]
+        self.assertEqual((fork.status, fork.iterations, fork.total_ns), ("ok", 4, 4000000))
+        self.assertEqual(fork.ns_per_op, 1000000.0)
+        self.assertEqual(fork.counters["emulations"], 20)
+        self.assertEqual(fork.counters["hypercalls"], 8)
+
+    def test_console_prefixes(self):
+        for prefix in ("(d0) ", "(XEN) ", "(XEN) [   12.345678] "):
+            parsed, problems, _ = judge(good_output(prefix=prefix))
+            self.assertEqual(problems, [], prefix)
+            self.assertEqual(len(parsed.results), len(run_bench.BENCHMARK_NAMES))
+
+    def test_unrelated_lines_are_ignored(self):
+        text = good_output().replace("bench done", "init: starting /bench (entry 401000)\nbench done")
+        _, problems, _ = judge(text)
+        self.assertEqual(problems, [])
+
+    def test_malformed_lines_are_reported_not_fatal(self):
+        bad = [
+            "bench fork_exit iterations=abc total_ns=1 ns_per_op=1",
+            "bench fork_exit iterations=4 total_ns=1",
+            "bench fork_exit iterations=0 total_ns=1 ns_per_op=1",
+            "bench fork_exit iterations=4 total_ns=-5 ns_per_op=1",
+            "bench fork_exit iterations=4 total_ns=5 ns_per_op=1 extra",
+            "bench Fork-Exit iterations=4 total_ns=5 ns_per_op=1",
+            "bench",
+            "counters fork_exit page_faults=1",
+            "counters fork_exit " + COUNTERS.replace("flushes=4", "flushes=x"),
+            "counters",
+        ]
+        for line in bad:
+            text = good_output().replace(
+                "bench fork_exit iterations=4 total_ns=4000000 ns_per_op=1000000.0\n"
+                f"counters fork_exit {COUNTERS}", line)
+            parsed, problems, _ = judge(text)
+            self.assertTrue(problems, line)
+            self.assertTrue(any("fork_exit" in p or "malformed" in p or "bad benchmark" in p
+                                or "counters for a benchmark" in p for p in problems), (line, problems))
+            if line.startswith("bench"):
+                result = parsed.results.get("fork_exit")
+                self.assertTrue(result is None or result.status != "ok", line)
+
+    def test_missing_done(self):
+        text = good_output().replace("bench done\n", "")
+        parsed, problems, _ = judge(text)
+        self.assertFalse(parsed.done)
+        self.assertIn("no 'bench done' line", problems)
+
+    def test_truncated_run(self):
+        text = good_output()
+        text = text[:text.index("bench dirty1_fork_exit")]
+        _, problems, _ = judge(text, exit_value=None, timed_out=True)
+        self.assertIn("machine did not end in time (timeout)", problems)
+        self.assertIn("dirty64_fork_exit: not reported", problems)
+        self.assertIn("no 'bench done' line", problems)
+
+    def test_failed_audit(self):
+        text = good_output().replace("audit: clean (131040 frames checked)",
+                                     "audit: 3 frames with bad counts")
+        _, problems, _ = judge(text)
+        self.assertTrue(any("audit" in p for p in problems), problems)
+
+    def test_exit_value(self):
+        _, problems, _ = judge(good_output(), exit_value=3)
+        self.assertIn("machine exit value 3, expected 0", problems)
+
+    def test_failed_benchmark(self):
+        text = good_output().replace(
+            "bench fork_sh iterations=4 total_ns=4000000 ns_per_op=1000000.0\n"
+            f"counters fork_sh {COUNTERS}\n",
+            "bench fork_sh failed child status 0x7f00 (exit 127: execve failed or command not found)\n")
+        parsed, problems, _ = judge(text)
+        self.assertEqual(parsed.results["fork_sh"].status, "failed")
+        self.assertTrue(any(p.startswith("fork_sh: failed: child status 0x7f00") for p in problems))
+
+    def test_duplicates(self):
+        line = "bench fork_exit iterations=4 total_ns=4000000 ns_per_op=1000000.0\n"
+        text = good_output().replace("bench done", line.strip() + "\nbench done")
+        _, problems, _ = judge(text)
+        self.assertTrue(any("reported twice" in p for p in problems), problems)
+
+    def test_output_after_done(self):
+        text = good_output().replace("init exited", "bench fork_exit failed late\ninit exited")
+        _, problems, _ = judge(text)
+        self.assertTrue(any("after 'bench done'" in p for p in problems), problems)
+
+    def test_not_started_and_usage_error(self):
+        _, problems, _ = judge("(XEN) audit: clean\ninit: cannot run /bench\n")
+        self.assertTrue(any("did not start" in p for p in problems))
+        self.assertFalse(any("not reported" in p for p in problems))
+        _, problems, _ = judge("bench start pid=1 args=2 --bogus 1\n"
+                               "bench error unknown option '--bogus'\n(XEN) audit: clean\n")
+        self.assertTrue(any("rejected its arguments" in p for p in problems), problems)
+
+    def test_unavailable(self):
+        text = good_output().replace(
+            "bench pte_write iterations=4 total_ns=4000000 ns_per_op=1000000.0\n"
+            f"counters pte_write {COUNTERS}", "bench pte_write unavailable\ncounters pte_write unavailable")
+        text = text.replace(f"counters fork_exit {COUNTERS}", "counters fork_exit unavailable")
+        # On ours both system calls are part of the contract; on Xen 4.17 they cannot exist.
+        _, problems, _ = judge(text, "emulate")
+        self.assertIn("pte_write: unavailable on this kernel", problems)
+        self.assertIn("fork_exit: counters unavailable (system call 1000 failed)", problems)
+        _, problems, notes = judge(text.replace("(XEN) audit: clean", ""), "xen417", exit_value=None)
+        self.assertEqual(problems, [])
+        self.assertIn("pte_write: unavailable on this kernel", notes)
+
+    def test_arguments_ignored_by_kernel(self):
+        _, problems, notes = judge(good_output(), args_passed=True)
+        self.assertEqual(problems, [])
+        self.assertTrue(any("no arguments" in n for n in notes))
+
+    def test_garbage_never_raises(self):
+        for text in ("", "\x00\xff bench \n", "bench done\nbench done\n", "counters x y=1\n",
+                     "bench x iterations=1e99 total_ns=1 ns_per_op=nan\n" * 3):
+            judge(text)
+
+
+class Writing(unittest.TestCase):
+    def test_json_and_markdown(self):
+        good = mode_run("writable", good_output())
+        broken_text = good_output().replace("bench done\n", "")
+        broken_text = broken_text[:broken_text.index("bench fork_execve")]
+        broken = mode_run("emulate", broken_text, exit_value=3)
+        runs = [good, broken]
+        with tempfile.TemporaryDirectory() as out:
+            run_bench.write_results(out, runs, True, 0.5, "2024-01-01T00:00:00+00:00")
+            with open(os.path.join(out, "results.json")) as f:
+                document = json.load(f)
+            with open(os.path.join(out, "results.md")) as f:
+                markdown = f.read()
+            self.assertTrue(os.path.exists(os.path.join(out, "writable.log")))
+        meta = document["metadata"]
+        self.assertEqual(meta["icount"], "-icount shift=0")
+        self.assertEqual(meta["iterations_scale"], 0.5)
+        self.assertIn("commit", meta["git"])
+        self.assertTrue(meta["modes"]["writable"]["ok"])
+        self.assertFalse(meta["modes"]["emulate"]["ok"])
+        self.assertIn("qemu_command", meta["modes"]["emulate"])
+        records = {(r["benchmark"], r["mode"]): r for r in document["results"]}
+        self.assertEqual(len(records), 2 * len(run_bench.BENCHMARK_NAMES))
+        fork = records[("fork_exit", "writable")]
+        self.assertEqual(fork["status"], "ok")
+        self.assertEqual(fork["us_per_op"], 1000.0)
+        self.assertEqual(fork["per_op"], 1000.0)
+        self.assertEqual(fork["iterations"], 4)
+        self.assertEqual(fork["counters"]["emulations"], 20)
+        self.assertEqual(fork["counters_per_op"]["emulations"], 5.0)
+        self.assertEqual(records[("pte_write", "writable")]["per_op"], 1000000.0)
+        self.assertEqual(records[("pte_write", "writable")]["unit"], "ns/write")
+        self.assertEqual(records[("fork_exit", "emulate")]["status"], "ok")
+        self.assertEqual(records[("fork_execve", "emulate")]["status"], "missing")
+
+        self.assertIn("| benchmark | writable | emulate | unit |", markdown)
+        self.assertIn("| fork+exit | 1000.0 | 1000.0 | us/op (TCG virtual time) |", markdown)
+        self.assertIn("| fork+execve | 1000.0 | FAILED |", markdown)
+        self.assertIn("- FAILED: no 'bench done' line", markdown)
+        self.assertIn("- FAILED: machine exit value 3, expected 0", markdown)
+
+    def test_text_table(self):
+        runs = [mode_run(m, good_output()) for m in ("writable", "emulate", "hypercall")]
+        text = run_bench.report_text(runs, deterministic=False)
+        lines = text.splitlines()
+        self.assertEqual(lines[0].split(), ["benchmark", "writable", "emulate", "hypercall", "unit"])
+        self.assertTrue(lines[1].startswith("fork+exit"))
+        self.assertIn("dirty 64MB + fork+exit", text)
+        self.assertIn("PTE write", text)
+        self.assertIn("counters per operation, mode emulate", text)
+        self.assertIn("TLB flushes", text)
+        self.assertIn("re-validated", text)
+
+
+class CommandLine(unittest.TestCase):
+    def test_options(self):
+        args = run_bench.arguments(["--modes", "hypercall", "--xen417", "--iterations-scale",
+                                    "0.1", "--hypervisor", "ours"])
+        self.assertEqual(args.mode_list, ["hypercall", "xen417"])
+        self.assertEqual(run_bench.bench_arguments(0.1, ["--warmup", "0"]),
+                         ["--scale", "0.1", "--warmup", "0"])
+        self.assertEqual(run_bench.bench_arguments(1.0, []), [])
+
+    def test_bad_options(self):
+        for argv in (["--modes", "bogus"], ["--iterations-scale", "0"], ["--jobs", "0"]):
+            with self.assertRaises(SystemExit), contextlib.redirect_stderr(io.StringIO()) as err:
+                run_bench.arguments(argv)
+            self.assertIn("error:", err.getvalue())
+
+    def test_missing_build_fails_cleanly(self):
+        with tempfile.TemporaryDirectory() as empty:
+            run = run_bench.run_mode(run_bench.MODES["emulate"], empty, 1.0, [], True, 5)
+        self.assertFalse(run.ok)
+        self.assertTrue(all(p.startswith("missing ") for p in run.problems))
+        self.assertIn("-icount shift=0", run.qemu_command)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--build", default=None)
+    parser.add_argument("--hypervisor", default=None)
+    _, rest = parser.parse_known_args()
+    unittest.main(argv=[sys.argv[0], *rest])

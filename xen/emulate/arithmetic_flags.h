@@ -1,0 +1,23 @@
+// The arithmetic RFLAGS bits an emulated instruction produces, computed as the SDM defines
+// them for a result of a given width. Bits the SDM leaves undefined are left as they were.
+#pragma once
+#include <stdint.h>
+
+namespace emulate::rflags {
+
+inline constexpr uint64_t carry = uint64_t{1} << 0;
+inline constexpr uint64_t parity = uint64_t{1} << 2;
+inline constexpr uint64_t adjust = uint64_t{1} << 4;
+inline constexpr uint64_t zero = uint64_t{1} << 6;
+inline constexpr uint64_t sign = uint64_t{1} << 7;
+inline constexpr uint64_t overflow = uint64_t{1} << 11;
+inline constexpr uint64_t arithmetic = carry | parity | adjust | zero | sign | overflow;
+
+// AND, OR, XOR: CF = OF = 0; SF, ZF, PF from the result; AF undefined (kept).
+uint64_t after_logical(uint64_t flags, uint64_t result, unsigned bytes);
+// CMP (and CMPXCHG's comparison): the flags of `left - right`, all six defined.
+uint64_t after_compare(uint64_t flags, uint64_t left, uint64_t right, unsigned bytes);
+// BT, BTS, BTR: CF = the tested bit; ZF kept; OF, SF, AF, PF undefined (kept).
+uint64_t after_bit_test(uint64_t flags, bool bit_was_set);
+
+}  // namespace emulate::rflags

@@ -1,0 +1,99 @@
+#include "emulate/pte_emulation.h"
+#include "domain/domain.h"
+#include "domain/domain_mmu.h"
+#include "emulate/decode_cache.h"
+#include "emulate/instruction_fetch.h"
+#include "emulate/pte_write.h"
+#include "mm/entry_update.h"
+#include "mm/table_access.h"
+
+#ifndef PTE_DECODE_CACHE
+#define PTE_DECODE_CACHE 1
+#endif
+
+namespace pte_emulation {
+namespace {
+// One CPU runs one vCPU today, so one cache and one set of counters; with SMP both become
+// per-CPU (the cache is not locked).
+constinit pte_write::DecodeCache decode_cache;
+constinit bool cache_enabled = PTE_DECODE_CACHE != 0;
+constinit Counters outcome_counters;
+
+// Only the guest's 64-bit code segment is decoded as 64-bit code; a compat-mode user
+// process (FLAT_RING3_CS32) would be misread, so it is not emulated.
+bool runs_64bit_code(const TrapFrame& frame) { return (frame.cs & 0xffff) == FLAT_RING3_CS64; }
+
+pte_write::SegmentBases segment_bases(const Vcpu& vcpu) {
+  return {vcpu.fs_base, vcpu.kernel_mode ? vcpu.gs_base_kernel : vcpu.gs_base_user};
+}
+
+// The decoded instruction at frame.rip, from the cache or from Zydis; null if unsupported.
+const pte_write::DecodedWrite* decoded_instruction(const instruction_fetch::FetchedInstruction& fetched,
+                                                   uint64_t rip, pte_write::DecodedWrite& storage) {
+  if (cache_enabled) {
+    if (const pte_write::DecodedWrite* cached = decode_cache.find(rip, fetched.code_mfn, fetched.bytes, fetched.count))
+      return cached;
+  }
+  const pte_write::DecodeResult decoded = pte_write::decode(fetched.bytes, fetched.count);
+  if (decoded.status != pte_write::Status::ok) return nullptr;
+  storage = decoded.write;
+  if (cache_enabled) decode_cache.insert(rip, fetched.code_mfn, fetched.bytes, storage);
+  return &storage;
+}
+
+// The caller promises a validated table of this level; check it anyway, since reading the
+// entry of some other frame would read memory no MMU rule vouches for.
+bool is_validated_table(mm::MmuContext& context, uint64_t table_mfn, unsigned level) {
+  const mm::PageInfo* table = context.frames.find(table_mfn);
+  return table != nullptr && table->is_validated_table() &&
+         mm::level_number(mm::table_level(table->type)) == level;
+}
+
+Outcome count(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::emulated: ++outcome_counters.emulated; break;
+    case Outcome::refused: ++outcome_counters.refused; break;
+    case Outcome::unsupported: ++outcome_counters.unsupported; break;
+  }
+  return outcome;
+}
+}  // namespace
+
+Outcome emulate(Vcpu& vcpu, TrapFrame& frame, uint64_t address, uint64_t table_mfn, unsigned level) {
+  if (vcpu.domain == nullptr || !runs_64bit_code(frame)) return count(Outcome::unsupported);
+  instruction_fetch::FetchedInstruction fetched;
+  if (!instruction_fetch::fetch(vcpu, frame.rip, fetched)) return count(Outcome::unsupported);
+  pte_write::DecodedWrite storage;
+  const pte_write::DecodedWrite* decoded = decoded_instruction(fetched, frame.rip, storage);
+  if (decoded == nullptr) return count(Outcome::unsupported);
+
+  mm::MmuContext context = domain_mmu::context(*vcpu.domain);
+  if (!is_validated_table(context, table_mfn, level)) return count(Outcome::unsupported);
+  const unsigned index = static_cast<unsigned>((address & (mm::kPageBytes - 1)) / pte_write::kEntryBytes);
+  const mm::PageTableEntry old = mm::load_entry(context.frames, table_mfn, index);
+  const pte_write::WriteResult result =
+      pte_write::execute(*decoded, frame, segment_bases(vcpu), address, old.raw());
+  if (result.status != pte_write::Status::ok) return count(Outcome::unsupported);
+
+  if (result.writes) {
+    // The guest's value is authoritative, as for a native store: A/D are not preserved.
+    const int rc = mm::update_table_entry(context, table_mfn, index, mm::PageTableEntry(result.new_entry), false);
+    if (rc != 0) return count(Outcome::refused);
+    domain_mmu::apply_effects(context.effects);
+  } else {
+    ++outcome_counters.failed_cmpxchg;
+  }
+  pte_write::apply(result, frame);
+  return count(Outcome::emulated);
+}
+
+void set_decode_cache_enabled(bool enabled) {
+  cache_enabled = enabled;
+  decode_cache.clear();
+}
+bool decode_cache_enabled() { return cache_enabled; }
+uint64_t cache_hits() { return decode_cache.hits(); }
+uint64_t cache_misses() { return decode_cache.misses(); }
+const Counters& counters() { return outcome_counters; }
+
+}  // namespace pte_emulation

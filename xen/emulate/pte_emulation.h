@@ -1,0 +1,41 @@
+// The hypervisor side of page-table write emulation: a guest wrote to one of its page
+// tables, which it can map read-only only; instead of bouncing the fault, perform the write
+// as if the guest had asked with mmu_update (validated, counted), then let the guest go on
+// after the instruction. The instruction semantics are pte_write's (pure, unit tested).
+#pragma once
+#include <stdint.h>
+#include "arch/x86/cpu/trap_frame.h"
+
+struct Vcpu;
+
+namespace pte_emulation {
+
+enum class Outcome { emulated, refused, unsupported };
+
+// The guest at frame.rip wrote `address` (CR2, error code had P and W set) and the target
+// frame `table_mfn` is a validated page table (level `level`) of vcpu's domain.
+// Emulates the write: fetches the instruction from the guest's current address space,
+// decodes it (through the decode cache), commits the new entry with mm::update_table_entry
+// and carries out its MMU effects; on success applies the register and flag updates and
+// advances rip.
+// refused: the new entry failed validation (nothing changed); unsupported: not emulable
+// (nothing changed either). The caller bounces the #PF to the guest in both cases.
+Outcome emulate(Vcpu& vcpu, TrapFrame& frame, uint64_t address, uint64_t table_mfn, unsigned level);
+
+// The decode cache is on unless built with PTE_DECODE_CACHE=0; it can be switched at run
+// time (e.g. to measure what it saves). Switching clears it.
+void set_decode_cache_enabled(bool enabled);
+bool decode_cache_enabled();
+uint64_t cache_hits();
+uint64_t cache_misses();
+
+// How often each outcome happened (for the end-of-run summary and benchmarks).
+struct Counters {
+  uint64_t emulated = 0;
+  uint64_t refused = 0;
+  uint64_t unsupported = 0;
+  uint64_t failed_cmpxchg = 0;  // emulated, but the entry did not match: nothing written
+};
+const Counters& counters();
+
+}  // namespace pte_emulation

@@ -1,0 +1,119 @@
+// What a guest instruction that wrote to a read-only page-table page would have done to the
+// page-table entry it hit. Pure: the hypervisor glue (pte_emulation) supplies the bytes at
+// the guest RIP, the registers, the faulting address (CR2) and the entry's current value,
+// validates and commits the entry this computes, and only then applies the register effects.
+//
+// Two steps, so the first can be cached (decode_cache.h):
+//   decode  — instruction bytes -> DecodedWrite (Zydis; depends on the bytes only),
+//   execute — DecodedWrite + registers + CR2 + old entry -> WriteResult (no side effects).
+// apply() then writes a WriteResult's register, flag and RIP effects to the guest frame.
+#pragma once
+#include <stddef.h>
+#include <stdint.h>
+#include "arch/x86/cpu/trap_frame.h"
+#include "emulate/register_operand.h"
+
+namespace pte_write {
+
+inline constexpr size_t kMaxInstructionBytes = 15;  // architectural limit
+inline constexpr unsigned kEntryBytes = 8;
+
+enum class Status : uint8_t {
+  ok,
+  truncated,                 // the bytes available end inside the instruction
+  undecodable,               // not a valid x86-64 instruction (e.g. a stray 0x06)
+  unsupported,               // valid, but not a page-table write we emulate
+  not_the_faulting_address,  // the computed address is not in the entry CR2 points at
+  straddles,                 // the access crosses an 8-byte entry boundary
+  misaligned,                // inside one entry, but not naturally aligned
+};
+const char* to_string(Status status);
+
+enum class Operation : uint8_t { mov, xchg, cmpxchg, and_, or_, xor_, bts, btr };
+
+// Only FS and GS have bases in 64-bit mode; every other segment is flat.
+enum class Segment : uint8_t { flat, fs, gs };
+
+// base + index * scale + displacement (+ segment base), or RIP-relative.
+struct MemoryOperand {
+  Segment segment = Segment::flat;
+  bool rip_relative = false;
+  bool has_base = false;
+  bool has_index = false;
+  emulate::RegisterOperand base{};
+  emulate::RegisterOperand index{};
+  uint8_t scale = 1;
+  uint8_t address_bytes = 8;  // 4 with an address-size (0x67) prefix
+  int64_t displacement = 0;
+};
+
+enum class SourceKind : uint8_t { none, register_, immediate };
+struct SourceOperand {
+  SourceKind kind = SourceKind::none;
+  emulate::RegisterOperand reg{};
+  uint64_t immediate = 0;  // sign-extended as the instruction defines, truncated at use
+};
+
+// The decoded form of one supported instruction: independent of register values and of
+// where the instruction sits, so one decode serves every later execution of the same bytes.
+struct DecodedWrite {
+  Operation operation = Operation::mov;
+  uint8_t width = 8;   // bytes of memory accessed: 1, 2, 4 or 8
+  uint8_t length = 0;  // instruction length in bytes
+  bool locked = false; // informational: the commit is atomic either way
+  MemoryOperand destination{};
+  SourceOperand source{};
+};
+
+struct DecodeResult {
+  Status status = Status::unsupported;
+  DecodedWrite write{};
+};
+
+// Decodes `available` bytes (at most kMaxInstructionBytes are looked at) as one 64-bit mode
+// instruction and checks that it is a form this emulator supports: mov, xchg, cmpxchg, and,
+// or, xor, bts, btr with a single memory destination and a general-register or immediate
+// source (see README.md for the list and what is refused).
+DecodeResult decode(const uint8_t* bytes, size_t available);
+
+// The guest state an execution reads besides the general registers.
+struct SegmentBases {
+  uint64_t fs = 0;
+  uint64_t gs = 0;  // the base active in the guest's current mode
+};
+
+struct RegisterWrite {
+  bool present = false;
+  emulate::Gpr gpr = emulate::Gpr::rax;
+  uint64_t value = 0;  // the whole 64-bit register after the instruction
+};
+
+struct WriteResult {
+  Status status = Status::unsupported;
+  bool writes = false;       // false for a cmpxchg that found another value: entry unchanged
+  uint64_t new_entry = 0;    // the whole entry after the write (other bytes kept)
+  uint8_t length = 0;        // RIP advance
+  RegisterWrite register_write{};
+  uint64_t rflags = 0;       // the guest's RFLAGS after the instruction
+};
+
+// Executes `write` against the entry that contains `fault_address` (whose current value is
+// `old_entry`), reading registers from `registers`. Nothing is modified. Refuses (status
+// not ok) if the access is not inside that one entry or not naturally aligned.
+WriteResult execute(const DecodedWrite& write, const TrapFrame& registers, const SegmentBases& segments,
+                    uint64_t fault_address, uint64_t old_entry);
+
+// decode() then execute(), for callers without a decode cache.
+WriteResult emulate(const uint8_t* bytes, size_t available, const TrapFrame& registers,
+                    const SegmentBases& segments, uint64_t fault_address, uint64_t old_entry);
+
+// Applies an ok result's effects on the guest: the register write, RFLAGS and RIP. Call
+// only once the new entry is committed (or the instruction wrote nothing). A result that is
+// not ok changes nothing.
+void apply(const WriteResult& result, TrapFrame& registers);
+
+// The linear address `write` accesses with these registers (for bts/btr with a register bit
+// offset, the 1/2/4/8-byte unit that holds the bit).
+uint64_t access_address(const DecodedWrite& write, const TrapFrame& registers, const SegmentBases& segments);
+
+}  // namespace pte_write

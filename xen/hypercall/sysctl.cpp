@@ -1,0 +1,63 @@
+// HYPERVISOR_sysctl: system-wide control operations for dom0's tools. Served today:
+// XEN_SYSCTL_perfc_op (query and reset of the software performance counters).
+// sysctl.h is the tools' interface (we implement it): its guest-handle types exist only for
+// __XEN_TOOLS__, which must be set before the first Xen header.
+#define __XEN_TOOLS__ 1
+#include "mm/xen_abi.h"
+#include <xen/sysctl.h>
+#include "domain/domain.h"
+#include "hypercall/dispatch.h"
+#include "hypervisor/perf_counters.h"
+#include "pv/guest_memory.h"
+
+namespace hypercall {
+namespace {
+constexpr unsigned counter_count = unsigned(perf::Counter::count);
+
+// Every counter has one value (one CPU runs guests); values are 32-bit as in Xen's ABI.
+long perfc_query(Vcpu& vcpu, xen_sysctl_perfc_op& op) {
+  op.nr_counters = counter_count;
+  op.nr_vals = counter_count;
+  uint64_t desc = uint64_t(op.desc.p), val = uint64_t(op.val.p);
+  for (unsigned i = 0; i < counter_count; ++i) {
+    auto counter = static_cast<perf::Counter>(i);
+    if (desc) {
+      xen_sysctl_perfc_desc_t d{};
+      const char* name = perf::name(counter);
+      for (unsigned c = 0; name[c] && c + 1 < sizeof(d.name); ++c) d.name[c] = name[c];
+      d.nr_vals = 1;
+      if (!guest_memory::write(vcpu, desc + i * sizeof(d), d)) return -XEN_EFAULT;
+    }
+    if (val) {
+      xen_sysctl_perfc_val_t v = xen_sysctl_perfc_val_t(perf::value(counter));
+      if (!guest_memory::write(vcpu, val + i * sizeof(v), v)) return -XEN_EFAULT;
+    }
+  }
+  return 0;
+}
+
+long perfc_op(Vcpu& vcpu, xen_sysctl_perfc_op& op) {
+  switch (op.cmd) {
+    case XEN_SYSCTL_PERFCOP_query: return perfc_query(vcpu, op);
+    case XEN_SYSCTL_PERFCOP_reset:
+      perf::reset();
+      return 0;
+    default: return -XEN_EINVAL;
+  }
+}
+}  // namespace
+
+long sysctl(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
+  if (!vcpu.domain->privileged) return -XEN_EPERM;
+  xen_sysctl_t request;
+  if (!guest_memory::read(vcpu, args.a[0], request)) return -XEN_EFAULT;
+  if (request.interface_version != XEN_SYSCTL_INTERFACE_VERSION) return -XEN_EACCES;
+  long result;
+  switch (request.cmd) {
+    case XEN_SYSCTL_perfc_op: result = perfc_op(vcpu, request.u.perfc_op); break;
+    default: return -XEN_ENOSYS;
+  }
+  if (result == 0 && !guest_memory::write(vcpu, args.a[0], request)) return -XEN_EFAULT;
+  return result;
+}
+}  // namespace hypercall

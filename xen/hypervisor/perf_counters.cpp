@@ -1,0 +1,19 @@
+#include "hypervisor/perf_counters.h"
+
+namespace perf {
+namespace {
+constexpr unsigned counter_count = unsigned(Counter::count);
+uint64_t values[counter_count];
+const char* const names[counter_count] = {
+    "hypercalls",     "mmu_hypercalls", "pv_page_faults", "bounced_exceptions", "events_delivered",
+    "ptwr_emulations", "ptwr_emulation_refusals", "ptwr_faults", "ptwr_unhooks", "ptwr_rehooks",
+    "ptwr_revalidated", "tlb_flushes", "tlb_invlpgs"};
+}  // namespace
+
+void add(Counter counter, uint64_t n) { values[unsigned(counter)] += n; }
+uint64_t value(Counter counter) { return values[unsigned(counter)]; }
+const char* name(Counter counter) { return names[unsigned(counter)]; }
+void reset() {
+  for (uint64_t& v : values) v = 0;
+}
+}  // namespace perf

@@ -1,0 +1,29 @@
+// Software performance counters, Xen's "perfc": named event counts that dom0 reads with
+// XEN_SYSCTL_perfc_op (and the summary prints). They are what the fork benchmarks report per
+// operation for each page-table write path.
+#pragma once
+#include <stdint.h>
+
+namespace perf {
+enum class Counter : unsigned {
+  hypercalls,
+  mmu_hypercalls,        // mmu_update, mmuext_op, update_va_mapping (multicall entries included)
+  pv_page_faults,        // page faults taken while a PV guest ran
+  bounced_exceptions,    // exceptions delivered through the guest's trap table
+  events_delivered,      // event upcalls
+  ptwr_emulations,       // guest page-table writes emulated
+  ptwr_emulation_refusals,  // emulated writes refused by the page-type rules or not emulable
+  ptwr_faults,           // write faults taken by the writable-pagetable path (detaches)
+  ptwr_unhooks,          // L1s disconnected from their L2 slot
+  ptwr_rehooks,          // L1s reconnected after re-validation
+  ptwr_revalidated,      // entries re-validated at reconnect (those that changed)
+  tlb_flushes,           // full TLB flushes (CR3 reloads) done for guests
+  tlb_invlpgs,           // single-page invalidations done for guests
+  count
+};
+
+void add(Counter counter, uint64_t n = 1);
+uint64_t value(Counter counter);
+const char* name(Counter counter);
+void reset();
+}  // namespace perf

@@ -1,0 +1,2 @@
+list(APPEND PURE_SOURCES ${CMAKE_CURRENT_LIST_DIR}/table_reachability.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/writable_pagetables.cpp)

@@ -1,0 +1,59 @@
+#include "ptwr/writable_page_tables_glue.h"
+#include "console/console.h"
+#include "domain/domain.h"
+#include "domain/domain_mmu.h"
+#include "hypervisor/perf_counters.h"
+#include "memory/boot_memory.h"
+#include "memory/machine.h"
+
+namespace writable_page_tables {
+namespace {
+void count(const ptwr::ReattachStats& stats) {
+  perf::add(perf::Counter::ptwr_rehooks, stats.reattached);
+  perf::add(perf::Counter::ptwr_revalidated, stats.changed);
+  if (stats.refused) {
+    perf::add(perf::Counter::ptwr_emulation_refusals, stats.refused);
+    log_warning("ptwr: %u entries written directly were refused at reattach (old values kept)\n", stats.refused);
+  }
+}
+
+void apply(mm::MmuContext& context, const ptwr::ReattachStats& stats) {
+  domain_mmu::apply_effects(context.effects);
+  count(stats);
+}
+}  // namespace
+
+bool enable(Domain& domain) {
+  uint64_t active = boot_memory::allocate_frame(DOMID_XEN);
+  uint64_t inactive = boot_memory::allocate_frame(DOMID_XEN);
+  if (!active || !inactive) return false;
+  domain.writable_pagetables.set_snapshot_storage(machine::to_virtual<uint64_t>(active << 12),
+                                                  machine::to_virtual<uint64_t>(inactive << 12));
+  return true;
+}
+
+bool detach(Vcpu& vcpu, uint64_t table_mfn, uint64_t mapping_entry_maddr, uint64_t address) {
+  Domain& domain = *vcpu.domain;
+  mm::MmuContext context = domain_mmu::context(domain);
+  ptwr::DetachResult result = domain.writable_pagetables.detach(context, vcpu.bases, table_mfn, mapping_entry_maddr,
+                                                                address & ~0xfffULL);
+  if (!result.detached) return false;
+  perf::add(perf::Counter::ptwr_faults);
+  if (result.unhooked) perf::add(perf::Counter::ptwr_unhooks);
+  apply(context, result.evicted);
+  return true;
+}
+
+void reattach_all(Domain& domain) {
+  if (!domain.writable_pagetables.any_in_use()) return;
+  mm::MmuContext context = domain_mmu::context(domain);
+  apply(context, domain.writable_pagetables.reattach_all(context));
+}
+
+bool reattach_unhooked(Domain& domain) {
+  if (!domain.writable_pagetables.in_use(ptwr::SlotKind::active)) return false;
+  mm::MmuContext context = domain_mmu::context(domain);
+  apply(context, domain.writable_pagetables.reattach(context, ptwr::SlotKind::active));
+  return true;
+}
+}  // namespace writable_page_tables
