@@ -4,6 +4,7 @@
 #include "kernel/console.h"
 #include "kernel/events.h"
 #include "kernel/panic.h"
+#include "kernel/probe.h"
 #include "kernel/process.h"
 #include "kernel/shared_info.h"
 #include "kernel/syscalls.h"
@@ -105,7 +106,10 @@ void dispatch(kernel::TrapFrame& frame) {
     default:
       break;
   }
-  if (!frame.from_user()) kernel_fault(frame);
+  if (!frame.from_user()) {
+    if (kernel::probe_fixup(frame)) return;
+    kernel_fault(frame);
+  }
   if (frame.vector == 14) {
     // 64-bit PV: the faulting address is in vcpu_info, not in a readable CR2.
     kernel::user_page_fault(frame, kernel::vcpu()->arch.cr2);

@@ -29,7 +29,7 @@ bool selftest_run(const char* name) {
     void (*run)(SelfTest&);
   };
   static const Entry kTests[] = {
-      {"hypercall", selftest_hypercall}, {"mmu", selftest_mmu}, {"fault", selftest_fault}};
+      {"hypercall", selftest_hypercall}, {"mmu", selftest_mmu}, {"fault", selftest_fault}, {"ptwrite", selftest_ptwrite}};
   for (const Entry& entry : kTests) {
     if (!lib::string_equal(name, entry.name)) continue;
     SelfTest test(entry.name);

@@ -25,5 +25,6 @@ bool selftest_run(const char* name);
 void selftest_hypercall(SelfTest& test);
 void selftest_mmu(SelfTest& test);
 void selftest_fault(SelfTest& test);
+void selftest_ptwrite(SelfTest& test);
 
 }  // namespace kernel

@@ -29,6 +29,7 @@ class StackWriter {
 UserStackLayout build_user_stack(const UserStackInput& input, uint64_t top, uint8_t* image,
                                  size_t capacity) {
   UserStackLayout layout{};
+  if (input.argc > 256 || input.envc > 256) return layout;
   uint64_t strings = 0;
   for (size_t i = 0; i < input.argc; ++i) strings += string_size(input.argv[i]);
   for (size_t i = 0; i < input.envc; ++i) strings += string_size(input.envp[i]);
@@ -43,7 +44,6 @@ UserStackLayout build_user_stack(const UserStackInput& input, uint64_t top, uint
   out.word(end_marker, 0);
   uint64_t cursor = end_marker - strings;
   uint64_t string_address[2][256];
-  if (input.argc > 256 || input.envc > 256) return layout;
   for (size_t i = 0; i < input.argc; ++i) {
     string_address[0][i] = cursor;
     size_t size = string_size(input.argv[i]);
