@@ -41,7 +41,7 @@ void copy_level(Mfn parent_table, Mfn child_table, Level level, uint64_t base) {
   unsigned count = level == Level::l4 ? kUserL4Slots : kEntries;
   for (unsigned i = 0; i < count; ++i) {
     PageTableEntry entry(entries[i]);
-    if (!entry.present()) continue;
+    if (level == Level::l1 ? !entry.present() : entry.none()) continue;
     uint64_t va = base + i * level_span(level);
     auto child_slot = table_slot(child_table, i, level);
     if (level != Level::l1) {
@@ -67,7 +67,7 @@ void for_each_table(Mfn table, Level level, Visit&& visit) {
     unsigned count = level == Level::l4 ? kUserL4Slots : kEntries;
     for (unsigned i = 0; i < count; ++i) {
       PageTableEntry entry(entries[i]);
-      if (entry.present()) {
+      if (!entry.none()) {
         for_each_table(entry.mfn(), static_cast<Level>(static_cast<int>(level) - 1), visit);
       }
     }
@@ -87,7 +87,7 @@ Mfn AddressSpace::child_table(Mfn parent, uint64_t va, Level parent_level) {
   auto slot = table_slot(parent, lib::table_index(va, parent_level), parent_level);
   pv::ops.flush();
   PageTableEntry entry = read_entry(slot);
-  if (entry.present()) return entry.mfn();
+  if (!entry.none()) return entry.mfn();
   Mfn child = new_page_table_frame();
   auto link = PageTableEntry::make(child, PageTableEntry::kTableFlags);
   must(pv::ops.set_entry(slot, link), "linking page table", va);

@@ -17,7 +17,7 @@ Mfn ensure_l1(uint64_t va) {
   pv::PageTableSlot l2;
   if (!walk(kernel_l4(), va, Level::l2, l2)) panic("no L2 table for %lx", va);
   PageTableEntry entry = read_entry(l2);
-  if (entry.present()) return entry.mfn();
+  if (!entry.none()) return entry.mfn();
   Mfn table = new_page_table_frame();
   long rc = pv::ops.set_entry(l2, PageTableEntry::make(table, PageTableEntry::kTableFlags));
   if (rc < 0) panic("linking L1 for %lx: %ld", va, rc);

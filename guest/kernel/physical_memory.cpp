@@ -17,7 +17,7 @@ bool walk(Mfn root, uint64_t va, Level level, pv::PageTableSlot& slot) {
     slot = table_slot(table, lib::table_index(va, current_level), current_level);
     if (current_level == level) return true;
     PageTableEntry entry = read_entry(slot);
-    if (!entry.present() || entry.large()) return false;
+    if (entry.none() || entry.large()) return false;
     table = entry.mfn();
   }
 }

@@ -201,8 +201,8 @@ void process_run_init(const char* path) {
   user_load(process, image, process.frame);
 
   if (pv::ops.set_kernel_stack(kernel_stack_top()) < 0) panic("stack_switch failed");
-  print("init: starting %s (entry %lx, pte=%s)\n", path, process.frame.rip,
-        pv::pte_mode_name(pv::ops.mode()));
+  print("init: starting %s (entry %lx, pte=%s, %lu frames free)\n", path, process.frame.rip,
+        pv::pte_mode_name(pv::ops.mode()), page_allocator.free_count());
   switch_to(process);
   resume_current();
 }
@@ -259,6 +259,8 @@ void process_exit(int wait_status) {
     print("pv: %lu page-table entries written, %lu hypercalls (pte=%s)\n",
           pv::ops.entries_written(), pv::ops.hypercalls_issued(),
           pv::pte_mode_name(pv::ops.mode()));
+    print("memory: %lu frames free, %d processes\n", page_allocator.free_count(),
+          table.live_count());
     int status = lib::shell_status(wait_status);
     print("init exited: status %d\n", status);
     xen::shutdown(status == 0 ? SHUTDOWN_poweroff : SHUTDOWN_crash);

@@ -39,6 +39,10 @@ class PageTableEntry {
 
   constexpr uint64_t raw() const { return raw_; }
   constexpr bool present() const { return raw_ & kPresent; }
+  // An upper-level entry links a table when it is not empty, present or not: under writable
+  // pagetables the hypervisor clears only the present bit of the L2 entry of an L1 it has
+  // detached, so "is there a table here" must test for none (as Linux's pmd_none does).
+  constexpr bool none() const { return raw_ == 0; }
   constexpr bool writable() const { return raw_ & kWritable; }
   constexpr bool user() const { return raw_ & kUser; }
   constexpr bool large() const { return raw_ & kLarge; }

@@ -233,6 +233,26 @@ static void memory_after_fork(void) {
   check("mmap, munmap and brk in a child", exited_with(wait_for(pid), 0), "wrong status");
 }
 
+/* Many short-lived processes: page tables and frames must all come back (the kernel prints
+ * its free-frame count at the start and at the end of init). */
+static void stress(void) {
+  int ok = 1;
+  for (int i = 0; i < 100 && ok; ++i) {
+    pid_t pid = fork();
+    if (pid == 0) _exit(0);
+    ok = exited_with(wait_for(pid), 0);
+  }
+  for (int i = 0; i < 10 && ok; ++i) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      execl("/bin/sh", "sh", "-c", "forktest --argv one two", (char *)NULL);
+      _exit(126);
+    }
+    ok = exited_with(wait_for(pid), 42);
+  }
+  check("100 fork+exit and 10 fork+sh+exec", ok, "wrong status");
+}
+
 static void counters(void) {
   struct pvhv_counters before, after;
   long rc = syscall(PVHV_SYS_counters, &before);
@@ -269,6 +289,7 @@ int main(int argc, char **argv) {
   execs();
   segfault();
   memory_after_fork();
+  stress();
   counters();
   /* Nothing may be left to reap. */
   int status;

@@ -8,6 +8,7 @@ entry by entry through PvOps. On ours, exiting processes unpin and release their
 the frame-table audit at the end must stay clean.
 """
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -29,6 +30,7 @@ CHECKS = (
     "sh -c with an unknown program exits 127: ok",
     "child segfault: killed by signal 11: ok",
     "mmap, munmap and brk in a child: ok",
+    "100 fork+exit and 10 fork+sh+exec: ok",
     "pte bench (1001) returns 0: ok",
     "no children left: ok",
 )
@@ -51,6 +53,12 @@ def main():
         for line in ("forktest: passed", "init exited: status 0"):
             machine.expect(line in result.serial, f"pte={mode}: missing '{line}'", result)
         machine.expect("kernel panic" not in result.serial, f"pte={mode}: kernel panicked", result)
+        # Every frame of the exited processes came back: init's own memory is what remains.
+        start = re.search(r"init: starting /forktest \(.*, (\d+) frames free\)", result.serial)
+        end = re.search(r"memory: (\d+) frames free, 1 processes", result.serial)
+        machine.expect(start and end, f"pte={mode}: no free-frame counts", result)
+        leaked = int(start.group(1)) - int(end.group(1))
+        machine.expect(leaked < 64, f"pte={mode}: {leaked} frames not returned", result)
         if hv.name == "ours":
             machine.expect("forktest: hypervisor counters grow: ok" in result.serial,
                            f"pte={mode}: counters system call failed on ours", result)

@@ -17,7 +17,7 @@ DecodedWrite decoded(const uint8_t* bytes, size_t count) {
   return result.write;
 }
 
-class DecodeCacheTest : public ::testing::Test {
+class EmulateDecodeCache : public ::testing::Test {
  protected:
   // lock cmpxchg %rsi,(%rdi) followed by unrelated bytes the decode did not consume
   uint8_t bytes_[8] = {0xf0, 0x48, 0x0f, 0xb1, 0x37, 0xcc, 0xcc, 0xcc};
@@ -25,7 +25,7 @@ class DecodeCacheTest : public ::testing::Test {
 };
 }  // namespace
 
-TEST_F(DecodeCacheTest, HitsForTheSameRipFrameAndBytes) {
+TEST_F(EmulateDecodeCache, HitsForTheSameRipFrameAndBytes) {
   EXPECT_EQ(cache_->find(kRip, kCodeMfn, bytes_, sizeof bytes_), nullptr);
   cache_->insert(kRip, kCodeMfn, bytes_, decoded(bytes_, sizeof bytes_));
   const DecodedWrite* hit = cache_->find(kRip, kCodeMfn, bytes_, sizeof bytes_);
@@ -37,14 +37,14 @@ TEST_F(DecodeCacheTest, HitsForTheSameRipFrameAndBytes) {
   EXPECT_EQ(cache_->misses(), 1u);
 }
 
-TEST_F(DecodeCacheTest, BytesBeyondTheInstructionDoNotMatter) {
+TEST_F(EmulateDecodeCache, BytesBeyondTheInstructionDoNotMatter) {
   cache_->insert(kRip, kCodeMfn, bytes_, decoded(bytes_, sizeof bytes_));
   bytes_[5] = 0x90;
   EXPECT_NE(cache_->find(kRip, kCodeMfn, bytes_, sizeof bytes_), nullptr);
   EXPECT_NE(cache_->find(kRip, kCodeMfn, bytes_, 5), nullptr) << "exactly the instruction available";
 }
 
-TEST_F(DecodeCacheTest, ChangedCodeMisses) {
+TEST_F(EmulateDecodeCache, ChangedCodeMisses) {
   cache_->insert(kRip, kCodeMfn, bytes_, decoded(bytes_, sizeof bytes_));
   bytes_[3] = 0xb3;  // now lock btr %rsi,(%rdi): same length, different instruction
   EXPECT_EQ(cache_->find(kRip, kCodeMfn, bytes_, sizeof bytes_), nullptr);
@@ -54,19 +54,19 @@ TEST_F(DecodeCacheTest, ChangedCodeMisses) {
   EXPECT_EQ(cache_->misses(), 1u);
 }
 
-TEST_F(DecodeCacheTest, AnotherRipOrFrameMisses) {
+TEST_F(EmulateDecodeCache, AnotherRipOrFrameMisses) {
   cache_->insert(kRip, kCodeMfn, bytes_, decoded(bytes_, sizeof bytes_));
   EXPECT_EQ(cache_->find(kRip + 1, kCodeMfn, bytes_, sizeof bytes_), nullptr);
   EXPECT_EQ(cache_->find(kRip, kCodeMfn + 1, bytes_, sizeof bytes_), nullptr);
 }
 
-TEST_F(DecodeCacheTest, FewerBytesThanTheInstructionMiss) {
+TEST_F(EmulateDecodeCache, FewerBytesThanTheInstructionMiss) {
   cache_->insert(kRip, kCodeMfn, bytes_, decoded(bytes_, sizeof bytes_));
   // The next page became unreadable and the fetch stopped short of the cached length.
   EXPECT_EQ(cache_->find(kRip, kCodeMfn, bytes_, 4), nullptr);
 }
 
-TEST_F(DecodeCacheTest, ManyRipsKeepTheirOwnDecodes) {
+TEST_F(EmulateDecodeCache, ManyRipsKeepTheirOwnDecodes) {
   // A few distinct PTE-writing sites, as a kernel has, mostly stay cached together.
   const uint8_t mov[] = {0x48, 0x89, 0x07};
   const uint64_t sites = 8;
@@ -84,7 +84,7 @@ TEST_F(DecodeCacheTest, ManyRipsKeepTheirOwnDecodes) {
   }
 }
 
-TEST_F(DecodeCacheTest, ClearForgetsEverything) {
+TEST_F(EmulateDecodeCache, ClearForgetsEverything) {
   cache_->insert(kRip, kCodeMfn, bytes_, decoded(bytes_, sizeof bytes_));
   cache_->find(kRip, kCodeMfn, bytes_, sizeof bytes_);
   cache_->clear();

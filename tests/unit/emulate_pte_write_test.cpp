@@ -17,7 +17,7 @@ constexpr uint64_t kOld = 0x8000000012345067ULL;      // NX | frame 0x12345 | D 
 constexpr uint64_t kRip = 0xffffffff81000001ULL;
 constexpr uint64_t kFlags = 0x202;                    // IF | reserved bit 1
 
-class PteWrite : public ::testing::Test {
+class EmulatePteWrite : public ::testing::Test {
  protected:
   void SetUp() override {
     frame_.rip = kRip;
@@ -46,18 +46,18 @@ void expect_plain_store(const WriteResult& r, uint64_t entry, unsigned length) {
 
 // ---- mov ----
 
-TEST_F(PteWrite, Mov64FromRegister) {
+TEST_F(EmulatePteWrite, Mov64FromRegister) {
   frame_.rax = 0x00000000abcde063ULL;
   expect_plain_store(run({0x48, 0x89, 0x07}), 0x00000000abcde063ULL, 3);  // mov %rax,(%rdi)
 }
 
-TEST_F(PteWrite, Mov64FromExtendedRegister) {
+TEST_F(EmulatePteWrite, Mov64FromExtendedRegister) {
   frame_.r11 = 0x42067;
   frame_.r9 = kEntry;
   expect_plain_store(run({0x4d, 0x89, 0x19}), 0x42067, 3);  // mov %r11,(%r9)
 }
 
-TEST_F(PteWrite, MovImm32IsSignExtended) {
+TEST_F(EmulatePteWrite, MovImm32IsSignExtended) {
   // movq $0x80003067,(%rdi): the immediate's bit 31 fills bits 63:32.
   expect_plain_store(run({0x48, 0xc7, 0x07, 0x67, 0x30, 0x00, 0x80}), 0xffffffff80003067ULL, 7);
   // movq $0x00123067,(%rdi)
@@ -66,23 +66,23 @@ TEST_F(PteWrite, MovImm32IsSignExtended) {
   expect_plain_store(run({0x48, 0xc7, 0x07, 0x00, 0x00, 0x00, 0x00}), 0, 7);
 }
 
-TEST_F(PteWrite, Mov32ToLowHalfKeepsTheHighHalf) {
+TEST_F(EmulatePteWrite, Mov32ToLowHalfKeepsTheHighHalf) {
   frame_.rax = 0xdeadbeef55555025ULL;  // only eax is stored
   expect_plain_store(run({0x89, 0x07}), 0x8000000055555025ULL, 2);  // mov %eax,(%rdi)
 }
 
-TEST_F(PteWrite, Mov32ToHighHalfKeepsTheLowHalf) {
+TEST_F(EmulatePteWrite, Mov32ToHighHalfKeepsTheLowHalf) {
   frame_.rax = 0x0000000000000001ULL;
   // mov %eax,0x4(%rdi), CR2 = the high half
   expect_plain_store(run({0x89, 0x47, 0x04}, kEntry + 4), 0x0000000112345067ULL, 3);
 }
 
-TEST_F(PteWrite, MovOfOneByteFromAHighByteRegister) {
+TEST_F(EmulatePteWrite, MovOfOneByteFromAHighByteRegister) {
   frame_.rax = 0x1111111111112211ULL;  // ah = 0x22
   expect_plain_store(run({0x88, 0x27}), 0x8000000012345022ULL, 2);  // mov %ah,(%rdi)
 }
 
-TEST_F(PteWrite, CR2MayPointAnywhereInTheSameEntry) {
+TEST_F(EmulatePteWrite, CR2MayPointAnywhereInTheSameEntry) {
   frame_.rax = 5;
   // Hardware reports the start of the access; we compare entries, so a report inside the
   // same entry is accepted, and one in the next entry is not.
@@ -92,7 +92,7 @@ TEST_F(PteWrite, CR2MayPointAnywhereInTheSameEntry) {
 
 // ---- xchg ----
 
-TEST_F(PteWrite, XchgStoresTheRegisterAndReturnsTheOldEntry) {
+TEST_F(EmulatePteWrite, XchgStoresTheRegisterAndReturnsTheOldEntry) {
   frame_.rax = 0;  // ptep_get_and_clear: xchg %rax,(%rdi) with rax = 0
   WriteResult r = run({0x48, 0x87, 0x07});
   ASSERT_EQ(r.status, Status::ok);
@@ -107,7 +107,7 @@ TEST_F(PteWrite, XchgStoresTheRegisterAndReturnsTheOldEntry) {
   EXPECT_EQ(frame_.rip, kRip + 3);
 }
 
-TEST_F(PteWrite, Xchg32WithTheHighHalfZeroExtendsTheRegister) {
+TEST_F(EmulatePteWrite, Xchg32WithTheHighHalfZeroExtendsTheRegister) {
   frame_.rsi = 0xffffffff00000000ULL;
   // xchg %esi,0x4(%rdi)
   WriteResult r = run({0x87, 0x77, 0x04}, kEntry + 4);
@@ -120,7 +120,7 @@ TEST_F(PteWrite, Xchg32WithTheHighHalfZeroExtendsTheRegister) {
 
 // ---- cmpxchg ----
 
-TEST_F(PteWrite, LockedCmpxchgThatMatchesWrites) {
+TEST_F(EmulatePteWrite, LockedCmpxchgThatMatchesWrites) {
   frame_.rax = kOld;
   frame_.rsi = 0x8000000012345065ULL;  // clear D
   WriteResult r = run({0xf0, 0x48, 0x0f, 0xb1, 0x37});  // lock cmpxchg %rsi,(%rdi)
@@ -133,7 +133,7 @@ TEST_F(PteWrite, LockedCmpxchgThatMatchesWrites) {
   EXPECT_TRUE(pte_write::decode(std::vector<uint8_t>{0xf0, 0x48, 0x0f, 0xb1, 0x37}.data(), 5).write.locked);
 }
 
-TEST_F(PteWrite, CmpxchgWithoutLockBehavesTheSame) {
+TEST_F(EmulatePteWrite, CmpxchgWithoutLockBehavesTheSame) {
   frame_.rax = kOld;
   frame_.rsi = 0x1067;
   std::vector<uint8_t> bytes{0x48, 0x0f, 0xb1, 0x37};  // cmpxchg %rsi,(%rdi)
@@ -146,7 +146,7 @@ TEST_F(PteWrite, CmpxchgWithoutLockBehavesTheSame) {
   EXPECT_TRUE(r.rflags & rf::zero);
 }
 
-TEST_F(PteWrite, CmpxchgThatFindsAnotherValueLoadsRaxAndClearsZF) {
+TEST_F(EmulatePteWrite, CmpxchgThatFindsAnotherValueLoadsRaxAndClearsZF) {
   frame_.rax = kOld - 0x20;  // the guest expected the entry without A
   frame_.rsi = 0x1067;
   frame_.rflags = kFlags | rf::zero;
@@ -166,7 +166,7 @@ TEST_F(PteWrite, CmpxchgThatFindsAnotherValueLoadsRaxAndClearsZF) {
   EXPECT_FALSE(frame_.rflags & rf::zero);
 }
 
-TEST_F(PteWrite, Cmpxchg32FailureZeroExtendsEax) {
+TEST_F(EmulatePteWrite, Cmpxchg32FailureZeroExtendsEax) {
   frame_.rax = 0xffffffff00000000ULL;
   frame_.rsi = 0x1067;
   WriteResult r = run({0xf0, 0x0f, 0xb1, 0x37});  // lock cmpxchg %esi,(%rdi)
@@ -177,7 +177,7 @@ TEST_F(PteWrite, Cmpxchg32FailureZeroExtendsEax) {
 
 // ---- and / or / xor ----
 
-TEST_F(PteWrite, LockedOrWithARegister) {
+TEST_F(EmulatePteWrite, LockedOrWithARegister) {
   frame_.rsi = 0x2;
   frame_.rflags = kFlags | rf::carry | rf::overflow;
   WriteResult r = run({0xf0, 0x48, 0x09, 0x37}, kEntry, 0x8000000000000001ULL);  // lock or %rsi,(%rdi)
@@ -187,7 +187,7 @@ TEST_F(PteWrite, LockedOrWithARegister) {
   EXPECT_EQ(r.rflags, kFlags | rf::sign | rf::parity);
 }
 
-TEST_F(PteWrite, LockedAndWithARegisterToZero) {
+TEST_F(EmulatePteWrite, LockedAndWithARegisterToZero) {
   frame_.rsi = 0x0fff000000000000ULL;
   WriteResult r = run({0xf0, 0x48, 0x21, 0x37});  // lock and %rsi,(%rdi)
   ASSERT_EQ(r.status, Status::ok);
@@ -195,7 +195,7 @@ TEST_F(PteWrite, LockedAndWithARegisterToZero) {
   EXPECT_EQ(r.rflags, kFlags | rf::zero | rf::parity);
 }
 
-TEST_F(PteWrite, XorWithARegister) {
+TEST_F(EmulatePteWrite, XorWithARegister) {
   frame_.rsi = 0x8000000000000007ULL;
   WriteResult r = run({0x48, 0x31, 0x37});  // xor %rsi,(%rdi)
   ASSERT_EQ(r.status, Status::ok);
@@ -204,7 +204,7 @@ TEST_F(PteWrite, XorWithARegister) {
   EXPECT_EQ(r.rflags, kFlags | rf::parity);
 }
 
-TEST_F(PteWrite, LockedOrAndWithSignExtendedImmediates) {
+TEST_F(EmulatePteWrite, LockedOrAndWithSignExtendedImmediates) {
   // lock orq $0x100,(%rdi) (imm32) sets G
   WriteResult r = run({0xf0, 0x48, 0x81, 0x0f, 0x00, 0x01, 0x00, 0x00});
   ASSERT_EQ(r.status, Status::ok);
@@ -221,7 +221,7 @@ TEST_F(PteWrite, LockedOrAndWithSignExtendedImmediates) {
   EXPECT_EQ(r.rflags, kFlags) << "positive, non-zero, 0x67 has five ones";
 }
 
-TEST_F(PteWrite, LockedByteAndLikeClearBitWithAConstant) {
+TEST_F(EmulatePteWrite, LockedByteAndLikeClearBitWithAConstant) {
   // Linux clear_bit(_PAGE_BIT_RW, pte): lock andb $0xfd,(%rdi)
   WriteResult r = run({0xf0, 0x80, 0x27, 0xfd});
   ASSERT_EQ(r.status, Status::ok);
@@ -236,7 +236,7 @@ TEST_F(PteWrite, LockedByteAndLikeClearBitWithAConstant) {
 
 // ---- bts / btr ----
 
-TEST_F(PteWrite, LockedBtrWithARegisterBitNumber) {
+TEST_F(EmulatePteWrite, LockedBtrWithARegisterBitNumber) {
   frame_.rsi = 1;  // _PAGE_BIT_RW
   frame_.rflags = kFlags | rf::zero;
   WriteResult r = run({0xf0, 0x48, 0x0f, 0xb3, 0x37});  // lock btr %rsi,(%rdi)
@@ -245,7 +245,7 @@ TEST_F(PteWrite, LockedBtrWithARegisterBitNumber) {
   EXPECT_EQ(r.rflags, kFlags | rf::zero | rf::carry) << "CF = old bit, ZF untouched";
 }
 
-TEST_F(PteWrite, LockedBtsWithARegisterBitNumber) {
+TEST_F(EmulatePteWrite, LockedBtsWithARegisterBitNumber) {
   frame_.rsi = 8;  // G, clear in kOld
   frame_.rflags = kFlags | rf::carry;
   WriteResult r = run({0xf0, 0x48, 0x0f, 0xab, 0x37});  // lock bts %rsi,(%rdi)
@@ -254,7 +254,7 @@ TEST_F(PteWrite, LockedBtsWithARegisterBitNumber) {
   EXPECT_EQ(r.rflags, kFlags) << "CF = old bit = 0";
 }
 
-TEST_F(PteWrite, BitOffsetsBeyondTheOperandSelectAnotherEntry) {
+TEST_F(EmulatePteWrite, BitOffsetsBeyondTheOperandSelectAnotherEntry) {
   // Bit 65 from the entry before: bit 1 of the entry after it.
   frame_.rdi = kEntry - 8;
   frame_.rsi = 65;
@@ -273,7 +273,7 @@ TEST_F(PteWrite, BitOffsetsBeyondTheOperandSelectAnotherEntry) {
   EXPECT_EQ(run({0xf0, 0x48, 0x0f, 0xb3, 0x37}).status, Status::not_the_faulting_address);
 }
 
-TEST_F(PteWrite, BtsBtrWithImmediateBitNumbers) {
+TEST_F(EmulatePteWrite, BtsBtrWithImmediateBitNumbers) {
   // lock btsq $63,(%rdi) on an entry without NX
   WriteResult r = run({0xf0, 0x48, 0x0f, 0xba, 0x2f, 0x3f}, kEntry, kOld & ~(uint64_t{1} << 63));
   ASSERT_EQ(r.status, Status::ok);
@@ -293,7 +293,7 @@ TEST_F(PteWrite, BtsBtrWithImmediateBitNumbers) {
 
 // ---- addressing ----
 
-TEST_F(PteWrite, RipRelativeAddressing) {
+TEST_F(EmulatePteWrite, RipRelativeAddressing) {
   frame_.rax = 0x3067;
   const uint64_t target = kRip + 7 + 0x100;  // next instruction + disp32
   ASSERT_EQ(target % 8, 0u);
@@ -301,7 +301,7 @@ TEST_F(PteWrite, RipRelativeAddressing) {
   EXPECT_EQ(run({0x48, 0x89, 0x05, 0x00, 0x01, 0x00, 0x00}, target + 8).status, Status::not_the_faulting_address);
 }
 
-TEST_F(PteWrite, BaseIndexScaleDisplacement) {
+TEST_F(EmulatePteWrite, BaseIndexScaleDisplacement) {
   frame_.rax = 0x4067;
   frame_.rdi = kTable;
   frame_.rcx = 2;
@@ -311,13 +311,13 @@ TEST_F(PteWrite, BaseIndexScaleDisplacement) {
   EXPECT_EQ(run({0x48, 0x89, 0x44, 0xcf, 0x08}).status, Status::not_the_faulting_address);
 }
 
-TEST_F(PteWrite, NegativeDisplacement) {
+TEST_F(EmulatePteWrite, NegativeDisplacement) {
   frame_.rax = 0x5067;
   frame_.rdi = kEntry + 16;
   expect_plain_store(run({0x48, 0x89, 0x47, 0xf0}), 0x5067, 4);  // mov %rax,-0x10(%rdi)
 }
 
-TEST_F(PteWrite, FsAndGsOverridesAddTheSegmentBase) {
+TEST_F(EmulatePteWrite, FsAndGsOverridesAddTheSegmentBase) {
   frame_.rax = 0x6067;
   frame_.rdi = kEntry - kTable;
   segments_.fs = kTable;
@@ -330,7 +330,7 @@ TEST_F(PteWrite, FsAndGsOverridesAddTheSegmentBase) {
   EXPECT_EQ(run({0x3e, 0x48, 0x89, 0x07}, kEntry - kTable).status, Status::ok);
 }
 
-TEST_F(PteWrite, AddressSizeOverrideWrapsAt4GiB) {
+TEST_F(EmulatePteWrite, AddressSizeOverrideWrapsAt4GiB) {
   frame_.rax = 0x7067;
   frame_.rdi = 0xabcd000000000018ULL;  // only edi = 0x18 counts
   segments_.fs = kTable;
@@ -340,13 +340,13 @@ TEST_F(PteWrite, AddressSizeOverrideWrapsAt4GiB) {
 
 // ---- refusals ----
 
-TEST_F(PteWrite, RefusesAnAddressOtherThanTheFaultingOne) {
+TEST_F(EmulatePteWrite, RefusesAnAddressOtherThanTheFaultingOne) {
   frame_.rax = 1;
   EXPECT_EQ(run({0x48, 0x89, 0x07}, kEntry + 0x40).status, Status::not_the_faulting_address);
   EXPECT_EQ(run({0x48, 0x89, 0x07}, kEntry - 8).status, Status::not_the_faulting_address);
 }
 
-TEST_F(PteWrite, RefusesAWriteStraddlingTwoEntries) {
+TEST_F(EmulatePteWrite, RefusesAWriteStraddlingTwoEntries) {
   // mov %rax,0x4(%rdi): 8 bytes across the boundary, whichever entry CR2 names
   EXPECT_EQ(run({0x48, 0x89, 0x47, 0x04}, kEntry + 4).status, Status::straddles);
   EXPECT_EQ(run({0x48, 0x89, 0x47, 0x04}, kEntry + 8).status, Status::straddles);
@@ -354,7 +354,7 @@ TEST_F(PteWrite, RefusesAWriteStraddlingTwoEntries) {
   EXPECT_EQ(run({0x89, 0x47, 0x06}, kEntry + 6).status, Status::straddles);
 }
 
-TEST_F(PteWrite, RefusesMisalignedAccesses) {
+TEST_F(EmulatePteWrite, RefusesMisalignedAccesses) {
   // Any misaligned 8-byte access crosses into the next entry.
   EXPECT_EQ(run({0x48, 0x89, 0x47, 0x01}, kEntry + 1).status, Status::straddles);
   // A 4-byte store at offset 2 stays inside the entry but is not naturally aligned.
@@ -363,14 +363,14 @@ TEST_F(PteWrite, RefusesMisalignedAccesses) {
   EXPECT_EQ(run({0x66, 0x89, 0x47, 0x03}, kEntry + 3).status, Status::misaligned);
 }
 
-TEST_F(PteWrite, RefusesStringInstructions) {
+TEST_F(EmulatePteWrite, RefusesStringInstructions) {
   EXPECT_EQ(decode_status({0xf3, 0x48, 0xab}), Status::unsupported);  // rep stosq
   EXPECT_EQ(decode_status({0x48, 0xab}), Status::unsupported);        // stosq
   EXPECT_EQ(decode_status({0x48, 0xa5}), Status::unsupported);        // movsq
   EXPECT_EQ(decode_status({0xf3, 0x48, 0xa5}), Status::unsupported);  // rep movsq
 }
 
-TEST_F(PteWrite, RefusesVectorStores) {
+TEST_F(EmulatePteWrite, RefusesVectorStores) {
   EXPECT_EQ(decode_status({0x66, 0x0f, 0xd6, 0x07}), Status::unsupported);  // movq %xmm0,(%rdi)
   EXPECT_EQ(decode_status({0x66, 0x0f, 0x7f, 0x07}), Status::unsupported);  // movdqa %xmm0,(%rdi)
   EXPECT_EQ(decode_status({0x0f, 0x11, 0x07}), Status::unsupported);        // movups %xmm0,(%rdi)
@@ -378,7 +378,7 @@ TEST_F(PteWrite, RefusesVectorStores) {
   EXPECT_EQ(decode_status({0x48, 0x0f, 0xc3, 0x07}), Status::unsupported);  // movnti %rax,(%rdi)
 }
 
-TEST_F(PteWrite, RefusesOtherInstructions) {
+TEST_F(EmulatePteWrite, RefusesOtherInstructions) {
   EXPECT_EQ(decode_status({0x0f, 0x0b}), Status::unsupported);              // ud2
   EXPECT_EQ(decode_status({0x48, 0x8b, 0x07}), Status::unsupported);        // mov (%rdi),%rax: a read
   EXPECT_EQ(decode_status({0x8c, 0x07}), Status::unsupported);              // mov %es,(%rdi)
@@ -393,7 +393,7 @@ TEST_F(PteWrite, RefusesOtherInstructions) {
   EXPECT_EQ(decode_status({0xf0, 0x48, 0x89, 0x07}), Status::undecodable);  // lock mov
 }
 
-TEST_F(PteWrite, RefusesInstructionsLongerThanTheBytesAvailable) {
+TEST_F(EmulatePteWrite, RefusesInstructionsLongerThanTheBytesAvailable) {
   EXPECT_EQ(decode_status({0x48, 0x89}), Status::truncated);
   EXPECT_EQ(decode_status({0x48, 0xc7, 0x07, 0x67, 0x30}), Status::truncated);  // imm32 cut short
   EXPECT_EQ(decode_status({0xf0}), Status::truncated);
@@ -402,7 +402,7 @@ TEST_F(PteWrite, RefusesInstructionsLongerThanTheBytesAvailable) {
   EXPECT_EQ(decode_status({0x48, 0x89, 0x07, 0x0f, 0x0b}), Status::ok);
 }
 
-TEST_F(PteWrite, ARefusedResultLeavesTheGuestUntouched) {
+TEST_F(EmulatePteWrite, ARefusedResultLeavesTheGuestUntouched) {
   frame_.rax = 0x1234;
   const TrapFrame before = frame_;
   WriteResult r = run({0x48, 0x87, 0x07}, kEntry + 0x40);  // xchg at the wrong address
@@ -411,7 +411,7 @@ TEST_F(PteWrite, ARefusedResultLeavesTheGuestUntouched) {
   EXPECT_EQ(0, std::memcmp(&before, &frame_, sizeof(TrapFrame)));
 }
 
-TEST_F(PteWrite, ExecuteReadsNothingButItsArguments) {
+TEST_F(EmulatePteWrite, ExecuteReadsNothingButItsArguments) {
   // decode once, execute against different register values and entries
   std::vector<uint8_t> bytes{0xf0, 0x48, 0x0f, 0xb1, 0x37};
   pte_write::DecodeResult d = pte_write::decode(bytes.data(), bytes.size());

@@ -15,7 +15,7 @@ using lib::ProcessState;
 using lib::ProcessTable;
 using lib::WaitResult;
 
-TEST(GuestProcessTable, PidsStartAtOneAndGrow) {
+TEST(guest_process_table, PidsStartAtOneAndGrow) {
   ProcessTable table;
   int init = table.create(0);
   EXPECT_EQ(table[init].pid, 1);
@@ -28,7 +28,7 @@ TEST(GuestProcessTable, PidsStartAtOneAndGrow) {
   EXPECT_EQ(table.live_count(), 2);
 }
 
-TEST(GuestProcessTable, ReapedPidsAreNotReusedAtOnce) {
+TEST(guest_process_table, ReapedPidsAreNotReusedAtOnce) {
   ProcessTable table;
   table.create(0);
   int child = table.create(1);
@@ -38,13 +38,13 @@ TEST(GuestProcessTable, ReapedPidsAreNotReusedAtOnce) {
   EXPECT_EQ(table[next].pid, 3);
 }
 
-TEST(GuestProcessTable, FullTableRefusesToCreate) {
+TEST(guest_process_table, FullTableRefusesToCreate) {
   ProcessTable table;
   for (int i = 0; i < ProcessTable::kCapacity; ++i) ASSERT_GE(table.create(0), 0);
   EXPECT_EQ(table.create(0), -1);
 }
 
-TEST(GuestProcessTable, WaitFindsZombieChildrenOnly) {
+TEST(guest_process_table, WaitFindsZombieChildrenOnly) {
   ProcessTable table;
   int init = table.create(0);
   EXPECT_EQ(table.wait(init, -1).kind, WaitResult::no_children);
@@ -60,7 +60,7 @@ TEST(GuestProcessTable, WaitFindsZombieChildrenOnly) {
   EXPECT_EQ(table.wait(a, -1).kind, WaitResult::no_children) << "a has no children";
 }
 
-TEST(GuestProcessTable, OrphansGoToInit) {
+TEST(guest_process_table, OrphansGoToInit) {
   ProcessTable table;
   int init = table.create(0);
   int parent = table.create(1);
@@ -73,7 +73,7 @@ TEST(GuestProcessTable, OrphansGoToInit) {
   EXPECT_EQ(table[result.slot].wait_status, 11);
 }
 
-TEST(GuestProcessTable, RoundRobinSkipsBlockedAndZombies) {
+TEST(guest_process_table, RoundRobinSkipsBlockedAndZombies) {
   ProcessTable table;
   int a = table.create(0);
   int b = table.create(1);
@@ -88,7 +88,7 @@ TEST(GuestProcessTable, RoundRobinSkipsBlockedAndZombies) {
   EXPECT_EQ(table.next_runnable(c), -1);
 }
 
-TEST(GuestWaitStatus, EncodedAsLinux) {
+TEST(guest_wait_status, EncodedAsLinux) {
   EXPECT_EQ(lib::wait_status_exited(3), 0x300);
   EXPECT_EQ(lib::wait_status_signaled(11), 11);
   EXPECT_EQ(lib::shell_status(lib::wait_status_exited(3)), 3);
@@ -101,7 +101,7 @@ const PageTableEntry kWritable = PageTableEntry::make(lib::Mfn{42}, kUserPage | 
 const PageTableEntry kReadOnly = PageTableEntry::make(lib::Mfn{42}, kUserPage);
 }  // namespace
 
-TEST(GuestCopyOnWrite, ForkSharesWritablePagesReadOnlyAndMarked) {
+TEST(guest_copy_on_write, ForkSharesWritablePagesReadOnlyAndMarked) {
   PageTableEntry shared = lib::shared_after_fork(kWritable);
   EXPECT_FALSE(shared.writable());
   EXPECT_TRUE(shared.raw() & lib::kCopyOnWrite);
@@ -110,7 +110,7 @@ TEST(GuestCopyOnWrite, ForkSharesWritablePagesReadOnlyAndMarked) {
   EXPECT_EQ(lib::shared_after_fork(shared).raw(), shared.raw()) << "forking again";
 }
 
-TEST(GuestCopyOnWrite, FaultDecisions) {
+TEST(guest_copy_on_write, FaultDecisions) {
   PageTableEntry cow = lib::shared_after_fork(kWritable);
   EXPECT_EQ(lib::fault_action(cow, true, false, 2), FaultAction::copy);
   EXPECT_EQ(lib::fault_action(cow, true, false, 1), FaultAction::make_writable);
@@ -121,7 +121,7 @@ TEST(GuestCopyOnWrite, FaultDecisions) {
   EXPECT_EQ(lib::fault_action(kWritable, true, false, 1), FaultAction::spurious);
 }
 
-TEST(GuestCopyOnWrite, PrivateCopyIsWritableAndUnmarked) {
+TEST(guest_copy_on_write, PrivateCopyIsWritableAndUnmarked) {
   PageTableEntry cow = lib::shared_after_fork(kWritable);
   PageTableEntry copy = lib::private_writable(cow, lib::Mfn{77});
   EXPECT_TRUE(copy.writable());
@@ -147,7 +147,7 @@ struct Stack {
 };
 }  // namespace
 
-TEST(GuestUserStack, LaysOutArgcArgvEnvpAuxvAsLinux) {
+TEST(guest_user_stack, LaysOutArgcArgvEnvpAuxvAsLinux) {
   const char* argv[] = {"sh", "-c", "hello"};
   const char* envp[] = {"PATH=/bin"};
   const uint64_t auxv[][2] = {{6, 4096}, {9, 0x401000}};
@@ -180,7 +180,7 @@ TEST(GuestUserStack, LaysOutArgcArgvEnvpAuxvAsLinux) {
   EXPECT_LT(stack.word(layout.envp), Stack::kTop);
 }
 
-TEST(GuestUserStack, RefusesWhatDoesNotFit) {
+TEST(guest_user_stack, RefusesWhatDoesNotFit) {
   std::string big(9000, 'x');
   const char* argv[] = {big.c_str()};
   lib::UserStackInput input{argv, 1, nullptr, 0, nullptr, 0, {}};
@@ -188,7 +188,7 @@ TEST(GuestUserStack, RefusesWhatDoesNotFit) {
   EXPECT_EQ(lib::build_user_stack(input, Stack::kTop, stack.image.data(), Stack::kSize).rsp, 0u);
 }
 
-TEST(GuestUserStack, EmptyArgvAndEnvp) {
+TEST(guest_user_stack, EmptyArgvAndEnvp) {
   lib::UserStackInput input{nullptr, 0, nullptr, 0, nullptr, 0, {}};
   Stack stack;
   lib::UserStackLayout layout = lib::build_user_stack(input, Stack::kTop, stack.image.data(), Stack::kSize);

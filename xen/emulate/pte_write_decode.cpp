@@ -154,6 +154,7 @@ bool decode_with_zydis(const uint8_t* bytes, size_t available, Decoded& decoded,
 }  // namespace
 
 DecodeResult decode(const uint8_t* bytes, size_t available) {
+  if (available == 0) return refused(Status::truncated);
   if (available > kMaxInstructionBytes) available = kMaxInstructionBytes;
   Decoded decoded;
   Status status;

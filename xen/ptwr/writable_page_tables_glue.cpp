@@ -9,6 +9,9 @@
 namespace writable_page_tables {
 namespace {
 void count(const ptwr::ReattachStats& stats) {
+  if (stats.reattached)
+    log_debug("ptwr: reattached %u (rehooked %u), %u changed, %u refused\n", stats.reattached, stats.rehooked,
+              stats.changed, stats.refused);
   perf::add(perf::Counter::ptwr_rehooks, stats.reattached);
   perf::add(perf::Counter::ptwr_revalidated, stats.changed);
   if (stats.refused) {
@@ -38,6 +41,7 @@ bool detach(Vcpu& vcpu, uint64_t table_mfn, uint64_t mapping_entry_maddr, uint64
   ptwr::DetachResult result = domain.writable_pagetables.detach(context, vcpu.bases, table_mfn, mapping_entry_maddr,
                                                                 address & ~0xfffULL);
   if (!result.detached) return false;
+  log_debug("ptwr: detach l1 %lx via %lx (%s)\n", table_mfn, address, result.unhooked ? "unhooked" : "inactive");
   perf::add(perf::Counter::ptwr_faults);
   if (result.unhooked) perf::add(perf::Counter::ptwr_unhooks);
   apply(context, result.evicted);

@@ -61,9 +61,12 @@ DetachResult WritablePagetables::detach(mm::MmuContext& context, const mm::VcpuB
   slot = Slot{true, table_mfn, mapping_entry_maddr, mapping_va, 0, 0};
   // Linked but unreachable tables stay hooked: nothing can walk through them until an MMU
   // operation (which reattaches first) makes them reachable.
+  // Unhooking clears only the present bit, as Xen 3.0 did: the guest still reads which table
+  // the slot holds (it tests for an empty entry, not a present one, like Linux's pmd_none).
   if (active) {
     slot.unhooked_slot_maddr = link;
-    slot.unhooked_entry = __atomic_exchange_n(entry_at(context.frames, link), uint64_t(0), __ATOMIC_ACQ_REL);
+    slot.unhooked_entry =
+        __atomic_fetch_and(entry_at(context.frames, link), ~PageTableEntry::kPresent, __ATOMIC_ACQ_REL);
     context.effects.flush_local_tlb = true;  // drop cached translations through the table
     result.unhooked = true;
   }
@@ -104,8 +107,8 @@ ReattachStats WritablePagetables::reattach(mm::MmuContext& context, SlotKind kin
     __atomic_and_fetch(mapping, ~PageTableEntry::kWritable, __ATOMIC_ACQ_REL);
   context.effects.request_invlpg(slot.mapping_va, false);
   if (slot.unhooked_slot_maddr) {
-    uint64_t empty = 0;
-    __atomic_compare_exchange_n(entry_at(context.frames, slot.unhooked_slot_maddr), &empty, slot.unhooked_entry,
+    uint64_t unhooked = slot.unhooked_entry & ~PageTableEntry::kPresent;
+    __atomic_compare_exchange_n(entry_at(context.frames, slot.unhooked_slot_maddr), &unhooked, slot.unhooked_entry,
                                 false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
     ++stats.rehooked;
   }

@@ -1,7 +1,8 @@
 // Xen 3.0-style writable pagetables, as pure logic over the frame table and machine memory.
 //
 // On a guest write fault to one of its L1 tables the table is *detached*: if the running
-// address space can reach it, the L2 entry linking it is cleared (unhook) and the TLB must be
+// address space can reach it, the L2 entry linking it loses its present bit (unhook; the guest
+// can still read which table the slot holds) and the TLB must be
 // flushed; its 512 entries are snapshotted; the guest's mapping of the table is made writable.
 // The guest then writes entries at native speed. At *reattach* the entries that differ from
 // the snapshot are re-validated one by one through the normal entry update (so they obey the
@@ -24,7 +25,7 @@ struct Slot {
   uint64_t table_mfn = 0;           // the detached L1
   uint64_t mapping_entry_maddr = 0; // the L1 entry through which the guest writes the table
   uint64_t mapping_va = 0;          // the guest address of that mapping
-  uint64_t unhooked_slot_maddr = 0; // the L2 entry cleared to unhook it (0: not unhooked)
+  uint64_t unhooked_slot_maddr = 0; // the L2 entry made not-present to unhook it (0: not unhooked)
   uint64_t unhooked_entry = 0;      // that entry's value, restored at reattach
 };
 

@@ -1,0 +1,131 @@
+#include "trace/analyze/pvmmu_stats.h"
+
+#include "trace/format/events.h"
+#include "trace/format/framing.h"
+
+namespace trace {
+
+const char* flush_scope_name(uint32_t scope) { return scope == 0 ? "local" : scope == 1 ? "all" : "?"; }
+
+const char* flush_reason_name(uint32_t reason)
+{
+    switch (events::FlushReason(reason)) {
+    case events::FlushReason::unhook: return "unhook";
+    case events::FlushReason::rehook: return "rehook";
+    case events::FlushReason::guest_request: return "guest_request";
+    case events::FlushReason::base_pointer: return "base_pointer";
+    case events::FlushReason::validation: return "validation";
+    case events::FlushReason::other: return "other";
+    }
+    return "unknown";
+}
+
+namespace {
+
+// Open pairs: the pending fault per CPU, the pending unhook per L1 frame.
+class Pairing {
+public:
+    explicit Pairing(PvmmuStats& stats) : s_(stats) {}
+
+    void record(const ParsedRecord& r)
+    {
+        using namespace events;
+        switch (r.event) {
+        case kPvPageFault:
+            if (fault_.count(r.cpu))
+                s_.faults_unresolved++;
+            fault_[r.cpu] = r.tsc;
+            break;
+        case kPvPtwrEmulation: resolve(r, s_.fault_to_emulation); break;
+        case kPtwrUnhook:
+            resolve(r, s_.fault_to_unhook);
+            unhooked_[r.extra64(0)] = r.tsc;
+            break;
+        case kPtwrDetachInactive:
+            resolve(r, s_.fault_to_detach);
+            unhooked_[r.extra64(0)] = r.tsc;
+            break;
+        case kPtwrRehook: rehook(r); break;
+        default: break;
+        }
+    }
+
+    void finish()
+    {
+        s_.faults_unresolved += fault_.size();
+        s_.unhook_to_rehook.unmatched += unhooked_.size();
+    }
+
+private:
+    void resolve(const ParsedRecord& r, PairStats& pair)
+    {
+        auto it = fault_.find(r.cpu);
+        if (it == fault_.end()) {
+            pair.unmatched++;
+            return;
+        }
+        pair.cost.add(r.tsc >= it->second ? r.tsc - it->second : 0);
+        fault_.erase(it);
+    }
+
+    void rehook(const ParsedRecord& r)
+    {
+        if (r.extra_count >= 5) {
+            s_.ptes_per_table[r.extra[2]]++;
+            s_.ptes_revalidated += r.extra[3];
+            s_.ptes_refused += r.extra[4];
+        }
+        auto it = unhooked_.find(r.extra64(0));
+        if (it == unhooked_.end()) {
+            s_.unhook_to_rehook.unmatched++;
+            return;
+        }
+        s_.unhook_to_rehook.cost.add(r.tsc >= it->second ? r.tsc - it->second : 0);
+        unhooked_.erase(it);
+    }
+
+    PvmmuStats& s_;
+    std::map<uint32_t, uint64_t> fault_;
+    std::map<uint64_t, uint64_t> unhooked_;
+};
+
+void count_other(PvmmuStats& s, const ParsedRecord& r)
+{
+    using namespace events;
+    if ((r.event == kPvHypercallV2 || r.event == kPvHypercallSubcall) && r.extra_count >= 1)
+        s.hypercalls[r.extra[0] & ~uint32_t(TRC_PV_HYPERCALL_V2_ARG_MASK)]++;
+    else if (r.event == kTlbFlush && r.extra_count >= 2)
+        s.flushes[std::string(flush_scope_name(r.extra[0])) + "/" + flush_reason_name(r.extra[1])]++;
+    else if (r.event == kAuditResult && r.extra_count >= 2) {
+        s.audits++;
+        s.audit_frames += r.extra[0];
+        s.audit_mismatches += r.extra[1];
+    } else if (r.event == kLostRecords && r.extra_count >= 1)
+        s.lost_records += r.extra[0];
+}
+
+} // namespace
+
+PvmmuStats compute_pvmmu_stats(const TraceFile& file, const std::vector<Step>& steps)
+{
+    PvmmuStats s;
+    Pairing pairing(s);
+    for (const Step& step : steps) {
+        if (step.lost_end)
+            continue;
+        const ParsedRecord& r = file.records[step.record];
+        s.events[r.event]++;
+        if (r.has_tsc && r.tsc) {
+            if (!s.first_tsc || r.tsc < s.first_tsc)
+                s.first_tsc = r.tsc;
+            if (r.tsc > s.last_tsc)
+                s.last_tsc = r.tsc;
+        }
+        pairing.record(r);
+        count_other(s, r);
+    }
+    pairing.finish();
+    return s;
+}
+
+} // namespace trace
