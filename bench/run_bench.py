@@ -433,9 +433,8 @@ def counter_rows(run):
 
 
 def _number(value):
-    if value == int(value):
-        return str(int(value))
-    return f"{value:.2f}" if value < 100 else f"{value:.1f}"
+    shown = round(value, 2) if value < 100 else round(value, 1)
+    return str(int(shown)) if shown == int(shown) else str(shown)
 
 
 def format_text(rows):
