@@ -20,7 +20,7 @@ run: build
 # Fork benchmarks in every page-table mode, deterministic (-icount shift=0): the table goes to
 # the terminal and to build/bench/results.{json,md}. Fails when any mode or benchmark fails.
 bench: build
-	@python3 bench/run_bench.py --deterministic --strict --build $(BUILD)
+	@python3 bench/run_bench.py --deterministic --strict --jobs 2 --build $(BUILD)
 
 # Every test: host unit tests and QEMU integration tests, through CTest.
 test: build

@@ -212,4 +212,19 @@ TEST_F(MmMmuUpdate, PrivilegedDomainMapsIoFramesWithoutReferences) {
     EXPECT_EQ(update(kL1, 100, beyond_address_width, MMU_NORMAL_PT_UPDATE, privileged), -XEN_EPERM);
 }
 
+
+// Hypervisor frames shared with privileged domains (trace buffers) may be mapped by them,
+// read-only or writable, without references; never by others.
+TEST_F(MmMmuUpdate, SharedHypervisorFramesOnlyForPrivilegedDomains) {
+    frames_.info(kHypervisorFrame).shared_with_privileged = true;
+    const DomainIdentity privileged{kGuest, true, false};
+    EXPECT_EQ(update(kL1, 100, ro(kHypervisorFrame)), -XEN_EBUSY);
+    ASSERT_EQ(update(kL1, 100, rw(kHypervisorFrame), MMU_NORMAL_PT_UPDATE, privileged), 0);
+    EXPECT_EQ(info(kHypervisorFrame).general_refs, 1u) << "no reference taken";
+    EXPECT_AUDIT_CLEAN();
+    ASSERT_EQ(update(kL1, 100, E(), MMU_NORMAL_PT_UPDATE, privileged), 0);
+    EXPECT_EQ(info(kHypervisorFrame).general_refs, 1u);
+    EXPECT_AUDIT_CLEAN();
+}
+
 }  // namespace mm::testing

@@ -33,7 +33,11 @@ const char* event_name(uint32_t event)
     }
     if ((event & 0x0ffff00fu) == TRC_SCHED_RUNSTATE_CHANGE)
         return "sched_runstate_change";
-    return "unknown";
+    // Unnamed events of a known class still say which class they belong to.
+    static const char* by_class[kToplevelCount] = {"gen_other", "sched_other", "dom0op_other", "hvm_other",
+                                                   "mem_other", "pv_other",    "shadow_other", "hw_other"};
+    int toplevel = toplevel_class(event);
+    return toplevel >= 0 ? by_class[toplevel] : "unknown";
 }
 
 int expected_extra_words(uint32_t event)

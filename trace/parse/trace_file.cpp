@@ -254,7 +254,7 @@ TraceFile parse_trace_file(const std::string& path, const ParseLimits& limits, u
                                path + " is larger than the limit of " + std::to_string(max_bytes) + " bytes");
         return failed;
     }
-    std::vector<uint8_t> bytes(size_t(size));
+    std::vector<uint8_t> bytes(static_cast<size_t>(size));
     in.seekg(0);
     in.read(reinterpret_cast<char*>(bytes.data()), size);
     if (!in) {

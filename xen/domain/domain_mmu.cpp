@@ -2,10 +2,17 @@
 #include "arch/x86/cpu/registers.h"
 #include "domain/domain.h"
 #include "hypervisor/perf_counters.h"
+#include "trace/format/events.h"
+#include "tracing/trace_buffers.h"
 #include "memory/boot_memory.h"
 #include "pv/bounce.h"
 
 namespace domain_mmu {
+namespace {
+// TLB_FLUSH record payload (trace/EVENTS.md): scope, then why.
+constexpr uint32_t flush_scope_local = 0, flush_scope_all = 1;
+constexpr uint32_t flush_reason_base_pointer = 4, flush_reason_type_change = 5;
+}  // namespace
 mm::MmuContext context(const Domain& domain) {
   mm::DomainIdentity identity{domain.id, domain.privileged,
                               bool(domain.vm_assist & (1UL << VMASST_TYPE_m2p_strict))};
@@ -13,17 +20,21 @@ mm::MmuContext context(const Domain& domain) {
 }
 
 // One vCPU on one CPU: "all vCPUs" and "the domain's CPUs" are this CPU.
-void apply_effects(const mm::MmuEffects& effects) {
+void apply_effects(const mm::MmuEffects& effects, FlushReason reason) {
   Vcpu* vcpu = domains::current();
   if (effects.load_kernel_base || effects.user_base_changed) {
     if (vcpu) pv::load_guest_page_table(*vcpu);
     perf::add(perf::Counter::tlb_flushes);
+    trace::event(trace::events::kTlbFlush, flush_scope_local, flush_reason_base_pointer);
   } else if (effects.flush_domain_tlbs || effects.flush_local_tlb || effects.flush_all_vcpu_tlbs) {
     cpu::flush_tlb_local();
     perf::add(perf::Counter::tlb_flushes);
+    trace::event(trace::events::kTlbFlush, effects.flush_all_vcpu_tlbs ? flush_scope_all : flush_scope_local,
+                 effects.flush_domain_tlbs ? flush_reason_type_change : uint32_t(reason));
   } else if (effects.invalidate_page_local || effects.invalidate_page_all_vcpus) {
     cpu::invlpg(effects.invalidate_address);
     perf::add(perf::Counter::tlb_invlpgs);
+    trace::event(trace::events::kInvlpg, trace::low(effects.invalidate_address), trace::high(effects.invalidate_address));
   }
 }
 }  // namespace domain_mmu

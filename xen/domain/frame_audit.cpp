@@ -4,6 +4,8 @@
 #include "memory/boot_memory.h"
 #include "memory/machine.h"
 #include "mm/audit.h"
+#include "trace/format/events.h"
+#include "tracing/trace_buffers.h"
 
 namespace frame_audit {
 namespace {
@@ -50,6 +52,7 @@ Result run_and_report() {
 
   result.ran = true;
   result.mismatches = report.mismatches;
+  trace::event(trace::events::kAuditResult, uint32_t(table.size()), uint32_t(report.mismatches));
   if (report.clean()) {
     printk("audit: clean (%lu frames checked)\n", table.size());
     return result;

@@ -5,6 +5,8 @@
 #include "domain/domain.h"
 #include "hypervisor/summary.h"
 #include "pv/guest_memory.h"
+#include "trace/format/events.h"
+#include "tracing/trace_buffers.h"
 
 namespace hypercall {
 namespace {
@@ -39,6 +41,7 @@ constexpr auto handlers = make_table();
 
 long call(Vcpu& vcpu, TrapFrame& frame, unsigned number, const Arguments& args) {
   summary::count_hypercall(number);
+  trace::event(trace::events::kPvHypercallV2, number);  // op only: no argument words
   if (number >= table_size || !handlers.h[number]) return -XEN_ENOSYS;
   return handlers.h[number](vcpu, frame, args);
 }

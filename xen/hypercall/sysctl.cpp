@@ -1,5 +1,6 @@
-// HYPERVISOR_sysctl: system-wide control operations for dom0's tools. Served today:
-// XEN_SYSCTL_perfc_op (query and reset of the software performance counters).
+// HYPERVISOR_sysctl: system-wide control operations for dom0's tools, refused (-EPERM) for
+// any other domain. Served: XEN_SYSCTL_perfc_op (software performance counters) and
+// XEN_SYSCTL_tbuf_op (trace buffers).
 // sysctl.h is the tools' interface (we implement it): its guest-handle types exist only for
 // __XEN_TOOLS__, which must be set before the first Xen header.
 #define __XEN_TOOLS__ 1
@@ -9,6 +10,7 @@
 #include "hypercall/dispatch.h"
 #include "hypervisor/perf_counters.h"
 #include "pv/guest_memory.h"
+#include "tracing/trace_buffers.h"
 
 namespace hypercall {
 namespace {
@@ -36,6 +38,33 @@ long perfc_query(Vcpu& vcpu, xen_sysctl_perfc_op& op) {
   return 0;
 }
 
+// Trace buffers, as Xen's tb_control: set the size before enabling; get_info gives the t_info
+// frame dom0 maps to find the per-CPU buffers.
+long tbuf_op(Vcpu& vcpu, xen_sysctl_tbuf_op& op) {
+  switch (op.cmd) {
+    case XEN_SYSCTL_TBUFOP_get_info: {
+      trace_buffers::Info info = trace_buffers::info();
+      op.evt_mask = info.event_mask;
+      op.buffer_mfn = info.t_info_mfn;
+      op.size = info.t_info_bytes;
+      return 0;
+    }
+    case XEN_SYSCTL_TBUFOP_set_cpu_mask: {
+      uint64_t mask = 0;
+      uint32_t bytes = (op.cpu_mask.nr_bits + 7) / 8;
+      if (bytes > sizeof(mask)) bytes = sizeof(mask);
+      if (bytes && !guest_memory::copy_from(vcpu, &mask, uint64_t(op.cpu_mask.bitmap.p), bytes)) return -XEN_EFAULT;
+      trace_buffers::set_cpu_mask(mask);
+      return 0;
+    }
+    case XEN_SYSCTL_TBUFOP_set_evt_mask: trace_buffers::set_event_mask(op.evt_mask); return 0;
+    case XEN_SYSCTL_TBUFOP_set_size: return trace_buffers::set_size(op.size);
+    case XEN_SYSCTL_TBUFOP_enable: return trace_buffers::enable();
+    case XEN_SYSCTL_TBUFOP_disable: return trace_buffers::disable();
+    default: return -XEN_EINVAL;
+  }
+}
+
 long perfc_op(Vcpu& vcpu, xen_sysctl_perfc_op& op) {
   switch (op.cmd) {
     case XEN_SYSCTL_PERFCOP_query: return perfc_query(vcpu, op);
@@ -55,6 +84,7 @@ long sysctl(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
   long result;
   switch (request.cmd) {
     case XEN_SYSCTL_perfc_op: result = perfc_op(vcpu, request.u.perfc_op); break;
+    case XEN_SYSCTL_tbuf_op: result = tbuf_op(vcpu, request.u.tbuf_op); break;
     default: return -XEN_ENOSYS;
   }
   if (result == 0 && !guest_memory::write(vcpu, args.a[0], request)) return -XEN_EFAULT;

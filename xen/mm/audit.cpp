@@ -40,9 +40,10 @@ public:
     }
 
 private:
-    bool is_io(uint64_t mfn) const {
+    bool is_io(uint64_t mfn) const {  // I/O memory and shared hypervisor frames: no refs
         const PageInfo* page = frames_.find(mfn);
-        return page == nullptr || page->owner == DOMID_IO;
+        return page == nullptr || page->owner == DOMID_IO ||
+               (page->owner == DOMID_XEN && page->shared_with_privileged);
     }
 
     const FrameTable& frames_;

@@ -13,10 +13,18 @@ bool is_io_frame(const FrameTable& frames, uint64_t mfn) {
     return page == nullptr || page->owner == DOMID_IO;
 }
 
+// Hypervisor frames shared with privileged domains; like I/O memory they hold no references.
+bool is_shared_hypervisor_frame(const FrameTable& frames, uint64_t mfn) {
+    const PageInfo* page = frames.find(mfn);
+    return page != nullptr && page->owner == DOMID_XEN && page->shared_with_privileged;
+}
+
 int take_l1_references(MmuContext& context, PageTableEntry entry) {
     const uint64_t target = entry.mfn();
     if (is_io_frame(context.frames, target))
         return may_map_io_frame(context.domain, target) ? 0 : error(XEN_EPERM);
+    if (is_shared_hypervisor_frame(context.frames, target))
+        return context.domain.privileged ? 0 : error(XEN_EBUSY);
     const PageInfo* page = context.frames.find(target);
     if (!may_map_frame_of(context.domain, page->owner)) return error(XEN_EBUSY);
     if (get_page(context.frames, target, page->owner) != 0) return error(XEN_EBUSY);
@@ -52,7 +60,9 @@ void release_entry_references(FrameTable& frames, PagingLevel level, PageTableEn
                               uint64_t slot_maddr) {
     if (!entry.present()) return;
     if (level != PagingLevel::L1) remove_link(frames, entry.mfn(), slot_maddr);
-    if (level == PagingLevel::L1 && is_io_frame(frames, entry.mfn())) return;  // held nothing
+    if (level == PagingLevel::L1 &&
+        (is_io_frame(frames, entry.mfn()) || is_shared_hypervisor_frame(frames, entry.mfn())))
+        return;  // held nothing
     if (level == PagingLevel::L1 && !entry.writable()) {
         put_page(frames, entry.mfn());
         return;

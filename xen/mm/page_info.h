@@ -75,6 +75,9 @@ struct PageInfo {
     bool pinned = false;
     bool validated = false;   // page-table contents checked and their references taken
     bool allocated = false;   // the owner's allocation holds one general ref
+    // A hypervisor frame privileged domains may map (trace buffers), as Xen's
+    // share_xen_page_with_privileged_guests: such mappings hold no references.
+    bool shared_with_privileged = false;
     // The L2-L4 entries that link this frame as a page table (see TableLinks).
     TableLinks links;
 

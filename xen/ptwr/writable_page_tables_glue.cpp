@@ -5,10 +5,15 @@
 #include "hypervisor/perf_counters.h"
 #include "memory/boot_memory.h"
 #include "memory/machine.h"
+#include "trace/format/events.h"
+#include "tracing/trace_buffers.h"
 
 namespace writable_page_tables {
 namespace {
-void count(const ptwr::ReattachStats& stats) {
+void count(const ptwr::ReattachStats& stats, uint64_t table_mfn) {
+  if (stats.reattached)
+    trace::event(trace::events::kPtwrRehook, trace::low(table_mfn), trace::high(table_mfn), stats.changed,
+                 stats.revalidated, stats.refused);
   if (stats.reattached)
     log_debug("ptwr: reattached %u (rehooked %u), %u changed, %u refused\n", stats.reattached, stats.rehooked,
               stats.changed, stats.refused);
@@ -20,9 +25,16 @@ void count(const ptwr::ReattachStats& stats) {
   }
 }
 
-void apply(mm::MmuContext& context, const ptwr::ReattachStats& stats) {
-  domain_mmu::apply_effects(context.effects);
-  count(stats);
+void apply(mm::MmuContext& context, const ptwr::ReattachStats& stats, uint64_t table_mfn) {
+  domain_mmu::apply_effects(context.effects, domain_mmu::FlushReason::unhook);
+  count(stats, table_mfn);
+}
+
+// Reattaches one slot (the table it held is named in the trace record).
+void reattach_slot(Domain& domain, mm::MmuContext& context, ptwr::SlotKind kind) {
+  if (!domain.writable_pagetables.in_use(kind)) return;
+  uint64_t table = domain.writable_pagetables.slot(kind).table_mfn;
+  apply(context, domain.writable_pagetables.reattach(context, kind), table);
 }
 }  // namespace
 
@@ -38,26 +50,39 @@ bool enable(Domain& domain) {
 bool detach(Vcpu& vcpu, uint64_t table_mfn, uint64_t mapping_entry_maddr, uint64_t address) {
   Domain& domain = *vcpu.domain;
   mm::MmuContext context = domain_mmu::context(domain);
+  uint64_t evicted_table[2] = {domain.writable_pagetables.slot(ptwr::SlotKind::active).table_mfn,
+                               domain.writable_pagetables.slot(ptwr::SlotKind::inactive).table_mfn};
   ptwr::DetachResult result = domain.writable_pagetables.detach(context, vcpu.bases, table_mfn, mapping_entry_maddr,
                                                                 address & ~0xfffULL);
   if (!result.detached) return false;
+  if (result.evicted.reattached) {
+    uint64_t evicted = evicted_table[result.unhooked ? 0 : 1];
+    trace::event(trace::events::kPtwrSlotEvict, trace::low(evicted), trace::high(evicted), result.unhooked ? 0 : 1);
+  }
+  const ptwr::Slot& slot = domain.writable_pagetables.slot(result.unhooked ? ptwr::SlotKind::active : ptwr::SlotKind::inactive);
+  if (result.unhooked)
+    trace::event(trace::events::kPtwrUnhook, trace::low(table_mfn), trace::high(table_mfn),
+                 uint32_t(slot.unhooked_slot_maddr & 0xfff) / 8);
+  else
+    trace::event(trace::events::kPtwrDetachInactive, trace::low(table_mfn), trace::high(table_mfn));
   log_debug("ptwr: detach l1 %lx via %lx (%s)\n", table_mfn, address, result.unhooked ? "unhooked" : "inactive");
   perf::add(perf::Counter::ptwr_faults);
   if (result.unhooked) perf::add(perf::Counter::ptwr_unhooks);
-  apply(context, result.evicted);
+  apply(context, result.evicted, evicted_table[result.unhooked ? 0 : 1]);
   return true;
 }
 
 void reattach_all(Domain& domain) {
   if (!domain.writable_pagetables.any_in_use()) return;
   mm::MmuContext context = domain_mmu::context(domain);
-  apply(context, domain.writable_pagetables.reattach_all(context));
+  reattach_slot(domain, context, ptwr::SlotKind::active);
+  reattach_slot(domain, context, ptwr::SlotKind::inactive);
 }
 
 bool reattach_unhooked(Domain& domain) {
   if (!domain.writable_pagetables.in_use(ptwr::SlotKind::active)) return false;
   mm::MmuContext context = domain_mmu::context(domain);
-  apply(context, domain.writable_pagetables.reattach(context, ptwr::SlotKind::active));
+  reattach_slot(domain, context, ptwr::SlotKind::active);
   return true;
 }
 }  // namespace writable_page_tables

@@ -11,6 +11,8 @@
 #include "pv/page_fault.h"
 #include "domain/shared_info.h"
 #include "hypervisor/perf_counters.h"
+#include "trace/format/events.h"
+#include "tracing/trace_buffers.h"
 
 extern "C" char return_from_trap[];
 
@@ -55,6 +57,9 @@ void inject_exception(Vcpu& vcpu, TrapFrame& frame, unsigned vector, uint32_t er
   if (vector == 14) {
     error_code &= ~pfec_user;
     if (!vcpu.kernel_mode) error_code |= pfec_user;
+    uint64_t address = vcpu.info()->arch.cr2;  // as Xen: traced when the fault goes to the guest
+    trace::event(trace::events::kPvPageFault, trace::low(frame.rip), trace::high(frame.rip), trace::low(address),
+                 trace::high(address), error_code);
   }
   Bounce bounce{trap.address, has_error_code, error_code, trap_masks_events(trap)};
   perf::add(perf::Counter::bounced_exceptions);

@@ -7,6 +7,8 @@
 #include "memory/machine.h"
 #include "pv/guest_page_walk.h"
 #include "ptwr/writable_page_tables_glue.h"
+#include "trace/format/events.h"
+#include "tracing/trace_buffers.h"
 
 namespace page_fault {
 namespace {
@@ -34,7 +36,14 @@ bool emulate(Vcpu& vcpu, TrapFrame& frame, uint64_t address, const TableWrite& w
   // The emulated write must see every detached table's entries validated first.
   writable_page_tables::reattach_all(*vcpu.domain);
   switch (pte_emulation::emulate(vcpu, frame, address, write.table_mfn, write.level)) {
-    case pte_emulation::Outcome::emulated: perf::add(perf::Counter::ptwr_emulations); return true;
+    case pte_emulation::Outcome::emulated: {
+      perf::add(perf::Counter::ptwr_emulations);
+      // Xen's record: the new entry, the address written and the instruction (64-bit words).
+      uint64_t entry = *machine::to_virtual<uint64_t>((write.table_mfn << 12) | (address & 0xff8));
+      trace::event(trace::events::kPvPtwrEmulation, trace::low(entry), trace::high(entry), trace::low(address),
+                   trace::high(address), trace::low(frame.rip), trace::high(frame.rip));
+      return true;
+    }
     default: perf::add(perf::Counter::ptwr_emulation_refusals); return false;
   }
 }
