@@ -14,6 +14,8 @@ import xml.etree.ElementTree as ET
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # shared/ sits beside the checkout (developers' machines and CI alike).
 FIXTURES = os.environ.get("TRACE_FIXTURES", os.path.join(os.path.dirname(ROOT), "shared", "fixtures"))
+if not os.path.isdir(FIXTURES):
+    FIXTURES = "/work/shared/fixtures"  # the same fallback as trace/CMakeLists.txt
 NAME = "xen-4.17-linux-6.1-dom0-sh-loop"
 
 
