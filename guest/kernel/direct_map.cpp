@@ -61,4 +61,6 @@ void direct_map_extend() {
         page_allocator.free_count());
 }
 
+Mfn kernel_l1_for(uint64_t va) { return ensure_l1(va); }
+
 }  // namespace kernel

@@ -12,4 +12,7 @@ void direct_map_extend();
 // first, since the hypervisor refuses to type a page that is still mapped writable.
 lib::Mfn new_page_table_frame();
 
+// The L1 table that maps kernel address va (inside the kernel's own 1 GiB), created if missing.
+lib::Mfn kernel_l1_for(uint64_t va);
+
 }  // namespace kernel

@@ -9,6 +9,7 @@
 #include "kernel/panic.h"
 #include "kernel/process.h"
 #include "kernel/selftest.h"
+#include "kernel/trace_capture.h"
 #include "kernel/shared_info.h"
 #include "kernel/time.h"
 #include "kernel/timer.h"
@@ -74,6 +75,7 @@ extern "C" [[noreturn]] void kernel_main(start_info_t* start_info, uint64_t boot
   print_time();
   timer_boot_check();
 
+  trace_capture::start_if_requested();
   run_selftest();
 
   char init_path[64] = "/init";

@@ -1,4 +1,5 @@
 #include "kernel/process.h"
+#include "kernel/trace_capture.h"
 
 #include "arch/xen.h"
 #include "kernel/console.h"
@@ -220,9 +221,13 @@ long process_fork(TrapFrame& frame) {
   child.frame.rax = 0;  // fork returns 0 in the child
   // One lazy section: in batched mode the child's L4 (made read-only, pinned) and the whole
   // copy go to the hypervisor as a single multicall.
-  pv::LazyMmu lazy;
-  child.space.create();
-  current->space.copy_into(child.space);
+  trace_capture::mark(trace_capture::Operation::fork, uint32_t(child.pid), true);
+  {
+    pv::LazyMmu lazy;
+    child.space.create();
+    current->space.copy_into(child.space);
+  }
+  trace_capture::mark(trace_capture::Operation::fork, uint32_t(child.pid), false);
   return child.pid;
 }
 
@@ -263,6 +268,7 @@ void process_exit(int wait_status) {
           table.live_count());
     int status = lib::shell_status(wait_status);
     print("init exited: status %d\n", status);
+    trace_capture::finish();
     xen::shutdown(status == 0 ? SHUTDOWN_poweroff : SHUTDOWN_crash);
   }
   int parent = table.exit(dying.slot, wait_status);

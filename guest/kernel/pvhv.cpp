@@ -66,14 +66,13 @@ uint64_t* field_for(pvhv_counters& out, const char* name) {
 
 }  // namespace
 
-long sys_pvhv_counters(uint64_t out) {
-  if (!user_range_ready(out, sizeof(pvhv_counters), true)) return -kEFAULT;
+long read_pvhv_counters(pvhv_counters& result) {
   uint32_t counters = 0, value_count = 0;
   // First learn the sizes, then fetch names and values.
   if (perfc_query(nullptr, nullptr, counters, value_count) < 0) return -kENOSYS;
   if (counters > kMaxCounters || value_count > kMaxValues) return -kENOSYS;
   if (perfc_query(descriptions, values, counters, value_count) < 0) return -kENOSYS;
-  pvhv_counters result{};
+  result = pvhv_counters{};
   uint32_t value_index = 0;
   for (uint32_t i = 0; i < counters && i < kMaxCounters; ++i) {
     char name[sizeof(descriptions[i].name) + 1];
@@ -85,6 +84,14 @@ long sys_pvhv_counters(uint64_t out) {
     }
     if (uint64_t* field = field_for(result, name)) *field = sum;
   }
+  return 0;
+}
+
+long sys_pvhv_counters(uint64_t out) {
+  if (!user_range_ready(out, sizeof(pvhv_counters), true)) return -kEFAULT;
+  pvhv_counters result;
+  long rc = read_pvhv_counters(result);
+  if (rc < 0) return rc;
   __builtin_memcpy(reinterpret_cast<void*>(out), &result, sizeof(result));
   return 0;
 }

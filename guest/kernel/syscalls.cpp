@@ -2,6 +2,7 @@
 
 #include "kernel/console.h"
 #include "kernel/linux_abi.h"
+#include "kernel/trace_capture.h"
 #include "kernel/page_allocator.h"
 #include "kernel/process.h"
 #include "kernel/pvhv.h"
@@ -149,6 +150,7 @@ long dispatch(uint64_t number, TrapFrame& f) {
 
 void syscall_dispatch(TrapFrame& frame) {
   frame.rax = static_cast<uint64_t>(dispatch(frame.rax, frame));
+  trace_capture::poll();
 }
 
 }  // namespace kernel

@@ -7,12 +7,15 @@
 #include <string>
 #include <vector>
 
+#include "trace/format/stream_frame.h"
+
 namespace trace::stream {
 
-constexpr uint32_t kMagic = 0x52545650;   // "PVTR" as little-endian bytes
-constexpr uint8_t kVersion = 1;
-constexpr size_t kHeaderBytes = 16;
-constexpr uint32_t kMaxPayload = 1u << 20;
+// The layout constants are the freestanding ones the guest's streamer uses.
+constexpr uint32_t kMagic = stream_frame::kMagic;
+constexpr uint8_t kVersion = stream_frame::kVersion;
+constexpr size_t kHeaderBytes = stream_frame::kHeaderBytes;
+constexpr uint32_t kMaxPayload = stream_frame::kMaxPayload;
 
 enum class FrameType : uint8_t {
     hello = 0x01,     // producer parameters; first frame

@@ -22,6 +22,7 @@ struct Vcpu {
   bool syscall_disables_events = false;
   uint64_t fs_base = 0, gs_base_kernel = 0, gs_base_user = 0;
   bool fpu_switched_out = false;  // guest asked CR0.TS set (fpu_taskswitch)
+  unsigned iopl = 0;              // PHYSDEVOP_set_iopl: I/O ports for the guest kernel when > 0
   bool blocked = false;
   uint64_t timer_deadline_ns = 0;  // 0 = no singleshot timer
   uint64_t periodic_period_ns = 0;

@@ -1,5 +1,5 @@
 #include "memory/boot_memory.h"
-#include "lib/placement_new.h"
+#include "common/placement_new.h"
 #include "arch/x86/layout.h"
 #include "console/console.h"
 #include "memory/hypervisor_page_tables.h"

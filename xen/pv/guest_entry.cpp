@@ -99,6 +99,12 @@ void before_return_to_guest(TrapFrame& frame) {
       scheduler::run_until_runnable(frame);
     }
   }
+  // The guest kernel runs in ring 3: a virtual IOPL (PHYSDEVOP_set_iopl) is the real IOPL 3
+  // while it is in kernel mode, and never in user mode.
+  constexpr uint64_t rflags_iopl = 3u << 12;
+  const Vcpu& running = *domains::current();
+  if (running.kernel_mode && running.iopl) frame.rflags |= rflags_iopl;
+  else frame.rflags &= ~rflags_iopl;
 }
 
 void enter_guest(const TrapFrame& frame) {

@@ -1,6 +1,6 @@
 #include "tracing/trace_buffers.h"
 #include "mm/xen_abi.h"
-#include "lib/placement_new.h"
+#include "common/placement_new.h"
 #include <xen/trace.h>
 #include "arch/x86/cpu/registers.h"
 #include "domain/domain.h"

@@ -1,0 +1,180 @@
+#define __XEN_TOOLS__ 1  // sysctl.h is the tools' interface (guest handles need it)
+#include <stddef.h>
+#include <stdint.h>
+#include <xen/xen.h>
+#include <xen/physdev.h>
+#include <xen/sysctl.h>
+#include <xen/trace.h>
+
+#include "kernel/trace_capture.h"
+
+#include "arch/hypercall.h"
+#include "kernel/boot_info.h"
+#include "kernel/console.h"
+#include "kernel/direct_map.h"
+#include "kernel/physical_memory.h"
+#include "kernel/pvhv.h"
+#include "lib/cmdline.h"
+#include "trace/format/encoder.h"
+#include "trace/format/events.h"
+#include "trace/format/ring.h"
+#include "trace/format/stream_frame.h"
+#include "common/placement_new.h"
+
+namespace kernel::trace_capture {
+namespace {
+namespace frame = ::trace::stream_frame;
+
+constexpr uint16_t kCom2 = 0x2f8;
+constexpr uint32_t kBufferPages = 512;                   // 2 MiB of records
+// Where the shared pages are mapped: inside the kernel's 1 GiB, above any direct map.
+constexpr uint64_t kWindow = 0xffffffffb0000000ull;
+constexpr uint32_t kDrainAbove = kBufferPages * 4096 / 4;  // drain when a quarter is used
+constexpr uint32_t kChunk = 16 * 1024;                    // one RECORDS frame at most
+
+bool running = false;
+alignas(::trace::TraceRing) uint8_t ring_storage[sizeof(::trace::TraceRing)];
+::trace::TraceRing* ring = nullptr;
+uint8_t chunk[kChunk];
+
+inline void out8(uint16_t port, uint8_t value) { asm volatile("outb %0, %1" ::"a"(value), "Nd"(port)); }
+inline uint8_t in8(uint16_t port) {
+  uint8_t value;
+  asm volatile("inb %1, %0" : "=a"(value) : "Nd"(port));
+  return value;
+}
+
+void serial_init() {
+  out8(kCom2 + 1, 0);
+  out8(kCom2 + 3, 0x80);  // divisor latch: 115200 baud
+  out8(kCom2 + 0, 1);
+  out8(kCom2 + 1, 0);
+  out8(kCom2 + 3, 0x03);  // 8n1
+  out8(kCom2 + 2, 0xc7);
+}
+
+void send_bytes(const uint8_t* data, size_t length) {
+  for (size_t i = 0; i < length; ++i) {
+    while (!(in8(kCom2 + 5) & 0x20)) {}
+    out8(kCom2, data[i]);
+  }
+}
+
+void send_frame(uint8_t type, const uint8_t* payload, uint32_t length) {
+  uint8_t header[frame::kHeaderBytes];
+  frame::encode_header(header, type, 0, payload, length);
+  send_bytes(header, sizeof(header));
+  send_bytes(payload, length);
+}
+
+long sysctl_tbuf(uint32_t command, uint32_t size, xen_sysctl_tbuf_op* out = nullptr) {
+  xen_sysctl_t request{};
+  request.cmd = XEN_SYSCTL_tbuf_op;
+  request.interface_version = XEN_SYSCTL_INTERFACE_VERSION;
+  request.u.tbuf_op.cmd = command;
+  request.u.tbuf_op.size = size;
+  long rc = arch::hypercall(__HYPERVISOR_sysctl, arch::arg(&request));
+  if (out) *out = request.u.tbuf_op;
+  return rc;
+}
+
+long map_shared(uint64_t va, uint64_t mfn) {
+  kernel_l1_for(va);
+  constexpr uint64_t flags = PageTableEntry::kPresent | PageTableEntry::kWritable | PageTableEntry::kAccessed |
+                             PageTableEntry::kDirty;
+  return pv::ops.set_kernel_mapping(va, PageTableEntry::make(Mfn{mfn}, flags));
+}
+
+bool map_buffers(uint64_t t_info_mfn) {
+  if (map_shared(kWindow, t_info_mfn) < 0) return false;
+  auto* info = reinterpret_cast<const t_info*>(kWindow);
+  const auto* mfns = reinterpret_cast<const uint32_t*>(info) + info->mfn_offset[0];
+  for (uint32_t page = 0; page < info->tbuf_size; ++page)
+    if (map_shared(kWindow + (page + 1) * 4096ull, mfns[page]) < 0) return false;
+  auto* header = reinterpret_cast<t_buf*>(kWindow + 4096);
+  ring = new (ring_storage) ::trace::TraceRing(header, header + 1, info->tbuf_size * 4096u - sizeof(t_buf));
+  return ring->valid();
+}
+
+void send_hello() {
+  uint8_t payload[20] = {};
+  frame::put_le(payload, 1, 4);      // protocol version
+  frame::put_le(payload + 4, 1, 4);  // CPUs
+  // TSC frequency 0: the hypervisor's first record says it (TSC_FREQUENCY).
+  send_frame(frame::hello, payload, sizeof(payload));
+}
+
+// The hypervisor's emulation count when tracing starts and stops: every emulated write in
+// between has a TRC_PV_PTWR_EMULATION record (the capture test checks that).
+void report_counters(const char* when) {
+  pvhv_counters counters;
+  if (read_pvhv_counters(counters) == 0)
+    print("trace: %s at emulations=%lu unhooks=%lu rehooks=%lu\n", when, counters.emulations, counters.unhooks,
+          counters.rehooks);
+}
+
+void drain() {
+  for (;;) {
+    uint32_t bytes = ring->copy_out(chunk, sizeof(chunk));
+    if (bytes == 0) return;
+    send_frame(frame::records, chunk, bytes);
+  }
+}
+}  // namespace
+
+void start_if_requested() {
+  char value[16];
+  if (!lib::cmdline_value(boot_info.cmdline, "trace", value, sizeof(value))) return;
+  physdev_set_iopl_t iopl{3};
+  long rc = arch::hypercall(__HYPERVISOR_physdev_op, PHYSDEVOP_set_iopl, arch::arg(&iopl));
+  if (rc < 0) {
+    print("trace: no I/O permission (%ld): capture off\n", rc);
+    return;
+  }
+  serial_init();
+  xen_sysctl_tbuf_op info{};
+  if ((rc = sysctl_tbuf(XEN_SYSCTL_TBUFOP_set_size, kBufferPages)) < 0 ||
+      (rc = sysctl_tbuf(XEN_SYSCTL_TBUFOP_enable, 0)) < 0 ||
+      (rc = sysctl_tbuf(XEN_SYSCTL_TBUFOP_get_info, 0, &info)) < 0 || !map_buffers(info.buffer_mfn)) {
+    print("trace: cannot set up the trace buffers (%ld): capture off\n", rc);
+    return;
+  }
+  send_hello();
+  running = true;
+  report_counters("started");
+  print("trace: capturing %u pages of trace buffer to COM2\n", kBufferPages);
+}
+
+bool active() { return running; }
+
+void poll() {
+  if (running && ring->unconsumed_bytes() > kDrainAbove) drain();
+}
+
+void mark(Operation operation, uint32_t id, bool begin) {
+  if (!running) return;
+  drain();
+  ::trace::RecordFields record;
+  record.event = begin ? ::trace::events::kOperationBegin : ::trace::events::kOperationEnd;
+  record.has_tsc = true;
+  uint32_t low, high;
+  asm volatile("rdtsc" : "=a"(low), "=d"(high));
+  record.tsc = (uint64_t(high) << 32) | low;  // the same TSC the hypervisor stamps with
+  record.extra_count = 2;
+  record.extra[0] = uint32_t(operation);
+  record.extra[1] = id;
+  uint32_t words[16];
+  size_t count = ::trace::encode_record(record, words);
+  send_frame(frame::records, reinterpret_cast<const uint8_t*>(words), uint32_t(count * 4));
+}
+
+void finish() {
+  if (!running) return;
+  sysctl_tbuf(XEN_SYSCTL_TBUFOP_disable, 0);
+  report_counters("stopped");
+  drain();
+  uint8_t reason[4] = {};
+  send_frame(frame::end, reason, sizeof(reason));
+  running = false;
+}
+}  // namespace kernel::trace_capture

@@ -1,0 +1,20 @@
+#pragma once
+// Live capture of the hypervisor's trace buffers (kernel option trace=capture), the way Xen's
+// dom0 xentrace does it: enable them with XEN_SYSCTL_tbuf_op, map the t_info page and the
+// buffer frames (hypervisor pages shared with privileged domains), and copy records out as
+// the hypervisor writes them. They leave through the second serial port (COM2, with I/O
+// permission from PHYSDEVOP_set_iopl) in the framed stream of trace/PROTOCOL.md, which
+// build/bin/xentrace turns into a trace file on the host.
+#include <stdint.h>
+
+namespace kernel::trace_capture {
+enum class Operation : uint32_t { fork = 1, exec = 2, exit = 3 };
+
+void start_if_requested();  // at boot, after the direct map exists
+bool active();
+void poll();                // drains when the buffer is getting full
+// Marks the start and end of an operation (fork, ...) so the analyser can tell one fork's
+// records from the next: drains first, so the marker lands in order.
+void mark(Operation operation, uint32_t id, bool begin);
+void finish();              // before shutdown: last records, then END
+}  // namespace kernel::trace_capture

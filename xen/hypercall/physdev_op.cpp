@@ -1,0 +1,25 @@
+// HYPERVISOR_physdev_op. Served: PHYSDEVOP_set_iopl, by which a privileged guest kernel gets
+// the I/O ports (dom0 drives devices; here: the serial port its trace streamer writes to).
+// The guest kernel runs in ring 3, so the virtual IOPL becomes the real RFLAGS.IOPL = 3 while
+// it runs in kernel mode (pv/guest_entry.cpp), never in user mode.
+#include "mm/xen_abi.h"
+#include <xen/physdev.h>
+#include "domain/domain.h"
+#include "hypercall/dispatch.h"
+#include "pv/guest_memory.h"
+
+namespace hypercall {
+long physdev_op(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
+  switch (args.a[0]) {
+    case PHYSDEVOP_set_iopl: {
+      physdev_set_iopl_t request;
+      if (!guest_memory::read(vcpu, args.a[1], request)) return -XEN_EFAULT;
+      if (request.iopl > 3) return -XEN_EINVAL;
+      if (request.iopl && !vcpu.domain->privileged) return -XEN_EPERM;
+      vcpu.iopl = request.iopl;
+      return 0;
+    }
+    default: return -XEN_ENOSYS;
+  }
+}
+}  // namespace hypercall
