@@ -12,10 +12,12 @@ build: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	@cmake --build $(BUILD) -j$(JOBS)
 
-# Boots the hypervisor with dom0 = the reference guest kernel and prints what both report.
+# Boots the hypervisor with dom0 = the reference guest kernel and prints what both report,
+# then the fork benchmarks per mode, then traces of them (build/run/) and their analysis.
 run: build
 	@python3 tests/integration/boot.py --show
 	@python3 bench/run_bench.py --build $(BUILD)
+	@python3 bench/capture_traces.py --build $(BUILD)
 
 # Fork benchmarks in every page-table mode, deterministic (-icount shift=0): the table goes to
 # the terminal and to build/bench/results.{json,md}. Fails when any mode or benchmark fails.

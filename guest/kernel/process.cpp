@@ -1,5 +1,6 @@
 #include "kernel/process.h"
 #include "kernel/trace_capture.h"
+#include "lib/cmdline.h"
 
 #include "arch/xen.h"
 #include "kernel/console.h"
@@ -193,10 +194,15 @@ void process_run_init(const char* path) {
   reset_process(process, slot);
   process.space.create();
   static const char* const kEnvironment[] = {"PATH=/bin:/", "HOME=/"};
-  const char* argv[] = {path};
+  // argv: the path, then whatever follows "--" on the kernel command line.
+  constexpr size_t kMaxInitArguments = 16;
+  static char argument_storage[512];
+  const char* argv[kMaxInitArguments + 1] = {path};
+  size_t argc = 1 + lib::cmdline_init_args(boot_info.cmdline, argument_storage, sizeof(argument_storage), argv + 1,
+                                           kMaxInitArguments);
   UserImage image;
   if (user_find(path, image) < 0 ||
-      user_prepare_stack(image, UserArguments{argv, 1, kEnvironment, 2}) < 0) {
+      user_prepare_stack(image, UserArguments{argv, argc, kEnvironment, 2}) < 0) {
     panic("cannot start %s", path);
   }
   user_load(process, image, process.frame);

@@ -46,4 +46,36 @@ bool cmdline_value(const char* cmdline, const char* key, char* value, size_t cap
   return found;
 }
 
+namespace {
+bool is_blank(char c) { return c == ' ' || c == '\t'; }
+const char* skip_blanks(const char* p) {
+  while (*p && is_blank(*p)) ++p;
+  return p;
+}
+const char* word_end(const char* p) {
+  while (*p && !is_blank(*p)) ++p;
+  return p;
+}
+}  // namespace
+
+size_t cmdline_init_args(const char* cmdline, char* storage, size_t capacity, const char** words,
+                         size_t max_words) {
+  const char* p = skip_blanks(cmdline);
+  while (*p && !(p[0] == '-' && p[1] == '-' && (p[2] == '\0' || is_blank(p[2])))) p = skip_blanks(word_end(p));
+  if (!*p) return 0;
+  p = skip_blanks(p + 2);
+  size_t count = 0, used = 0;
+  while (*p && count < max_words) {
+    const char* end = word_end(p);
+    size_t length = size_t(end - p);
+    if (used + length + 1 > capacity) break;
+    for (size_t i = 0; i < length; ++i) storage[used + i] = p[i];
+    storage[used + length] = '\0';
+    words[count++] = storage + used;
+    used += length + 1;
+    p = skip_blanks(end);
+  }
+  return count;
+}
+
 }  // namespace lib

@@ -46,7 +46,8 @@ def boot(hypervisor, append, modules, timeout=120, until=None, memory="512M", ex
     """modules: list of (path, command line). until: a string that ends the boot when seen."""
     with tempfile.TemporaryDirectory() as tmp:
         log = os.path.join(tmp, "serial.log")
-        initrd = ",".join(f"{p} {a}".strip() for p, a in modules)
+        # QEMU separates modules with commas; a comma inside a command line is written twice.
+        initrd = ",".join(f"{p} {a}".strip().replace(",", ",,") for p, a in modules)
         cmd = ["qemu-system-x86_64", "-accel", "tcg", "-cpu", "Westmere", "-m", memory,
                "-nographic", "-monitor", "none", "-serial", f"file:{log}", "-no-reboot",
                "-device", "isa-debug-exit,iobase=0xf4,iosize=4",

@@ -89,3 +89,17 @@ TEST(guest_region_set, FullSetRefusesSplit) {
   EXPECT_FALSE(set.add(0x10000000, 0x10001000));
   EXPECT_FALSE(set.remove(0x1000, 0x2000));
 }
+
+TEST(guest_cmdline, InitArgumentsFollowDoubleDash) {
+  char storage[64];
+  const char* words[4];
+  ASSERT_EQ(lib::cmdline_init_args("pte=direct init=/bench -- --only fork_exit  --scale 0.5", storage,
+                                   sizeof(storage), words, 4), 4u);
+  EXPECT_STREQ(words[0], "--only");
+  EXPECT_STREQ(words[1], "fork_exit");
+  EXPECT_STREQ(words[3], "0.5");
+  EXPECT_EQ(lib::cmdline_init_args("pte=direct --x", storage, sizeof(storage), words, 4), 0u) << "no lone --";
+  EXPECT_EQ(lib::cmdline_init_args("a -- one two three", storage, sizeof(storage), words, 2), 2u) << "capped";
+  char tiny[6];
+  EXPECT_EQ(lib::cmdline_init_args("-- abc defgh", tiny, sizeof(tiny), words, 4), 1u) << "storage full";
+}

@@ -1,0 +1,64 @@
+"""`make run`, after the benchmark table: captures a trace of the fork benchmarks in each
+PTE-write mode (the guest streams the hypervisor's trace buffers over COM2, trace=capture),
+turns the streams into xentrace files in build/run/, and prints what xenalyze says: the
+statistics per mode, the two traces side by side, and SVG plots in build/run/svg-<mode>/.
+
+Iterations are few: the point is the sequence of faults, unhooks, rehooks and flushes each
+fork produces, not the timing (make bench measures that).
+"""
+import argparse
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
+import machine  # noqa: E402
+
+MODES = ("writable", "emulate")
+BENCH_ARGS = "--only fork_exit,dirty64_fork_exit --iterations 2"
+
+
+def capture(build, out_dir, mode):
+    stream = os.path.join(out_dir, f"{mode}.stream")
+    trace = os.path.join(out_dir, f"{mode}.trace")
+    kernel = os.path.join(build, "guest", "kernel")
+    initrd = os.path.join(build, "guest", "initrd.cpio")
+    boot = machine.boot(machine.ours(build), f"loglvl=info dom0_mem=256M ptwr={mode}",
+                        [(kernel, f"pte=direct trace=capture init=/bench -- {BENCH_ARGS}"), (initrd, "")],
+                        timeout=300, extra=("-serial", f"file:{stream}"))
+    with open(os.path.join(out_dir, f"{mode}.console.log"), "w") as log:
+        log.write(boot.serial)
+    if boot.debug_exit_value() != 0 or "bench done" not in boot.serial:
+        print(f"capture ({mode}): the run failed, see {out_dir}/{mode}.console.log")
+        return None
+    subprocess.run([os.path.join(build, "bin", "xentrace"), "--quiet", f"--input={stream}", trace], check=True)
+    return trace
+
+
+def xenalyze(build, *args):
+    return subprocess.run([os.path.join(build, "bin", "xenalyze"), *args], capture_output=True, text=True).stdout
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--build", default=os.path.join(ROOT, "build"))
+    args = parser.parse_args()
+    out_dir = os.path.join(args.build, "run")
+    os.makedirs(out_dir, exist_ok=True)
+    traces = {mode: capture(args.build, out_dir, mode) for mode in MODES}
+    for mode, trace in traces.items():
+        if not trace:
+            continue
+        print(f"\n=== trace of the fork benchmarks, ptwr={mode} ({trace}) ===")
+        print(xenalyze(args.build, "--stats", trace))
+        print(xenalyze(args.build, "--ptes-per-table", trace))
+        xenalyze(args.build, f"--svg={os.path.join(out_dir, 'svg-' + mode)}", trace)
+    if all(traces.values()):
+        print("=== writable vs emulate ===")
+        print(xenalyze(args.build, "--compare", traces["writable"], traces["emulate"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
