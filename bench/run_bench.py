@@ -263,6 +263,9 @@ def judge(mode, parsed, serial, exit_value, timed_out, expected=None, args_passe
             problems.append(f"{name}: counters unavailable (system call 1000 failed)")
     if parsed.started and not parsed.done and not parsed.usage_error:
         problems.append("no 'bench done' line")
+    for line in serial.splitlines():
+        if re.match(r"audit \S+ mismatches=\d+", line.strip()):
+            problems.append(f"frame-table audit after a benchmark: {line.strip()}")
     if ours:
         if "audit: clean" not in serial:
             problems.append("frame-table audit not clean (no 'audit: clean')")

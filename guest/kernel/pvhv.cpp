@@ -87,6 +87,17 @@ long read_pvhv_counters(pvhv_counters& result) {
   return 0;
 }
 
+// Our hypervisor's private sysctl command (xen/hypercall/sysctl.cpp): run the audit now.
+long sys_pvhv_audit() {
+  constexpr uint32_t kSysctlPvhvAudit = 0x8000;
+  pv::ops.flush();  // batched updates first: the audit must see what the kernel meant
+  xen_sysctl_t request{};
+  request.cmd = kSysctlPvhvAudit;
+  request.interface_version = XEN_SYSCTL_INTERFACE_VERSION;
+  long rc = arch::hypercall(__HYPERVISOR_sysctl, arch::arg(&request));
+  return rc < 0 ? -kENOSYS : rc;
+}
+
 long sys_pvhv_counters(uint64_t out) {
   if (!user_range_ready(out, sizeof(pvhv_counters), true)) return -kEFAULT;
   pvhv_counters result;

@@ -138,6 +138,7 @@ long dispatch(uint64_t number, TrapFrame& f) {
     case kGetppid: return process_table()[current_process().slot].parent;
     case kPvhvCounters: return sys_pvhv_counters(f.rdi);
     case kPvhvPteBench: return sys_pvhv_pte_bench(f.rdi);
+    case kPvhvAudit: return sys_pvhv_audit();
     case kExit:
     case kExitGroup: process_exit(lib::wait_status_exited(static_cast<int>(f.rdi & 0xff)));
     default:

@@ -42,21 +42,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#if defined(__has_include)
-#if __has_include("pvhv.h")
 #include "pvhv.h"
-#define BENCH_HAVE_PVHV_H 1
-#endif
-#endif
-#ifndef BENCH_HAVE_PVHV_H
-/* The guest kernel's interface (guest/user/pvhv.h), for builds that predate the header. */
-struct pvhv_counters {
-  uint64_t page_faults, emulations, unhooks, rehooks, revalidated, flushes, mmu_hypercalls,
-      hypercalls;
-};
-#define PVHV_SYS_counters 1000
-#define PVHV_SYS_pte_bench 1001
-#endif
 
 enum { kPageSize = 4096, kMaxBenchmarks = 16 };
 
@@ -129,7 +115,16 @@ static void window_close(struct window *w, struct measurement *m) {
   m->counters.hypercalls += after.hypercalls - w->before.hypercalls;
 }
 
+/* The hypervisor checks every frame's counts against the page tables after each benchmark. */
+static void audit(const char *name) {
+  long mismatches = syscall(PVHV_SYS_audit);
+  if (mismatches < 0) emit("audit %s unavailable", name);
+  else if (mismatches == 0) emit("audit %s clean", name);
+  else emit("audit %s mismatches=%ld", name, mismatches);
+}
+
 static void report(const char *name, uint64_t iterations, const struct measurement *m) {
+  audit(name);
   emit("bench %s iterations=%llu total_ns=%llu ns_per_op=%.1f", name,
        (unsigned long long)iterations, (unsigned long long)m->total_ns,
        (double)m->total_ns / (double)iterations);

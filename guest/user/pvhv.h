@@ -8,6 +8,9 @@
  *   long syscall(PVHV_SYS_pte_bench, unsigned long n)
  *       the kernel writes one entry of a scratch L1 table n times through the current
  *       pte= mode (alternating read-only and writable mappings of one frame); returns 0.
+ *   long syscall(PVHV_SYS_audit)
+ *       the hypervisor audits every frame's reference and type counts against the page
+ *       tables now; returns the number of frames that disagree (0: clean), or -ENOSYS.
  */
 #ifndef PVHV_H
 #define PVHV_H
@@ -27,5 +30,6 @@ struct pvhv_counters {
 
 #define PVHV_SYS_counters 1000
 #define PVHV_SYS_pte_bench 1001
+#define PVHV_SYS_audit 1002
 
 #endif

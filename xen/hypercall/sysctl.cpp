@@ -1,6 +1,6 @@
 // HYPERVISOR_sysctl: system-wide control operations for dom0's tools, refused (-EPERM) for
-// any other domain. Served: XEN_SYSCTL_perfc_op (software performance counters) and
-// XEN_SYSCTL_tbuf_op (trace buffers).
+// any other domain. Served: XEN_SYSCTL_perfc_op (software performance counters),
+// XEN_SYSCTL_tbuf_op (trace buffers) and our frame-table audit (sysctl_pvhv_audit).
 // sysctl.h is the tools' interface (we implement it): its guest-handle types exist only for
 // __XEN_TOOLS__, which must be set before the first Xen header.
 #define __XEN_TOOLS__ 1
@@ -11,8 +11,14 @@
 #include "hypervisor/perf_counters.h"
 #include "pv/guest_memory.h"
 #include "tracing/trace_buffers.h"
+#include "domain/frame_audit.h"
+#include "ptwr/writable_page_tables_glue.h"
 
 namespace hypercall {
+// Ours, outside Xen's sysctl numbering (which ends below 64): run the frame-table audit now
+// and return the number of frames whose counts disagree with the page tables (0: clean).
+constexpr uint32_t sysctl_pvhv_audit = 0x8000;
+
 namespace {
 constexpr unsigned counter_count = unsigned(perf::Counter::count);
 
@@ -85,6 +91,11 @@ long sysctl(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
   switch (request.cmd) {
     case XEN_SYSCTL_perfc_op: result = perfc_op(vcpu, request.u.perfc_op); break;
     case XEN_SYSCTL_tbuf_op: result = tbuf_op(vcpu, request.u.tbuf_op); break;
+    case sysctl_pvhv_audit: {
+      writable_page_tables::reattach_all(*vcpu.domain);  // detached tables count as validated
+      frame_audit::Result audit = frame_audit::run_and_report();
+      return audit.ran ? long(audit.mismatches) : -XEN_ENOMEM;
+    }
     default: return -XEN_ENOSYS;
   }
   if (result == 0 && !guest_memory::write(vcpu, args.a[0], request)) return -XEN_EFAULT;
