@@ -5,6 +5,7 @@
 #include "kernel/events.h"
 #include "kernel/panic.h"
 #include "kernel/probe.h"
+#include "kernel/trace_capture.h"
 #include "kernel/process.h"
 #include "kernel/shared_info.h"
 #include "kernel/syscalls.h"
@@ -122,6 +123,7 @@ void dispatch(kernel::TrapFrame& frame) {
 
 extern "C" void trap_dispatch(kernel::TrapFrame* frame) {
   dispatch(*frame);
+  kernel::trace_capture::poll();  // demand faults produce records too: drain before the buffer fills
   // Whatever runs next (user mode or interrupted kernel code) must see every queued
   // page-table update: batched mode ends at every exit from the kernel.
   pv::ops.flush();

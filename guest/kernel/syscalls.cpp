@@ -2,7 +2,6 @@
 
 #include "kernel/console.h"
 #include "kernel/linux_abi.h"
-#include "kernel/trace_capture.h"
 #include "kernel/page_allocator.h"
 #include "kernel/process.h"
 #include "kernel/pvhv.h"
@@ -151,7 +150,6 @@ long dispatch(uint64_t number, TrapFrame& f) {
 
 void syscall_dispatch(TrapFrame& frame) {
   frame.rax = static_cast<uint64_t>(dispatch(frame.rax, frame));
-  trace_capture::poll();
 }
 
 }  // namespace kernel
