@@ -153,16 +153,22 @@ void poll() {
 
 void mark(Operation operation, uint32_t id, bool begin) {
   if (!running) return;
-  drain();
+  // The marker is stamped when the operation really starts or ends, but sent after the
+  // records before it, so the stream stays in order; the drain itself (port I/O) makes none.
+  auto now = [] {
+    uint32_t low, high;
+    asm volatile("rdtsc" : "=a"(low), "=d"(high));
+    return (uint64_t(high) << 32) | low;  // the same TSC the hypervisor stamps with
+  };
+  if (begin) drain();
   ::trace::RecordFields record;
   record.event = begin ? ::trace::events::kOperationBegin : ::trace::events::kOperationEnd;
   record.has_tsc = true;
-  uint32_t low, high;
-  asm volatile("rdtsc" : "=a"(low), "=d"(high));
-  record.tsc = (uint64_t(high) << 32) | low;  // the same TSC the hypervisor stamps with
+  record.tsc = now();
   record.extra_count = 2;
   record.extra[0] = uint32_t(operation);
   record.extra[1] = id;
+  if (!begin) drain();
   uint32_t words[16];
   size_t count = ::trace::encode_record(record, words);
   send_frame(frame::records, reinterpret_cast<const uint8_t*>(words), uint32_t(count * 4));
