@@ -37,7 +37,7 @@ inline void event(uint32_t id, Words... words) {
 #if defined(PVHV_TRACE_POINTS) && PVHV_TRACE_POINTS == 0
   return;
 #endif
-  if (!trace_buffers::recording) return;
+  if (!trace_buffers::recording) [[likely]] return;
   const uint32_t extra[sizeof...(Words) + 1] = {uint32_t(words)..., 0};
   trace_buffers::record(id, extra, sizeof...(Words));
 }
