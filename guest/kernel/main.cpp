@@ -71,11 +71,12 @@ extern "C" [[noreturn]] void kernel_main(start_info_t* start_info, uint64_t boot
   print("pv: %lu page-table entries written with %lu hypercalls\n", pv::ops.entries_written(),
         pv::ops.hypercalls_issued());
 
+  // Capture starts before the timer check, so a trace also shows the vCPU blocking and waking.
+  trace_capture::start_if_requested();
   timer_init();
   print_time();
   timer_boot_check();
 
-  trace_capture::start_if_requested();
   run_selftest();
 
   char init_path[64] = "/init";

@@ -8,7 +8,8 @@ build/bin/xenalyze reads it. Properties checked on the real trace, in both PTE-w
 - the emulation records equal the hypervisor's count of emulated writes over the capture
   (emulate);
 - no records were lost at the default buffer size;
-- every fork is marked, and xenalyze --forks tells its story.
+- every fork is marked, and xenalyze --forks tells its story;
+- the vCPU's block and wake-up appear as Xen's runstate records (TRC_SCHED_RUNSTATE_CHANGE).
 """
 import os
 import re
@@ -85,6 +86,11 @@ def main():
                 expected = counter_at(result.serial, "stopped") - counter_at(result.serial, "started")
                 machine.expect(emulations == expected and emulations > 1000,
                                f"emulate: {emulations} records, hypervisor counted {expected}", result)
+            # The boot's timer check blocks the vCPU once: Xen's runstate records show it
+            # (running -> blocked, woken: blocked -> runnable -> running).
+            changes = [line.split()[-1] for line in lines if " runstate_change d0v0 " in line]
+            machine.expect(changes[:3] == ["0->2", "2->1", "1->0"],
+                           f"{mode}: runstate records {changes[:3]}", result)
             story = subprocess.run([os.path.join(build, "bin", "xenalyze"), "--forks", trace],
                                    capture_output=True, text=True, check=True).stdout
             machine.expect("=== fork" in story, f"{mode}: no fork story", result)
