@@ -1,7 +1,7 @@
 // HYPERVISOR_physdev_op. Served: PHYSDEVOP_set_iopl, by which a privileged guest kernel gets
 // the I/O ports (dom0 drives devices; here: the serial port its trace streamer writes to).
-// The guest kernel runs in ring 3, so the virtual IOPL becomes the real RFLAGS.IOPL = 3 while
-// it runs in kernel mode (pv/guest_entry.cpp), never in user mode.
+// The IOPL is virtual, as in Xen: the guest's in/out fault with #GP and pv/port_io performs
+// them for its kernel mode; real IOPL would also hand it cli/sti and the hypervisor's timer.
 #include "mm/xen_abi.h"
 #include <xen/physdev.h>
 #include "domain/domain.h"

@@ -9,6 +9,7 @@
 #include "hypercall/dispatch.h"
 #include "pv/bounce.h"
 #include "pv/page_fault.h"
+#include "pv/port_io.h"
 #include "domain/shared_info.h"
 #include "hypervisor/perf_counters.h"
 #include "trace/format/events.h"
@@ -23,6 +24,7 @@ constexpr uint32_t error_code_vectors = (1u << 8) | (1u << 10) | (1u << 11) | (1
                                         (1u << 14) | (1u << 17) | (1u << 21) | (1u << 29) | (1u << 30);
 constexpr uint32_t pfec_user = 1u << 2;
 constexpr unsigned vector_invalid_opcode = 6;
+constexpr unsigned vector_general_protection = 13;
 
 bool trap_masks_events(const trap_info_t& trap) { return trap.flags & 4; }  // TI_GET_IF
 
@@ -76,6 +78,7 @@ void inject_exception(Vcpu& vcpu, TrapFrame& frame, unsigned vector, uint32_t er
 void handle_guest_exception(TrapFrame& frame) {
   Vcpu& vcpu = *domains::current();
   unsigned vector = unsigned(frame.vector);
+  if (vector == vector_general_protection && port_io::emulate(vcpu, frame)) return;
   if (vector == 14) {
     perf::add(perf::Counter::pv_page_faults);
     uint64_t address = cpu::read_cr2();
@@ -99,12 +102,6 @@ void before_return_to_guest(TrapFrame& frame) {
       scheduler::run_until_runnable(frame);
     }
   }
-  // The guest kernel runs in ring 3: a virtual IOPL (PHYSDEVOP_set_iopl) is the real IOPL 3
-  // while it is in kernel mode, and never in user mode.
-  constexpr uint64_t rflags_iopl = 3u << 12;
-  const Vcpu& running = *domains::current();
-  if (running.kernel_mode && running.iopl) frame.rflags |= rflags_iopl;
-  else frame.rflags &= ~rflags_iopl;
 }
 
 void enter_guest(const TrapFrame& frame) {

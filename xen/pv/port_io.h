@@ -1,0 +1,26 @@
+// I/O port access for a privileged guest kernel (PHYSDEVOP_set_iopl), as Xen does it: the
+// guest runs without I/O privilege, its in/out instructions fault with #GP, and the
+// hypervisor decodes and performs them, refusing the ports it drives itself.
+#pragma once
+#include <stddef.h>
+#include <stdint.h>
+#include "arch/x86/cpu/trap_frame.h"
+
+struct Vcpu;
+
+namespace port_io {
+// The decoded form of an in/out instruction with an immediate or DX port (no string forms).
+struct Access {
+  bool valid = false;
+  bool is_out = false;
+  bool port_in_dx = false;
+  uint8_t immediate_port = 0;
+  unsigned width = 0;   // 1, 2 or 4 bytes
+  unsigned length = 0;  // instruction bytes
+};
+Access decode(const uint8_t* bytes, size_t available);  // pure
+bool hypervisor_port(uint16_t port);                    // pure: ports the guest never gets
+
+// Handles a #GP from the guest kernel; true if it was a permitted in/out (done, rip advanced).
+bool emulate(Vcpu& vcpu, TrapFrame& frame);
+}  // namespace port_io

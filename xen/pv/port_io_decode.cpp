@@ -1,0 +1,38 @@
+#include "pv/port_io.h"
+
+namespace port_io {
+Access decode(const uint8_t* bytes, size_t available) {
+  Access access;
+  size_t at = 0;
+  bool operand_16 = false;
+  if (at < available && bytes[at] == 0x66) {
+    operand_16 = true;
+    ++at;
+  }
+  if (at >= available) return access;
+  uint8_t opcode = bytes[at++];
+  switch (opcode) {
+    case 0xe4: case 0xe5: case 0xe6: case 0xe7:  // in/out with an 8-bit immediate port
+      if (at >= available) return access;
+      access.immediate_port = bytes[at++];
+      break;
+    case 0xec: case 0xed: case 0xee: case 0xef:  // in/out with the port in DX
+      access.port_in_dx = true;
+      break;
+    default: return access;
+  }
+  access.is_out = opcode & 0x02;
+  access.width = (opcode & 0x01) ? (operand_16 ? 2 : 4) : 1;
+  access.length = unsigned(at);
+  access.valid = true;
+  return access;
+}
+
+// The serial console, the PICs, the PIT and speaker gate, the CMOS clock and the exit device:
+// the hypervisor drives them, and a guest writing them could take its timer or console away.
+bool hypervisor_port(uint16_t port) {
+  return (port >= 0x3f8 && port <= 0x3ff) || port == 0x20 || port == 0x21 || port == 0xa0 || port == 0xa1 ||
+         (port >= 0x40 && port <= 0x43) || port == 0x61 || port == 0x70 || port == 0x71 ||
+         (port >= 0xf4 && port <= 0xf7);
+}
+}  // namespace port_io
