@@ -137,6 +137,7 @@ TEST_F(PtwrTest, SecondActiveDetachEvictsTheFirst) {
     ptwr::DetachResult second = wp_.detach(ctx2, bases_, kSpareL1, slot_of(kL1, 10), 0x6000);
     EXPECT_TRUE(second.detached);
     EXPECT_EQ(second.evicted.reattached, 1u);
+    EXPECT_EQ(second.evicted_table_mfn, kL1);
     EXPECT_EQ(second.evicted.revalidated, 1u);
     auto ctx3 = context();
     wp_.reattach_all(ctx3);

@@ -29,6 +29,9 @@ struct Vcpu {
   uint64_t virq_to_port[NR_VIRQS]{};
 
   vcpu_info_t* info() const;
+  // The L4 and GS base of the mode the guest is in (kernel and user each have their own).
+  uint64_t active_table_mfn() const { return kernel_mode ? bases.kernel_mfn : bases.user_mfn; }
+  uint64_t active_gs_base() const { return kernel_mode ? gs_base_kernel : gs_base_user; }
 };
 
 enum class DomainState { running, shut_down, crashed };

@@ -7,12 +7,10 @@ namespace instruction_fetch {
 namespace {
 constexpr uint64_t kPageBytes = 4096;
 
-uint64_t active_l4(const Vcpu& vcpu) { return vcpu.kernel_mode ? vcpu.bases.kernel_mfn : vcpu.bases.user_mfn; }
-
 // Copies up to `wanted` bytes from `va` to the end of its page; 0 if the page is not
 // readable by the guest. Sets `mfn` to the frame read.
 size_t copy_within_page(const Vcpu& vcpu, uint64_t va, uint8_t* to, size_t wanted, uint64_t& mfn) {
-  const GuestWalk walk = walk_guest(machine::frames(), active_l4(vcpu), va, false);
+  const GuestWalk walk = walk_guest(machine::frames(), vcpu.active_table_mfn(), va, false);
   if (!walk.ok) return 0;
   const size_t offset = va & (kPageBytes - 1);
   const size_t piece = wanted < kPageBytes - offset ? wanted : kPageBytes - offset;

@@ -24,7 +24,7 @@ constinit Counters outcome_counters;
 bool runs_64bit_code(const TrapFrame& frame) { return (frame.cs & 0xffff) == FLAT_RING3_CS64; }
 
 pte_write::SegmentBases segment_bases(const Vcpu& vcpu) {
-  return {vcpu.fs_base, vcpu.kernel_mode ? vcpu.gs_base_kernel : vcpu.gs_base_user};
+  return {vcpu.fs_base, vcpu.active_gs_base()};
 }
 
 // The decoded instruction at frame.rip, from the cache or from Zydis; null if unsupported.

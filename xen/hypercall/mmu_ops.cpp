@@ -85,7 +85,7 @@ long update_va_mapping(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
   uint64_t va = args.a[0], value = args.a[1], flags = args.a[2];
   if ((flags & UVMF_FLUSHTYPE_MASK) > UVMF_INVLPG) return -XEN_EINVAL;
   mm::MmuContext context = domain_mmu::context(*vcpu.domain);
-  uint64_t table = vcpu.kernel_mode ? vcpu.bases.kernel_mfn : vcpu.bases.user_mfn;
+  uint64_t table = vcpu.active_table_mfn();
   int rc = mm::update_va_mapping(context, table, va, value);
   domain_mmu::apply_effects(context.effects);
   if (rc) return rc;

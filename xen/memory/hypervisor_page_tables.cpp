@@ -25,7 +25,6 @@ uint64_t* next_table(uint64_t* table, unsigned index, uint64_t leaf_flags, Frame
 }  // namespace
 
 uint64_t* l4() { return boot_pml4; }
-uint64_t l4_mfn() { return (uint64_t(boot_pml4) - XEN_VIRT_START) >> 12; }
 
 bool map(uint64_t va, uint64_t mfn, uint64_t pages, uint64_t flags, FrameSource new_frame) {
   for (uint64_t i = 0; i < pages; ++i, va += 4096) {

@@ -8,7 +8,6 @@ namespace hypervisor_page_tables {
 using FrameSource = uint64_t (*)();  // returns a fresh zeroed frame's MFN, or 0 when out of memory
 
 uint64_t* l4();
-uint64_t l4_mfn();
 // Maps [va, va + pages * 4 KiB) to machine frames starting at `mfn`. `flags` are the leaf
 // flags; intermediate tables get present|writable plus the user bit if the leaf has it.
 bool map(uint64_t va, uint64_t mfn, uint64_t pages, uint64_t flags, FrameSource new_frame);

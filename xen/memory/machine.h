@@ -10,7 +10,6 @@ uint64_t nr_frames();
 void set_nr_frames(uint64_t count);
 template <typename T = void>
 T* to_virtual(uint64_t maddr) { return reinterpret_cast<T*>(DIRECTMAP_VIRT_START + maddr); }
-inline uint64_t to_machine(const void* va) { return uint64_t(va) - DIRECTMAP_VIRT_START; }
 }  // namespace machine
 
 // The firmware memory map in e820 form, as XENMEM_machine_memory_map hands it to dom0.

@@ -50,15 +50,12 @@ bool enable(Domain& domain) {
 bool detach(Vcpu& vcpu, uint64_t table_mfn, uint64_t mapping_entry_maddr, uint64_t address) {
   Domain& domain = *vcpu.domain;
   mm::MmuContext context = domain_mmu::context(domain);
-  uint64_t evicted_table[2] = {domain.writable_pagetables.slot(ptwr::SlotKind::active).table_mfn,
-                               domain.writable_pagetables.slot(ptwr::SlotKind::inactive).table_mfn};
   ptwr::DetachResult result = domain.writable_pagetables.detach(context, vcpu.bases, table_mfn, mapping_entry_maddr,
                                                                 address & ~0xfffULL);
   if (!result.detached) return false;
-  if (result.evicted.reattached) {
-    uint64_t evicted = evicted_table[result.unhooked ? 0 : 1];
-    trace::event(trace::events::kPtwrSlotEvict, trace::low(evicted), trace::high(evicted), result.unhooked ? 0 : 1);
-  }
+  if (result.evicted.reattached)
+    trace::event(trace::events::kPtwrSlotEvict, trace::low(result.evicted_table_mfn),
+                 trace::high(result.evicted_table_mfn), result.unhooked ? 0 : 1);
   const ptwr::Slot& slot = domain.writable_pagetables.slot(result.unhooked ? ptwr::SlotKind::active : ptwr::SlotKind::inactive);
   if (result.unhooked)
     trace::event(trace::events::kPtwrUnhook, trace::low(table_mfn), trace::high(table_mfn),
@@ -68,7 +65,7 @@ bool detach(Vcpu& vcpu, uint64_t table_mfn, uint64_t mapping_entry_maddr, uint64
   log_debug("ptwr: detach l1 %lx via %lx (%s)\n", table_mfn, address, result.unhooked ? "unhooked" : "inactive");
   perf::add(perf::Counter::ptwr_faults);
   if (result.unhooked) perf::add(perf::Counter::ptwr_unhooks);
-  apply(context, result.evicted, evicted_table[result.unhooked ? 0 : 1]);
+  apply(context, result.evicted, result.evicted_table_mfn);
   return true;
 }
 

@@ -55,7 +55,10 @@ DetachResult WritablePagetables::detach(mm::MmuContext& context, const mm::VcpuB
   const uint64_t link = links.count == 1 ? links.slot[0] : 0;
   bool active = link && reachable(context.frames, link >> mm::kPageShift, bases);
   SlotKind kind = active ? SlotKind::active : SlotKind::inactive;
-  if (in_use(kind)) result.evicted = reattach(context, kind);
+  if (in_use(kind)) {
+    result.evicted_table_mfn = slots_[unsigned(kind)].table_mfn;
+    result.evicted = reattach(context, kind);
+  }
 
   Slot& slot = slots_[unsigned(kind)];
   slot = Slot{true, table_mfn, mapping_entry_maddr, mapping_va, 0, 0};

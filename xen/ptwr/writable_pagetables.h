@@ -42,6 +42,7 @@ struct DetachResult {
   bool detached = false;     // false: not eligible, use emulation instead
   bool unhooked = false;
   ReattachStats evicted;     // a slot of the same kind that had to be reattached first
+  uint64_t evicted_table_mfn = 0;  // the table it held (when evicted.reattached)
 };
 
 class WritablePagetables {

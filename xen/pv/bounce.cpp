@@ -16,9 +16,8 @@ bool in_hypervisor_range(uint64_t va) {
 }  // namespace
 
 void load_guest_page_table(const Vcpu& vcpu) {
-  uint64_t mfn = vcpu.kernel_mode ? vcpu.bases.kernel_mfn : vcpu.bases.user_mfn;
-  cpu::write_cr3(mfn << 12);
-  cpu::write_msr(cpu::msr::gs_base, vcpu.kernel_mode ? vcpu.gs_base_kernel : vcpu.gs_base_user);
+  cpu::write_cr3(vcpu.active_table_mfn() << 12);
+  cpu::write_msr(cpu::msr::gs_base, vcpu.active_gs_base());
 }
 
 void toggle_guest_mode(Vcpu& vcpu) {

@@ -7,16 +7,12 @@ namespace guest_memory {
 namespace {
 constexpr uint64_t page_size = 4096;
 
-uint64_t active_table(const Vcpu& vcpu) {
-  return vcpu.kernel_mode ? vcpu.bases.kernel_mfn : vcpu.bases.user_mfn;
-}
-
 // Calls visit(host pointer, length) for each page-sized piece of [va, va + length).
 template <typename Visit>
 bool for_each_piece(const Vcpu& vcpu, uint64_t va, size_t length, bool write, Visit visit) {
   if (va + length < va) return false;
   while (length) {
-    GuestWalk walk = walk_guest(machine::frames(), active_table(vcpu), va, write);
+    GuestWalk walk = walk_guest(machine::frames(), vcpu.active_table_mfn(), va, write);
     if (!walk.ok) return false;
     size_t offset = va & (page_size - 1);
     size_t piece = page_size - offset;

@@ -1,6 +1,5 @@
 #include "pv/page_fault.h"
 #include "domain/domain.h"
-#include "domain/domain_mmu.h"
 #include "emulate/pte_emulation.h"
 #include "hypervisor/perf_counters.h"
 #include "memory/boot_memory.h"
@@ -23,8 +22,7 @@ struct TableWrite {
 // A write by the guest kernel through a read-only mapping of one of its own validated page
 // tables: the only faults the PTE-write paths take over.
 bool find_table_write(const Vcpu& vcpu, uint64_t address, TableWrite& write) {
-  uint64_t table = vcpu.kernel_mode ? vcpu.bases.kernel_mfn : vcpu.bases.user_mfn;
-  GuestWalk walk = walk_guest(machine::frames(), table, address, false);
+  GuestWalk walk = walk_guest(machine::frames(), vcpu.active_table_mfn(), address, false);
   if (!walk.ok) return false;
   const mm::PageInfo* page = boot_memory::frame_table().find(walk.mfn);
   if (!page || page->owner != vcpu.domain->id || !page->is_validated_table()) return false;

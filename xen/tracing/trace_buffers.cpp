@@ -24,7 +24,6 @@ uint64_t cpu_mask = ~0ULL;
 bool allocated = false;
 uint64_t t_info_mfn = 0;
 uint64_t first_buffer_mfn = 0;
-uint64_t lost = 0;
 alignas(trace::TraceRing) uint8_t ring_storage[sizeof(trace::TraceRing)];
 trace::TraceRing* ring = nullptr;
 
@@ -98,8 +97,7 @@ void record(uint32_t event, const uint32_t* extra, unsigned count) {
   for (unsigned i = 0; i < count && i < trace::kMaxExtraWords; ++i) fields.extra[i] = extra[i];
   Vcpu* vcpu = domains::current();
   trace::TraceRing::Context context{uint16_t(vcpu ? vcpu->domain->id : DOMID_IDLE), uint16_t(vcpu ? vcpu->id : 0)};
-  if (!ring->write(fields, context)) ++lost;
+  ring->write(fields, context);
 }
 
-uint64_t lost_records() { return lost; }
 }  // namespace trace_buffers

@@ -24,9 +24,9 @@ void set_event_mask(uint32_t mask);
 void set_cpu_mask(uint64_t mask);
 Info info();
 
-// Records an event with TSC and up to 7 extra words (call through trace::event below).
+// Records an event with TSC and up to 7 extra words (call through trace::event below). A
+// record that does not fit is counted by the ring and reported in a TRC_LOST_RECORDS record.
 void record(uint32_t event, const uint32_t* extra, unsigned count);
-uint64_t lost_records();
 }  // namespace trace_buffers
 
 namespace trace {
