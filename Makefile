@@ -21,8 +21,10 @@ run: build
 
 # Fork benchmarks in every page-table mode, deterministic (-icount shift=0): the table goes to
 # the terminal and to build/bench/results.{json,md}. Fails when any mode or benchmark fails.
+# The untraced modes run build/xen/xen-untraced: the "tracing off" table compares them.
+BENCH_MODES := writable,emulate,hypercall,writable-untraced,emulate-untraced
 bench: build
-	@python3 bench/run_bench.py --deterministic --strict --jobs 2 --build $(BUILD)
+	@python3 bench/run_bench.py --deterministic --strict --jobs 2 --modes $(BENCH_MODES) --build $(BUILD)
 
 # Every test: host unit tests and QEMU integration tests, through CTest.
 test: build

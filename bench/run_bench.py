@@ -7,6 +7,9 @@
     hypercall  guest pte=hypercall                         (explicit mmu_update and friends)
     batched    guest pte=batched                           (hypercalls queued in multicalls)
     xen417     real Xen 4.17, guest pte=direct             (the peer: Xen emulates)
+    writable-untraced, emulate-untraced
+               the same on build/xen/xen-untraced (trace points compiled out): the baseline
+               of the "tracing off" table, which shows what compiled-in trace points cost
 
 Writes <build>/bench/results.json and results.md, a serial log per mode, and prints the table.
 Figures are guest CLOCK_MONOTONIC time under QEMU TCG: with --deterministic (-icount shift=0)
@@ -64,6 +67,8 @@ class Mode:
     hypervisor_args: str
     guest_args: str
     description: str
+    image: str = "xen"     # ours: build/xen/<image>
+    traced_peer: str = ""  # an untraced mode: the mode it is the baseline of
 
 
 MODES = {
@@ -78,6 +83,12 @@ MODES = {
     "xen417": Mode("xen417", "xen417", f"console=com1 com1=115200,8n1 {GUEST_MEMORY}",
                    "pte=direct", "real Xen 4.17 (emulates direct writes)"),
 }
+for _traced in ("writable", "emulate"):
+    _mode = MODES[_traced]
+    MODES[f"{_traced}-untraced"] = Mode(
+        f"{_traced}-untraced", "ours", _mode.hypervisor_args, _mode.guest_args,
+        f"{_mode.description}; trace points compiled out", image="xen-untraced",
+        traced_peer=_traced)
 DEFAULT_MODES = ["writable", "emulate", "hypercall"]
 
 
@@ -296,7 +307,8 @@ def bench_arguments(scale, extra):
 
 def run_mode(mode, build, scale, bench_extra, deterministic, timeout, memory="512M",
              initrd=None):
-    image = machine.ours(build) if mode.hypervisor == "ours" else machine.xen417(build)
+    image = (os.path.join(build, "xen", mode.image) if mode.hypervisor == "ours"
+             else machine.xen417(build))
     kernel = os.path.join(build, "guest", "kernel")
     initrd = initrd or os.path.join(build, "guest", "initrd.cpio")
     words = bench_arguments(scale, bench_extra)
@@ -454,8 +466,61 @@ def format_markdown(rows):
     return "\n".join(lines)
 
 
+def tracing_pairs(runs):
+    """(traced run, untraced run) for each untraced baseline whose traced mode also ran."""
+    by_name = {run.mode.name: run for run in runs}
+    return [(by_name[run.mode.traced_peer], run) for run in runs
+            if run.mode.traced_peer and run.mode.traced_peer in by_name]
+
+
+def primary_runs(runs):
+    """The runs of the main table: untraced baselines go to the tracing table instead."""
+    paired = {untraced.mode.name for _, untraced in tracing_pairs(runs)}
+    return [run for run in runs if run.mode.name not in paired]
+
+
+def tracing_cost(runs):
+    """Per benchmark and traced mode: the figure with trace points compiled in (tracing off)
+    and compiled out, and the difference in percent. None where either is missing."""
+    rows = []
+    for traced, untraced in tracing_pairs(runs):
+        for name, label, unit in BENCHMARKS:
+            on = _per_op(traced.parsed.results.get(name))
+            out = _per_op(untraced.parsed.results.get(name))
+            delta = (on - out) / out * 100.0 if on is not None and out else None
+            rows.append({"mode": traced.mode.name, "benchmark": name, "label": label, "unit": unit,
+                         "trace_points_off": on, "compiled_out": out, "delta_percent": delta})
+    return rows
+
+
+def tracing_rows(runs):
+    pairs = tracing_pairs(runs)
+    if not pairs:
+        return None
+    header = ["benchmark"]
+    for traced, _ in pairs:
+        header += [f"{traced.mode.name} off", f"{traced.mode.name} compiled out", "difference"]
+    rows = [header + ["unit"]]
+    cost = {(row["mode"], row["benchmark"]): row for row in tracing_cost(runs)}
+
+    def figure(value, name):
+        if value is None:
+            return "-"
+        return f"{value:.0f}" if name == "pte_write" else f"{value:.1f}"
+
+    for name, label, unit in BENCHMARKS:
+        row = [label]
+        for traced, _ in pairs:
+            c = cost[(traced.mode.name, name)]
+            row += [figure(c["trace_points_off"], name), figure(c["compiled_out"], name),
+                    "-" if c["delta_percent"] is None else f"{c['delta_percent']:+.2f}%"]
+        rows.append(row + [unit])
+    return rows
+
+
 def report_text(runs, deterministic, markdown=False):
     fmt = format_markdown if markdown else format_text
+    all_runs, runs = runs, primary_runs(runs)
     out = []
     if markdown:
         out += ["# Fork benchmarks", "",
@@ -474,7 +539,15 @@ def report_text(runs, deterministic, markdown=False):
             out.append(fmt(rows))
         else:
             out.append("(no counters)")
-    for run in runs:
+    tracing = tracing_rows(all_runs)
+    if tracing:
+        title = ("tracing off: trace points compiled in but not recording (build/xen/xen) against "
+                 "compiled out (build/xen/xen-untraced); per operation")
+        out += ["", f"## {title}" if markdown else title]
+        if markdown:
+            out.append("")
+        out.append(fmt(tracing))
+    for run in all_runs:
         if run.problems or run.notes:
             out += ["", f"## mode {run.mode.name}" if markdown else f"mode {run.mode.name}:"]
             if markdown:
@@ -486,7 +559,8 @@ def report_text(runs, deterministic, markdown=False):
 
 def write_results(output_dir, runs, deterministic, scale, started):
     os.makedirs(output_dir, exist_ok=True)
-    document = {"metadata": metadata(runs, deterministic, scale, started), "results": records(runs)}
+    document = {"metadata": metadata(runs, deterministic, scale, started), "results": records(runs),
+                "tracing_off_cost": tracing_cost(runs)}
     with open(os.path.join(output_dir, "results.json"), "w") as f:
         json.dump(document, f, indent=2)
         f.write("\n")

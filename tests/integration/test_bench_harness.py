@@ -225,6 +225,62 @@ class Writing(unittest.TestCase):
         self.assertIn("re-validated", text)
 
 
+def output_with_fork_ns(ns_per_op):
+    return good_output().replace("bench fork_exit iterations=4 total_ns=4000000 ns_per_op=1000000.0",
+                                 f"bench fork_exit iterations=4 total_ns=4000000 ns_per_op={ns_per_op}")
+
+
+class TracingOffTable(unittest.TestCase):
+    def test_untraced_modes_run_the_untraced_image(self):
+        untraced = run_bench.MODES["emulate-untraced"]
+        self.assertEqual((untraced.image, untraced.traced_peer), ("xen-untraced", "emulate"))
+        self.assertEqual(untraced.hypervisor_args, run_bench.MODES["emulate"].hypervisor_args)
+        self.assertEqual(untraced.guest_args, run_bench.MODES["emulate"].guest_args)
+        with tempfile.TemporaryDirectory() as empty:
+            run = run_bench.run_mode(untraced, empty, 1.0, [], True, 5)
+        self.assertIn(os.path.join(empty, "xen", "xen-untraced"), run.problems[0])
+
+    def test_difference_against_the_baseline(self):
+        runs = [mode_run("emulate", output_with_fork_ns(1010000.0)),
+                mode_run("hypercall", good_output()),
+                mode_run("emulate-untraced", output_with_fork_ns(1000000.0))]
+        cost = {(r["mode"], r["benchmark"]): r for r in run_bench.tracing_cost(runs)}
+        fork = cost[("emulate", "fork_exit")]
+        self.assertAlmostEqual(fork["trace_points_off"], 1010.0)
+        self.assertAlmostEqual(fork["compiled_out"], 1000.0)
+        self.assertAlmostEqual(fork["delta_percent"], 1.0)
+        self.assertAlmostEqual(cost[("emulate", "dirty1_fork_exit")]["delta_percent"], 0.0)
+        self.assertNotIn("hypercall", {r["mode"] for r in run_bench.tracing_cost(runs)})
+        # The baseline gets its own table, not a column of the main one.
+        self.assertEqual([r.mode.name for r in run_bench.primary_runs(runs)], ["emulate", "hypercall"])
+        text = run_bench.report_text(runs, True)
+        self.assertIn("tracing off", text)
+        self.assertIn("+1.00%", text)
+        self.assertNotIn("emulate-untraced  ", text.splitlines()[0])
+
+    def test_missing_figures_show_as_dashes(self):
+        failed = output_with_fork_ns(1000000.0).replace("bench pte_write iterations=4",
+                                                        "bench pte_write_gone iterations=4")
+        runs = [mode_run("writable", good_output()), mode_run("writable-untraced", failed)]
+        cost = {(r["mode"], r["benchmark"]): r for r in run_bench.tracing_cost(runs)}
+        self.assertIsNone(cost[("writable", "pte_write")]["delta_percent"])
+        self.assertIn("tracing off", run_bench.report_text(runs, True, markdown=True))
+
+    def test_untraced_alone_stays_in_the_main_table(self):
+        runs = [mode_run("writable-untraced", good_output())]
+        self.assertEqual(run_bench.tracing_cost(runs), [])
+        self.assertEqual(len(run_bench.primary_runs(runs)), 1)
+        self.assertNotIn("tracing off", run_bench.report_text(runs, True))
+
+    def test_results_json_has_the_cost(self):
+        runs = [mode_run("emulate", good_output()), mode_run("emulate-untraced", good_output())]
+        with tempfile.TemporaryDirectory() as out:
+            document = run_bench.write_results(out, runs, True, 1.0, "now")
+            with open(os.path.join(out, "results.json")) as f:
+                self.assertEqual(json.load(f)["tracing_off_cost"], document["tracing_off_cost"])
+        self.assertEqual(len(document["tracing_off_cost"]), len(run_bench.BENCHMARKS))
+
+
 class CommandLine(unittest.TestCase):
     def test_options(self):
         args = run_bench.arguments(["--modes", "hypercall", "--xen417", "--iterations-scale",

@@ -19,22 +19,34 @@ mm::MmuContext context(const Domain& domain) {
   return mm::MmuContext{boot_memory::frame_table(), identity, boot_memory::hypervisor_slots(), boot_memory::m2p()};
 }
 
+// The record of what apply_effects does, written before it does it: then nothing has to be
+// kept alive across its calls for the record, and tracing-off costs the site's NOP alone.
+namespace {
+[[gnu::noinline, gnu::cold]] void trace_effects(const mm::MmuEffects& effects, FlushReason reason) {
+  if (effects.load_kernel_base || effects.user_base_changed)
+    trace::record_words(trace::events::kTlbFlush, flush_scope_local, flush_reason_base_pointer);
+  else if (effects.flush_domain_tlbs || effects.flush_local_tlb || effects.flush_all_vcpu_tlbs)
+    trace::record_words(trace::events::kTlbFlush, effects.flush_all_vcpu_tlbs ? flush_scope_all : flush_scope_local,
+                        effects.flush_domain_tlbs ? flush_reason_type_change : uint32_t(reason));
+  else if (effects.invalidate_page_local || effects.invalidate_page_all_vcpus)
+    trace::record_words(trace::events::kInvlpg, trace::low(effects.invalidate_address),
+                        trace::high(effects.invalidate_address));
+}
+}  // namespace
+
 // One vCPU on one CPU: "all vCPUs" and "the domain's CPUs" are this CPU.
 void apply_effects(const mm::MmuEffects& effects, FlushReason reason) {
+  if (trace_points::on()) [[unlikely]] trace_effects(effects, reason);
   Vcpu* vcpu = domains::current();
   if (effects.load_kernel_base || effects.user_base_changed) {
     if (vcpu) pv::load_guest_page_table(*vcpu);
     perf::add(perf::Counter::tlb_flushes);
-    trace::event(trace::events::kTlbFlush, flush_scope_local, flush_reason_base_pointer);
   } else if (effects.flush_domain_tlbs || effects.flush_local_tlb || effects.flush_all_vcpu_tlbs) {
     cpu::flush_tlb_local();
     perf::add(perf::Counter::tlb_flushes);
-    trace::event(trace::events::kTlbFlush, effects.flush_all_vcpu_tlbs ? flush_scope_all : flush_scope_local,
-                 effects.flush_domain_tlbs ? flush_reason_type_change : uint32_t(reason));
   } else if (effects.invalidate_page_local || effects.invalidate_page_all_vcpus) {
     cpu::invlpg(effects.invalidate_address);
     perf::add(perf::Counter::tlb_invlpgs);
-    trace::event(trace::events::kInvlpg, trace::low(effects.invalidate_address), trace::high(effects.invalidate_address));
   }
 }
 }  // namespace domain_mmu

@@ -13,7 +13,6 @@ struct Arguments {
 using Handler = long (*)(Vcpu& vcpu, TrapFrame& frame, const Arguments& args);
 
 void dispatch(Vcpu& vcpu, TrapFrame& frame);
-long call(Vcpu& vcpu, TrapFrame& frame, unsigned number, const Arguments& args);
 
 // The handlers, grouped by file.
 long set_trap_table(Vcpu&, TrapFrame&, const Arguments&);

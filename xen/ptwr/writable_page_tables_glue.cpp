@@ -36,6 +36,14 @@ void reattach_slot(Domain& domain, mm::MmuContext& context, ptwr::SlotKind kind)
   uint64_t table = domain.writable_pagetables.slot(kind).table_mfn;
   apply(context, domain.writable_pagetables.reattach(context, kind), table);
 }
+
+// Out of line: every emulated write and MMU hypercall calls reattach_all, and in emulate mode
+// there is never anything to reattach; the check alone should be all they pay.
+[[gnu::noinline]] void reattach_both_slots(Domain& domain) {
+  mm::MmuContext context = domain_mmu::context(domain);
+  reattach_slot(domain, context, ptwr::SlotKind::active);
+  reattach_slot(domain, context, ptwr::SlotKind::inactive);
+}
 }  // namespace
 
 bool enable(Domain& domain) {
@@ -70,10 +78,7 @@ bool detach(Vcpu& vcpu, uint64_t table_mfn, uint64_t mapping_entry_maddr, uint64
 }
 
 void reattach_all(Domain& domain) {
-  if (!domain.writable_pagetables.any_in_use()) return;
-  mm::MmuContext context = domain_mmu::context(domain);
-  reattach_slot(domain, context, ptwr::SlotKind::active);
-  reattach_slot(domain, context, ptwr::SlotKind::inactive);
+  if (domain.writable_pagetables.any_in_use()) reattach_both_slots(domain);
 }
 
 bool reattach_unhooked(Domain& domain) {

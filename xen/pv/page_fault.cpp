@@ -37,10 +37,10 @@ bool emulate(Vcpu& vcpu, TrapFrame& frame, uint64_t address, const TableWrite& w
     case pte_emulation::Outcome::emulated: {
       perf::add(perf::Counter::ptwr_emulations);
       // Xen's record: the new entry, the address written and the instruction (64-bit words).
-      if (trace_buffers::recording) [[unlikely]] {  // reading the entry is work tracing-off skips
+      if (trace_points::on()) [[unlikely]] {  // reading the entry is work tracing-off skips
         uint64_t entry = *machine::to_virtual<uint64_t>((write.table_mfn << 12) | (address & 0xff8));
-        trace::event(trace::events::kPvPtwrEmulation, trace::low(entry), trace::high(entry), trace::low(address),
-                     trace::high(address), trace::low(frame.rip), trace::high(frame.rip));
+        trace::record_words(trace::events::kPvPtwrEmulation, trace::low(entry), trace::high(entry),
+                            trace::low(address), trace::high(address), trace::low(frame.rip), trace::high(frame.rip));
       }
       return true;
     }

@@ -11,9 +11,9 @@
 #include "trace/format/ring.h"
 
 namespace trace_buffers {
-bool recording = false;
-
 namespace {
+bool recording = false;  // enabled, allocated and CPU 0 in the CPU mask: the sites are jumps
+
 constexpr uint64_t page = 4096;
 constexpr uint32_t default_pages = 32;
 constexpr uint32_t max_pages = 1024;
@@ -55,6 +55,12 @@ bool allocate() {
   allocated = true;
   return true;
 }
+
+void set_recording(bool on) {
+  if (on == recording) return;
+  recording = on;
+  trace_points::switch_all(on);
+}
 }  // namespace
 
 long set_size(uint32_t pages) {
@@ -66,7 +72,7 @@ long set_size(uint32_t pages) {
 
 long enable() {
   if (!allocated && !allocate()) return -XEN_ENOMEM;
-  recording = (cpu_mask & 1) != 0;
+  set_recording((cpu_mask & 1) != 0);
   // The first record says how fast the TSC runs, so tools can turn cycles into time.
   uint64_t hz = system_clock::tsc_hz();
   trace::event(trace::events::kTscFrequency, trace::low(hz), trace::high(hz));
@@ -74,14 +80,14 @@ long enable() {
 }
 
 long disable() {
-  recording = false;
+  set_recording(false);
   return 0;
 }
 
 void set_event_mask(uint32_t mask) { event_mask = mask; }
 void set_cpu_mask(uint64_t mask) {
   cpu_mask = mask;
-  if (allocated && !(mask & 1)) recording = false;
+  if (allocated && !(mask & 1)) set_recording(false);
 }
 
 Info info() { return Info{allocated ? t_info_mfn : 0, allocated ? uint32_t(page) : 0, event_mask}; }
