@@ -5,6 +5,7 @@
 #include "lib/copy_on_write.h"
 #include "kernel/panic.h"
 #include "kernel/physical_memory.h"
+#include "kernel/trace_capture.h"
 
 namespace kernel {
 namespace {
@@ -55,6 +56,7 @@ void copy_level(Mfn parent_table, Mfn child_table, Level level, uint64_t base) {
       must(pv::ops.set_entry(table_slot(parent_table, i, level), shared), "write-protecting", va);
     }
     must(pv::ops.set_entry(child_slot, shared), "sharing", va);
+    trace_capture::poll();  // a dirty parent's fork writes tens of thousands of entries
   }
 }
 

@@ -185,6 +185,10 @@ void release_range(uint64_t start, uint64_t end) {
   for (uint64_t page = lib::page_floor(start); page < end; page += lib::kPageSize) {
     Pfn frame;
     if (current->space.unmap(page, frame)) page_allocator.free(frame);
+    // Every page costs the hypervisor trace records (a write and an invlpg, in writable mode
+    // an unhook and a rehook too) and 64 MiB make more than the trace buffer holds: drain
+    // inside the loop, as Linux would reschedule inside a long unmap.
+    trace_capture::poll();
   }
 }
 

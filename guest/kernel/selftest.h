@@ -26,5 +26,6 @@ void selftest_hypercall(SelfTest& test);
 void selftest_mmu(SelfTest& test);
 void selftest_fault(SelfTest& test);
 void selftest_ptwrite(SelfTest& test);
+void selftest_tbuf(SelfTest& test);
 
 }  // namespace kernel

@@ -12,6 +12,7 @@
 #include "kernel/boot_info.h"
 #include "kernel/console.h"
 #include "kernel/direct_map.h"
+#include "kernel/events.h"
 #include "kernel/physical_memory.h"
 #include "kernel/pvhv.h"
 #include "lib/cmdline.h"
@@ -22,6 +23,8 @@
 #include "common/placement_new.h"
 
 namespace kernel::trace_capture {
+bool capturing = false;
+
 namespace {
 namespace frame = ::trace::stream_frame;
 
@@ -32,10 +35,11 @@ constexpr uint64_t kWindow = 0xffffffffb0000000ull;
 constexpr uint32_t kDrainAbove = kBufferPages * 4096 / 4;  // drain when a quarter is used
 constexpr uint32_t kChunk = 16 * 1024;                    // one RECORDS frame at most
 
-bool running = false;
 alignas(::trace::TraceRing) uint8_t ring_storage[sizeof(::trace::TraceRing)];
 ::trace::TraceRing* ring = nullptr;
 uint8_t chunk[kChunk];
+bool draining = false;  // the VIRQ_TBUF handler may find a drain under way
+uint64_t high_water_events = 0;
 
 inline void out8(uint16_t port, uint8_t value) { asm volatile("outb %0, %1" ::"a"(value), "Nd"(port)); }
 inline uint8_t in8(uint16_t port) {
@@ -67,30 +71,22 @@ void send_frame(uint8_t type, const uint8_t* payload, uint32_t length) {
   send_bytes(payload, length);
 }
 
-long sysctl_tbuf(uint32_t command, uint32_t size, xen_sysctl_tbuf_op* out = nullptr) {
-  xen_sysctl_t request{};
-  request.cmd = XEN_SYSCTL_tbuf_op;
-  request.interface_version = XEN_SYSCTL_INTERFACE_VERSION;
-  request.u.tbuf_op.cmd = command;
-  request.u.tbuf_op.size = size;
-  long rc = arch::hypercall(__HYPERVISOR_sysctl, arch::arg(&request));
-  if (out) *out = request.u.tbuf_op;
-  return rc;
-}
-
-long map_shared(uint64_t va, uint64_t mfn) {
-  kernel_l1_for(va);
-  constexpr uint64_t flags = PageTableEntry::kPresent | PageTableEntry::kWritable | PageTableEntry::kAccessed |
-                             PageTableEntry::kDirty;
-  return pv::ops.set_kernel_mapping(va, PageTableEntry::make(Mfn{mfn}, flags));
+// The buffers are hypervisor pages shared with privileged domains: mapped by machine frame
+// with DOMID_XEN as their owner, as xentrace maps them on Xen.
+// t_info read-only (as Xen shares it), the rings writable (the consumer moves cons).
+long map_shared(uint64_t va, uint64_t mfn, bool writable) {
+  uint64_t flags = PageTableEntry::kPresent | PageTableEntry::kAccessed;
+  if (writable) flags |= PageTableEntry::kWritable | PageTableEntry::kDirty;
+  pv::PageTableSlot slot = table_slot(kernel_l1_for(va), lib::table_index(va, Level::l1), Level::l1);
+  return pv::ops.map_foreign(slot, PageTableEntry::make(Mfn{mfn}, flags), DOMID_XEN);
 }
 
 bool map_buffers(uint64_t t_info_mfn) {
-  if (map_shared(kWindow, t_info_mfn) < 0) return false;
+  if (map_shared(kWindow, t_info_mfn, false) < 0) return false;
   auto* info = reinterpret_cast<const t_info*>(kWindow);
   const auto* mfns = reinterpret_cast<const uint32_t*>(info) + info->mfn_offset[0];
   for (uint32_t page = 0; page < info->tbuf_size; ++page)
-    if (map_shared(kWindow + (page + 1) * 4096ull, mfns[page]) < 0) return false;
+    if (map_shared(kWindow + (page + 1) * 4096ull, mfns[page], true) < 0) return false;
   auto* header = reinterpret_cast<t_buf*>(kWindow + 4096);
   ring = new (ring_storage) ::trace::TraceRing(header, header + 1, info->tbuf_size * 4096u - sizeof(t_buf));
   return ring->valid();
@@ -109,16 +105,27 @@ void send_hello() {
 void report_counters(const char* when) {
   pvhv_counters counters;
   if (read_pvhv_counters(counters) == 0)
-    print("trace: %s at emulations=%lu unhooks=%lu rehooks=%lu\n", when, counters.emulations, counters.unhooks,
-          counters.rehooks);
+    print("trace: %s at emulations=%lu unhooks=%lu rehooks=%lu virq_tbuf=%lu\n", when, counters.emulations,
+          counters.unhooks, counters.rehooks, high_water_events);
 }
 
 void drain() {
+  if (draining) return;
+  draining = true;
   for (;;) {
     uint32_t bytes = ring->copy_out(chunk, sizeof(chunk));
-    if (bytes == 0) return;
+    if (bytes == 0) break;
     send_frame(frame::records, chunk, bytes);
   }
+  draining = false;
+}
+
+// VIRQ_TBUF: the hypervisor says the buffer is half full (it is how Xen wakes xentrace). The
+// kernel also drains at every exit from the kernel and inside long loops (poll), so this
+// matters while dom0 sits blocked.
+void on_high_water(uint32_t) {
+  ++high_water_events;
+  if (capturing) drain();
 }
 }  // namespace
 
@@ -133,26 +140,38 @@ void start_if_requested() {
   }
   serial_init();
   xen_sysctl_tbuf_op info{};
-  if ((rc = sysctl_tbuf(XEN_SYSCTL_TBUFOP_set_size, kBufferPages)) < 0 ||
-      (rc = sysctl_tbuf(XEN_SYSCTL_TBUFOP_enable, 0)) < 0 ||
-      (rc = sysctl_tbuf(XEN_SYSCTL_TBUFOP_get_info, 0, &info)) < 0 || !map_buffers(info.buffer_mfn)) {
+  if ((rc = tbuf_op(XEN_SYSCTL_TBUFOP_set_size, kBufferPages)) < 0 ||
+      (rc = tbuf_op(XEN_SYSCTL_TBUFOP_enable, 0)) < 0 ||
+      (rc = tbuf_op(XEN_SYSCTL_TBUFOP_get_info, 0, &info)) < 0 || !map_buffers(info.buffer_mfn)) {
     print("trace: cannot set up the trace buffers (%ld): capture off\n", rc);
     return;
   }
   send_hello();
-  running = true;
+  events_bind_virq(VIRQ_TBUF, on_high_water);
+  capturing = true;
   report_counters("started");
   print("trace: capturing %u pages of trace buffer to COM2\n", kBufferPages);
 }
 
-bool active() { return running; }
+bool active() { return capturing; }
 
-void poll() {
-  if (running && ring->unconsumed_bytes() > kDrainAbove) drain();
+long tbuf_op(uint32_t command, uint32_t size, xen_sysctl_tbuf_op* out) {
+  xen_sysctl_t request{};
+  request.cmd = XEN_SYSCTL_tbuf_op;
+  request.interface_version = XEN_SYSCTL_INTERFACE_VERSION;
+  request.u.tbuf_op.cmd = command;
+  request.u.tbuf_op.size = size;
+  long rc = arch::hypercall(__HYPERVISOR_sysctl, arch::arg(&request));
+  if (out) *out = request.u.tbuf_op;
+  return rc;
+}
+
+void drain_if_filling() {
+  if (capturing && ring->unconsumed_bytes() > kDrainAbove) drain();
 }
 
 void mark(Operation operation, uint32_t id, bool begin) {
-  if (!running) return;
+  if (!capturing) return;
   // The marker is stamped when the operation really starts or ends, but sent after the
   // records before it, so the stream stays in order; the drain itself (port I/O) makes none.
   auto now = [] {
@@ -175,12 +194,12 @@ void mark(Operation operation, uint32_t id, bool begin) {
 }
 
 void finish() {
-  if (!running) return;
-  sysctl_tbuf(XEN_SYSCTL_TBUFOP_disable, 0);
+  if (!capturing) return;
+  tbuf_op(XEN_SYSCTL_TBUFOP_disable, 0);
   report_counters("stopped");
   drain();
   uint8_t reason[4] = {};
   send_frame(frame::end, reason, sizeof(reason));
-  running = false;
+  capturing = false;
 }
 }  // namespace kernel::trace_capture

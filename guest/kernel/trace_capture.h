@@ -7,12 +7,24 @@
 // build/bin/xentrace turns into a trace file on the host.
 #include <stdint.h>
 
+struct xen_sysctl_tbuf_op;
+
 namespace kernel::trace_capture {
 enum class Operation : uint32_t { fork = 1, exec = 2, exit = 3 };
 
+// XEN_SYSCTL_tbuf_op `command` with `size`; the hypervisor's answer in *out if given.
+long tbuf_op(uint32_t command, uint32_t size, xen_sysctl_tbuf_op* out = nullptr);
+
+extern bool capturing;      // read inline by poll(): long kernel loops call it per entry
+
 void start_if_requested();  // at boot, after the direct map exists
 bool active();
-void poll();                // drains when the buffer is getting full
+void drain_if_filling();
+// Drains when the buffer is getting full. Called at every exit from the kernel and inside
+// loops that make many records; costs a load and a branch while not capturing.
+inline void poll() {
+  if (capturing) drain_if_filling();
+}
 // Marks the start and end of an operation (fork, ...) so the analyser can tell one fork's
 // records from the next: drains first, so the marker lands in order.
 void mark(Operation operation, uint32_t id, bool begin);

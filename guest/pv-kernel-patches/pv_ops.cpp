@@ -184,6 +184,14 @@ long PvOps::set_user_base(Mfn l4) { return mmuext(MMUEXT_NEW_USER_BASEPTR, l4.va
 long PvOps::flush_tlb() { return mmuext(MMUEXT_TLB_FLUSH_LOCAL, 0); }
 long PvOps::invalidate_page(uint64_t va) { return mmuext(MMUEXT_INVLPG_LOCAL, va); }
 
+long PvOps::map_foreign(const PageTableSlot& slot, PageTableEntry value, uint16_t owner) {
+  long rc = flush();
+  if (rc < 0) return rc;
+  mmu_update_t request{slot.machine_address | MMU_NORMAL_PT_UPDATE, value.raw()};
+  ++hypercalls_;
+  return arch::hypercall(__HYPERVISOR_mmu_update, arch::arg(&request), 1, 0, owner);
+}
+
 long PvOps::set_kernel_mapping(uint64_t va, PageTableEntry value) {
   if (queueing_all()) return queue_va_mapping(va, value);
   long rc = flush();

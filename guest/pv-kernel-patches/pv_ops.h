@@ -65,6 +65,11 @@ class PvOps {
   long invalidate_page(uint64_t va);
   // Changes the kernel's own mapping of va and invalidates it, in one step.
   long set_kernel_mapping(uint64_t va, PageTableEntry value);
+  // Maps a frame owned by `owner` (another domain, or DOMID_XEN for the hypervisor pages it
+  // shares with privileged domains, such as the trace buffers) into `slot`, as Xen's dom0
+  // does: an mmu_update naming the owner as foreigndom. Always a hypercall, whatever the
+  // mode: a direct write cannot say whose frame it maps. The slot must be empty (no flush).
+  long map_foreign(const PageTableSlot& slot, PageTableEntry value, uint16_t owner);  // a domid_t
 
   // Event delivery (the PV equivalent of cli/sti).
   void disable_events();

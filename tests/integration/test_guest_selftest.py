@@ -3,6 +3,9 @@
 selftest=hypercall: bad hypercall numbers, sub-ops and pointers (-ENOSYS / -EFAULT).
 selftest=mmu: page-type rules of mmu_update and mmuext_op (writable mappings of page
 tables, reserved address bits, superpages, foreign and hypervisor frames, pinning).
+selftest=tbuf: the trace buffers through XEN_SYSCTL_tbuf_op as dom0's tools use them: the
+one-shot size, t_info and the ring mapped with foreigndom DOMID_XEN, VIRQ_TBUF at half full,
+lost records counted in TRC_LOST_RECORDS, nothing recorded while disabled.
 The expected values in guest/kernel/selftest_*.cpp are what Xen 4.17 returns.
 """
 import os
@@ -16,7 +19,7 @@ import guest_boot  # noqa: E402
 def main():
     build, hv = guest_boot.arguments()
 
-    for name in ("hypercall", "mmu"):
+    for name in ("hypercall", "mmu", "tbuf"):
         result = guest_boot.boot_guest(build, hv, f"selftest={name}", hv.poweroff)
         guest_boot.expect_ended(result, hv, hv.poweroff, 0)
         checks = [l for l in result.lines() if l.startswith(f"selftest {name}: ")]

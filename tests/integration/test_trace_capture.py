@@ -12,7 +12,6 @@ build/bin/xenalyze reads it. Properties checked on the real trace, in both PTE-w
 - the vCPU's block and wake-up appear as Xen's runstate records (TRC_SCHED_RUNSTATE_CHANGE).
 """
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -20,50 +19,8 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import guest_boot  # noqa: E402
 import machine  # noqa: E402
-
-
-def capture(build, hv, mode, workdir):
-    stream = os.path.join(workdir, f"{mode}.stream")
-    kernel = os.path.join(build, "guest", "kernel")
-    initrd = os.path.join(build, "guest", "initrd.cpio")
-    result = machine.boot(hv.image, f"{hv.append} ptwr={mode}",
-                          [(kernel, "pte=direct trace=capture init=/forktest"), (initrd, "")],
-                          timeout=180, memory="512M", extra=("-serial", f"file:{stream}"))
-    guest_boot.expect_ended(result, hv, hv.poweroff, 0)
-    machine.expect("trace: capturing" in result.serial, f"{mode}: capture did not start", result)
-    machine.expect("forktest: passed" in result.serial, f"{mode}: fork test failed under tracing", result)
-    trace = os.path.join(workdir, f"{mode}.trace")
-    run = subprocess.run([os.path.join(build, "bin", "xentrace"), f"--input={stream}", trace],
-                         capture_output=True, text=True)
-    machine.expect(run.returncode == 0, f"{mode}: xentrace failed: {run.stderr}", result)
-    machine.expect("0 bytes skipped, 0 lost by streamer" in run.stderr + run.stdout,
-                   f"{mode}: stream damaged: {run.stderr}", result)
-    return result, trace
-
-
-def dump(build, trace):
-    run = subprocess.run([os.path.join(build, "bin", "xenalyze"), "--dump-all", trace],
-                         capture_output=True, text=True, check=True)
-    return run.stdout.splitlines()
-
-
-def check_unhooks_rehooked(lines, result):
-    pending = {}  # mfn -> line number of its unhook
-    for number, line in enumerate(lines):
-        if m := re.search(r"ptwr_unhook l1 mfn ([0-9a-f]+)", line):
-            pending[m.group(1)] = number
-        elif m := re.search(r"ptwr_rehook l1 mfn ([0-9a-f]+)", line):
-            pending.pop(m.group(1), None)
-        elif m := re.search(r"tlb_flush scope \d reason (\d+)", line):
-            # reason 1 is the unhook's own flush; any other flush must find nothing unhooked
-            machine.expect(m.group(1) == "1" or not pending,
-                           f"flush at line {number} with unhooked tables {sorted(pending)}", result)
-    machine.expect(not pending, f"unhooks never rehooked: {sorted(pending)}", result)
-
-
-def counter_at(serial, when):
-    m = re.search(rf"trace: {when} at emulations=(\d+)", serial)
-    return int(m.group(1)) if m else None
+from trace_capture_run import (capture, check_emulations_counted, check_unhooks_rehooked,  # noqa: E402
+                               dump, record_names)
 
 
 def main():
@@ -73,7 +30,7 @@ def main():
         for mode in ("writable", "emulate"):
             result, trace = capture(build, hv, mode, workdir)
             lines = dump(build, trace)
-            names = [line.split()[2] for line in lines if len(line.split()) > 2]
+            names = record_names(lines)
             machine.expect("lost_records" not in names, f"{mode}: records were lost", result)
             forks = names.count("operation_begin")
             machine.expect(forks > 100 and forks == names.count("operation_end"),
@@ -82,10 +39,7 @@ def main():
                 machine.expect(names.count("ptwr_unhook") > 100, "writable: too few unhooks", result)
                 check_unhooks_rehooked(lines, result)
             else:
-                emulations = names.count("ptwr")  # TRC_PV_PTWR_EMULATION, named as xenalyze does
-                expected = counter_at(result.serial, "stopped") - counter_at(result.serial, "started")
-                machine.expect(emulations == expected and emulations > 1000,
-                               f"emulate: {emulations} records, hypervisor counted {expected}", result)
+                check_emulations_counted(lines, result)
             # The boot's timer check blocks the vCPU once: Xen's runstate records show it
             # (running -> blocked, woken: blocked -> runnable -> running).
             changes = [line.split()[-1] for line in lines if " runstate_change d0v0 " in line]

@@ -100,16 +100,16 @@ TEST(MmEntryRules, HarmlessChanges) {
     EXPECT_FALSE(is_harmless_change(PagingLevel::L1, base, base.without_flags(E::kPresent)));
 }
 
-TEST(MmEntryRules, WhoMayMapWhat) {
-    DomainIdentity guest{1, false, false};
-    DomainIdentity dom0{0, true, false};
-    EXPECT_TRUE(may_map_frame_of(guest, 1));
-    EXPECT_FALSE(may_map_frame_of(guest, 2));
-    EXPECT_FALSE(may_map_frame_of(guest, DOMID_XEN));
-    EXPECT_TRUE(may_map_frame_of(dom0, 2));
-    EXPECT_FALSE(may_map_frame_of(dom0, DOMID_XEN));
-    EXPECT_FALSE(may_map_frame_of(dom0, DOMID_INVALID));
-    EXPECT_FALSE(may_map_frame_of(dom0, DOMID_IO));
+TEST(MmEntryRules, AnOperationMapsTheFramesOfItsPageOwnerOnly) {
+    EXPECT_TRUE(may_map_frame_of(1, 1));
+    EXPECT_FALSE(may_map_frame_of(1, 2)) << "another guest's frame needs foreigndom";
+    EXPECT_FALSE(may_map_frame_of(0, 2)) << "even for dom0";
+    EXPECT_TRUE(may_map_frame_of(2, 2)) << "foreigndom=2 maps domain 2's frames";
+    EXPECT_FALSE(may_map_frame_of(2, 1)) << "and then not the caller's own";
+    EXPECT_FALSE(may_map_frame_of(0, DOMID_XEN));
+    EXPECT_TRUE(may_map_frame_of(DOMID_XEN, DOMID_XEN));
+    EXPECT_FALSE(may_map_frame_of(DOMID_INVALID, DOMID_INVALID)) << "unowned frames";
+    EXPECT_FALSE(may_map_frame_of(DOMID_IO, DOMID_IO)) << "I/O memory has its own rule";
 }
 
 TEST(MmEntryRules, HypervisorL4SlotsAreNotTheGuests) {

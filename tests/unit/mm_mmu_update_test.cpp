@@ -213,17 +213,47 @@ TEST_F(MmMmuUpdate, PrivilegedDomainMapsIoFramesWithoutReferences) {
 }
 
 
-// Hypervisor frames shared with privileged domains (trace buffers) may be mapped by them,
-// read-only or writable, without references; never by others.
-TEST_F(MmMmuUpdate, SharedHypervisorFramesOnlyForPrivilegedDomains) {
+// Hypervisor frames shared with privileged domains (trace buffers) are mapped as Xen's dom0
+// maps them, with foreigndom DOMID_XEN (the hypercall lets only privileged callers name it),
+// read-only or writable, without references. As the caller's own page owner: refused.
+TEST_F(MmMmuUpdate, SharedHypervisorFramesThroughDomidXen) {
     frames_.info(kHypervisorFrame).shared_with_privileged = true;
     const DomainIdentity privileged{kGuest, true, false};
     EXPECT_EQ(update(kL1, 100, ro(kHypervisorFrame)), -XEN_EBUSY);
-    ASSERT_EQ(update(kL1, 100, rw(kHypervisorFrame), MMU_NORMAL_PT_UPDATE, privileged), 0);
+    EXPECT_EQ(update(kL1, 100, ro(kHypervisorFrame), MMU_NORMAL_PT_UPDATE, privileged), -XEN_EBUSY);
+    ASSERT_EQ(update_as(kL1, 100, rw(kHypervisorFrame), DOMID_XEN, privileged), 0);
     EXPECT_EQ(info(kHypervisorFrame).general_refs, 1u) << "no reference taken";
     EXPECT_AUDIT_CLEAN();
-    ASSERT_EQ(update(kL1, 100, E(), MMU_NORMAL_PT_UPDATE, privileged), 0);
+    ASSERT_EQ(update_as(kL1, 100, E(), DOMID_XEN, privileged), 0);
     EXPECT_EQ(info(kHypervisorFrame).general_refs, 1u);
+    EXPECT_AUDIT_CLEAN();
+    frames_.info(kHypervisorFrame + 1).shared_with_privileged = false;
+    EXPECT_EQ(update_as(kL1, 100, ro(kHypervisorFrame + 1), DOMID_XEN, privileged), -XEN_EBUSY)
+        << "hypervisor pages that are not shared";
+    EXPECT_EQ(update_as(kL1, 100, ro(kData), DOMID_XEN, privileged), -XEN_EBUSY)
+        << "with DOMID_XEN as page owner, not the caller's own frames";
+    frames_.info(kHypervisorFrame + 1).shared_with_privileged = true;
+    frames_.info(kHypervisorFrame + 1).shared_read_only = true;
+    EXPECT_EQ(update_as(kL1, 100, rw(kHypervisorFrame + 1), DOMID_XEN, privileged), -XEN_EBUSY)
+        << "shared read-only, as Xen shares t_info";
+    ASSERT_EQ(update_as(kL1, 100, ro(kHypervisorFrame + 1), DOMID_XEN, privileged), 0);
+    ASSERT_EQ(update(kL1, 100, E()), 0);
+    EXPECT_AUDIT_CLEAN();
+}
+
+// foreigndom names another guest: its frames are mapped with references taken on them (the
+// toolstack's way to reach a domain's memory), and only its frames.
+TEST_F(MmMmuUpdate, ForeignGuestFramesThroughForeigndom) {
+    const DomainIdentity privileged{kGuest, true, false};
+    EXPECT_EQ(update(kL1, 100, rw(kForeign), MMU_NORMAL_PT_UPDATE, privileged), -XEN_EBUSY)
+        << "not without foreigndom, as on Xen";
+    ASSERT_EQ(update_as(kL1, 100, rw(kForeign), kOtherGuest, privileged), 0);
+    EXPECT_EQ(info(kForeign).general_refs, 2u);
+    EXPECT_TRUE(info(kForeign).has_type(PageType::Writable));
+    EXPECT_AUDIT_CLEAN();
+    EXPECT_EQ(update_as(kL1, 101, rw(kData), kOtherGuest, privileged), -XEN_EBUSY);
+    ASSERT_EQ(update(kL1, 100, E()), 0) << "clearing needs no page owner";
+    EXPECT_EQ(info(kForeign).general_refs, 1u);
     EXPECT_AUDIT_CLEAN();
 }
 

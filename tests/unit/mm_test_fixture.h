@@ -100,6 +100,16 @@ protected:
         return mmu_update(ctx, request);
     }
 
+    // mmu_update with foreigndom = page_owner (already permitted by the hypercall).
+    int update_as(uint64_t table, unsigned index, E value, domid_t page_owner, DomainIdentity who) {
+        mmu_update_t request{};
+        request.ptr = (table << kPageShift) + index * 8 + MMU_NORMAL_PT_UPDATE;
+        request.val = value.raw();
+        auto ctx = context(who);
+        ctx.page_owner = page_owner;
+        return mmu_update(ctx, request);
+    }
+
     const PageInfo& info(uint64_t mfn) const { return frames_.info(mfn); }
     std::vector<PageInfo> snapshot() const { return infos_; }
 

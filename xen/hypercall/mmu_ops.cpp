@@ -10,15 +10,18 @@
 #include "hypervisor/perf_counters.h"
 #include "mm/mmu_update.h"
 #include "mm/mmuext_op.h"
+#include "mm/page_owner.h"
 #include "mm/va_mapping.h"
 #include "pv/guest_memory.h"
 #include "ptwr/writable_page_tables_glue.h"
 
 namespace hypercall {
 namespace {
-bool own_domain(const Vcpu& vcpu, uint64_t foreign) {
-  return domid_t(foreign) == DOMID_SELF || domid_t(foreign) == vcpu.domain->id;
-}
+// mmuext_op acts on the caller's own tables and frames only.
+bool own_domain(uint64_t foreign) { return domid_t(foreign) == DOMID_SELF; }
+
+// One domain exists until the toolstack creates more.
+bool domain_exists(domid_t id) { return id == domains::dom0()->id; }
 
 // Writes the count of completed requests when the guest asked for it.
 long finish(Vcpu& vcpu, uint64_t done_pointer, unsigned done, long result) {
@@ -27,8 +30,10 @@ long finish(Vcpu& vcpu, uint64_t done_pointer, unsigned done, long result) {
 }
 
 template <typename Request, typename Run>
-long run_batch(Vcpu& vcpu, uint64_t list, uint64_t count, uint64_t done_pointer, Run run) {
+long run_batch(Vcpu& vcpu, uint64_t list, uint64_t count, uint64_t done_pointer, Run run,
+               domid_t page_owner = DOMID_SELF) {
   mm::MmuContext context = domain_mmu::context(*vcpu.domain);
+  context.page_owner = page_owner;
   unsigned done = 0;
   long result = 0;
   for (; done < count; ++done) {
@@ -62,17 +67,23 @@ long apply_va_flags(Vcpu& vcpu, uint64_t va, uint64_t flags) {
 long mmu_update(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
   perf::add(perf::Counter::mmu_hypercalls);
   writable_page_tables::reattach_all(*vcpu.domain);  // MMU operations see validated tables
-  if (!own_domain(vcpu, args.a[3])) return -XEN_ESRCH;
-  return run_batch<mmu_update_t>(vcpu, args.a[0], args.a[1], args.a[2],
-                                 [](mm::MmuContext& context, const mmu_update_t& request) {
-                                   return mm::mmu_update(context, request);
-                                 });
+  mm::MmuContext caller = domain_mmu::context(*vcpu.domain);
+  mm::PageOwnerResult owner = mm::resolve_page_owner(caller.domain, uint32_t(args.a[3]), domain_exists);
+  if (owner.error) return owner.error;
+  // Xen's default XSM policy refuses the first request of an unprivileged caller that named
+  // DOMID_XEN or another domain (so an empty batch still succeeds).
+  if (owner.needs_privilege && !vcpu.domain->privileged && args.a[1] != 0)
+    return finish(vcpu, args.a[2], 0, -XEN_EPERM);
+  return run_batch<mmu_update_t>(
+      vcpu, args.a[0], args.a[1], args.a[2],
+      [](mm::MmuContext& context, const mmu_update_t& request) { return mm::mmu_update(context, request); },
+      owner.owner);
 }
 
 long mmuext_op(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
   perf::add(perf::Counter::mmu_hypercalls);
   writable_page_tables::reattach_all(*vcpu.domain);  // MMU operations see validated tables
-  if (!own_domain(vcpu, args.a[3])) return -XEN_ESRCH;
+  if (!own_domain(args.a[3])) return -XEN_ESRCH;
   return run_batch<mmuext_op_t>(vcpu, args.a[0], args.a[1], args.a[2],
                                 [&vcpu](mm::MmuContext& context, const mmuext_op_t& op) {
                                   return mm::mmuext_op(context, vcpu.bases, op);

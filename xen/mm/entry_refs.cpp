@@ -23,10 +23,12 @@ int take_l1_references(MmuContext& context, PageTableEntry entry) {
     const uint64_t target = entry.mfn();
     if (is_io_frame(context.frames, target))
         return may_map_io_frame(context.domain, target) ? 0 : error(XEN_EPERM);
-    if (is_shared_hypervisor_frame(context.frames, target))
-        return context.domain.privileged ? 0 : error(XEN_EBUSY);
     const PageInfo* page = context.frames.find(target);
-    if (!may_map_frame_of(context.domain, page->owner)) return error(XEN_EBUSY);
+    if (!may_map_frame_of(context.owner_of_mapped_frames(), page->owner)) return error(XEN_EBUSY);
+    if (page->owner == DOMID_XEN) {  // only pages shared with privileged domains; no references
+        bool refused = !page->shared_with_privileged || (entry.writable() && page->shared_read_only);
+        return refused ? error(XEN_EBUSY) : 0;
+    }
     if (get_page(context.frames, target, page->owner) != 0) return error(XEN_EBUSY);
     if (entry.writable() && get_page_type(context, target, PageType::Writable) != 0) {
         put_page(context.frames, target);

@@ -39,9 +39,8 @@ bool may_map_io_frame(DomainIdentity caller, uint64_t mfn) {
     return caller.privileged && mfn < (uint64_t{1} << (kPhysicalAddressBits - kPageShift));
 }
 
-bool may_map_frame_of(DomainIdentity caller, domid_t owner) {
-    if (owner == caller.id) return is_guest_domain(owner);
-    return caller.privileged && is_guest_domain(owner);
+bool may_map_frame_of(domid_t page_owner, domid_t frame_owner) {
+    return frame_owner == page_owner && (is_guest_domain(frame_owner) || frame_owner == DOMID_XEN);
 }
 
 }  // namespace mm

@@ -57,9 +57,11 @@ bool is_harmless_change(PagingLevel level, PageTableEntry old, PageTableEntry re
 // as Xen lets dom0 map I/O memory. Such mappings hold no references.
 bool may_map_io_frame(DomainIdentity caller, uint64_t mfn);
 
-// Whether `caller` may map, through an L1 entry, a frame owned by `owner`: its own frames,
-// and for a privileged caller frames of any other guest domain. Never hypervisor (DOMID_XEN),
-// I/O or unowned frames.
-bool may_map_frame_of(DomainIdentity caller, domid_t owner);
+// Whether an L1 entry written on behalf of `page_owner` may map a frame owned by
+// `frame_owner`. As in Xen, an operation maps the frames of one domain only: the caller's
+// own, or those of the foreign domain it named in mmu_update (a guest domain, or DOMID_XEN for
+// hypervisor pages shared with privileged domains); who may name whom is the hypercall's
+// check. Never I/O (that is may_map_io_frame) or unowned frames.
+bool may_map_frame_of(domid_t page_owner, domid_t frame_owner);
 
 }  // namespace mm

@@ -31,6 +31,12 @@ struct MmuContext {
     MachToPhysTable m2p{};
     MmuEffects effects{};
     TypeChangeHook type_change{};
+    // Whose frames L1 entries may map: DOMID_SELF (the caller's), or the foreign domain
+    // mmu_update named (its `foreigndom`, checked by the hypercall: a guest domain or
+    // DOMID_XEN for privileged callers, DOMID_IO for anyone).
+    domid_t page_owner = DOMID_SELF;
+
+    domid_t owner_of_mapped_frames() const { return page_owner == DOMID_SELF ? domain.id : page_owner; }
 };
 
 }  // namespace mm

@@ -78,6 +78,7 @@ struct PageInfo {
     // A hypervisor frame privileged domains may map (trace buffers), as Xen's
     // share_xen_page_with_privileged_guests: such mappings hold no references.
     bool shared_with_privileged = false;
+    bool shared_read_only = false;  // Xen's SHARE_ro (t_info): no writable mappings
     // The L2-L4 entries that link this frame as a page table (see TableLinks).
     TableLinks links;
 

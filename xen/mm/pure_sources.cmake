@@ -8,6 +8,7 @@ list(APPEND PURE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/frame_table.cpp
   ${CMAKE_CURRENT_LIST_DIR}/mmu_update.cpp
   ${CMAKE_CURRENT_LIST_DIR}/mmuext_op.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/page_owner.cpp
   ${CMAKE_CURRENT_LIST_DIR}/page_refs.cpp
   ${CMAKE_CURRENT_LIST_DIR}/table_validation.cpp
   ${CMAKE_CURRENT_LIST_DIR}/va_mapping.cpp

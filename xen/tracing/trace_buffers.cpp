@@ -4,7 +4,9 @@
 #include <xen/trace.h>
 #include "arch/x86/cpu/registers.h"
 #include "domain/domain.h"
+#include "domain/event_channels.h"
 #include "memory/boot_memory.h"
+#include "console/console.h"
 #include "memory/machine.h"
 #include "time/clock.h"
 #include "trace/format/events.h"
@@ -15,10 +17,10 @@ namespace {
 bool recording = false;  // enabled, allocated and CPU 0 in the CPU mask: the sites are jumps
 
 constexpr uint64_t page = 4096;
-constexpr uint32_t default_pages = 32;
-constexpr uint32_t max_pages = 1024;
+// The t_info page lists every buffer frame after its two-halfword header: one page holds 1022.
+constexpr uint32_t max_pages = page / sizeof(uint32_t) - 2;
 
-uint32_t pages_per_cpu = default_pages;
+uint32_t pages_per_cpu = 0;  // 0 until XEN_SYSCTL_TBUFOP_set_size allocates the buffers
 uint32_t event_mask = TRC_ALL;
 uint64_t cpu_mask = ~0ULL;
 bool allocated = false;
@@ -33,7 +35,10 @@ bool allocate() {
   uint64_t first;
   if (frames.allocate_contiguous(pages_per_cpu, 1, first) != boot::FrameAllocatorError::none) return false;
   uint64_t info = boot_memory::allocate_frame(DOMID_XEN);
-  if (!info) return false;
+  if (!info) {
+    frames.free_contiguous(first, pages_per_cpu);
+    return false;
+  }
   mm::FrameTable& table = boot_memory::frame_table();
   for (uint64_t i = 0; i < pages_per_cpu; ++i) {
     table.assign(first + i, DOMID_XEN);
@@ -41,6 +46,7 @@ bool allocate() {
     __builtin_memset(machine::to_virtual(((first + i) * page)), 0, page);
   }
   table.info(info).shared_with_privileged = true;
+  table.info(info).shared_read_only = true;  // as Xen: tools read t_info, only the rings are theirs to write
   auto* t_info = machine::to_virtual<struct t_info>(info * page);
   t_info->tbuf_size = uint16_t(pages_per_cpu);
   constexpr uint16_t list_offset = 2;  // in uint32 units after the header (tbuf_size + one offset)
@@ -56,6 +62,16 @@ bool allocate() {
   return true;
 }
 
+// As Xen: the consumer is told once per crossing of half the buffer, with VIRQ_TBUF, a global
+// VIRQ that goes to dom0 (Xen's xentrace sleeps on it). Sent after the record is complete, so
+// anything the delivery records nests safely.
+uint32_t high_water_bytes() { return ring->size() / 2; }
+
+void notify_consumer() {
+  Domain* dom0 = domains::dom0();
+  if (dom0 && dom0->alive()) event_channels::send_virq(dom0->vcpu0, VIRQ_TBUF);
+}
+
 void set_recording(bool on) {
   if (on == recording) return;
   recording = on;
@@ -63,15 +79,26 @@ void set_recording(bool on) {
 }
 }  // namespace
 
+// As Xen's tb_set_size: a one-shot allocation. Another size later is -EINVAL, the same size
+// again -EBUSY; a size beyond what t_info can list is reduced to the maximum.
 long set_size(uint32_t pages) {
-  if (allocated) return -XEN_EBUSY;
-  if (pages == 0 || pages > max_pages) return -XEN_EINVAL;
+  if (allocated) return pages == pages_per_cpu ? -XEN_EBUSY : -XEN_EINVAL;
+  if (pages == 0) return -XEN_EINVAL;
+  if (pages > max_pages) {
+    printk("xentrace: requested number of %u pages reduced to %u\n", pages, max_pages);
+    pages = max_pages;
+  }
   pages_per_cpu = pages;
-  return 0;
+  if (!allocate()) {
+    pages_per_cpu = 0;
+    return -XEN_ENOMEM;
+  }
+  return enable();  // as Xen's alloc_trace_bufs: recording starts once the buffers exist
 }
 
 long enable() {
-  if (!allocated && !allocate()) return -XEN_ENOMEM;
+  if (!allocated) return -XEN_EINVAL;  // as Xen: the size must be set first
+  if (recording) return 0;
   set_recording((cpu_mask & 1) != 0);
   // The first record says how fast the TSC runs, so tools can turn cycles into time.
   uint64_t hz = system_clock::tsc_hz();
@@ -103,7 +130,9 @@ void record(uint32_t event, const uint32_t* extra, unsigned count) {
   for (unsigned i = 0; i < count && i < trace::kMaxExtraWords; ++i) fields.extra[i] = extra[i];
   Vcpu* vcpu = domains::current();
   trace::TraceRing::Context context{uint16_t(vcpu ? vcpu->domain->id : DOMID_IDLE), uint16_t(vcpu ? vcpu->id : 0)};
+  bool below_high_water = ring->unconsumed_bytes() < high_water_bytes();
   ring->write(fields, context);
+  if (below_high_water && ring->unconsumed_bytes() >= high_water_bytes()) notify_consumer();
 }
 
 }  // namespace trace_buffers

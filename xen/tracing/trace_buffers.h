@@ -17,8 +17,8 @@ struct Info {
 };
 
 // Control, for XEN_SYSCTL_tbuf_op. Return 0 or a negative Xen errno.
-long set_size(uint32_t pages_per_cpu);  // only before the buffers exist
-long enable();                          // allocates on first use
+long set_size(uint32_t pages_per_cpu);  // allocates them, once, and enables (Xen's rules)
+long enable();                          // -EINVAL before set_size, as on Xen
 long disable();
 void set_event_mask(uint32_t mask);
 void set_cpu_mask(uint64_t mask);
