@@ -29,7 +29,8 @@ bool selftest_run(const char* name) {
     void (*run)(SelfTest&);
   };
   static const Entry kTests[] = {
-      {"hypercall", selftest_hypercall}, {"mmu", selftest_mmu}, {"fault", selftest_fault}, {"ptwrite", selftest_ptwrite}};
+      {"hypercall", selftest_hypercall}, {"mmu", selftest_mmu}, {"fault", selftest_fault}, {"ptwrite", selftest_ptwrite},
+      {"unprivileged", selftest_unprivileged}};
   for (const Entry& entry : kTests) {
     if (!lib::string_equal(name, entry.name)) continue;
     SelfTest test(entry.name);
