@@ -6,6 +6,7 @@
 #include "domain/domain.h"
 #include "domain/run_queue.h"
 #include "domain/timers.h"
+#include "hypervisor/perf_counters.h"
 #include "hypervisor/summary.h"
 #include "time/clock.h"
 #include "trace/format/events.h"
@@ -15,6 +16,7 @@ namespace scheduler {
 namespace {
 Runstate idle_runstate{RUNSTATE_running, 0};
 bool reschedule_requested = false;
+bool slice_ended = false;
 uint64_t slice_end_ns = 0;
 
 // Trace records name a vCPU as domain and vcpu id; the idle vCPU of CPU 0 is d32767v0.
@@ -60,6 +62,7 @@ unsigned state_when_descheduled(const Vcpu& vcpu) {
 // TRC_SCHED_SWITCH, then the two runstate changes, in the order Xen's sched_switch_units
 // writes them.
 void trace_switch(Vcpu* previous, Vcpu* next, uint64_t now) {
+  perf::add(perf::Counter::sched_ctx);
   VcpuName from = name_of(previous), to = name_of(next);
   trace::event(trace::events::kSchedSwitch, from.domain, from.vcpu, to.domain, to.vcpu);
   change_runstate(previous, previous ? state_when_descheduled(*previous) : RUNSTATE_runnable, now);
@@ -102,6 +105,8 @@ void schedule(TrapFrame& frame) {
   if (!previous.domain->alive()) summary::domain_stopped(*previous.domain);
   if (runnable(previous) && !reschedule_requested) return;
   reschedule_requested = false;
+  bool preempted = slice_ended && runnable(previous);
+  slice_ended = false;
   uint64_t now = system_clock::now_ns();
   Vcpu* next = pick_after(&previous);
   if (next == &previous) {  // yielded or out of time, but nobody else wants the CPU
@@ -110,6 +115,7 @@ void schedule(TrapFrame& frame) {
     start_slice(now);
     return;
   }
+  if (preempted) perf::add(perf::Counter::sched_preempt);
   context_switch::save(previous, frame);
   if (next)
     trace_switch(&previous, next, now);
@@ -139,7 +145,10 @@ void wake(Vcpu& vcpu) {
   if (running && running != &vcpu) timers::reprogram();
 }
 
-void slice_expired() { reschedule_requested = true; }
+void slice_expired() {
+  reschedule_requested = true;
+  slice_ended = true;
+}
 
 uint64_t slice_deadline_ns() {
   Vcpu* running = domains::current();
