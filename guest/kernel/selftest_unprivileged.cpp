@@ -74,19 +74,30 @@ void io_ports(SelfTest& test) {
   test.check("physdev set_iopl 0", set_iopl(0), 0);
 }
 
-// Our memory is one run of machine frames (the builder's), built after dom0's: the frame just
-// below ours is dom0's. Checked against our p2m and the M2P, so it is never one of ours.
-Mfn frame_below_ours() {
-  Mfn candidate{boot_info.p2m[0] - 1};
-  uint64_t pfn = machine_to_phys_mapping[candidate.value];
-  bool ours = pfn < boot_info.nr_pages && boot_info.p2m[pfn] == candidate.value;
-  return ours ? Mfn{0} : candidate;
+// A frame of another domain: its M2P entry names a pseudo-physical frame (the hypervisor's
+// own and free frames have none) that is not one of ours. Our memory is one run of machine
+// frames built after dom0's, so the search goes down from just below it.
+bool names_a_guest_frame(uint64_t m2p_entry) { return m2p_entry < (1ull << 40); }
+
+bool ours(Mfn mfn) {
+  uint64_t pfn = machine_to_phys_mapping[mfn.value];
+  return pfn < boot_info.nr_pages && boot_info.p2m[pfn] == mfn.value;
+}
+
+Mfn another_domains_frame() {
+  constexpr uint64_t kSearch = 256;
+  for (uint64_t mfn = boot_info.p2m[0]; mfn > 0 && boot_info.p2m[0] - mfn < kSearch;) {
+    --mfn;
+    if (names_a_guest_frame(machine_to_phys_mapping[mfn]) && !ours(Mfn{mfn})) return Mfn{mfn};
+  }
+  return Mfn{0};
 }
 
 void foreign_frames(SelfTest& test) {
   pv::PageTableSlot slot = scratch_slot();
-  Mfn foreign = frame_below_ours();
-  test.note("foreign mfn (the frame below our memory)", static_cast<long>(foreign.value));
+  Mfn foreign = another_domains_frame();
+  test.note("foreign mfn (another domain's frame below our memory)", static_cast<long>(foreign.value));
+  test.check("a frame of another domain was found", static_cast<long>(foreign.value != 0), 1);
   try_update(test, "map another domain's frame is refused", slot, PageTableEntry::make(foreign, kReadOnly).raw(),
              -XEN_EBUSY);
   long max_ram_page = xen::memory_op(XENMEM_maximum_ram_page, nullptr);
