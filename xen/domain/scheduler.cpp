@@ -1,5 +1,6 @@
 #include "domain/scheduler.h"
 #include "mm/xen_abi.h"
+#include <xen/trace.h>
 #include <xen/vcpu.h>
 #include "arch/x86/cpu/registers.h"
 #include "domain/context_switch.h"
@@ -59,11 +60,25 @@ unsigned state_when_descheduled(const Vcpu& vcpu) {
   return vcpu.blocked ? RUNSTATE_blocked : RUNSTATE_runnable;
 }
 
-// TRC_SCHED_SWITCH, then the two runstate changes, in the order Xen's sched_switch_units
-// writes them.
+// Xen's 32-bit "next_time": the slice the vCPU now on the CPU gets, or -1 for no limit (no
+// other vCPU waits).
+uint32_t granted_slice(const Vcpu* running) {
+  bool slots[domains::max_domains];
+  runnable_slots(slots);
+  bool limited = running && run_queue::others_runnable(slots, domains::max_domains, slot_of(running));
+  return limited ? uint32_t(time_slice_ns) : ~0u;
+}
+
+// Xen's sched_switch_units order: TRC_SCHED_SWITCH_INFPREV (how long prev ran),
+// TRC_SCHED_SWITCH_INFNEXT (how long next waited if runnable, its slice), TRC_SCHED_SWITCH,
+// then the two runstate changes. Times are ns truncated to 32 bits, as Xen's TRACE_nD do.
 void trace_switch(Vcpu* previous, Vcpu* next, uint64_t now) {
   perf::add(perf::Counter::sched_ctx);
   VcpuName from = name_of(previous), to = name_of(next);
+  const Runstate& waited = runstate_of(next);
+  trace::event(TRC_SCHED_SWITCH_INFPREV, from.domain, from.vcpu, uint32_t(now - runstate_of(previous).entry_ns));
+  trace::event(TRC_SCHED_SWITCH_INFNEXT, to.domain, to.vcpu,
+               waited.state == RUNSTATE_runnable ? uint32_t(now - waited.entry_ns) : 0u, granted_slice(next));
   trace::event(trace::events::kSchedSwitch, from.domain, from.vcpu, to.domain, to.vcpu);
   change_runstate(previous, previous ? state_when_descheduled(*previous) : RUNSTATE_runnable, now);
   change_runstate(next, RUNSTATE_running, now);
@@ -111,6 +126,8 @@ void schedule(TrapFrame& frame) {
   Vcpu* next = pick_after(&previous);
   if (next == &previous) {  // yielded or out of time, but nobody else wants the CPU
     VcpuName name = name_of(next);
+    trace::event(TRC_SCHED_SWITCH_INFCONT, name.domain, name.vcpu, uint32_t(now - next->runstate.entry_ns),
+                 granted_slice(next));
     trace::event(trace::events::kSchedContinueRunning, name.vcpu | (name.domain << 16));
     start_slice(now);
     return;
@@ -129,13 +146,22 @@ void block() {
   Vcpu* vcpu = domains::current();
   vcpu_info_t* info = vcpu->info();
   info->evtchn_upcall_mask = 0;
-  if (!info->evtchn_upcall_pending) vcpu->blocked = true;
+  if (info->evtchn_upcall_pending) return;
+  vcpu->blocked = true;
+  VcpuName name = name_of(vcpu);
+  trace::event(TRC_SCHED_BLOCK, name.domain, name.vcpu);
 }
 
-void yield() { reschedule_requested = true; }
+void yield() {
+  VcpuName name = name_of(domains::current());
+  trace::event(TRC_SCHED_YIELD, name.domain, name.vcpu);
+  reschedule_requested = true;
+}
 
 void wake(Vcpu& vcpu) {
   if (!vcpu.blocked) return;
+  VcpuName name = name_of(&vcpu);
+  trace::event(TRC_SCHED_WAKE, name.domain, name.vcpu);
   vcpu.blocked = false;
   // Blocked in the runstate sense only once descheduled (the same hypercall may block and wake).
   if (!vcpu.domain->alive() || vcpu.runstate.state != RUNSTATE_blocked) return;
