@@ -5,6 +5,9 @@
 //  - PHYSDEVOP_set_iopl (xen/arch/x86/physdev.c) checks only the range: a domU may raise its
 //    virtual IOPL, but has no I/O port permission, so its port reads give all ones
 //    (guest_io_read in pv/emul-priv-op.c) and writes are dropped.
+//  - mmu_update naming another domain as the page owner (foreigndom): get_pg_owner finds
+//    dom0, then xsm_mmu_update(XSM_TARGET) refuses a domU: -EPERM; a domain that does not
+//    exist: -ESRCH (get_pg_owner).
 //  - mmu_update of an L1 entry naming a frame of another domain: get_page_from_l1e
 //    (xen/arch/x86/mm.c) finds a real owner that is not the page owner and fails with
 //    -EBUSY ("could_not_pin"); a frame beyond RAM is I/O memory the domU has no
@@ -93,6 +96,22 @@ Mfn another_domains_frame() {
   return Mfn{0};
 }
 
+// One mmu_update of `slot` on behalf of page owner `foreign_domain`.
+long mmu_update_as(const pv::PageTableSlot& slot, uint64_t value, uint16_t foreign_domain) {
+  mmu_update_t request{slot.machine_address | MMU_NORMAL_PT_UPDATE, value};
+  unsigned done = 0;
+  return arch::hypercall(__HYPERVISOR_mmu_update, arch::arg(&request), 1, arch::arg(&done), foreign_domain);
+}
+
+void foreign_owner(SelfTest& test) {
+  pv::PageTableSlot slot = scratch_slot();
+  uint64_t current = read_entry(slot).raw();
+  test.check("mmu_update on behalf of dom0 (foreigndom 0) is refused", mmu_update_as(slot, current, 0),
+             -XEN_EPERM);
+  test.check("mmu_update on behalf of a domain that does not exist is refused", mmu_update_as(slot, current, 7),
+             -XEN_ESRCH);
+}
+
 void foreign_frames(SelfTest& test) {
   pv::PageTableSlot slot = scratch_slot();
   Mfn foreign = another_domains_frame();
@@ -110,6 +129,7 @@ void foreign_frames(SelfTest& test) {
 void selftest_unprivileged(SelfTest& test) {
   control_operations(test);
   io_ports(test);
+  foreign_owner(test);
   foreign_frames(test);
 }
 

@@ -5,7 +5,8 @@ round-robin scheduler, and the domU is refused what only a privileged domain may
 The domU runs the guest's selftest=unprivileged (guest/kernel/selftest_unprivileged.cpp, whose
 expected values are Xen 4.17's): sysctl tbuf_op (get_info, enable) and perfc_op -> -EPERM; a
 stale sysctl interface version -> -EACCES first; PHYSDEVOP_set_iopl accepted but port reads
-give all ones; mmu_update mapping a frame of dom0 -> -EBUSY, a frame beyond RAM -> -EPERM.
+give all ones; mmu_update on behalf of dom0 (foreigndom) -> -EPERM, of no domain -> -ESRCH;
+mmu_update mapping a frame of dom0 -> -EBUSY, a frame beyond RAM -> -EPERM.
 Both domains then run the fork test to completion, interleaved by time slices; the machine
 ends by itself when both are gone, with a clean frame audit and dom0's reason as exit value.
 

@@ -16,8 +16,15 @@
 
 namespace hypercall {
 namespace {
-bool own_domain(const Vcpu& vcpu, uint64_t foreign) {
-  return domid_t(foreign) == DOMID_SELF || domid_t(foreign) == vcpu.domain->id;
+// The `foreigndom` argument: whose frames the requests name. Our own is served. Another
+// domain is refused to an unprivileged caller with -EPERM, as Xen's XSM_TARGET check
+// (xsm_mmu_update / xsm_mmuext_op) does once get_pg_owner found it; a domain that does not
+// exist is -ESRCH. dom0's foreign mappings (a toolstack's) are not supported yet: -ESRCH.
+long check_page_owner(const Vcpu& vcpu, uint64_t foreign) {
+  domid_t id = domid_t(foreign);
+  if (id == DOMID_SELF || id == vcpu.domain->id) return 0;
+  if (domains::find(id) && !vcpu.domain->privileged) return -XEN_EPERM;
+  return -XEN_ESRCH;
 }
 
 // Writes the count of completed requests when the guest asked for it.
@@ -62,7 +69,7 @@ long apply_va_flags(Vcpu& vcpu, uint64_t va, uint64_t flags) {
 long mmu_update(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
   perf::add(perf::Counter::mmu_hypercalls);
   writable_page_tables::reattach_all(*vcpu.domain);  // MMU operations see validated tables
-  if (!own_domain(vcpu, args.a[3])) return -XEN_ESRCH;
+  if (long rc = check_page_owner(vcpu, args.a[3])) return rc;
   return run_batch<mmu_update_t>(vcpu, args.a[0], args.a[1], args.a[2],
                                  [](mm::MmuContext& context, const mmu_update_t& request) {
                                    return mm::mmu_update(context, request);
@@ -72,7 +79,7 @@ long mmu_update(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
 long mmuext_op(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
   perf::add(perf::Counter::mmu_hypercalls);
   writable_page_tables::reattach_all(*vcpu.domain);  // MMU operations see validated tables
-  if (!own_domain(vcpu, args.a[3])) return -XEN_ESRCH;
+  if (long rc = check_page_owner(vcpu, args.a[3])) return rc;
   return run_batch<mmuext_op_t>(vcpu, args.a[0], args.a[1], args.a[2],
                                 [&vcpu](mm::MmuContext& context, const mmuext_op_t& op) {
                                   return mm::mmuext_op(context, vcpu.bases, op);
