@@ -24,12 +24,16 @@ class SelfTest {
 
 // Runs the named self-test; false if the name is unknown.
 bool selftest_run(const char* name);
+// Runs each of a list joined with "+" (selftest=unprivileged+fpu; a comma would split QEMU's
+// module list), reporting unknown names.
+bool selftest_run_list(const char* names);
 
 void selftest_hypercall(SelfTest& test);
 void selftest_mmu(SelfTest& test);
 void selftest_fault(SelfTest& test);
 void selftest_ptwrite(SelfTest& test);
 void selftest_unprivileged(SelfTest& test);
+void selftest_fpu(SelfTest& test);
 
 // Shared by the MMU checks: the L1 slot of a scratch page of the kernel image, and an
 // mmu_update of it that must return `expected` (the slot is checked unchanged when refused

@@ -7,7 +7,8 @@ expected values are Xen 4.17's): sysctl tbuf_op (get_info, enable) and perfc_op 
 stale sysctl interface version -> -EACCES first; PHYSDEVOP_set_iopl accepted but port reads
 give all ones; mmu_update on behalf of dom0 (foreigndom) -> -EPERM, of no domain -> -ESRCH;
 mmu_update mapping a frame of dom0 -> -EBUSY, a frame beyond RAM -> -EPERM.
-Both domains then run the fork test to completion, interleaved by time slices; the machine
+Both domains run selftest=fpu (their own SSE/x87 values must survive sleeping while the other
+runs), then the fork test to completion, interleaved by time slices; the machine
 ends by itself when both are gone, with a clean frame audit and dom0's reason as exit value.
 
 A second boot (writable pagetables, direct PTE writes in both domains, dom0 capturing a
@@ -74,6 +75,14 @@ def check_isolation(result):
                    f"the refused frame {m and m.group(1)} is not dom0's ({memory}, {shared_info})", result)
 
 
+def check_fpu_isolation(result):
+    """Both domains ran selftest=fpu at about the same time: each kept its own FPU state."""
+    for prefix in ("", "(XEN) (d1) "):
+        lines = [l for l in result.lines() if l.startswith(f"{prefix}selftest fpu: ")]
+        machine.expect(f"{prefix}selftest fpu: passed" in lines and not any(": FAIL" in l for l in lines),
+                       f"FPU state not kept: {lines}", result)
+
+
 def check_completed(result):
     lines = result.lines()
     machine.expect("forktest: passed" in lines and "(XEN) (d1) forktest: passed" in lines,
@@ -126,11 +135,13 @@ def check_domu_crash_spares_dom0(build):
 
 def main():
     build, _ = guest_boot.arguments()
-    result = boot_two(build, "init=/forktest", "selftest=unprivileged init=/forktest", "")
+    result = boot_two(build, "selftest=fpu init=/forktest", "selftest=unprivileged+fpu init=/forktest", "")
     check_isolation(result)
+    check_fpu_isolation(result)
     check_completed(result)
     alternations = check_interleaved(result)
-    print(f"ok: domU refused privileged operations; both fork tests passed interleaved "
+    print(f"ok: domU refused privileged operations; each domain kept its FPU state; "
+          f"both fork tests passed interleaved "
           f"({alternations} alternations of their output, {counter(result.serial, 'sched_ctx')} switches, {counter(result.serial, 'sched_preempt')} "
           f"preemptions, {result.seconds:.1f} s)")
 
