@@ -62,7 +62,7 @@ def dom0_frames(serial):
 
 def check_isolation(result):
     lines = result.lines()
-    checks = [l for l in lines if l.startswith("(XEN) (d1) selftest unprivileged: ")]
+    checks = [l for l in lines if l.startswith("(d1) selftest unprivileged: ")]
     failures = [l for l in checks if ": FAIL" in l]
     machine.expect(not failures, "; ".join(failures), result)
     machine.expect("(d1) selftest unprivileged: passed" in result.serial, "no 'passed' line from the domU", result)
@@ -77,7 +77,7 @@ def check_isolation(result):
 
 def check_fpu_isolation(result):
     """Both domains ran selftest=fpu at about the same time: each kept its own FPU state."""
-    for prefix in ("", "(XEN) (d1) "):
+    for prefix in ("", "(d1) "):
         lines = [l for l in result.lines() if l.startswith(f"{prefix}selftest fpu: ")]
         machine.expect(f"{prefix}selftest fpu: passed" in lines and not any(": FAIL" in l for l in lines),
                        f"FPU state not kept: {lines}", result)
@@ -85,15 +85,15 @@ def check_fpu_isolation(result):
 
 def check_completed(result):
     lines = result.lines()
-    machine.expect("forktest: passed" in lines and "(XEN) (d1) forktest: passed" in lines,
+    machine.expect("forktest: passed" in lines and "(d1) forktest: passed" in lines,
                    "a fork test did not pass", result)
     machine.expect(counter(result.serial, "sched_preempt") > 0, "no time slice ever ended", result)
 
 
 def check_interleaved(result):
     """The two fork tests' outputs alternate: each domain printed while the other ran."""
-    owners = [l.startswith("(XEN) (d1) forktest: ") for l in result.lines()
-              if l.startswith("forktest: ") or l.startswith("(XEN) (d1) forktest: ")]
+    owners = [l.startswith("(d1) forktest: ") for l in result.lines()
+              if l.startswith("forktest: ") or l.startswith("(d1) forktest: ")]
     alternations = sum(1 for a, b in zip(owners, owners[1:]) if a != b)
     machine.expect(alternations >= 4, f"fork test outputs alternate only {alternations} times", result)
     return alternations

@@ -20,7 +20,7 @@ void write_prefixed(Domain& domain, const char* text, uint64_t length) {
     if (!newline) domain.console_line[domain.console_line_length++] = text[i];
     if (newline || domain.console_line_length == Domain::console_line_capacity) {
       domain.console_line[domain.console_line_length] = 0;
-      printk("(d%u) %s\n", domain.id, domain.console_line);
+      console::write_guest_line(domain.id, domain.console_line);
       domain.console_line_length = 0;
     }
   }
