@@ -18,7 +18,8 @@ idle vCPU (d32767) is checked by test_trace_capture, where dom0 alone blocks. Re
 runs on ours only.
 
 A third boot crashes the domU (selftest=fault): dom0 runs on to its end, and the machine
-still ends with dom0's reason.
+still ends with dom0's reason. A fourth gives a domU module that is no kernel: it is refused
+with a message and dom0 runs alone.
 """
 import os
 import re
@@ -133,6 +134,20 @@ def check_domu_crash_spares_dom0(build):
     print(f"ok: a crashing domU left dom0 running to its end ({result.seconds:.1f} s)")
 
 
+def check_bad_domu_kernel_spares_dom0(build):
+    """A domU module that is no kernel (the initrd) is refused at build; dom0 boots alone."""
+    hv = guest_boot.hypervisor(build, "ours")
+    kernel = os.path.join(build, "guest", "kernel")
+    initrd = os.path.join(build, "guest", "initrd.cpio")
+    result = machine.boot(hv.image, HYPERVISOR_ARGS, [(kernel, ""), (initrd, ""), (initrd, "not a kernel")],
+                          timeout=120, memory="512M")
+    guest_boot.expect_ended(result, hv, "Domain 0 shut down: reason poweroff", 0)
+    machine.expect("d1 kernel refused: " in result.serial and "d1 not built: no usable domU kernel" in result.serial,
+                   "the bad domU kernel was not reported", result)
+    machine.expect("Domain 1" not in result.serial, "a domain 1 ran", result)
+    print(f"ok: a bad domU kernel was refused and dom0 ran alone ({result.seconds:.1f} s)")
+
+
 def main():
     build, _ = guest_boot.arguments()
     result = boot_two(build, "selftest=fpu init=/forktest", "selftest=unprivileged+fpu init=/forktest", "")
@@ -160,6 +175,7 @@ def main():
               f"({kinds} distinct switches, {result.seconds:.1f} s)")
 
     check_domu_crash_spares_dom0(build)
+    check_bad_domu_kernel_spares_dom0(build)
 
 
 if __name__ == "__main__":
