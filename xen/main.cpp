@@ -8,7 +8,9 @@
 #include "boot/command_line.h"
 #include "boot/multiboot_info.h"
 #include "console/console.h"
-#include "domain/dom0_builder.h"
+#include "boot/boot_domains.h"
+#include "domain/domain.h"
+#include "domain/domain_builder.h"
 #include "emulate/instruction_decoder.h"
 #include "memory/boot_memory.h"
 #include "memory/hypervisor_page_tables.h"
@@ -41,6 +43,22 @@ const void* map_physical(void*, uint64_t physical, uint64_t size) {
   printk("selftest: faulting inside the hypervisor on purpose\n");
   uint64_t value = read_unmapped(reinterpret_cast<volatile uint64_t*>(0xffff8123deadb000ULL));
   printk("selftest: read %lx, which is impossible\n", value);  // also keeps the call from being a tail call
+}
+
+// dom0 from the first modules, then the domUs of boot/boot_domains' convention. A domU that
+// cannot be built is reported and left out; dom0 failing ends the boot.
+Domain& build_boot_domains() {
+  boot::BootDomains plan = boot::plan_boot_domains(boot_memory::module_count(), domains::max_domains);
+  if (plan.count == 0) boot_failure("no kernel module given");
+  if (plan.ignored_modules)
+    printk("Boot: %lu modules beyond the domain table ignored\n", plan.ignored_modules);
+  BuildResult dom0 = domain_builder::build(plan.domains[0], options);
+  if (!dom0.ok) boot_failure(dom0.error);
+  for (size_t i = 1; i < plan.count; ++i) {
+    BuildResult domu = domain_builder::build(plan.domains[i], options);
+    if (!domu.ok) printk("d%u not built: %s\n", plan.domains[i].id, domu.error);
+  }
+  return *dom0.domain;
 }
 
 LogLevel console_level(boot::LogLevel level) { return static_cast<LogLevel>(level); }
@@ -81,8 +99,7 @@ extern "C" [[noreturn]] void start_xen(uint32_t magic, uint32_t info_physical) {
   if (!instruction_decoder::self_check()) boot_failure("instruction decoder self-check");
 
   boot_memory::seal_hypervisor_slots();
-  Dom0Result dom0 = dom0_builder::build(options);
-  if (!dom0.ok) boot_failure(dom0.error);
+  Domain& dom0 = build_boot_domains();
   hypervisor_page_tables::drop_identity_map();
-  dom0_builder::start(dom0);
+  domain_builder::start(dom0);
 }

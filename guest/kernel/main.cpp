@@ -46,9 +46,9 @@ void print_time() {
 }
 
 void run_selftest() {
-  char name[32];
-  if (!lib::cmdline_value(boot_info.cmdline, "selftest", name, sizeof(name))) return;
-  if (!selftest_run(name)) print("selftest: unknown test '%s'\n", name);
+  char names[96];
+  if (!lib::cmdline_value(boot_info.cmdline, "selftest", names, sizeof(names))) return;
+  selftest_run_list(names);
 }
 
 }  // namespace

@@ -30,7 +30,8 @@ bool selftest_run(const char* name) {
   };
   static const Entry kTests[] = {
       {"hypercall", selftest_hypercall}, {"mmu", selftest_mmu}, {"fault", selftest_fault}, {"ptwrite", selftest_ptwrite},
-      {"tbuf", selftest_tbuf}};
+      {"tbuf", selftest_tbuf},
+      {"unprivileged", selftest_unprivileged}, {"fpu", selftest_fpu}};
   for (const Entry& entry : kTests) {
     if (!lib::string_equal(name, entry.name)) continue;
     SelfTest test(entry.name);
@@ -39,6 +40,26 @@ bool selftest_run(const char* name) {
     return true;
   }
   return false;
+}
+
+bool selftest_run_list(const char* names) {
+  bool all_known = true;
+  char name[32];
+  while (*names) {
+    size_t length = 0;
+    while (names[length] && names[length] != '+') ++length;
+    if (length < sizeof(name)) {
+      __builtin_memcpy(name, names, length);
+      name[length] = 0;
+      if (!selftest_run(name)) {
+        print("selftest: unknown test '%s'\n", name);
+        all_known = false;
+      }
+    }
+    names += length;
+    if (*names == '+') ++names;
+  }
+  return all_known;
 }
 
 }  // namespace kernel

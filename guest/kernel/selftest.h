@@ -1,4 +1,7 @@
 #pragma once
+#include <stdint.h>
+
+#include "pv-kernel-patches/pv_ops.h"
 // ABI self-tests selected with selftest=<name> on the kernel command line. Each check
 // prints "selftest <name>: <check>: ok" or "... FAIL (got X expected Y)"; the run ends with
 // "selftest <name>: passed" or "failed". Expected values are what Xen 4.17 does: that is
@@ -21,11 +24,22 @@ class SelfTest {
 
 // Runs the named self-test; false if the name is unknown.
 bool selftest_run(const char* name);
+// Runs each of a list joined with "+" (selftest=unprivileged+fpu; a comma would split QEMU's
+// module list), reporting unknown names.
+bool selftest_run_list(const char* names);
 
 void selftest_hypercall(SelfTest& test);
 void selftest_mmu(SelfTest& test);
 void selftest_fault(SelfTest& test);
 void selftest_ptwrite(SelfTest& test);
 void selftest_tbuf(SelfTest& test);
+void selftest_unprivileged(SelfTest& test);
+void selftest_fpu(SelfTest& test);
+
+// Shared by the MMU checks: the L1 slot of a scratch page of the kernel image, and an
+// mmu_update of it that must return `expected` (the slot is checked unchanged when refused
+// and restored when accepted).
+pv::PageTableSlot scratch_slot();
+void try_update(SelfTest& test, const char* what, const pv::PageTableSlot& slot, uint64_t value, long expected);
 
 }  // namespace kernel

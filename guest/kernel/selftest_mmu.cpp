@@ -15,6 +15,8 @@ alignas(4096) uint8_t scratch_page[4096];
 constexpr uint64_t kReadOnly = PageTableEntry::kPresent | PageTableEntry::kAccessed;
 constexpr uint64_t kWritable = kReadOnly | PageTableEntry::kWritable | PageTableEntry::kDirty;
 
+}  // namespace
+
 // Tries `value` in `slot`, expects `expected`, and checks the slot afterwards: unchanged if
 // refused, restored if accepted.
 void try_update(SelfTest& test, const char* what, const pv::PageTableSlot& slot, uint64_t value,
@@ -32,13 +34,15 @@ void try_update(SelfTest& test, const char* what, const pv::PageTableSlot& slot,
   test.check(label, static_cast<long>(read_entry(slot).raw() == before), 1);
 }
 
-uint64_t scratch_va() { return reinterpret_cast<uint64_t>(scratch_page); }
+static uint64_t scratch_va() { return reinterpret_cast<uint64_t>(scratch_page); }
 
 pv::PageTableSlot scratch_slot() {
   pv::PageTableSlot slot;
   walk(kernel_l4(), scratch_va(), Level::l1, slot);
   return slot;
 }
+
+namespace {
 
 Mfn scratch_l1_table() {
   pv::PageTableSlot l2;

@@ -109,15 +109,50 @@ void report_counters(const char* when) {
           counters.unhooks, counters.rehooks, high_water_events);
 }
 
-void drain() {
-  if (draining) return;
+uint64_t read_tsc() {
+  uint32_t low, high;
+  asm volatile("rdtsc" : "=a"(low), "=d"(high));
+  return (uint64_t(high) << 32) | low;  // the same TSC the hypervisor stamps with
+}
+
+// One of our records, sent after everything drained so far, so the stream stays in order.
+void send_record(const ::trace::RecordFields& record) {
+  uint32_t words[16];
+  size_t count = ::trace::encode_record(record, words);
+  send_frame(frame::records, reinterpret_cast<const uint8_t*>(words), uint32_t(count * 4));
+}
+
+// Copies everything recorded so far to COM2. Returns the bytes copied.
+uint32_t drain() {
+  if (draining) return 0;
   draining = true;
+  uint32_t total = 0;
   for (;;) {
     uint32_t bytes = ring->copy_out(chunk, sizeof(chunk));
     if (bytes == 0) break;
     send_frame(frame::records, chunk, bytes);
+    total += bytes;
   }
   draining = false;
+  return total;
+}
+
+// A drain in the middle of an operation (one CPU runs the workload and the capture): the
+// CAPTURE_DRAIN record says how long it took, so the analyser takes it out of the
+// operation's cost. Drains at operation boundaries (mark) fall outside both markers.
+void drain_and_record() {
+  uint64_t start = read_tsc();
+  uint32_t bytes = drain();
+  if (bytes == 0) return;
+  ::trace::RecordFields record;
+  record.event = ::trace::events::kCaptureDrain;
+  record.has_tsc = true;
+  record.tsc = read_tsc();
+  record.extra_count = 3;
+  record.extra[0] = uint32_t(start);
+  record.extra[1] = uint32_t(start >> 32);
+  record.extra[2] = bytes;
+  send_record(record);
 }
 
 // VIRQ_TBUF: the hypervisor says the buffer is half full (it is how Xen wakes xentrace). The
@@ -125,7 +160,7 @@ void drain() {
 // matters while dom0 sits blocked.
 void on_high_water(uint32_t) {
   ++high_water_events;
-  if (capturing) drain();
+  if (capturing) drain_and_record();
 }
 }  // namespace
 
@@ -167,30 +202,23 @@ long tbuf_op(uint32_t command, uint32_t size, xen_sysctl_tbuf_op* out) {
 }
 
 void drain_if_filling() {
-  if (capturing && ring->unconsumed_bytes() > kDrainAbove) drain();
+  if (capturing && ring->unconsumed_bytes() > kDrainAbove) drain_and_record();
 }
 
 void mark(Operation operation, uint32_t id, bool begin) {
   if (!capturing) return;
   // The marker is stamped when the operation really starts or ends, but sent after the
   // records before it, so the stream stays in order; the drain itself (port I/O) makes none.
-  auto now = [] {
-    uint32_t low, high;
-    asm volatile("rdtsc" : "=a"(low), "=d"(high));
-    return (uint64_t(high) << 32) | low;  // the same TSC the hypervisor stamps with
-  };
   if (begin) drain();
   ::trace::RecordFields record;
   record.event = begin ? ::trace::events::kOperationBegin : ::trace::events::kOperationEnd;
   record.has_tsc = true;
-  record.tsc = now();
+  record.tsc = read_tsc();
   record.extra_count = 2;
   record.extra[0] = uint32_t(operation);
   record.extra[1] = id;
   if (!begin) drain();
-  uint32_t words[16];
-  size_t count = ::trace::encode_record(record, words);
-  send_frame(frame::records, reinterpret_cast<const uint8_t*>(words), uint32_t(count * 4));
+  send_record(record);
 }
 
 void finish() {

@@ -9,7 +9,8 @@ build/bin/xenalyze reads it. Properties checked on the real trace, in both PTE-w
   (emulate);
 - no records were lost at the default buffer size;
 - every fork is marked, and xenalyze --forks tells its story;
-- the vCPU's block and wake-up appear as Xen's runstate records (TRC_SCHED_RUNSTATE_CHANGE).
+- the vCPU's block and wake-up appear as Xen's runstate records (TRC_SCHED_RUNSTATE_CHANGE),
+  and so does the idle vCPU (d32767v0) running meanwhile.
 """
 import os
 import subprocess
@@ -45,6 +46,9 @@ def main():
             changes = [line.split()[-1] for line in lines if " runstate_change d0v0 " in line]
             machine.expect(changes[:3] == ["0->2", "2->1", "1->0"],
                            f"{mode}: runstate records {changes[:3]}", result)
+            # Meanwhile the CPU idled: Xen's idle vCPU is d32767v0 (DOMID_IDLE, vcpu = cpu).
+            idle = [line.split()[-1] for line in lines if " runstate_change d32767v0 " in line]
+            machine.expect(idle[:2] == ["1->0", "0->1"], f"{mode}: idle vCPU runstate records {idle[:2]}", result)
             story = subprocess.run([os.path.join(build, "bin", "xenalyze"), "--forks", trace],
                                    capture_output=True, text=True, check=True).stdout
             machine.expect("=== fork" in story, f"{mode}: no fork story", result)

@@ -40,6 +40,25 @@ TEST(BootCommandLine, ParsesKnownOptions) {
     EXPECT_STREQ(line.console, "com1,vga");
 }
 
+TEST(BootCommandLine, DomuMemory) {
+    EXPECT_EQ(parse("").domu_memory_bytes, kDefaultDomuMemoryBytes);
+    CommandLine line = parse("domU_mem=96M");
+    EXPECT_EQ(line.diagnostic_count, 0u);
+    EXPECT_EQ(line.domu_memory_bytes, 96 * MiB);
+    EXPECT_EQ(parse("domU_mem=1G").domu_memory_bytes, 1 * GiB);
+    EXPECT_EQ(parse("domU_mem=8192").domu_memory_bytes, 8192 * KiB);  // no unit: KiB, as Xen
+}
+
+TEST(BootCommandLine, BadDomuMemoryKeepsTheDefault) {
+    for (const char* bad : {"domU_mem=", "domU_mem", "domU_mem=12Q", "domU_mem=1M", "domU_mem=0"}) {
+        CommandLine line = parse(bad);
+        EXPECT_EQ(line.domu_memory_bytes, kDefaultDomuMemoryBytes) << bad;
+        ASSERT_EQ(line.diagnostic_count, 1u) << bad;
+        EXPECT_STREQ(line.diagnostics[0].key, "domU_mem");
+        EXPECT_EQ(line.diagnostics[0].kind, CommandLineDiagnostic::Kind::bad_value);
+    }
+}
+
 TEST(BootCommandLine, LogLevelNamesAndRateLimit) {
     const char* names[] = {"none", "error", "warning", "info", "debug", "all"};
     for (int i = 0; i < 6; ++i) {

@@ -54,6 +54,25 @@ TEST(TraceAnalysis, EmulateForksPairFaultsWithEmulations)
     EXPECT_EQ(a->stats.faults_unresolved, 0u);
 }
 
+TEST(TraceAnalysis, CaptureDrainsAreNotPartOfTheForksCost)
+{
+    SyntheticOptions o;
+    o.forks = 2;
+    auto plain = run(o);
+    o.mid_fork_drain_cycles = 5000000;
+    auto drained = run(o);
+    ASSERT_EQ(plain->forks.stories.size(), 2u);
+    ASSERT_EQ(drained->forks.stories.size(), 2u);
+    const ForkStory& with = drained->forks.stories[0];
+    const ForkStory& without = plain->forks.stories[0];
+    // The synthetic producer spaces records 1000 cycles apart: the drain adds its 5,000,000
+    // cycles plus one record slot to the span, and only the drain is taken out.
+    EXPECT_EQ(with.end_tsc - with.begin_tsc, without.end_tsc - without.begin_tsc + 5000000 + 1000);
+    EXPECT_EQ(with.capture_cycles, 5000000u);
+    EXPECT_EQ(with.cycles(), without.cycles() + 1000u);
+    EXPECT_EQ(with.steps.size(), without.steps.size()) << "the drain is not a step of the fork";
+}
+
 TEST(TraceAnalysis, RingOverflowShowsAsLostRecords)
 {
     SyntheticOptions o;

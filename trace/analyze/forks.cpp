@@ -188,6 +188,11 @@ ForkStories collect_forks(const TraceFile& file, const std::vector<Step>& steps,
         if (it == open.end())
             continue;
         ForkStory& story = it->second.first;
+        if (r.event == events::kCaptureDrain && r.extra_count >= 3) {
+            if (r.tsc > r.extra64(0))
+                story.capture_cycles += r.tsc - r.extra64(0);
+            continue;
+        }
         if (r.tsc > story.end_tsc)
             story.end_tsc = r.tsc;
         if (r.event == events::kOperationEnd && r.extra_count >= 2 && r.extra[1] == story.id) {

@@ -32,8 +32,14 @@ struct ForkStory {
              flushes = 0, hypercalls = 0;
     uint64_t emulation_cycles = 0;   // fault -> emulation, summed
     uint64_t unhooked_cycles = 0;    // unhook -> rehook, summed
+    // dom0 copying records out in the middle of the operation (CAPTURE_DRAIN): the capture's
+    // cost, not the operation's. One CPU runs both, so it would otherwise count as fork time.
+    uint64_t capture_cycles = 0;
 
-    uint64_t cycles() const { return end_tsc - begin_tsc; }
+    uint64_t cycles() const {
+        uint64_t span = end_tsc - begin_tsc;
+        return span > capture_cycles ? span - capture_cycles : 0;
+    }
     // "writable" (unhooks seen), "emulate" (emulations only), "hypercall" (neither).
     const char* mode() const;
 };

@@ -62,6 +62,22 @@ std::string describe_record(const ParsedRecord& r)
         return "tlb_flush scope " + format("%llu reason %llu", r.extra[0], r.extra[1]);
     case kInvlpg: return "invlpg va " + format("%llx", r.extra64(0));
     case kAuditResult: return "audit frames " + format("%llu mismatches %llu", r.extra[0], r.extra[1]);
+    case kCaptureDrain:
+        if (r.extra_count == 3 && r.tsc >= r.extra64(0))
+            return "capture_drain " + format("%llu bytes in %llu cycles", r.extra[2], r.tsc - r.extra64(0));
+        break;
+    case kSchedSwitch:
+        if (r.extra_count == 4)
+            return "sched_switch " + format("d%luv%lu -> d%luv%lu", r.extra[0], r.extra[1], r.extra[2], r.extra[3]);
+        break;
+    case kSchedWake:
+    case kSchedBlock:
+    case kSchedYield:
+        if (r.extra_count == 2) return name + format(" d%luv%lu", r.extra[0], r.extra[1]);
+        break;
+    case kSchedContinueRunning:  // one word, as Xen packs it: vcpu | domain << 16
+        if (r.extra_count == 1) return name + format(" d%luv%lu", r.extra[0] >> 16, r.extra[0] & 0xffff);
+        break;
     default: break;
     }
     if ((r.event & 0x0ffff00fu) == TRC_SCHED_RUNSTATE_CHANGE && r.extra_count >= 1)

@@ -73,6 +73,11 @@ void Producer::fork(unsigned id)
             }
         }
     }
+    if (o_.mid_fork_drain_cycles) {  // dom0 copied records out in the middle of the fork
+        uint64_t start = tsc_ + 1000;
+        tsc_ += o_.mid_fork_drain_cycles;
+        emit64(kCaptureDrain, start, {4096});
+    }
     emit(kTlbFlush, {uint32_t(FlushScope::all), uint32_t(FlushReason::base_pointer)});
     emit(kOperationEnd, {uint32_t(OperationKind::fork), id});
 }

@@ -14,6 +14,7 @@ struct SyntheticOptions {
     uint32_t ring_bytes = 4096;    // small rings exercise wrap padding and lost records
     uint64_t tsc_hz = 3000000000ull;
     bool drain_each_fork = true;   // false: let the ring overflow (lost records)
+    uint64_t mid_fork_drain_cycles = 0;  // > 0: a CAPTURE_DRAIN of this length inside each fork
 };
 
 std::vector<uint8_t> make_synthetic_trace(const SyntheticOptions& options);

@@ -14,8 +14,14 @@ constexpr uint32_t kPvPageFault = TRC_PV_PAGE_FAULT | TRC_64_FLAG;      // eip64
 constexpr uint32_t kPvPtwrEmulation = TRC_PV_PTWR_EMULATION | TRC_64_FLAG;  // pte64, addr64, eip64
 constexpr uint32_t kPvHypercallV2 = TRC_PV_HYPERCALL_V2;
 constexpr uint32_t kPvHypercallSubcall = TRC_PV_HYPERCALL_SUBCALL;
-constexpr uint32_t kSchedContinueRunning = TRC_SCHED_CONTINUE_RUNNING;
-constexpr uint32_t kSchedSwitch = TRC_SCHED_SWITCH;
+constexpr uint32_t kSchedContinueRunning = TRC_SCHED_CONTINUE_RUNNING;  // vcpu | dom << 16
+constexpr uint32_t kSchedSwitch = TRC_SCHED_SWITCH;                     // prev dom, vcpu, next dom, vcpu
+constexpr uint32_t kSchedSwitchInfPrev = TRC_SCHED_SWITCH_INFPREV;      // dom, vcpu, ran ns
+constexpr uint32_t kSchedSwitchInfNext = TRC_SCHED_SWITCH_INFNEXT;      // dom, vcpu, waited ns, slice ns
+constexpr uint32_t kSchedSwitchInfCont = TRC_SCHED_SWITCH_INFCONT;      // dom, vcpu, ran ns, slice ns
+constexpr uint32_t kSchedWake = TRC_SCHED_WAKE;                         // dom, vcpu
+constexpr uint32_t kSchedBlock = TRC_SCHED_BLOCK;                       // dom, vcpu
+constexpr uint32_t kSchedYield = TRC_SCHED_YIELD;                       // dom, vcpu
 
 // Runstate changes encode old and new runstate in the event number (as Xen's scheduler does):
 // TRC_SCHED_RUNSTATE_CHANGE | old << 8 | new << 4.
@@ -41,6 +47,7 @@ constexpr uint32_t kAuditResult = kPvhvSubclass + 0x07;        // frames, mismat
 constexpr uint32_t kOperationBegin = kPvhvSubclass + 0x08;     // kind, id
 constexpr uint32_t kOperationEnd = kPvhvSubclass + 0x09;       // kind, id
 constexpr uint32_t kTscFrequency = kPvhvSubclass + 0x0a;       // hz64
+constexpr uint32_t kCaptureDrain = kPvhvSubclass + 0x0b;       // start tsc64, bytes (written by dom0)
 
 enum class FlushScope : uint32_t { local = 0, all = 1 };
 
@@ -73,6 +80,7 @@ constexpr unsigned pvhv_extra_words(uint32_t event)
     case kOperationBegin: return 2;
     case kOperationEnd: return 2;
     case kTscFrequency: return 2;
+    case kCaptureDrain: return 3;
     default: return 0;
     }
 }

@@ -19,6 +19,12 @@ const char* event_name(uint32_t event)
     case kPvHypercallSubcall: return "pv_hypercall_subcall";
     case kSchedContinueRunning: return "sched_continue_running";
     case kSchedSwitch: return "sched_switch";
+    case kSchedSwitchInfPrev: return "sched_switch_infprev";
+    case kSchedSwitchInfNext: return "sched_switch_infnext";
+    case kSchedSwitchInfCont: return "sched_switch_infcont";
+    case kSchedWake: return "sched_wake";
+    case kSchedBlock: return "sched_block";
+    case kSchedYield: return "sched_yield";
     case kPtwrUnhook: return "ptwr_unhook";
     case kPtwrRehook: return "ptwr_rehook";
     case kPtwrDetachInactive: return "ptwr_detach_inactive";
@@ -29,6 +35,7 @@ const char* event_name(uint32_t event)
     case kOperationBegin: return "operation_begin";
     case kOperationEnd: return "operation_end";
     case kTscFrequency: return "tsc_frequency";
+    case kCaptureDrain: return "capture_drain";
     default: break;
     }
     if ((event & 0x0ffff00fu) == TRC_SCHED_RUNSTATE_CHANGE)

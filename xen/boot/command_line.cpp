@@ -218,6 +218,12 @@ void apply_option(Text word, CommandLine& out) {
         ok = has_value && parse_dom0_memory(value, out.dom0_memory);
         if (!ok) report(out, CommandLineDiagnostic::Kind::bad_value, key,
                         "expected [min:|max:][-]<size>[,...], size like 128M or 1G+25%");
+    } else if (key.equals("domU_mem")) {
+        uint64_t bytes = 0;
+        ok = has_value && parse_size(value.data, value.length, bytes) && bytes >= kMinDomuMemoryBytes;
+        if (ok) out.domu_memory_bytes = bytes;
+        if (!ok) report(out, CommandLineDiagnostic::Kind::bad_value, key,
+                        "expected a size of at least 4M, like 64M");
     } else if (key.equals("ptwr")) {
         ok = has_value && parse_ptwr(value, out.ptwr);
         if (!ok) report(out, CommandLineDiagnostic::Kind::bad_value, key,

@@ -55,6 +55,10 @@ struct CommandLineDiagnostic {
     const char* message = nullptr;   // static text, e.g. "unknown option"
 };
 
+// Every domU built at boot gets this much memory (`domU_mem=`, Xen size syntax).
+constexpr uint64_t kDefaultDomuMemoryBytes = uint64_t(64) << 20;
+constexpr uint64_t kMinDomuMemoryBytes = uint64_t(4) << 20;
+
 struct CommandLine {
     static constexpr size_t max_diagnostics = 8;
     static constexpr size_t console_capacity = 64;
@@ -62,6 +66,7 @@ struct CommandLine {
     LogLevel log_level = LogLevel::warning;               // Xen's default: loglvl=warning
     LogLevel rate_limited_log_level = LogLevel::warning;  // loglvl=<level>/<rate-limited>
     Dom0MemorySpec dom0_memory;
+    uint64_t domu_memory_bytes = kDefaultDomuMemoryBytes;
     PtwrMode ptwr = PtwrMode::emulate;
     HypervisorSelftest selftest = HypervisorSelftest::none;
     bool has_console = false;

@@ -30,6 +30,12 @@ void init() { serial::init(); }
 void set_level(LogLevel level) { current_level = level; }
 void write_raw(const char* text, size_t length) { emit(text, length, false); }
 
+void write_guest_line(unsigned domain_id, const char* line) {
+  char buffer[256];
+  size_t n = format_to(buffer, sizeof(buffer), "(d%u) %s\n", domain_id, line);
+  emit(buffer, n < sizeof(buffer) ? n : sizeof(buffer) - 1, false);
+}
+
 void panic(const char* fmt, ...) {
   va_list args;
   va_start(args, fmt);

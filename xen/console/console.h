@@ -9,6 +9,9 @@ namespace console {
 void init();
 void set_level(LogLevel level);
 void write_raw(const char* text, size_t length);  // guest console_io output: no prefix
+// One line of an unprivileged guest's console output, prefixed "(dN) " instead of "(XEN) "
+// as Xen's guest_printk does.
+void write_guest_line(unsigned domain_id, const char* line);
 [[noreturn]] void panic(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 }  // namespace console
 

@@ -1,27 +1,41 @@
 #include "domain/domain.h"
 #include "mm/xen_abi.h"
 #include <xen/sched.h>
+#include "arch/x86/cpu/fpu.h"
 #include "console/console.h"
 
 vcpu_info_t* Vcpu::info() const { return &domain->shared_info->vcpu_info[id]; }
 
 namespace domains {
 namespace {
-Domain domain0;
+Domain table[max_domains];
+bool in_use[max_domains];
 Vcpu* running = nullptr;
 }  // namespace
 
 Vcpu* current() { return running; }
 void set_current(Vcpu* vcpu) { running = vcpu; }
-Domain* dom0() { return &domain0; }
+Domain* dom0() { return find(0); }
 
+Domain* find(domid_t id) { return id < max_domains && in_use[id] ? &table[id] : nullptr; }
+Domain* at(unsigned index) { return index < max_domains && in_use[index] ? &table[index] : nullptr; }
+
+bool any_alive() {
+  bool alive = false;
+  for_each([&](const Domain& domain) { alive = alive || domain.alive(); });
+  return alive;
+}
+
+// The table slot is the domain id: lookups stay trivial while ids are small.
 Domain* create(domid_t id, bool privileged) {
-  if (id != 0) return nullptr;  // one domain for now: the toolstack issue adds more
-  Domain& d = domain0;
+  if (id >= max_domains || in_use[id]) return nullptr;
+  in_use[id] = true;
+  Domain& d = table[id];
   d.id = id;
   d.privileged = privileged;
   d.vcpu0.domain = &d;
   d.vcpu0.id = 0;
+  fpu::initial_state(d.vcpu0.fpu_state);
   return &d;
 }
 

@@ -1,4 +1,5 @@
-// Domains and their virtual CPUs: the state the PV ABI gives a guest.
+// Domains and their virtual CPUs: the state the PV ABI gives a guest. A fixed table of
+// domains, each with one vCPU, shares the boot CPU (domain/scheduler).
 #pragma once
 #include <stdint.h>
 #include "mm/xen_abi.h"
@@ -9,6 +10,13 @@
 #include "ptwr/writable_pagetables.h"
 
 struct Domain;
+
+// Xen's runstate (RUNSTATE_running/runnable/blocked/offline) and when it was entered, as the
+// scheduler's trace records report it.
+struct Runstate {
+  unsigned state = 1;  // RUNSTATE_runnable until first scheduled
+  uint64_t entry_ns = 0;
+};
 
 struct Vcpu {
   Domain* domain = nullptr;
@@ -26,6 +34,10 @@ struct Vcpu {
   bool blocked = false;
   uint64_t timer_deadline_ns = 0;  // 0 = no singleshot timer
   uint64_t periodic_period_ns = 0;
+  uint64_t next_periodic_ns = 0;
+  Runstate runstate;
+  // x87/SSE state while another vCPU owns the FPU (fxsave format; the CPU has no XSAVE).
+  alignas(16) uint8_t fpu_state[512]{};
   uint64_t virq_to_port[NR_VIRQS]{};
 
   vcpu_info_t* info() const;
@@ -53,6 +65,11 @@ struct Domain {
   PageTableWriteMode pt_write_mode = PageTableWriteMode::emulate;
   ptwr::WritablePagetables writable_pagetables;
   Vcpu vcpu0;
+  bool stop_reported = false;  // the "Domain N shut down" line was printed
+  // An unprivileged domain's console output, printed a line at a time with its "(dN) " prefix.
+  static constexpr unsigned console_line_capacity = 160;
+  char console_line[console_line_capacity + 1]{};  // room for the terminator
+  unsigned console_line_length = 0;
 
   struct EventChannel {
     enum class State : uint8_t { free, virq, interdomain, unbound } state = State::free;
@@ -66,10 +83,24 @@ struct Domain {
 };
 
 namespace domains {
+constexpr unsigned max_domains = 8;  // ids 0..7; the toolstack will hand out the free ones
+
+// The vCPU whose state the CPU holds; null while the CPU idles.
 Vcpu* current();
 void set_current(Vcpu* vcpu);
 Domain* dom0();
+// A new domain with one vCPU; null when `id` is out of range or taken.
 Domain* create(domid_t id, bool privileged);
+Domain* find(domid_t id);
+// Domain table slot `index` (0..max_domains-1) if it holds a domain: for iteration in a fixed
+// order, which the round-robin scheduler relies on.
+Domain* at(unsigned index);
+bool any_alive();
+template <typename Visit>
+void for_each(Visit visit) {
+  for (unsigned i = 0; i < max_domains; ++i)
+    if (Domain* domain = at(i)) visit(*domain);
+}
 // Stops a domain for good with a message; the hypervisor carries on.
 void crash(Domain& domain, const char* why);
 void shutdown(Domain& domain, unsigned reason);

@@ -4,6 +4,7 @@
 #include <xen/event_channel.h>
 #include <xen/xen.h>
 #include "domain/domain.h"
+#include "domain/scheduler.h"
 #include "pv/guest_memory.h"
 
 namespace event_channels {
@@ -25,7 +26,7 @@ void raise_upcall(Vcpu& vcpu, unsigned port) {
   vcpu_info_t* info = vcpu.info();
   test_and_set(&info->evtchn_pending_sel, port / bits_per_word);
   info->evtchn_upcall_pending = 1;
-  vcpu.blocked = false;
+  scheduler::wake(vcpu);
 }
 
 int allocate(Domain& domain) {
@@ -94,7 +95,7 @@ void set_pending(Domain& domain, unsigned port) {
 void send_virq(Vcpu& vcpu, unsigned virq) {
   unsigned port = virq < NR_VIRQS ? unsigned(vcpu.virq_to_port[virq]) : 0;
   if (port) set_pending(*vcpu.domain, port);
-  else if (virq == VIRQ_TIMER) vcpu.blocked = false;  // a timer still wakes SCHEDOP_block
+  else if (virq == VIRQ_TIMER) scheduler::wake(vcpu);  // a timer still wakes SCHEDOP_block
 }
 
 long hypercall(Vcpu& vcpu, int command, uint64_t argument) {

@@ -41,12 +41,14 @@ Result run_and_report() {
     printk("audit: not run (no memory for its scratch table)\n");
     return result;
   }
-  mm::ExternalHold holds[2];
+  // Each vCPU's base pointers hold their L4s: references no page table accounts for.
+  mm::ExternalHold holds[2 * domains::max_domains];
   unsigned count = 0;
-  const Vcpu& vcpu = domains::dom0()->vcpu0;
-  const uint64_t bases[] = {vcpu.bases.kernel_mfn, vcpu.bases.user_mfn};
-  for (uint64_t base : bases)
-    if (base) holds[count++] = mm::ExternalHold{base, 1, 1, mm::PageType::L4};
+  domains::for_each([&](const Domain& domain) {
+    const uint64_t bases[] = {domain.vcpu0.bases.kernel_mfn, domain.vcpu0.bases.user_mfn};
+    for (uint64_t base : bases)
+      if (base) holds[count++] = mm::ExternalHold{base, 1, 1, mm::PageType::L4};
+  });
   mm::AuditReport report = mm::audit_frame_table(table, holds, count, scratch.frames);
   boot_memory::allocator().free_contiguous(scratch.first, scratch.count);
 

@@ -1,50 +1,186 @@
 #include "domain/scheduler.h"
+#include "mm/xen_abi.h"
+#include <xen/trace.h>
+#include <xen/vcpu.h>
 #include "arch/x86/cpu/registers.h"
+#include "domain/context_switch.h"
 #include "domain/domain.h"
+#include "domain/run_queue.h"
 #include "domain/timers.h"
+#include "hypervisor/perf_counters.h"
 #include "hypervisor/summary.h"
+#include "time/clock.h"
 #include "trace/format/events.h"
 #include "tracing/trace_buffers.h"
 
 namespace scheduler {
 namespace {
-// Xen's runstates and record (TRC_SCHED_RUNSTATE_CHANGE, one word: vcpu | domain << 16).
-constexpr unsigned runstate_running = 0, runstate_runnable = 1, runstate_blocked = 2;
+Runstate idle_runstate{RUNSTATE_running, 0};
+bool reschedule_requested = false;
+bool slice_ended = false;
+uint64_t slice_end_ns = 0;
 
-void trace_runstate(const Vcpu& vcpu, unsigned from, unsigned to) {
-  trace::event(trace::events::sched_runstate_change(from, to), uint32_t(vcpu.id) | (uint32_t(vcpu.domain->id) << 16));
+// Trace records name a vCPU as domain and vcpu id; the idle vCPU of CPU 0 is d32767v0.
+struct VcpuName {
+  uint32_t domain, vcpu;
+};
+VcpuName name_of(const Vcpu* vcpu) { return vcpu ? VcpuName{vcpu->domain->id, vcpu->id} : VcpuName{DOMID_IDLE, 0}; }
+Runstate& runstate_of(Vcpu* vcpu) { return vcpu ? vcpu->runstate : idle_runstate; }
+
+// TRC_SCHED_RUNSTATE_CHANGE: old and new state in the event number, one word vcpu | domain << 16.
+void change_runstate(Vcpu* vcpu, unsigned to, uint64_t now) {
+  Runstate& runstate = runstate_of(vcpu);
+  if (runstate.state == to) return;
+  VcpuName name = name_of(vcpu);
+  trace::event(trace::events::sched_runstate_change(runstate.state, to), name.vcpu | (name.domain << 16));
+  runstate = Runstate{to, now};
 }
 
-void idle_until_interrupt() {
+bool runnable(const Vcpu& vcpu) { return vcpu.domain->alive() && !vcpu.blocked; }
+
+// Slots of the run queue are domain table slots, which are domain ids.
+int slot_of(const Vcpu* vcpu) { return vcpu ? int(vcpu->domain->id) : run_queue::none; }
+
+void runnable_slots(bool (&slots)[domains::max_domains]) {
+  for (unsigned i = 0; i < domains::max_domains; ++i) {
+    Domain* domain = domains::at(i);
+    slots[i] = domain && runnable(domain->vcpu0);
+  }
+}
+
+Vcpu* pick_after(const Vcpu* previous) {
+  bool slots[domains::max_domains];
+  runnable_slots(slots);
+  int slot = run_queue::next_round_robin(slots, domains::max_domains, slot_of(previous));
+  return slot == run_queue::none ? nullptr : &domains::at(unsigned(slot))->vcpu0;
+}
+
+unsigned state_when_descheduled(const Vcpu& vcpu) {
+  if (!vcpu.domain->alive()) return RUNSTATE_offline;
+  return vcpu.blocked ? RUNSTATE_blocked : RUNSTATE_runnable;
+}
+
+// Xen's 32-bit "next_time": the slice the vCPU now on the CPU gets, or -1 for no limit (no
+// other vCPU waits).
+uint32_t granted_slice(const Vcpu* running) {
+  bool slots[domains::max_domains];
+  runnable_slots(slots);
+  bool limited = running && run_queue::others_runnable(slots, domains::max_domains, slot_of(running));
+  return limited ? uint32_t(time_slice_ns) : ~0u;
+}
+
+// Xen's sched_switch_units order: TRC_SCHED_SWITCH_INFPREV (how long prev ran),
+// TRC_SCHED_SWITCH_INFNEXT (how long next waited if runnable, its slice), TRC_SCHED_SWITCH,
+// then the two runstate changes. Times are ns truncated to 32 bits, as Xen's TRACE_nD do.
+void trace_switch(Vcpu* previous, Vcpu* next, uint64_t now) {
+  perf::add(perf::Counter::sched_ctx);
+  VcpuName from = name_of(previous), to = name_of(next);
+  const Runstate& waited = runstate_of(next);
+  trace::event(TRC_SCHED_SWITCH_INFPREV, from.domain, from.vcpu, uint32_t(now - runstate_of(previous).entry_ns));
+  trace::event(TRC_SCHED_SWITCH_INFNEXT, to.domain, to.vcpu,
+               waited.state == RUNSTATE_runnable ? uint32_t(now - waited.entry_ns) : 0u, granted_slice(next));
+  trace::event(trace::events::kSchedSwitch, from.domain, from.vcpu, to.domain, to.vcpu);
+  change_runstate(previous, previous ? state_when_descheduled(*previous) : RUNSTATE_runnable, now);
+  change_runstate(next, RUNSTATE_running, now);
+}
+
+void start_slice(uint64_t now) {
+  slice_end_ns = now + time_slice_ns;
   timers::reprogram();
-  asm volatile("sti; hlt; cli" ::: "memory");
+}
+
+// Nothing is runnable: the CPU belongs to the idle vCPU until an interrupt (a guest timer)
+// makes a vCPU runnable. The machine ends here once every domain has stopped.
+Vcpu* idle_until_runnable(Vcpu& previous) {
+  trace_switch(&previous, nullptr, system_clock::now_ns());
+  domains::set_current(nullptr);
+  for (;;) {
+    if (!domains::any_alive()) summary::no_domain_left();
+    if (Vcpu* next = pick_after(&previous)) {
+      trace_switch(nullptr, next, system_clock::now_ns());
+      return next;
+    }
+    timers::reprogram();
+    asm volatile("sti; hlt; cli" ::: "memory");
+  }
 }
 }  // namespace
 
-void run_until_runnable(TrapFrame&) {
-  Vcpu* vcpu = domains::current();
-  bool waited = false;
-  for (;;) {
-    if (!vcpu->domain->alive()) summary::no_domain_left(*vcpu->domain);
-    if (!vcpu->blocked) break;
-    waited = true;
-    idle_until_interrupt();
+void start(Vcpu& first) {
+  uint64_t now = system_clock::now_ns();
+  domains::for_each([&](Domain& domain) { domain.vcpu0.runstate = Runstate{RUNSTATE_runnable, now}; });
+  first.runstate = Runstate{RUNSTATE_running, now};
+  idle_runstate = Runstate{RUNSTATE_runnable, now};
+  domains::set_current(&first);
+  slice_end_ns = now + time_slice_ns;
+}
+
+void schedule(TrapFrame& frame) {
+  Vcpu& previous = *domains::current();
+  if (!previous.domain->alive()) summary::domain_stopped(*previous.domain);
+  if (runnable(previous) && !reschedule_requested) return;
+  reschedule_requested = false;
+  bool preempted = slice_ended && runnable(previous);
+  slice_ended = false;
+  uint64_t now = system_clock::now_ns();
+  Vcpu* next = pick_after(&previous);
+  if (next == &previous) {  // yielded or out of time, but nobody else wants the CPU
+    VcpuName name = name_of(next);
+    trace::event(TRC_SCHED_SWITCH_INFCONT, name.domain, name.vcpu, uint32_t(now - next->runstate.entry_ns),
+                 granted_slice(next));
+    trace::event(trace::events::kSchedContinueRunning, name.vcpu | (name.domain << 16));
+    start_slice(now);
+    return;
   }
-  if (waited) {  // woken by an event: runnable, and at once running again (one vCPU)
-    trace_runstate(*vcpu, runstate_blocked, runstate_runnable);
-    trace_runstate(*vcpu, runstate_runnable, runstate_running);
-  }
+  if (preempted) perf::add(perf::Counter::sched_preempt);
+  context_switch::save(previous, frame);
+  if (next)
+    trace_switch(&previous, next, now);
+  else
+    next = idle_until_runnable(previous);
+  context_switch::load(*next, frame);
+  start_slice(system_clock::now_ns());
 }
 
 void block() {
   Vcpu* vcpu = domains::current();
   vcpu_info_t* info = vcpu->info();
   info->evtchn_upcall_mask = 0;
-  if (!info->evtchn_upcall_pending) {
-    vcpu->blocked = true;
-    trace_runstate(*vcpu, runstate_running, runstate_blocked);
-  }
+  if (info->evtchn_upcall_pending) return;
+  vcpu->blocked = true;
+  VcpuName name = name_of(vcpu);
+  trace::event(TRC_SCHED_BLOCK, name.domain, name.vcpu);
 }
 
-void yield() {}  // a single vCPU: nothing else to run
+void yield() {
+  VcpuName name = name_of(domains::current());
+  trace::event(TRC_SCHED_YIELD, name.domain, name.vcpu);
+  reschedule_requested = true;
+}
+
+void wake(Vcpu& vcpu) {
+  if (!vcpu.blocked) return;
+  VcpuName name = name_of(&vcpu);
+  trace::event(TRC_SCHED_WAKE, name.domain, name.vcpu);
+  vcpu.blocked = false;
+  // Blocked in the runstate sense only once descheduled (the same hypercall may block and wake).
+  if (!vcpu.domain->alive() || vcpu.runstate.state != RUNSTATE_blocked) return;
+  change_runstate(&vcpu, RUNSTATE_runnable, system_clock::now_ns());
+  // Another vCPU holds the CPU: from now on its slice is bounded.
+  Vcpu* running = domains::current();
+  if (running && running != &vcpu) timers::reprogram();
+}
+
+void slice_expired() {
+  reschedule_requested = true;
+  slice_ended = true;
+}
+
+uint64_t slice_deadline_ns() {
+  Vcpu* running = domains::current();
+  if (!running) return 0;
+  bool slots[domains::max_domains];
+  runnable_slots(slots);
+  return run_queue::others_runnable(slots, domains::max_domains, slot_of(running)) ? slice_end_ns : 0;
+}
 }  // namespace scheduler

@@ -1,10 +1,23 @@
-// One vCPU runs at a time on the boot CPU. When it blocks, the CPU idles until an event
-// (the timer) makes it runnable; when no domain is left, the machine ends.
+// Round-robin scheduling of the domains' vCPUs on the boot CPU. A vCPU runs until it blocks,
+// yields, stops, or its time slice ends while another vCPU is runnable; with nothing runnable
+// the CPU idles (sti; hlt) until an interrupt wakes something. When no domain is left, the
+// machine ends. Runstate changes and switches are traced as Xen 4.17 traces them, the idle
+// vCPU being d32767 (DOMID_IDLE) v0.
 #pragma once
+#include <stdint.h>
 #include "arch/x86/cpu/trap_frame.h"
 
+struct Vcpu;
+
 namespace scheduler {
-void run_until_runnable(TrapFrame& frame);
-void block();   // SCHEDOP_block: enable events, sleep unless one is pending
+constexpr uint64_t time_slice_ns = 10'000'000;
+
+void start(Vcpu& first);        // `first` runs now; every other vCPU waits its turn
+void schedule(TrapFrame& frame);  // before returning to a guest: switch if the current vCPU must stop
+void block();                   // SCHEDOP_block: enable events, sleep unless one is pending
 void yield();
+void wake(Vcpu& vcpu);          // an event for a blocked vCPU
+void slice_expired();           // from the timer interrupt
+// When the running vCPU's slice ends, or 0 when no other vCPU waits for the CPU.
+uint64_t slice_deadline_ns();
 }  // namespace scheduler

@@ -4,22 +4,47 @@
 #include "arch/x86/apic/local_apic.h"
 #include "domain/domain.h"
 #include "domain/event_channels.h"
+#include "domain/scheduler.h"
 #include "time/clock.h"
 
 namespace timers {
 namespace {
-uint64_t next_periodic_ns = 0;
+// Deadlines are absolute ns; 0 means none.
+uint64_t earlier(uint64_t a, uint64_t b) {
+  if (!a) return b;
+  if (!b) return a;
+  return a < b ? a : b;
+}
 
 uint64_t earliest_deadline(const Vcpu& vcpu) {
-  uint64_t deadline = vcpu.timer_deadline_ns;
-  if (vcpu.periodic_period_ns && (!deadline || next_periodic_ns < deadline)) deadline = next_periodic_ns;
+  return earlier(vcpu.timer_deadline_ns, vcpu.periodic_period_ns ? vcpu.next_periodic_ns : 0);
+}
+
+// A stopped domain's timers no longer count.
+uint64_t earliest_deadline() {
+  uint64_t deadline = scheduler::slice_deadline_ns();
+  domains::for_each([&](const Domain& domain) {
+    if (domain.alive()) deadline = earlier(deadline, earliest_deadline(domain.vcpu0));
+  });
   return deadline;
+}
+
+void fire_if_due(Vcpu& vcpu, uint64_t now) {
+  bool fire = false;
+  if (vcpu.timer_deadline_ns && now >= vcpu.timer_deadline_ns) {
+    vcpu.timer_deadline_ns = 0;
+    fire = true;
+  }
+  if (vcpu.periodic_period_ns && now >= vcpu.next_periodic_ns) {
+    while (vcpu.next_periodic_ns <= now) vcpu.next_periodic_ns += vcpu.periodic_period_ns;
+    fire = true;
+  }
+  if (fire) event_channels::send_virq(vcpu, VIRQ_TIMER);
 }
 }  // namespace
 
 void reprogram() {
-  Vcpu* vcpu = domains::current();
-  uint64_t deadline = vcpu ? earliest_deadline(*vcpu) : 0;
+  uint64_t deadline = earliest_deadline();
   if (!deadline) {
     local_apic::arm_timer_ns(0);
     return;
@@ -35,24 +60,17 @@ void set_singleshot(Vcpu& vcpu, uint64_t deadline_ns) {
 
 void set_periodic(Vcpu& vcpu, uint64_t period_ns) {
   vcpu.periodic_period_ns = period_ns;
-  next_periodic_ns = system_clock::now_ns() + period_ns;
+  vcpu.next_periodic_ns = system_clock::now_ns() + period_ns;
   reprogram();
 }
 
 void expire() {
-  Vcpu* vcpu = domains::current();
-  if (!vcpu) return;
   uint64_t now = system_clock::now_ns();
-  bool fire = false;
-  if (vcpu->timer_deadline_ns && now >= vcpu->timer_deadline_ns) {
-    vcpu->timer_deadline_ns = 0;
-    fire = true;
-  }
-  if (vcpu->periodic_period_ns && now >= next_periodic_ns) {
-    while (next_periodic_ns <= now) next_periodic_ns += vcpu->periodic_period_ns;
-    fire = true;
-  }
-  if (fire) event_channels::send_virq(*vcpu, VIRQ_TIMER);
+  domains::for_each([&](Domain& domain) {
+    if (domain.alive()) fire_if_due(domain.vcpu0, now);
+  });
+  uint64_t slice_end = scheduler::slice_deadline_ns();
+  if (slice_end && now >= slice_end) scheduler::slice_expired();
   reprogram();
 }
 }  // namespace timers

@@ -1,5 +1,6 @@
 // Per-vCPU singleshot and periodic timers (set_timer_op, VCPUOP_set_*_timer), delivered as
-// VIRQ_TIMER, driven by the local APIC's one-shot timer programmed for the earliest deadline.
+// VIRQ_TIMER, and the scheduler's time slice: one local APIC one-shot timer, programmed for
+// the earliest deadline of all of them.
 #pragma once
 #include <stdint.h>
 

@@ -1,3 +1,8 @@
+// HYPERVISOR_console_io. dom0's text goes to the console as it is; an unprivileged domain's is
+// assembled into lines and each printed with a "(dN) " prefix, as Xen prints guest output.
+// Xen 4.17 lets a domU write only when it is a console domain or the hypervisor is a
+// CONFIG_VERBOSE_DEBUG build (xsm_console_io); the domUs built at boot are treated as console
+// domains, since until a toolstack exists the console is all they have. Reading is dom0's.
 #include "mm/xen_abi.h"
 #include <xen/errno.h>
 #include <xen/xen.h>
@@ -7,24 +12,45 @@
 #include "pv/guest_memory.h"
 
 namespace hypercall {
+namespace {
+// Appends guest text to the domain's line; a newline (or a full line) prints it.
+void write_prefixed(Domain& domain, const char* text, uint64_t length) {
+  for (uint64_t i = 0; i < length; ++i) {
+    bool newline = text[i] == '\n';
+    if (!newline) domain.console_line[domain.console_line_length++] = text[i];
+    if (newline || domain.console_line_length == Domain::console_line_capacity) {
+      domain.console_line[domain.console_line_length] = 0;
+      console::write_guest_line(domain.id, domain.console_line);
+      domain.console_line_length = 0;
+    }
+  }
+}
+
+void write(Domain& domain, const char* text, uint64_t length) {
+  if (domain.privileged)
+    console::write_raw(text, length);
+  else
+    write_prefixed(domain, text, length);
+}
+}  // namespace
+
 // CONSOLEIO_write copies the guest's text out in chunks; a bad buffer is -EFAULT (and whatever
 // was readable before the bad page has been printed, as on Xen). There is no console input.
 long console_io(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
   uint64_t command = args.a[0], count = args.a[1], buffer = args.a[2];
-  if (!vcpu.domain->privileged) return -XEN_EPERM;
   switch (command) {
     case CONSOLEIO_write: {
       char chunk[128];
       for (uint64_t done = 0; done < count;) {
         uint64_t n = count - done < sizeof(chunk) ? count - done : sizeof(chunk);
         if (!guest_memory::copy_from(vcpu, chunk, buffer + done, n)) return -XEN_EFAULT;
-        console::write_raw(chunk, n);
+        write(*vcpu.domain, chunk, n);
         done += n;
       }
       return 0;
     }
-    case CONSOLEIO_read: return 0;
-    default: return -XEN_ENOSYS;
+    case CONSOLEIO_read: return vcpu.domain->privileged ? 0 : -XEN_EPERM;
+    default: return vcpu.domain->privileged ? -XEN_ENOSYS : -XEN_EPERM;
   }
 }
 }  // namespace hypercall

@@ -4,6 +4,7 @@
 #include <xen/callback.h>
 #include <xen/errno.h>
 #include <xen/xen.h>
+#include "arch/x86/cpu/fpu.h"
 #include "arch/x86/cpu/registers.h"
 #include "domain/domain.h"
 #include "hypercall/dispatch.h"
@@ -81,10 +82,8 @@ long callback_op(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
 }
 
 long fpu_taskswitch(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
-  constexpr uint64_t cr0_ts = 1u << 3;
   vcpu.fpu_switched_out = args.a[0] != 0;
-  uint64_t cr0 = cpu::read_cr0();
-  cpu::write_cr0(vcpu.fpu_switched_out ? cr0 | cr0_ts : cr0 & ~cr0_ts);
+  fpu::set_task_switched(vcpu.fpu_switched_out);
   return 0;
 }
 

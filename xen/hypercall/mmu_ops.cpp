@@ -17,11 +17,20 @@
 
 namespace hypercall {
 namespace {
-// mmuext_op acts on the caller's own tables and frames only.
-bool own_domain(uint64_t foreign) { return domid_t(foreign) == DOMID_SELF; }
+bool domain_exists(domid_t id) { return domains::find(id) != nullptr; }
 
-// One domain exists until the toolstack creates more.
-bool domain_exists(domid_t id) { return id == domains::dom0()->id; }
+// The `foreigndom` argument, resolved as Xen does (get_pg_owner, then its default XSM
+// policy): naming oneself or a domain that does not exist is -ESRCH; naming DOMID_XEN or
+// another domain is -EPERM for an unprivileged caller (on its first request, so an empty
+// batch succeeds). Returns 0 and the page owner, or the error.
+long page_owner(const Vcpu& vcpu, uint64_t foreigndom, uint64_t count, domid_t& owner) {
+  mm::PageOwnerResult result =
+      mm::resolve_page_owner(domain_mmu::context(*vcpu.domain).domain, uint32_t(foreigndom), domain_exists);
+  if (result.error) return result.error;
+  if (result.needs_privilege && !vcpu.domain->privileged && count != 0) return -XEN_EPERM;
+  owner = result.owner;
+  return 0;
+}
 
 // Writes the count of completed requests when the guest asked for it.
 long finish(Vcpu& vcpu, uint64_t done_pointer, unsigned done, long result) {
@@ -67,23 +76,21 @@ long apply_va_flags(Vcpu& vcpu, uint64_t va, uint64_t flags) {
 long mmu_update(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
   perf::add(perf::Counter::mmu_hypercalls);
   writable_page_tables::reattach_all(*vcpu.domain);  // MMU operations see validated tables
-  mm::MmuContext caller = domain_mmu::context(*vcpu.domain);
-  mm::PageOwnerResult owner = mm::resolve_page_owner(caller.domain, uint32_t(args.a[3]), domain_exists);
-  if (owner.error) return owner.error;
-  // Xen's default XSM policy refuses the first request of an unprivileged caller that named
-  // DOMID_XEN or another domain (so an empty batch still succeeds).
-  if (owner.needs_privilege && !vcpu.domain->privileged && args.a[1] != 0)
-    return finish(vcpu, args.a[2], 0, -XEN_EPERM);
+  domid_t owner = DOMID_SELF;
+  if (long rc = page_owner(vcpu, args.a[3], args.a[1], owner)) return finish(vcpu, args.a[2], 0, rc);
   return run_batch<mmu_update_t>(
       vcpu, args.a[0], args.a[1], args.a[2],
       [](mm::MmuContext& context, const mmu_update_t& request) { return mm::mmu_update(context, request); },
-      owner.owner);
+      owner);
 }
 
 long mmuext_op(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
   perf::add(perf::Counter::mmu_hypercalls);
   writable_page_tables::reattach_all(*vcpu.domain);  // MMU operations see validated tables
-  if (!own_domain(args.a[3])) return -XEN_ESRCH;
+  domid_t owner = DOMID_SELF;
+  if (long rc = page_owner(vcpu, args.a[3], args.a[1], owner)) return finish(vcpu, args.a[2], 0, rc);
+  // Extended operations on another domain's tables or frames are the toolstack's, not served.
+  if (owner != DOMID_SELF) return finish(vcpu, args.a[2], 0, -XEN_ESRCH);
   return run_batch<mmuext_op_t>(vcpu, args.a[0], args.a[1], args.a[2],
                                 [&vcpu](mm::MmuContext& context, const mmuext_op_t& op) {
                                   return mm::mmuext_op(context, vcpu.bases, op);

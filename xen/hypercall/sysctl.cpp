@@ -83,10 +83,11 @@ long perfc_op(Vcpu& vcpu, xen_sysctl_perfc_op& op) {
 }  // namespace
 
 long sysctl(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
-  if (!vcpu.domain->privileged) return -XEN_EPERM;
+  // Xen's do_sysctl order: copy in, interface version, then the privilege check (XSM_PRIV).
   xen_sysctl_t request;
   if (!guest_memory::read(vcpu, args.a[0], request)) return -XEN_EFAULT;
   if (request.interface_version != XEN_SYSCTL_INTERFACE_VERSION) return -XEN_EACCES;
+  if (!vcpu.domain->privileged) return -XEN_EPERM;
   long result;
   switch (request.cmd) {
     case XEN_SYSCTL_perfc_op: result = perfc_op(vcpu, request.u.perfc_op); break;

@@ -19,6 +19,8 @@ enum class Counter : unsigned {
   ptwr_revalidated,      // entries re-validated at reconnect (those that changed)
   tlb_flushes,           // full TLB flushes (CR3 reloads) done for guests
   tlb_invlpgs,           // single-page invalidations done for guests
+  sched_ctx,             // context switches between vCPUs, idle included (Xen's name)
+  sched_preempt,         // of which forced by the end of a time slice
   count
 };
 

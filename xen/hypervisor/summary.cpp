@@ -53,14 +53,22 @@ void count_hypercall(unsigned number) {
   if (number < 64) ++hypercall_counts[number];
 }
 
-void no_domain_left(Domain& last) {
-  writable_page_tables::reattach_all(last);  // detached tables are validated before the audit
-  const char* how = last.state == DomainState::crashed ? "crashed" : "shut down";
-  printk("Domain %u %s: reason %s (%u)\n", last.id, how, reason_name(last.shutdown_reason), last.shutdown_reason);
-  if (last.state == DomainState::crashed) printk("hypervisor still running after the crash of domain %u\n", last.id);
+void domain_stopped(Domain& domain) {
+  if (domain.stop_reported) return;
+  domain.stop_reported = true;
+  writable_page_tables::reattach_all(domain);  // detached tables are validated before the audit
+  const char* how = domain.state == DomainState::crashed ? "crashed" : "shut down";
+  printk("Domain %u %s: reason %s (%u)\n", domain.id, how, reason_name(domain.shutdown_reason), domain.shutdown_reason);
+  if (domain.state == DomainState::crashed) printk("hypervisor still running after the crash of domain %u\n", domain.id);
+}
+
+void no_domain_left() {
   print();
   frame_audit::run_and_report();
-  printk("No domain left to run: ending the machine (exit value %u)\n", last.shutdown_reason);
-  power::off(uint8_t(last.shutdown_reason));
+  // dom0's reason, whichever domain stopped last: the exit value says how dom0 ended.
+  Domain* dom0 = domains::dom0();
+  unsigned exit_value = dom0 ? dom0->shutdown_reason : 0;
+  printk("No domain left to run: ending the machine (exit value %u)\n", exit_value);
+  power::off(uint8_t(exit_value));
 }
 }  // namespace summary

@@ -1,5 +1,6 @@
-// What the hypervisor reports at the end of a run: why the domain stopped, counts of what
-// it did, and then the machine ends with the shutdown reason as its exit value.
+// What the hypervisor reports: why each domain stopped (when it stops), and at the end of a
+// run counts of what it did; the machine then ends with dom0's shutdown reason as its exit
+// value.
 #pragma once
 #include <stdint.h>
 
@@ -7,5 +8,8 @@ struct Domain;
 
 namespace summary {
 void count_hypercall(unsigned number);
-[[noreturn]] void no_domain_left(Domain& last);
+// Once per domain, when it has stopped: its detached page tables are validated and the
+// reason printed (Xen's "Domain N shut down: reason ..." style).
+void domain_stopped(Domain& domain);
+[[noreturn]] void no_domain_left();
 }  // namespace summary

@@ -97,19 +97,19 @@ void handle_guest_exception(TrapFrame& frame) {
   inject_exception(vcpu, frame, vector, uint32_t(frame.error_code));
 }
 
+// A failed upcall crashes the domain; the scheduler then moves on to another vCPU, which may
+// have events of its own.
 void before_return_to_guest(TrapFrame& frame) {
-  Vcpu* vcpu = domains::current();
-  scheduler::run_until_runnable(frame);
-  vcpu = domains::current();
-  vcpu_info_t* info = vcpu->info();
-  if (info->evtchn_upcall_pending && !info->evtchn_upcall_mask) {
+  for (;;) {
+    scheduler::schedule(frame);
+    Vcpu* vcpu = domains::current();
+    vcpu_info_t* info = vcpu->info();
+    if (!info->evtchn_upcall_pending || info->evtchn_upcall_mask) return;
     shared_info_page::update_time(*vcpu);
     perf::add(perf::Counter::events_delivered);
     Bounce bounce{vcpu->event_callback, false, 0, true};
-    if (!create_bounce_frame(*vcpu, frame, bounce)) {
-      domains::crash(*vcpu->domain, "cannot deliver an event upcall");
-      scheduler::run_until_runnable(frame);
-    }
+    if (create_bounce_frame(*vcpu, frame, bounce)) return;
+    domains::crash(*vcpu->domain, "cannot deliver an event upcall");
   }
 }
 

@@ -1,6 +1,8 @@
-// I/O port access for a privileged guest kernel (PHYSDEVOP_set_iopl), as Xen does it: the
-// guest runs without I/O privilege, its in/out instructions fault with #GP, and the
-// hypervisor decodes and performs them, refusing the ports it drives itself.
+// I/O port access for a guest kernel that raised its virtual IOPL (PHYSDEVOP_set_iopl), as
+// Xen does it: the guest runs without I/O privilege, its in/out instructions fault with #GP,
+// and the hypervisor decodes and performs them for a privileged domain, refusing the ports
+// it drives itself; for an unprivileged one (no I/O port permission) reads give all ones and
+// writes are dropped.
 #pragma once
 #include <stddef.h>
 #include <stdint.h>

@@ -1,4 +1,4 @@
-#include "domain/dom0_builder.h"
+#include "domain/domain_builder.h"
 #include "mm/xen_abi.h"
 #include <xen/platform.h>
 #include "mm/xen_abi.h"
@@ -9,6 +9,7 @@
 #include "console/console.h"
 #include "domain/domain.h"
 #include "domain/domain_mmu.h"
+#include "domain/scheduler.h"
 #include "domain/shared_info.h"
 #include "memory/boot_memory.h"
 #include "memory/machine.h"
@@ -18,7 +19,7 @@
 #include "pv/hypercall_page.h"
 #include "ptwr/writable_page_tables_glue.h"
 
-namespace dom0_builder {
+namespace domain_builder {
 namespace {
 constexpr uint64_t page = 4096;
 constexpr uint64_t default_dom0_bytes = 256ULL << 20;
@@ -27,8 +28,8 @@ constexpr uint64_t present = 1, writable = 2, user = 4, accessed = 0x20, dirty =
 constexpr uint64_t table_flags = present | writable | user | accessed | dirty;
 constexpr unsigned max_table_frames = 64;
 
-// Guest pseudo-physical frame i is machine frame first_mfn + i: dom0's memory is one run.
-struct Dom0Memory {
+// Guest pseudo-physical frame i is machine frame first_mfn + i: a domain's memory is one run.
+struct DomainMemory {
   uint64_t first_mfn = 0;
   uint64_t nr_pages = 0;
   uint64_t virt_start = 0;  // guest virtual address of pfn 0 (Xen's v_start)
@@ -49,10 +50,13 @@ struct Dom0Memory {
   }
 };
 
-Dom0Result failure(const char* why) {
-  printk("dom0 kernel refused: %s\n", why);
-  Dom0Result result;
-  result.error = "no usable dom0 kernel";
+BuildResult failure(const boot::BootDomain& plan, const char* why) {
+  if (plan.id == 0)
+    printk("dom0 kernel refused: %s\n", why);
+  else
+    printk("d%u kernel refused: %s\n", plan.id, why);
+  BuildResult result;
+  result.error = plan.id == 0 ? "no usable dom0 kernel" : "no usable domU kernel";
   return result;
 }
 
@@ -62,18 +66,21 @@ boot::ByteSpan module_bytes(unsigned index) {
 }
 
 // Kernels may ask for these features; anything else marked required is refused.
-boot::XenFeatures supported_features() {
+boot::XenFeatures supported_features(bool privileged) {
+  if (!privileged) return boot::XenFeatures::of(XENFEAT_writable_descriptor_tables, XENFEAT_writable_page_tables);
   return boot::XenFeatures::of(XENFEAT_dom0, XENFEAT_writable_descriptor_tables, XENFEAT_writable_page_tables);
 }
 
-uint64_t dom0_pages(const boot::CommandLine& options) {
+// dom0 takes dom0_mem= (or a default) of what is free; each domU takes domU_mem=.
+uint64_t domain_pages(const boot::BootDomain& plan, const boot::CommandLine& options) {
   uint64_t free_bytes = boot_memory::allocator().free_count() * page;
   uint64_t available = free_bytes > reserve_for_hypervisor ? free_bytes - reserve_for_hypervisor : 0;
+  if (plan.id != 0) return (options.domu_memory_bytes < available ? options.domu_memory_bytes : available) / page;
   uint64_t bytes = options.dom0_memory.resolve(available, default_dom0_bytes < available ? default_dom0_bytes : available);
   return bytes / page;
 }
 
-bool allocate_memory(Domain& domain, uint64_t nr_pages, Dom0Memory& memory) {
+bool allocate_memory(Domain& domain, uint64_t nr_pages, DomainMemory& memory) {
   if (boot_memory::allocator().allocate_contiguous(nr_pages, 1, memory.first_mfn) != boot::FrameAllocatorError::none)
     return false;
   mm::FrameTable& frames = boot_memory::frame_table();
@@ -89,14 +96,14 @@ bool allocate_memory(Domain& domain, uint64_t nr_pages, Dom0Memory& memory) {
   return true;
 }
 
-void load_kernel(const boot::ElfImage& image, const boot::XenKernelInfo& kernel, const Dom0Memory& memory) {
+void load_kernel(const boot::ElfImage& image, const boot::XenKernelInfo& kernel, const DomainMemory& memory) {
   image.for_each_loadable_segment([&](const boot::ElfSegment& segment) {
     boot::ByteSpan bytes = image.file_bytes(segment);
     memory.copy_in(kernel.destination_of(segment), bytes.data(), bytes.size());
   });
 }
 
-void write_p2m(const boot::Dom0Layout& layout, const Dom0Memory& memory) {
+void write_p2m(const boot::Dom0Layout& layout, const DomainMemory& memory) {
   for (uint64_t pfn = 0; pfn < memory.nr_pages; ++pfn) {
     uint64_t mfn = memory.first_mfn + pfn;
     memory.copy_in(layout.p2m.start + pfn * 8, reinterpret_cast<const uint8_t*>(&mfn), 8);
@@ -108,7 +115,7 @@ unsigned index_at(uint64_t va, unsigned level) { return (va >> (12 + 9 * (level 
 // Fills the initial page tables: every page of the bootstrap region mapped to its pfn,
 // writable except the page-table frames themselves (a writable mapping of a page table
 // would fail validation).
-bool build_page_tables(const boot::Dom0Layout& layout, const Dom0Memory& memory) {
+bool build_page_tables(const boot::Dom0Layout& layout, const DomainMemory& memory) {
   boot::PageTableFrame plan[max_table_frames];
   size_t count = boot::plan_page_table_frames(layout, plan, max_table_frames);
   if (count > max_table_frames) return false;
@@ -138,7 +145,7 @@ bool build_page_tables(const boot::Dom0Layout& layout, const Dom0Memory& memory)
   return true;
 }
 
-const char* pin_and_load(Domain& domain, const boot::Dom0Layout& layout, const Dom0Memory& memory) {
+const char* pin_and_load(Domain& domain, const boot::Dom0Layout& layout, const DomainMemory& memory) {
   mm::MmuContext context = domain_mmu::context(domain);
   uint64_t l4 = memory.mfn_of_va(layout.page_tables.start);
   mmuext_op_t pin{};
@@ -146,43 +153,55 @@ const char* pin_and_load(Domain& domain, const boot::Dom0Layout& layout, const D
   pin.arg1.mfn = l4;
   int rc = mm::mmuext_op(context, domain.vcpu0.bases, pin);
   if (rc) {
-    printk("dom0: pinning the initial L4 failed: %d\n", rc);
+    printk("d%u: pinning the initial L4 failed: %d\n", domain.id, rc);
     return "initial page tables failed validation";
   }
   mmuext_op_t base{};
   base.cmd = MMUEXT_NEW_BASEPTR;
   base.arg1.mfn = l4;
   if ((rc = mm::mmuext_op(context, domain.vcpu0.bases, base))) {
-    printk("dom0: loading the initial L4 failed: %d\n", rc);
+    printk("d%u: loading the initial L4 failed: %d\n", domain.id, rc);
     return "initial page tables failed validation";
   }
   return nullptr;
 }
 
-const char* module_command_line() {
-  if (boot_memory::module_count() == 0) return "";
-  return boot::skip_image_name(boot_memory::module(0).command_line);
+// A domain whose build failed half-way never runs: it counts as stopped, silently.
+BuildResult abandon(Domain& domain, const boot::BootDomain& plan, const char* why) {
+  domain.state = DomainState::crashed;
+  domain.stop_reported = true;
+  return failure(plan, why);
 }
 
-void write_start_info(Domain& domain, const boot::XenKernelInfo& kernel, const boot::Dom0Layout& layout,
-                      const Dom0Memory& memory) {
+const char* module_command_line(const boot::BootDomain& plan) {
+  return boot::skip_image_name(boot_memory::module(unsigned(plan.kernel_module)).command_line);
+}
+
+// As Xen: only the initial domain is told it is privileged, and it may drive processor power
+// states (C and P states) itself.
+uint32_t start_info_flags(const Domain& domain) {
+  if (!domain.privileged) return 0;
+  constexpr uint32_t processor_pm_bits = (XEN_PROCESSOR_PM_CX | XEN_PROCESSOR_PM_PX) << 8;
+  return SIF_PRIVILEGED | SIF_INITDOMAIN | (processor_pm_bits & SIF_PM_MASK);
+}
+
+void write_start_info(Domain& domain, const boot::BootDomain& plan, const boot::XenKernelInfo& kernel,
+                      const boot::Dom0Layout& layout, const DomainMemory& memory) {
   start_info_t info{};
   // Xen appends "p" when the kernel declared a PAE mode, which every 64-bit kernel may do.
   const char* magic = kernel.pae != boot::PaeMode::none ? "xen-3.0-x86_64p" : "xen-3.0-x86_64";
   __builtin_memcpy(info.magic, magic, __builtin_strlen(magic) + 1);
   info.nr_pages = memory.nr_pages;
   info.shared_info = domain.shared_info_mfn << 12;
-  // As Xen: dom0 may drive processor power states (C and P states) itself.
-  constexpr uint32_t processor_pm_bits = (XEN_PROCESSOR_PM_CX | XEN_PROCESSOR_PM_PX) << 8;
-  info.flags = SIF_PRIVILEGED | SIF_INITDOMAIN | (processor_pm_bits & SIF_PM_MASK);
+  info.flags = start_info_flags(domain);
   info.pt_base = layout.page_tables.start;
   info.nr_pt_frames = layout.nr_pt_frames();
   info.mfn_list = layout.p2m.start;
   if (layout.initrd.size()) {
     info.mod_start = layout.initrd.start;
-    info.mod_len = boot_memory::module(1).end - boot_memory::module(1).start;
+    info.mod_len = module_bytes(unsigned(plan.initrd_module)).size();
   }
-  const char* command_line = module_command_line();
+  const char* command_line = module_command_line(plan);
   for (size_t i = 0; i + 1 < MAX_GUEST_CMDLINE && command_line[i]; ++i) info.cmd_line[i] = int8_t(command_line[i]);
   memory.copy_in(layout.start_info.start, reinterpret_cast<const uint8_t*>(&info), sizeof(info));
 }
@@ -199,56 +218,61 @@ TrapFrame initial_frame(const boot::Dom0Layout& layout) {
 }
 }  // namespace
 
-Dom0Result build(const boot::CommandLine& options) {
-  if (boot_memory::module_count() == 0) return failure("no kernel module given");
+BuildResult build(const boot::BootDomain& plan, const boot::CommandLine& options) {
   boot::ElfImage image;
-  boot::ElfError elf_error = boot::ElfImage::parse(module_bytes(0), image);
-  if (elf_error != boot::ElfError::none) return failure(boot::describe(elf_error));
+  boot::ElfError elf_error = boot::ElfImage::parse(module_bytes(unsigned(plan.kernel_module)), image);
+  if (elf_error != boot::ElfError::none) return failure(plan, boot::describe(elf_error));
   boot::XenKernelInfo kernel;
-  boot::XenNoteError note_error = boot::parse_xen_kernel(image, supported_features(), kernel);
-  if (note_error == boot::XenNoteError::none) note_error = boot::check_dom0_capable(kernel);
-  if (note_error != boot::XenNoteError::none) return failure(boot::describe(note_error));
+  boot::XenNoteError note_error = boot::parse_xen_kernel(image, supported_features(plan.privileged), kernel);
+  if (note_error == boot::XenNoteError::none && plan.privileged) note_error = boot::check_dom0_capable(kernel);
+  if (note_error != boot::XenNoteError::none) return failure(plan, boot::describe(note_error));
 
-  uint64_t initrd_length = boot_memory::module_count() > 1 ? module_bytes(1).size() : 0;
-  uint64_t nr_pages = dom0_pages(options);
+  uint64_t initrd_length = plan.has_initrd ? module_bytes(unsigned(plan.initrd_module)).size() : 0;
+  uint64_t nr_pages = domain_pages(plan, options);
   boot::Dom0Layout layout;
   boot::Dom0LayoutError layout_error = boot::compute_dom0_layout(kernel, initrd_length, nr_pages, layout);
-  if (layout_error != boot::Dom0LayoutError::none) return failure(boot::describe(layout_error));
+  if (layout_error != boot::Dom0LayoutError::none) return failure(plan, boot::describe(layout_error));
 
-  Domain& domain = *domains::create(0, true);
+  Domain* created = domains::create(plan.id, plan.privileged);
+  if (!created) return failure(plan, "no free domain slot");
+  Domain& domain = *created;
   domain.pt_write_mode = options.ptwr == boot::PtwrMode::writable ? PageTableWriteMode::writable
                                                                   : PageTableWriteMode::emulate;
   if (domain.pt_write_mode == PageTableWriteMode::writable && !writable_page_tables::enable(domain))
-    return failure("no memory for writable pagetables");
-  Dom0Memory memory;
+    return abandon(domain, plan, "no memory for writable pagetables");
+  DomainMemory memory;
   memory.virt_start = layout.bootstrap.start;
-  if (!allocate_memory(domain, nr_pages, memory)) return failure("not enough memory for dom0");
-  if (!shared_info_page::create(domain)) return failure("no memory for shared_info");
-  printk("dom0: %s %s, %lu MiB, entry %lx, start_info %lx, %lu page-table frames, guest PTE writes: %s\n",
-         kernel.guest_os.text, kernel.guest_version.text, nr_pages / 256, layout.entry, layout.start_info.start,
-         layout.nr_pt_frames(), domain.pt_write_mode == PageTableWriteMode::writable ? "writable" : "emulate");
+  if (!allocate_memory(domain, nr_pages, memory)) return abandon(domain, plan, "not enough memory for the domain");
+  if (!shared_info_page::create(domain)) return abandon(domain, plan, "no memory for shared_info");
+  printk("%s%u: %s %s, %lu MiB, entry %lx, start_info %lx, %lu page-table frames, guest PTE writes: %s\n",
+         plan.id == 0 ? "dom" : "d", plan.id, kernel.guest_os.text, kernel.guest_version.text, nr_pages / 256,
+         layout.entry, layout.start_info.start, layout.nr_pt_frames(),
+         domain.pt_write_mode == PageTableWriteMode::writable ? "writable" : "emulate");
+  printk("d%u: %s, memory mfns %lx-%lx, shared_info mfn %lx\n", domain.id,
+           domain.privileged ? "privileged" : "unprivileged", memory.first_mfn, memory.first_mfn + nr_pages - 1,
+           domain.shared_info_mfn);
 
   load_kernel(image, kernel, memory);
-  if (initrd_length) memory.copy_in(layout.initrd.start, module_bytes(1).data(), initrd_length);
+  if (initrd_length) memory.copy_in(layout.initrd.start, module_bytes(unsigned(plan.initrd_module)).data(), initrd_length);
   write_p2m(layout, memory);
-  write_start_info(domain, kernel, layout, memory);
+  write_start_info(domain, plan, kernel, layout, memory);
   if (kernel.has_hypercall_page) hypercall_page::fill(memory.host(kernel.hypercall_page));
-  if (!build_page_tables(layout, memory)) return failure("bootstrap region needs too many page tables");
-  if (const char* error = pin_and_load(domain, layout, memory)) return failure(error);
+  if (!build_page_tables(layout, memory)) return abandon(domain, plan, "bootstrap region needs too many page tables");
+  if (const char* error = pin_and_load(domain, layout, memory)) return abandon(domain, plan, error);
 
-  Dom0Result result;
+  domain.vcpu0.registers = initial_frame(layout);
+  BuildResult result;
   result.ok = true;
   result.domain = &domain;
-  result.frame = initial_frame(layout);
   return result;
 }
 
-void start(const Dom0Result& dom0) {
-  Vcpu& vcpu = dom0.domain->vcpu0;
-  domains::set_current(&vcpu);
+void start(Domain& dom0) {
+  Vcpu& vcpu = dom0.vcpu0;
+  scheduler::start(vcpu);
   vcpu.kernel_mode = true;
   pv::load_guest_page_table(vcpu);
   printk("Starting dom0\n");
-  pv::enter_guest(dom0.frame);
+  pv::enter_guest(vcpu.registers);
 }
-}  // namespace dom0_builder
+}  // namespace domain_builder

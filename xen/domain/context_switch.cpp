@@ -1,0 +1,30 @@
+#include "domain/context_switch.h"
+#include "arch/x86/cpu/fpu.h"
+#include "arch/x86/cpu/registers.h"
+#include "domain/domain.h"
+#include "domain/shared_info.h"
+#include "ptwr/writable_page_tables_glue.h"
+#include "pv/bounce.h"
+
+namespace context_switch {
+void save(Vcpu& previous, const TrapFrame& frame) {
+  // A detached table belongs to the address space about to be switched away from: it is
+  // validated and rehooked while that space is still loaded (design notes, section 5).
+  writable_page_tables::reattach_all(*previous.domain);
+  previous.registers = frame;
+  // The MSRs, not our copies: they are what the guest actually ran with.
+  previous.fs_base = cpu::read_msr(cpu::msr::fs_base);
+  (previous.kernel_mode ? previous.gs_base_kernel : previous.gs_base_user) = cpu::read_msr(cpu::msr::gs_base);
+  fpu::save(previous.fpu_state);
+}
+
+void load(Vcpu& next, TrapFrame& frame) {
+  domains::set_current(&next);
+  frame = next.registers;
+  fpu::restore(next.fpu_state);
+  fpu::set_task_switched(next.fpu_switched_out);
+  cpu::write_msr(cpu::msr::fs_base, next.fs_base);
+  pv::load_guest_page_table(next);  // CR3 and the GS base of the mode it is in
+  shared_info_page::update_time(next);
+}
+}  // namespace context_switch
