@@ -105,8 +105,8 @@ def scheduler_records(build, trace):
                          capture_output=True, text=True, check=True)
     switches, runstates = set(), set()
     for line in run.stdout.splitlines():
-        if m := re.search(r"sched_switch 0x2800a \[ (\w+) (\w+) (\w+) (\w+) \]", line):
-            switches.add(tuple(int(g, 16) for g in m.groups()))
+        if m := re.search(r"sched_switch d(\d+)v(\d+) -> d(\d+)v(\d+)", line):
+            switches.add(tuple(int(g) for g in m.groups()))
         elif m := re.search(r"runstate_change (d\d+v\d+) (\d->\d)", line):
             runstates.add(m.groups())
     return switches, runstates
