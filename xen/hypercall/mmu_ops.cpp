@@ -24,6 +24,10 @@ bool domain_exists(domid_t id) { return domains::find(id) != nullptr; }
 // another domain is -EPERM for an unprivileged caller (on its first request, so an empty
 // batch succeeds). Returns 0 and the page owner, or the error.
 long page_owner(const Vcpu& vcpu, uint64_t foreigndom, uint64_t count, domid_t& owner) {
+  if (uint32_t(foreigndom) == DOMID_SELF) {  // nearly every call: nothing to resolve
+    owner = DOMID_SELF;
+    return 0;
+  }
   mm::PageOwnerResult result =
       mm::resolve_page_owner(domain_mmu::context(*vcpu.domain).domain, uint32_t(foreigndom), domain_exists);
   if (result.error) return result.error;
