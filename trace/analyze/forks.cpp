@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 
+#include "trace/analyze/work_clock.h"
 #include "trace/format/events.h"
 #include "trace/parse/event_catalog.h"
 
@@ -54,7 +55,7 @@ std::string hex(uint64_t v)
 // Builds one story from the records of its CPU.
 class StoryBuilder {
 public:
-    explicit StoryBuilder(ForkStory& story) : s_(story) {}
+    StoryBuilder(ForkStory& story, const WorkClock& clock) : s_(story), clock_(clock) {}
 
     void add(const ParsedRecord& r)
     {
@@ -110,7 +111,7 @@ private:
 
     uint64_t take_fault(uint64_t tsc)
     {
-        uint64_t cost = fault_tsc_ && tsc >= fault_tsc_ ? tsc - fault_tsc_ : 0;
+        uint64_t cost = fault_tsc_ ? clock_.cycles(fault_tsc_, tsc) : 0;
         fault_tsc_ = 0;
         return cost;
     }
@@ -123,7 +124,7 @@ private:
         auto it = unhooked_.find(r.extra64(0));
         uint64_t cost = 0;
         if (it != unhooked_.end()) {
-            cost = r.tsc >= it->second ? r.tsc - it->second : 0;
+            cost = clock_.cycles(it->second, r.tsc);
             unhooked_.erase(it);
         }
         s_.rehooks++;
@@ -144,6 +145,7 @@ private:
 
     static constexpr size_t kMaxSteps = 100000;
     ForkStory& s_;
+    const WorkClock& clock_;
     uint64_t fault_tsc_ = 0;
     std::map<uint64_t, uint64_t> unhooked_;
 };
@@ -153,13 +155,17 @@ private:
 ForkStories collect_forks(const TraceFile& file, const std::vector<Step>& steps, size_t limit)
 {
     ForkStories out;
+    WorkClock clock(file);
     std::map<uint32_t, std::pair<ForkStory, int>> open;
     std::map<uint32_t, std::unique_ptr<StoryBuilder>> builders;
     auto close = [&](uint32_t cpu, bool complete) {
         auto it = open.find(cpu);
         if (it == open.end())
             return;
-        it->second.first.complete = complete;
+        ForkStory& story = it->second.first;
+        story.complete = complete;
+        uint64_t span = story.end_tsc - story.begin_tsc;
+        story.capture_cycles = span - clock.cycles(story.begin_tsc, story.end_tsc);
         if (out.stories.size() < limit)
             out.stories.push_back(std::move(it->second.first));
         else
@@ -181,18 +187,15 @@ ForkStories collect_forks(const TraceFile& file, const std::vector<Step>& steps,
             story.begin_tsc = story.end_tsc = r.tsc;
             auto& slot = open[r.cpu];
             slot.first = std::move(story);
-            builders[r.cpu] = std::make_unique<StoryBuilder>(slot.first);
+            builders[r.cpu] = std::make_unique<StoryBuilder>(slot.first, clock);
             continue;
         }
         auto it = open.find(r.cpu);
         if (it == open.end())
             continue;
         ForkStory& story = it->second.first;
-        if (r.event == events::kCaptureDrain && r.extra_count >= 3) {
-            if (r.tsc > r.extra64(0))
-                story.capture_cycles += r.tsc - r.extra64(0);
-            continue;
-        }
+        if (r.event == events::kCaptureDrain)
+            continue;  // dom0's work, not a step of the operation (WorkClock takes it out)
         if (r.tsc > story.end_tsc)
             story.end_tsc = r.tsc;
         if (r.event == events::kOperationEnd && r.extra_count >= 2 && r.extra[1] == story.id) {

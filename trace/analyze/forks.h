@@ -34,6 +34,7 @@ struct ForkStory {
     uint64_t unhooked_cycles = 0;    // unhook -> rehook, summed
     // dom0 copying records out in the middle of the operation (CAPTURE_DRAIN): the capture's
     // cost, not the operation's. One CPU runs both, so it would otherwise count as fork time.
+    // Step costs (fault -> resolution, unhook -> rehook) leave it out too (WorkClock).
     uint64_t capture_cycles = 0;
 
     uint64_t cycles() const {

@@ -1,5 +1,6 @@
 #include "trace/analyze/pvmmu_stats.h"
 
+#include "trace/analyze/work_clock.h"
 #include "trace/format/events.h"
 #include "trace/format/framing.h"
 
@@ -25,7 +26,7 @@ namespace {
 // Open pairs: the pending fault per CPU, the pending unhook per L1 frame.
 class Pairing {
 public:
-    explicit Pairing(PvmmuStats& stats) : s_(stats) {}
+    Pairing(PvmmuStats& stats, const WorkClock& clock) : s_(stats), clock_(clock) {}
 
     void record(const ParsedRecord& r)
     {
@@ -64,7 +65,7 @@ private:
             pair.unmatched++;
             return;
         }
-        pair.cost.add(r.tsc >= it->second ? r.tsc - it->second : 0);
+        pair.cost.add(clock_.cycles(it->second, r.tsc));
         fault_.erase(it);
     }
 
@@ -80,11 +81,12 @@ private:
             s_.unhook_to_rehook.unmatched++;
             return;
         }
-        s_.unhook_to_rehook.cost.add(r.tsc >= it->second ? r.tsc - it->second : 0);
+        s_.unhook_to_rehook.cost.add(clock_.cycles(it->second, r.tsc));
         unhooked_.erase(it);
     }
 
     PvmmuStats& s_;
+    const WorkClock& clock_;
     std::map<uint32_t, uint64_t> fault_;
     std::map<uint64_t, uint64_t> unhooked_;
 };
@@ -109,7 +111,8 @@ void count_other(PvmmuStats& s, const ParsedRecord& r)
 PvmmuStats compute_pvmmu_stats(const TraceFile& file, const std::vector<Step>& steps)
 {
     PvmmuStats s;
-    Pairing pairing(s);
+    WorkClock clock(file);
+    Pairing pairing(s, clock);
     for (const Step& step : steps) {
         if (step.lost_end)
             continue;
