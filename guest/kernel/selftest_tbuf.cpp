@@ -63,6 +63,22 @@ void check_control_before_allocation(SelfTest& test) {
   test.check("set_size 0 returns -EINVAL", trace_capture::tbuf_op(XEN_SYSCTL_TBUFOP_set_size, 0), -XEN_EINVAL);
 }
 
+// The same shared page through update_va_mapping_otherdomain, at a spare page of the window.
+void check_va_mapping_otherdomain(SelfTest& test, PageTableEntry t_info_entry) {
+  const uint64_t va = kWindow + (kPages + 1) * 4096ull;
+  window_slot(kPages + 1);  // its L1 exists
+  auto map_as = [&](uint64_t value, uint64_t domid) {
+    return arch::hypercall(__HYPERVISOR_update_va_mapping_otherdomain, va, value, UVMF_INVLPG | UVMF_LOCAL, domid);
+  };
+  test.check("update_va_mapping_otherdomain naming itself returns -ESRCH", map_as(t_info_entry.raw(), 0),
+             -XEN_ESRCH);
+  test.check("update_va_mapping_otherdomain naming no domain returns -ESRCH", map_as(t_info_entry.raw(), 100),
+             -XEN_ESRCH);
+  test.check("update_va_mapping_otherdomain maps t_info with DOMID_XEN", map_as(t_info_entry.raw(), DOMID_XEN), 0);
+  test.check("... and reads the same t_info", reinterpret_cast<const t_info*>(va)->tbuf_size, kPages);
+  test.check("... and unmaps it", map_as(0, DOMID_SELF), 0);
+}
+
 // Maps t_info and the buffer of CPU 0; returns the ring over it (nullptr on failure).
 ::trace::TraceRing* map_ring(SelfTest& test, uint64_t t_info_mfn) {
   // t_info is shared read-only (the rings are shared writable: the consumer moves cons).
@@ -77,6 +93,7 @@ void check_control_before_allocation(SelfTest& test) {
   if (rc != 0) return nullptr;
   auto* t_info_page = reinterpret_cast<const t_info*>(kWindow);
   test.check("t_info says the size set", t_info_page->tbuf_size, kPages);
+  check_va_mapping_otherdomain(test, t_info_entry);
   const uint32_t* mfns = reinterpret_cast<const uint32_t*>(t_info_page) + t_info_page->mfn_offset[0];
   for (uint32_t page = 0; page < kPages; ++page) {
     if (pv::ops.map_foreign(window_slot(page + 1), PageTableEntry::make(Mfn{mfns[page]}, kShared), DOMID_XEN) != 0) {
@@ -131,7 +148,7 @@ void check_disable(SelfTest& test, ::trace::TraceRing& ring) {
 }
 
 void unmap_window() {
-  for (unsigned page = 0; page <= kPages; ++page) pv::ops.raw_mmu_update(window_slot(page).machine_address, 0);
+  for (unsigned page = 0; page <= kPages + 1; ++page) pv::ops.raw_mmu_update(window_slot(page).machine_address, 0);
   pv::ops.flush_tlb();
 }
 

@@ -110,6 +110,8 @@ void foreign_owner(SelfTest& test) {
              -XEN_EPERM);
   test.check("mmu_update on behalf of a domain that does not exist is refused", mmu_update_as(slot, current, 7),
              -XEN_ESRCH);
+  test.check("mmu_update naming DOMID_XEN (the trace buffers' owner) is refused",
+             mmu_update_as(slot, current, DOMID_XEN), -XEN_EPERM);
 }
 
 void foreign_frames(SelfTest& test) {

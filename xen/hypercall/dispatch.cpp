@@ -22,6 +22,7 @@ constexpr auto make_table() {
   t.h[__HYPERVISOR_memory_op] = memory_op;
   t.h[__HYPERVISOR_multicall] = multicall;
   t.h[__HYPERVISOR_update_va_mapping] = update_va_mapping;
+  t.h[__HYPERVISOR_update_va_mapping_otherdomain] = update_va_mapping_otherdomain;
   t.h[__HYPERVISOR_set_timer_op] = set_timer_op;
   t.h[__HYPERVISOR_xen_version] = xen_version;
   t.h[__HYPERVISOR_console_io] = console_io;

@@ -34,6 +34,7 @@ long multicall(Vcpu&, TrapFrame&, const Arguments&);
 long mmu_update(Vcpu&, TrapFrame&, const Arguments&);
 long mmuext_op(Vcpu&, TrapFrame&, const Arguments&);
 long update_va_mapping(Vcpu&, TrapFrame&, const Arguments&);
+long update_va_mapping_otherdomain(Vcpu&, TrapFrame&, const Arguments&);
 long sysctl(Vcpu&, TrapFrame&, const Arguments&);
 long physdev_op(Vcpu&, TrapFrame&, const Arguments&);
 }  // namespace hypercall

@@ -1,4 +1,4 @@
-// The PV MMU hypercalls: mmu_update, mmuext_op and update_va_mapping. Requests are copied
+// The PV MMU hypercalls: mmu_update, mmuext_op, update_va_mapping (and _otherdomain). Requests are copied
 // out of guest memory and handed to the pure rules in mm/; what those say the hardware must
 // do (CR3 loads, flushes) is applied before returning.
 #include "mm/xen_abi.h"
@@ -101,16 +101,35 @@ long mmuext_op(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
                                 });
 }
 
-long update_va_mapping(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
+namespace {
+long map_va(Vcpu& vcpu, uint64_t va, uint64_t value, uint64_t flags, domid_t page_owner) {
   perf::add(perf::Counter::mmu_hypercalls);
   writable_page_tables::reattach_all(*vcpu.domain);  // MMU operations see validated tables
-  uint64_t va = args.a[0], value = args.a[1], flags = args.a[2];
   if ((flags & UVMF_FLUSHTYPE_MASK) > UVMF_INVLPG) return -XEN_EINVAL;
   mm::MmuContext context = domain_mmu::context(*vcpu.domain);
+  context.page_owner = page_owner;
   uint64_t table = vcpu.active_table_mfn();
   int rc = mm::update_va_mapping(context, table, va, value);
   domain_mmu::apply_effects(context.effects);
   if (rc) return rc;
   return apply_va_flags(vcpu, va, flags);
+}
+}  // namespace
+
+long update_va_mapping(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
+  return map_va(vcpu, args.a[0], args.a[1], args.a[2], DOMID_SELF);
+}
+
+// As Xen's: the page owner is resolved like mmu_update's foreigndom, and the default XSM
+// policy (xsm_update_va_mapping) asks privilege for any other owner, DOMID_IO included, but
+// only when the new entry is present.
+long update_va_mapping_otherdomain(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
+  mm::PageOwnerResult owner =
+      mm::resolve_page_owner(domain_mmu::context(*vcpu.domain).domain, uint32_t(domid_t(args.a[3])), domain_exists);
+  if (owner.error) return owner.error;
+  bool foreign = owner.owner != DOMID_SELF;
+  bool present = args.a[1] & 1;
+  if (foreign && present && !vcpu.domain->privileged) return -XEN_EPERM;
+  return map_va(vcpu, args.a[0], args.a[1], args.a[2], owner.owner);
 }
 }  // namespace hypercall
