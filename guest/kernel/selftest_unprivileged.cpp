@@ -73,6 +73,14 @@ uint8_t in8(uint16_t port) {
 void io_ports(SelfTest& test) {
   test.check("physdev set_iopl 1 is accepted (virtual IOPL)", set_iopl(1), 0);
   test.check("a port read without I/O permission gives all ones", in8(kCom2Scratch), 0xff);
+  // The string form, emulated element by element: all ones, rcx counted down, rdi advanced.
+  uint8_t buffer[4] = {1, 2, 3, 4};
+  uint64_t left = sizeof(buffer);
+  uint8_t* at = buffer;
+  asm volatile("rep insb" : "+D"(at), "+c"(left) : "d"(uint16_t(kCom2Scratch)) : "memory");
+  test.check("rep insb without I/O permission fills all ones",
+             buffer[0] == 0xff && buffer[1] == 0xff && buffer[2] == 0xff && buffer[3] == 0xff, true);
+  test.check("... with rcx counted down and rdi advanced", left == 0 && at == buffer + sizeof(buffer), true);
   test.check("physdev set_iopl 4 is refused", set_iopl(4), -XEN_EINVAL);
   test.check("physdev set_iopl 0", set_iopl(0), 0);
 }

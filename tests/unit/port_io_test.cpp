@@ -1,5 +1,6 @@
 #include "pv/port_io.h"
 #include <gtest/gtest.h>
+#include <vector>
 
 TEST(PortIo, DecodesEveryInOutForm) {
   const uint8_t out_dx_al[] = {0xee};
@@ -26,12 +27,47 @@ TEST(PortIo, DecodesEveryInOutForm) {
   EXPECT_EQ(a.width, 4u);
 }
 
+TEST(PortIo, DecodesStringForms) {
+  const uint8_t outsb[] = {0x6e};
+  port_io::Access a = port_io::decode(outsb, sizeof(outsb));
+  EXPECT_TRUE(a.valid && a.is_out && a.string && a.port_in_dx && !a.rep);
+  EXPECT_EQ(a.width, 1u);
+  EXPECT_EQ(a.length, 1u);
+
+  const uint8_t rep_outsb[] = {0xf3, 0x6e};
+  a = port_io::decode(rep_outsb, sizeof(rep_outsb));
+  EXPECT_TRUE(a.valid && a.is_out && a.string && a.rep);
+  EXPECT_EQ(a.length, 2u);
+
+  const uint8_t rep_insw[] = {0x66, 0xf3, 0x6d};
+  a = port_io::decode(rep_insw, sizeof(rep_insw));
+  EXPECT_TRUE(a.valid && !a.is_out && a.string && a.rep);
+  EXPECT_EQ(a.width, 2u);
+  EXPECT_EQ(a.length, 3u);
+
+  const uint8_t rep_insd_other_order[] = {0xf3, 0x66, 0x6d};
+  a = port_io::decode(rep_insd_other_order, sizeof(rep_insd_other_order));
+  EXPECT_TRUE(a.valid && a.rep && a.width == 2u);
+
+  const uint8_t outsd[] = {0x6f};
+  a = port_io::decode(outsd, sizeof(outsd));
+  EXPECT_TRUE(a.valid && a.is_out && a.string && a.width == 4u);
+}
+
 TEST(PortIo, RefusesEverythingElse) {
-  const uint8_t outsb[] = {0x6e};         // string form
+  const uint8_t rep_out[] = {0xf3, 0xee};      // rep on a non-string in/out
+  const uint8_t seg_outsb[] = {0x2e, 0x6e};    // segment override
+  const uint8_t addr32_outsb[] = {0x67, 0x6e}; // 32-bit addresses
+  const uint8_t double_rep[] = {0xf3, 0xf3, 0x6e};
+  const uint8_t repne_outsb[] = {0xf2, 0x6e};
+  for (const auto& bytes : {std::vector<uint8_t>(rep_out, rep_out + 2), std::vector<uint8_t>(seg_outsb, seg_outsb + 2),
+                            std::vector<uint8_t>(addr32_outsb, addr32_outsb + 2),
+                            std::vector<uint8_t>(double_rep, double_rep + 3),
+                            std::vector<uint8_t>(repne_outsb, repne_outsb + 2)})
+    EXPECT_FALSE(port_io::decode(bytes.data(), bytes.size()).valid) << int(bytes[0]);
   const uint8_t cli[] = {0xfa};
   const uint8_t truncated[] = {0xe6};     // immediate missing
   const uint8_t prefix_only[] = {0x66};
-  EXPECT_FALSE(port_io::decode(outsb, sizeof(outsb)).valid);
   EXPECT_FALSE(port_io::decode(cli, sizeof(cli)).valid);
   EXPECT_FALSE(port_io::decode(truncated, sizeof(truncated)).valid);
   EXPECT_FALSE(port_io::decode(prefix_only, sizeof(prefix_only)).valid);

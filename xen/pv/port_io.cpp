@@ -5,7 +5,11 @@
 
 namespace port_io {
 namespace {
-constexpr size_t max_bytes = 3;  // 0x66, opcode, imm8
+constexpr size_t max_bytes = 3;  // 0x66, opcode, imm8 (or 0x66, 0xf3, opcode)
+// A rep ins/outs does at most this many elements per trap, then leaves rip on the instruction
+// with rcx, rsi/rdi advanced: the CPU restarts it, and the hypervisor is never held for long.
+constexpr uint64_t max_elements_per_trap = 4096;
+constexpr uint64_t direction_flag = 1u << 10;
 
 // A domain without I/O port permission (every unprivileged one) reads all ones and its
 // writes are dropped, as Xen's guest_io_read/guest_io_write do without ioports_access.
@@ -26,6 +30,30 @@ void write_port(bool permitted, uint16_t port, unsigned width, uint32_t value) {
     default: io::out32(port, value); break;
   }
 }
+// ins/outs, rep or not: one element per iteration between guest memory and the port. False
+// when guest memory is not there (the guest then gets the #GP, with the registers saying how
+// far it got).
+bool emulate_string(Vcpu& vcpu, TrapFrame& frame, const Access& access, bool permitted) {
+  uint16_t port = uint16_t(frame.rdx);
+  uint64_t count = access.rep ? frame.rcx : 1;
+  uint64_t batch = count < max_elements_per_trap ? count : max_elements_per_trap;
+  int64_t step = (frame.rflags & direction_flag) ? -int64_t(access.width) : int64_t(access.width);
+  uint64_t& address = access.is_out ? frame.rsi : frame.rdi;
+  for (uint64_t i = 0; i < batch; ++i) {
+    uint32_t value = 0;
+    if (access.is_out) {
+      if (!guest_memory::copy_from(vcpu, &value, address, access.width)) return false;
+      write_port(permitted, port, access.width, value);
+    } else {
+      value = read_port(permitted, port, access.width);
+      if (!guest_memory::copy_to(vcpu, address, &value, access.width)) return false;
+    }
+    address += uint64_t(step);
+    if (access.rep) --frame.rcx;
+  }
+  if (batch == count) frame.rip += access.length;  // done; otherwise the CPU re-executes it
+  return true;
+}
 }  // namespace
 
 bool emulate(Vcpu& vcpu, TrapFrame& frame) {
@@ -37,6 +65,7 @@ bool emulate(Vcpu& vcpu, TrapFrame& frame) {
     ++available;
   Access access = decode(bytes, available);
   if (!access.valid) return false;
+  if (access.string) return emulate_string(vcpu, frame, access, permitted);
   uint16_t port = access.port_in_dx ? uint16_t(frame.rdx) : access.immediate_port;
   if (access.is_out) {
     write_port(permitted, port, access.width, uint32_t(frame.rax));
