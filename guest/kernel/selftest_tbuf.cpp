@@ -139,6 +139,26 @@ void check_lost_records(SelfTest& test, ::trace::TraceRing& ring) {
   while (ring.pop(record)) {}
 }
 
+// Hypercalls under `mask`: true if any TRC_PV_HYPERCALL_V2 record was written.
+bool hypercalls_recorded_under(::trace::TraceRing& ring, uint32_t mask) {
+  ::trace::RecordFields record;
+  trace_capture::tbuf_op(XEN_SYSCTL_TBUFOP_set_evt_mask, 0, nullptr, mask);
+  while (ring.pop(record)) {}
+  hypercalls(20);
+  bool seen = false;
+  while (ring.pop(record)) seen = seen || record.event == TRC_PV_HYPERCALL_V2;
+  return seen;
+}
+
+// Xen's three mask tests: a common bit, a common class, a common subclass.
+void check_event_mask(SelfTest& test, ::trace::TraceRing& ring) {
+  test.check("hypercalls are recorded under TRC_PV", hypercalls_recorded_under(ring, TRC_PV), true);
+  test.check("... not under TRC_SCHED (another class)", hypercalls_recorded_under(ring, TRC_SCHED), false);
+  test.check("... not under TRC_PV_SUBCALL (another subclass)", hypercalls_recorded_under(ring, TRC_PV_SUBCALL),
+             false);
+  test.check("... and again under TRC_ALL", hypercalls_recorded_under(ring, TRC_ALL), true);
+}
+
 void check_disable(SelfTest& test, ::trace::TraceRing& ring) {
   test.check("disable", trace_capture::tbuf_op(XEN_SYSCTL_TBUFOP_disable, 0), 0);
   ::trace::RecordFields record;
@@ -173,6 +193,7 @@ void selftest_tbuf(SelfTest& test) {
   test.check("enable", trace_capture::tbuf_op(XEN_SYSCTL_TBUFOP_enable, 0), 0);
   check_high_water(test, *ring, bind.port);
   check_lost_records(test, *ring);
+  check_event_mask(test, *ring);
   check_disable(test, *ring);
   evtchn_close_t close{};
   close.port = bind.port;

@@ -197,12 +197,13 @@ void start_if_requested() {
 
 bool active() { return capturing; }
 
-long tbuf_op(uint32_t command, uint32_t size, xen_sysctl_tbuf_op* out) {
+long tbuf_op(uint32_t command, uint32_t size, xen_sysctl_tbuf_op* out, uint32_t evt_mask) {
   xen_sysctl_t request{};
   request.cmd = XEN_SYSCTL_tbuf_op;
   request.interface_version = XEN_SYSCTL_INTERFACE_VERSION;
   request.u.tbuf_op.cmd = command;
   request.u.tbuf_op.size = size;
+  request.u.tbuf_op.evt_mask = evt_mask;
   long rc = arch::hypercall(__HYPERVISOR_sysctl, arch::arg(&request));
   if (out) *out = request.u.tbuf_op;
   return rc;

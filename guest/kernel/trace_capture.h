@@ -12,8 +12,9 @@ struct xen_sysctl_tbuf_op;
 namespace kernel::trace_capture {
 enum class Operation : uint32_t { fork = 1, exec = 2, exit = 3 };
 
-// XEN_SYSCTL_tbuf_op `command` with `size`; the hypervisor's answer in *out if given.
-long tbuf_op(uint32_t command, uint32_t size, xen_sysctl_tbuf_op* out = nullptr);
+// XEN_SYSCTL_tbuf_op `command` with `size` (set_size) or `evt_mask` (set_evt_mask); the
+// hypervisor's answer in *out if given.
+long tbuf_op(uint32_t command, uint32_t size, xen_sysctl_tbuf_op* out = nullptr, uint32_t evt_mask = 0);
 
 extern bool capturing;      // read inline by poll(): long kernel loops call it per entry
 

@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "trace/format/event_mask.h"
 #include "trace/format/events.h"
 #include "trace/format/record_view.h"
 #include "trace/format/ring.h"
@@ -149,4 +150,22 @@ TEST(TraceRing, RejectsTooSmallRings)
     Ring r(16);
     EXPECT_FALSE(r.ring.valid());
     EXPECT_FALSE(r.ring.write(record(events::kTlbFlush, 1, 2), {}));
+}
+
+// Xen's event-mask tests (__trace_var): any common bit, then class, then subclass.
+TEST(TraceEventMask, XensThreeTests)
+{
+    using trace::event_mask_admits;
+    EXPECT_TRUE(event_mask_admits(TRC_ALL, TRC_PV_HYPERCALL_V2));
+    EXPECT_TRUE(event_mask_admits(TRC_ALL, trace::events::kPtwrUnhook)) << "our TRC_GEN subclass 4";
+    EXPECT_TRUE(event_mask_admits(TRC_PV, TRC_PV_HYPERCALL_V2));
+    EXPECT_FALSE(event_mask_admits(TRC_SCHED, TRC_PV_HYPERCALL_V2))
+        << "a common subclass bit (1) is not enough: the class differs";
+    EXPECT_FALSE(event_mask_admits(TRC_PV_SUBCALL, TRC_PV_HYPERCALL_V2)) << "same class, other subclass";
+    EXPECT_TRUE(event_mask_admits(TRC_PV_SUBCALL, TRC_PV_HYPERCALL_SUBCALL));
+    EXPECT_TRUE(event_mask_admits(TRC_SCHED, TRC_SCHED_SWITCH));
+    EXPECT_FALSE(event_mask_admits(TRC_SCHED_MIN, TRC_SCHED_SWITCH)) << "verbose subclass";
+    EXPECT_FALSE(event_mask_admits(0, TRC_PV_HYPERCALL_V2));
+    EXPECT_FALSE(event_mask_admits(TRC_GEN & ~0x4000u, trace::events::kPtwrUnhook))
+        << "TRC_GEN without subclass 4 masks our own events out";
 }

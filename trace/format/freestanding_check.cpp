@@ -2,6 +2,7 @@
 // hypervisor as they are. Never linked into anything.
 #include <stdint.h>
 
+#include "trace/format/event_mask.h"
 #include "trace/format/events.h"
 #include "trace/format/framing.h"
 #include "trace/format/record_view.h"
@@ -13,5 +14,6 @@ extern "C" bool trace_freestanding_check(t_buf* header, void* data, uint32_t byt
     uint32_t extra[3] = {1, 2, 3};
     bool written = ring.write(trace::make_record(trace::events::kPtwrUnhook, tsc, extra, 3), {0, 0});
     trace::RecordFields out;
-    return written && ring.pop(out) && trace::RecordView(extra).event() != 0;
+    return written && ring.pop(out) && trace::RecordView(extra).event() != 0 &&
+           trace::event_mask_admits(TRC_ALL, out.event);
 }

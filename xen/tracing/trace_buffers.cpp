@@ -9,6 +9,7 @@
 #include "console/console.h"
 #include "memory/machine.h"
 #include "time/clock.h"
+#include "trace/format/event_mask.h"
 #include "trace/format/events.h"
 #include "trace/format/ring.h"
 
@@ -120,8 +121,7 @@ void set_cpu_mask(uint64_t mask) {
 Info info() { return Info{allocated ? t_info_mfn : 0, allocated ? uint32_t(page) : 0, event_mask}; }
 
 void record(uint32_t event, const uint32_t* extra, unsigned count) {
-  // Xen's mask test: the event's class bits must be in the mask.
-  if (!ring || ((event >> TRC_CLS_SHIFT) & (event_mask >> TRC_CLS_SHIFT)) == 0) return;
+  if (!ring || !trace::event_mask_admits(event_mask, event)) return;
   trace::RecordFields fields;
   fields.event = event;
   fields.has_tsc = true;
