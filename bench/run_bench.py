@@ -413,10 +413,17 @@ def metadata(runs, deterministic, scale, started):
     }
 
 
+def _figure(name, value):
+    """A per-operation figure as the tables print it: ns per PTE write whole, us to 0.1."""
+    if value is None:
+        return "-"
+    return f"{value:.0f}" if name == "pte_write" else f"{value:.1f}"
+
+
 def _cell(run, name):
     result = run.parsed.results.get(name)
     if result is not None and result.status == "ok":
-        return f"{_per_op(result):.1f}" if name != "pte_write" else f"{_per_op(result):.0f}"
+        return _figure(name, _per_op(result))
     if result is not None and result.status == "unavailable":
         return "n/a"
     if not run.ok and (result is None or result.status in ("missing", "failed")):
@@ -503,16 +510,11 @@ def tracing_rows(runs):
     rows = [header + ["unit"]]
     cost = {(row["mode"], row["benchmark"]): row for row in tracing_cost(runs)}
 
-    def figure(value, name):
-        if value is None:
-            return "-"
-        return f"{value:.0f}" if name == "pte_write" else f"{value:.1f}"
-
     for name, label, unit in BENCHMARKS:
         row = [label]
         for traced, _ in pairs:
             c = cost[(traced.mode.name, name)]
-            row += [figure(c["trace_points_off"], name), figure(c["compiled_out"], name),
+            row += [_figure(name, c["trace_points_off"]), _figure(name, c["compiled_out"]),
                     "-" if c["delta_percent"] is None else f"{c['delta_percent']:+.2f}%"]
         rows.append(row + [unit])
     return rows

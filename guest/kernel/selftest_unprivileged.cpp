@@ -18,10 +18,12 @@
 #include <xen/sysctl.h>
 
 #include "arch/hypercall.h"
+#include "arch/io_port.h"
 #include "arch/xen.h"
 #include "kernel/boot_info.h"
 #include "kernel/physical_memory.h"
 #include "kernel/selftest.h"
+#include "kernel/trace_capture.h"
 
 namespace kernel {
 namespace {
@@ -29,14 +31,6 @@ constexpr uint64_t kReadOnly = PageTableEntry::kPresent | PageTableEntry::kAcces
 constexpr uint16_t kCom2Scratch = 0x2ff;  // COM2's scratch register: dom0's trace port
 
 long sysctl(xen_sysctl_t& request) { return arch::hypercall(__HYPERVISOR_sysctl, arch::arg(&request)); }
-
-long tbuf_op(uint32_t command) {
-  xen_sysctl_t request{};
-  request.cmd = XEN_SYSCTL_tbuf_op;
-  request.interface_version = XEN_SYSCTL_INTERFACE_VERSION;
-  request.u.tbuf_op.cmd = command;
-  return sysctl(request);
-}
 
 long perfc_query() {
   xen_sysctl_t request{};
@@ -49,8 +43,9 @@ long perfc_query() {
 void control_operations(SelfTest& test) {
   test.check("start_info says unprivileged",
              static_cast<long>(boot_info.start_info->flags & (SIF_PRIVILEGED | SIF_INITDOMAIN)), 0);
-  test.check("sysctl tbuf_op get_info is refused", tbuf_op(XEN_SYSCTL_TBUFOP_get_info), -XEN_EPERM);
-  test.check("sysctl tbuf_op enable is refused", tbuf_op(XEN_SYSCTL_TBUFOP_enable), -XEN_EPERM);
+  test.check("sysctl tbuf_op get_info is refused", trace_capture::tbuf_op(XEN_SYSCTL_TBUFOP_get_info, 0),
+             -XEN_EPERM);
+  test.check("sysctl tbuf_op enable is refused", trace_capture::tbuf_op(XEN_SYSCTL_TBUFOP_enable, 0), -XEN_EPERM);
   test.check("sysctl perfc_op query is refused", perfc_query(), -XEN_EPERM);
   xen_sysctl_t stale{};
   stale.cmd = XEN_SYSCTL_tbuf_op;
@@ -64,15 +59,10 @@ long set_iopl(uint32_t iopl) {
   return arch::hypercall(__HYPERVISOR_physdev_op, PHYSDEVOP_set_iopl, arch::arg(&request));
 }
 
-uint8_t in8(uint16_t port) {
-  uint8_t value;
-  asm volatile("inb %1, %0" : "=a"(value) : "Nd"(port));
-  return value;
-}
 
 void io_ports(SelfTest& test) {
   test.check("physdev set_iopl 1 is accepted (virtual IOPL)", set_iopl(1), 0);
-  test.check("a port read without I/O permission gives all ones", in8(kCom2Scratch), 0xff);
+  test.check("a port read without I/O permission gives all ones", arch::in8(kCom2Scratch), 0xff);
   // The string form, emulated element by element: all ones, rcx counted down, rdi advanced.
   uint8_t buffer[4] = {1, 2, 3, 4};
   uint64_t left = sizeof(buffer);

@@ -5,12 +5,6 @@
 namespace kernel {
 namespace {
 
-inline uint64_t read_tsc() {
-  uint32_t low, high;
-  asm volatile("rdtsc" : "=a"(low), "=d"(high));
-  return uint64_t{high} << 32 | low;
-}
-
 inline void compiler_barrier() { asm volatile("" ::: "memory"); }
 
 uint64_t scale_delta(uint64_t delta, uint32_t multiplier, int8_t shift) {

@@ -5,6 +5,13 @@
 
 namespace kernel {
 
+// The TSC, which the hypervisor also stamps its trace records with.
+inline uint64_t read_tsc() {
+  uint32_t low, high;
+  asm volatile("rdtsc" : "=a"(low), "=d"(high));
+  return uint64_t{high} << 32 | low;
+}
+
 uint64_t system_time_ns();
 // Unix time now, in nanoseconds.
 uint64_t wallclock_ns();

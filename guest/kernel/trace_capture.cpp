@@ -9,12 +9,14 @@
 #include "kernel/trace_capture.h"
 
 #include "arch/hypercall.h"
+#include "arch/io_port.h"
 #include "kernel/boot_info.h"
 #include "kernel/console.h"
 #include "kernel/direct_map.h"
 #include "kernel/events.h"
 #include "kernel/physical_memory.h"
 #include "kernel/pvhv.h"
+#include "kernel/time.h"
 #include "lib/cmdline.h"
 #include "trace/format/encoder.h"
 #include "trace/format/events.h"
@@ -41,20 +43,14 @@ uint8_t chunk[kChunk];
 bool draining = false;  // the VIRQ_TBUF handler may find a drain under way
 uint64_t high_water_events = 0;
 
-inline void out8(uint16_t port, uint8_t value) { asm volatile("outb %0, %1" ::"a"(value), "Nd"(port)); }
-inline uint8_t in8(uint16_t port) {
-  uint8_t value;
-  asm volatile("inb %1, %0" : "=a"(value) : "Nd"(port));
-  return value;
-}
 
 void serial_init() {
-  out8(kCom2 + 1, 0);
-  out8(kCom2 + 3, 0x80);  // divisor latch: 115200 baud
-  out8(kCom2 + 0, 1);
-  out8(kCom2 + 1, 0);
-  out8(kCom2 + 3, 0x03);  // 8n1
-  out8(kCom2 + 2, 0xc7);
+  arch::out8(kCom2 + 1, 0);
+  arch::out8(kCom2 + 3, 0x80);  // divisor latch: 115200 baud
+  arch::out8(kCom2 + 0, 1);
+  arch::out8(kCom2 + 1, 0);
+  arch::out8(kCom2 + 3, 0x03);  // 8n1
+  arch::out8(kCom2 + 2, 0xc7);
 }
 
 // Once the transmitter is empty (LSR.THRE) the 16550's FIFO takes 16 bytes: one rep outsb
@@ -63,7 +59,7 @@ constexpr size_t kTransmitFifo = 16;
 
 void send_bytes(const uint8_t* data, size_t length) {
   while (length > 0) {
-    while (!(in8(kCom2 + 5) & 0x20)) {}
+    while (!(arch::in8(kCom2 + 5) & 0x20)) {}
     size_t burst = length < kTransmitFifo ? length : kTransmitFifo;
     size_t left = burst;
     asm volatile("rep outsb" : "+S"(data), "+c"(left) : "d"(kCom2) : "memory");
@@ -116,12 +112,6 @@ void report_counters(const char* when) {
           counters.unhooks, counters.rehooks, high_water_events);
 }
 
-uint64_t read_tsc() {
-  uint32_t low, high;
-  asm volatile("rdtsc" : "=a"(low), "=d"(high));
-  return (uint64_t(high) << 32) | low;  // the same TSC the hypervisor stamps with
-}
-
 // One of our records, sent after everything drained so far, so the stream stays in order.
 void send_record(const ::trace::RecordFields& record) {
   uint32_t words[16];
@@ -151,15 +141,8 @@ void drain_and_record() {
   uint64_t start = read_tsc();
   uint32_t bytes = drain();
   if (bytes == 0) return;
-  ::trace::RecordFields record;
-  record.event = ::trace::events::kCaptureDrain;
-  record.has_tsc = true;
-  record.tsc = read_tsc();
-  record.extra_count = 3;
-  record.extra[0] = uint32_t(start);
-  record.extra[1] = uint32_t(start >> 32);
-  record.extra[2] = bytes;
-  send_record(record);
+  const uint32_t extra[3] = {uint32_t(start), uint32_t(start >> 32), bytes};
+  send_record(::trace::make_record(::trace::events::kCaptureDrain, read_tsc(), extra, 3));
 }
 
 // VIRQ_TBUF: the hypervisor says the buffer is half full (it is how Xen wakes xentrace). The
@@ -195,8 +178,6 @@ void start_if_requested() {
   print("trace: capturing %u pages of trace buffer to COM2\n", kBufferPages);
 }
 
-bool active() { return capturing; }
-
 long tbuf_op(uint32_t command, uint32_t size, xen_sysctl_tbuf_op* out, uint32_t evt_mask) {
   xen_sysctl_t request{};
   request.cmd = XEN_SYSCTL_tbuf_op;
@@ -218,13 +199,9 @@ void mark(Operation operation, uint32_t id, bool begin) {
   // The marker is stamped when the operation really starts or ends, but sent after the
   // records before it, so the stream stays in order; the drain itself (port I/O) makes none.
   if (begin) drain();
-  ::trace::RecordFields record;
-  record.event = begin ? ::trace::events::kOperationBegin : ::trace::events::kOperationEnd;
-  record.has_tsc = true;
-  record.tsc = read_tsc();
-  record.extra_count = 2;
-  record.extra[0] = uint32_t(operation);
-  record.extra[1] = id;
+  const uint32_t extra[2] = {uint32_t(operation), id};
+  ::trace::RecordFields record = ::trace::make_record(
+      begin ? ::trace::events::kOperationBegin : ::trace::events::kOperationEnd, read_tsc(), extra, 2);
   if (!begin) drain();
   send_record(record);
 }

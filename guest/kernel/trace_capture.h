@@ -19,7 +19,6 @@ long tbuf_op(uint32_t command, uint32_t size, xen_sysctl_tbuf_op* out = nullptr,
 extern bool capturing;      // read inline by poll(): long kernel loops call it per entry
 
 void start_if_requested();  // at boot, after the direct map exists
-bool active();
 void drain_if_filling();
 // Drains when the buffer is getting full. Called at every exit from the kernel and inside
 // loops that make many records; costs a load and a branch while not capturing.

@@ -4,7 +4,6 @@
 #include <map>
 #include <memory>
 
-#include "trace/analyze/work_clock.h"
 #include "trace/format/events.h"
 #include "trace/parse/event_catalog.h"
 
@@ -152,10 +151,10 @@ private:
 
 } // namespace
 
-ForkStories collect_forks(const TraceFile& file, const std::vector<Step>& steps, size_t limit)
+ForkStories collect_forks(const TraceFile& file, const std::vector<Step>& steps, const WorkClock& clock,
+                          size_t limit)
 {
     ForkStories out;
-    WorkClock clock(file);
     std::map<uint32_t, std::pair<ForkStory, int>> open;
     std::map<uint32_t, std::unique_ptr<StoryBuilder>> builders;
     auto close = [&](uint32_t cpu, bool complete) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "trace/analyze/record_order.h"
+#include "trace/analyze/work_clock.h"
 
 namespace trace {
 
@@ -54,6 +55,7 @@ struct ForkStories {
     size_t markers = 0;
 };
 
-ForkStories collect_forks(const TraceFile& file, const std::vector<Step>& steps, size_t limit = 100000);
+ForkStories collect_forks(const TraceFile& file, const std::vector<Step>& steps, const WorkClock& clock,
+                          size_t limit = 100000);
 
 } // namespace trace

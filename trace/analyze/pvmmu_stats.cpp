@@ -1,6 +1,5 @@
 #include "trace/analyze/pvmmu_stats.h"
 
-#include "trace/analyze/work_clock.h"
 #include "trace/format/events.h"
 #include "trace/format/framing.h"
 
@@ -108,10 +107,9 @@ void count_other(PvmmuStats& s, const ParsedRecord& r)
 
 } // namespace
 
-PvmmuStats compute_pvmmu_stats(const TraceFile& file, const std::vector<Step>& steps)
+PvmmuStats compute_pvmmu_stats(const TraceFile& file, const std::vector<Step>& steps, const WorkClock& clock)
 {
     PvmmuStats s;
-    WorkClock clock(file);
     Pairing pairing(s, clock);
     for (const Step& step : steps) {
         if (step.lost_end)

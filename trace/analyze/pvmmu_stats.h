@@ -10,6 +10,7 @@
 
 #include "trace/analyze/cycle_summary.h"
 #include "trace/analyze/record_order.h"
+#include "trace/analyze/work_clock.h"
 
 namespace trace {
 
@@ -33,7 +34,7 @@ struct PvmmuStats {
     uint64_t cycles() const { return last_tsc - first_tsc; }
 };
 
-PvmmuStats compute_pvmmu_stats(const TraceFile& file, const std::vector<Step>& steps);
+PvmmuStats compute_pvmmu_stats(const TraceFile& file, const std::vector<Step>& steps, const WorkClock& clock);
 
 const char* flush_scope_name(uint32_t scope);
 const char* flush_reason_name(uint32_t reason);

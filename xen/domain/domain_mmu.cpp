@@ -13,10 +13,13 @@ namespace {
 constexpr uint32_t flush_scope_local = 0, flush_scope_all = 1;
 constexpr uint32_t flush_reason_base_pointer = 4, flush_reason_type_change = 5;
 }  // namespace
+mm::DomainIdentity identity(const Domain& domain) {
+  return mm::DomainIdentity{domain.id, domain.privileged, bool(domain.vm_assist & (1UL << VMASST_TYPE_m2p_strict))};
+}
+
 mm::MmuContext context(const Domain& domain) {
-  mm::DomainIdentity identity{domain.id, domain.privileged,
-                              bool(domain.vm_assist & (1UL << VMASST_TYPE_m2p_strict))};
-  return mm::MmuContext{boot_memory::frame_table(), identity, boot_memory::hypervisor_slots(), boot_memory::m2p()};
+  return mm::MmuContext{boot_memory::frame_table(), identity(domain), boot_memory::hypervisor_slots(),
+                        boot_memory::m2p()};
 }
 
 // The record of what apply_effects does, written before it does it: then nothing has to be

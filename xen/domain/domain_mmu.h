@@ -6,6 +6,7 @@
 struct Domain;
 
 namespace domain_mmu {
+mm::DomainIdentity identity(const Domain& domain);  // who the MMU rules act for
 mm::MmuContext context(const Domain& domain);
 // Why a flush was asked for, as recorded in TLB_FLUSH trace records (trace/EVENTS.md).
 enum class FlushReason : uint32_t { unhook = 1, rehook = 2, guest_request = 3 };

@@ -19,17 +19,18 @@ namespace hypercall {
 namespace {
 bool domain_exists(domid_t id) { return domains::find(id) != nullptr; }
 
-// The `foreigndom` argument, resolved as Xen does (get_pg_owner, then its default XSM
-// policy): naming oneself or a domain that does not exist is -ESRCH; naming DOMID_XEN or
-// another domain is -EPERM for an unprivileged caller (on its first request, so an empty
+// The page owner a hypercall names (Xen's get_pg_owner): naming oneself or a domain that does
+// not exist is -ESRCH. Who may name whom is each hypercall's own XSM check.
+mm::PageOwnerResult named_owner(const Vcpu& vcpu, uint32_t foreigndom) {
+  if (foreigndom == DOMID_SELF) return mm::PageOwnerResult{};  // nearly every call
+  return mm::resolve_page_owner(domain_mmu::identity(*vcpu.domain), foreigndom, domain_exists);
+}
+
+// mmu_update's and mmuext_op's `foreigndom`, with Xen's default XSM policy: naming DOMID_XEN
+// or another domain is -EPERM for an unprivileged caller, on its first request (so an empty
 // batch succeeds). Returns 0 and the page owner, or the error.
 long page_owner(const Vcpu& vcpu, uint64_t foreigndom, uint64_t count, domid_t& owner) {
-  if (uint32_t(foreigndom) == DOMID_SELF) {  // nearly every call: nothing to resolve
-    owner = DOMID_SELF;
-    return 0;
-  }
-  mm::PageOwnerResult result =
-      mm::resolve_page_owner(domain_mmu::context(*vcpu.domain).domain, uint32_t(foreigndom), domain_exists);
+  mm::PageOwnerResult result = named_owner(vcpu, uint32_t(foreigndom));
   if (result.error) return result.error;
   if (result.needs_privilege && !vcpu.domain->privileged && count != 0) return -XEN_EPERM;
   owner = result.owner;
@@ -124,8 +125,7 @@ long update_va_mapping(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
 // policy (xsm_update_va_mapping) asks privilege for any other owner, DOMID_IO included, but
 // only when the new entry is present.
 long update_va_mapping_otherdomain(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
-  mm::PageOwnerResult owner =
-      mm::resolve_page_owner(domain_mmu::context(*vcpu.domain).domain, uint32_t(domid_t(args.a[3])), domain_exists);
+  mm::PageOwnerResult owner = named_owner(vcpu, domid_t(args.a[3]));
   if (owner.error) return owner.error;
   bool foreign = owner.owner != DOMID_SELF;
   bool present = args.a[1] & 1;

@@ -30,6 +30,7 @@ void write_port(bool permitted, uint16_t port, unsigned width, uint32_t value) {
     default: io::out32(port, value); break;
   }
 }
+
 // ins/outs, rep or not: one element per iteration between guest memory and the port. False
 // when guest memory is not there (the guest then gets the #GP, with the registers saying how
 // far it got).
