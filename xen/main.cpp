@@ -3,6 +3,7 @@
 #include "arch/x86/apic/local_apic.h"
 #include "arch/x86/cpu/cpu_tables.h"
 #include "arch/x86/cpu/fpu.h"
+#include "arch/x86/cpu/stacks.h"
 #include "arch/x86/layout.h"
 #include "arch/x86/power.h"
 #include "boot/command_line.h"
@@ -93,6 +94,7 @@ extern "C" [[noreturn]] void start_xen(uint32_t magic, uint32_t info_physical) {
   fpu::init();
   if (options.selftest == boot::HypervisorSelftest::hypervisor_fault) hypervisor_fault_selftest();
   if (!boot_memory::init(info)) boot_failure("memory initialisation");
+  if (!stacks::guard([] { return boot_memory::allocate_frame(DOMID_XEN); })) boot_failure("hypervisor stacks");
   system_clock::calibrate();
   legacy_pic::disable();
   local_apic::init();

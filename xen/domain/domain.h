@@ -26,7 +26,7 @@ struct Vcpu {
   mm::VcpuBasePointers bases;   // L4s of kernel and user mode (user 0 = none), with refs
   uint64_t kernel_ss = 0, kernel_sp = 0;  // from stack_switch: where bounces from user land
   trap_info_t trap_table[256]{};
-  uint64_t event_callback = 0, failsafe_callback = 0, syscall_callback = 0;
+  uint64_t event_callback = 0, failsafe_callback = 0, syscall_callback = 0, syscall32_callback = 0;
   bool syscall_disables_events = false;
   uint64_t fs_base = 0, gs_base_kernel = 0, gs_base_user = 0;
   bool fpu_switched_out = false;  // guest asked CR0.TS set (fpu_taskswitch)

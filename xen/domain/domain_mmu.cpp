@@ -17,9 +17,25 @@ mm::DomainIdentity identity(const Domain& domain) {
   return mm::DomainIdentity{domain.id, domain.privileged, bool(domain.vm_assist & (1UL << VMASST_TYPE_m2p_strict))};
 }
 
+namespace detail {
+bool type_change_flush_pending = false;
+
+void flush_for_type_change() {
+  cpu::flush_tlb_local();
+  perf::add(perf::Counter::tlb_flushes);
+  type_change_flush_pending = false;
+}
+}  // namespace detail
+
+namespace {
+void note_type_change(void*, uint64_t, mm::PageType, mm::PageType) { detail::type_change_flush_pending = true; }
+}  // namespace
+
 mm::MmuContext context(const Domain& domain) {
-  return mm::MmuContext{boot_memory::frame_table(), identity(domain), boot_memory::hypervisor_slots(),
-                        boot_memory::m2p()};
+  mm::MmuContext context{boot_memory::frame_table(), identity(domain), boot_memory::hypervisor_slots(),
+                         boot_memory::m2p()};
+  context.type_change = mm::TypeChangeHook{note_type_change, nullptr};
+  return context;
 }
 
 // The record of what apply_effects does, written before it does it: then nothing has to be
@@ -42,11 +58,13 @@ void apply_effects(const mm::MmuEffects& effects, FlushReason reason) {
   if (trace_points::on()) [[unlikely]] trace_effects(effects, reason);
   Vcpu* vcpu = domains::current();
   if (effects.load_kernel_base || effects.user_base_changed) {
-    if (vcpu) pv::load_guest_page_table(*vcpu);
+    if (vcpu) pv::load_guest_page_table(*vcpu);  // a CR3 load: flushes all but global entries (PGE is off)
     perf::add(perf::Counter::tlb_flushes);
+    if (vcpu) detail::type_change_flush_pending = false;
   } else if (effects.flush_domain_tlbs || effects.flush_local_tlb || effects.flush_all_vcpu_tlbs) {
     cpu::flush_tlb_local();
     perf::add(perf::Counter::tlb_flushes);
+    detail::type_change_flush_pending = false;
   } else if (effects.invalidate_page_local || effects.invalidate_page_all_vcpus) {
     cpu::invlpg(effects.invalidate_address);
     perf::add(perf::Counter::tlb_invlpgs);

@@ -2,15 +2,11 @@
 // them for a result of a given width. Bits the SDM leaves undefined are left as they were.
 #pragma once
 #include <stdint.h>
+#include "arch/x86/cpu/rflags.h"
 
 namespace emulate::rflags {
 
-inline constexpr uint64_t carry = uint64_t{1} << 0;
-inline constexpr uint64_t parity = uint64_t{1} << 2;
-inline constexpr uint64_t adjust = uint64_t{1} << 4;
-inline constexpr uint64_t zero = uint64_t{1} << 6;
-inline constexpr uint64_t sign = uint64_t{1} << 7;
-inline constexpr uint64_t overflow = uint64_t{1} << 11;
+using namespace ::rflags;
 inline constexpr uint64_t arithmetic = carry | parity | adjust | zero | sign | overflow;
 
 // AND, OR, XOR: CF = OF = 0; SF, ZF, PF from the result; AF undefined (kept).

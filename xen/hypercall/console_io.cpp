@@ -35,14 +35,21 @@ void write(Domain& domain, const char* text, uint64_t length) {
 }  // namespace
 
 // CONSOLEIO_write copies the guest's text out in chunks; a bad buffer is -EFAULT (and whatever
-// was readable before the bad page has been printed, as on Xen). There is no console input.
-long console_io(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
-  uint64_t command = args.a[0], count = args.a[1], buffer = args.a[2];
+// was readable before the bad page has been printed, as on Xen). The count is 32 bits, as
+// Xen's, and the copy preemptible between chunks. There is no console input.
+long console_io(Vcpu& vcpu, TrapFrame&, Arguments& args) {
+  uint64_t command = args.a[0], buffer = args.a[2];
+  uint32_t count = uint32_t(args.a[1]);
   switch (command) {
     case CONSOLEIO_write: {
       char chunk[128];
-      for (uint64_t done = 0; done < count;) {
-        uint64_t n = count - done < sizeof(chunk) ? count - done : sizeof(chunk);
+      for (uint32_t done = 0; done < count;) {
+        if (done && preemption_requested()) {
+          args.a[1] = count - done;
+          args.a[2] = buffer + done;
+          return restart;
+        }
+        uint32_t n = count - done < sizeof(chunk) ? count - done : uint32_t(sizeof(chunk));
         if (!guest_memory::copy_from(vcpu, chunk, buffer + done, n)) return -XEN_EFAULT;
         write(*vcpu.domain, chunk, n);
         done += n;

@@ -6,6 +6,7 @@
 #include <xen/xen.h>
 #include "arch/x86/cpu/fpu.h"
 #include "arch/x86/cpu/registers.h"
+#include "arch/x86/cpu/rflags.h"
 #include "domain/domain.h"
 #include "hypercall/dispatch.h"
 #include "pv/bounce.h"
@@ -13,8 +14,6 @@
 
 namespace hypercall {
 namespace {
-constexpr uint64_t flag_if = 1u << 9, flag_iopl = 3u << 12, flag_vm = 1u << 17, flag_reserved1 = 1u << 1;
-constexpr uint64_t flags_all = 0x3f7fd5;  // the architecturally defined RFLAGS bits
 
 bool canonical(uint64_t va) {
   uint64_t top = va >> 47;
@@ -30,18 +29,26 @@ long register_callback(Vcpu& vcpu, const callback_register& cb) {
       vcpu.syscall_callback = cb.address;
       vcpu.syscall_disables_events = cb.flags & CALLBACKF_mask_events;
       return 0;
+    case CALLBACKTYPE_syscall32:  // a 32-bit user process's syscall (see pv::handle_syscall)
+      vcpu.syscall32_callback = cb.address;
+      return 0;
     default: return -XEN_ENOSYS;
   }
 }
 }  // namespace
 
-long set_trap_table(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
+// Entries until one with address 0, as Xen's do_set_trap_table; preemptible between entries.
+long set_trap_table(Vcpu& vcpu, TrapFrame&, Arguments& args) {
   uint64_t list = args.a[0];
   if (!list) {
     for (auto& trap : vcpu.trap_table) trap = trap_info_t{};
     return 0;
   }
-  for (;; list += sizeof(trap_info_t)) {
+  for (bool first = true;; list += sizeof(trap_info_t), first = false) {
+    if (!first && preemption_requested()) {
+      args.a[0] = list;
+      return restart;
+    }
     trap_info_t trap;
     if (!guest_memory::read(vcpu, list, trap)) return -XEN_EFAULT;
     if (trap.address == 0) return 0;
@@ -50,13 +57,13 @@ long set_trap_table(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
   }
 }
 
-long stack_switch(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
+long stack_switch(Vcpu& vcpu, TrapFrame&, Arguments& args) {
   vcpu.kernel_ss = args.a[0];
   vcpu.kernel_sp = args.a[1];
   return 0;
 }
 
-long set_callbacks(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
+long set_callbacks(Vcpu& vcpu, TrapFrame&, Arguments& args) {
   for (uint64_t address : args.a)
     if (!canonical(address)) return -XEN_EINVAL;
   vcpu.event_callback = args.a[0];
@@ -65,7 +72,7 @@ long set_callbacks(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
   return 0;
 }
 
-long callback_op(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
+long callback_op(Vcpu& vcpu, TrapFrame&, Arguments& args) {
   switch (args.a[0]) {
     case CALLBACKOP_register: {
       callback_register cb;
@@ -81,13 +88,13 @@ long callback_op(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
   }
 }
 
-long fpu_taskswitch(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
+long fpu_taskswitch(Vcpu& vcpu, TrapFrame&, Arguments& args) {
   vcpu.fpu_switched_out = args.a[0] != 0;
   fpu::set_task_switched(vcpu.fpu_switched_out);
   return 0;
 }
 
-long set_segment_base(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
+long set_segment_base(Vcpu& vcpu, TrapFrame&, Arguments& args) {
   uint64_t base = args.a[1];
   switch (args.a[0]) {
     case SEGBASE_FS:
@@ -112,8 +119,10 @@ long set_segment_base(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
   }
 }
 
-// Returns from a bounce frame: the guest stack holds Xen's struct iret_context.
-long iret(Vcpu& vcpu, TrapFrame& frame, const Arguments&) {
+// Returns from a bounce frame: the guest stack holds Xen's struct iret_context. Its selectors
+// and rip are taken as they are (only RPL 3 forced), as Xen's do_iret takes them: a frame the
+// CPU refuses faults on the return path's iretq, and that fault is the guest's (pv::exit_fault).
+long iret(Vcpu& vcpu, TrapFrame& frame, Arguments&) {
   iret_context context;
   if (!guest_memory::read(vcpu, frame.rsp, context)) {
     domains::crash(*vcpu.domain, "fault while reading the iret context from the guest stack");
@@ -128,14 +137,15 @@ long iret(Vcpu& vcpu, TrapFrame& frame, const Arguments&) {
   }
   frame.rip = context.rip;
   frame.cs = context.cs | 3;
-  frame.rflags = (context.rflags & flags_all & ~(flag_iopl | flag_vm)) | flag_if | flag_reserved1;
+  frame.rflags = (context.rflags & rflags::defined & ~(rflags::iopl | rflags::virtual_8086)) | rflags::interrupt |
+                 rflags::reserved_one;
   frame.rsp = context.rsp;
   frame.ss = context.ss | 3;
   if (!(context.flags & VGCF_in_syscall)) {
     frame.r11 = context.r11;
     frame.rcx = context.rcx;
   }
-  vcpu.info()->evtchn_upcall_mask = !(context.rflags & flag_if);
+  vcpu.info()->evtchn_upcall_mask = !(context.rflags & rflags::interrupt);
   return long(context.rax);
 }
 }  // namespace hypercall

@@ -2,6 +2,7 @@
 #include "mm/xen_abi.h"
 #include <xen/errno.h>
 #include <xen/xen.h>
+#include "arch/x86/apic/local_apic.h"
 #include "domain/domain.h"
 #include "hypervisor/summary.h"
 #include "pv/guest_memory.h"
@@ -43,36 +44,84 @@ constexpr auto handlers = make_table();
 
 namespace {
 // Inlined into both callers (dispatch and multicall): every hypercall goes through here, and the trace point's
-// out-of-line path would otherwise tip the compiler into a call and a frame of its own.
-[[gnu::always_inline]] inline long call_handler(Vcpu& vcpu, TrapFrame& frame, unsigned number,
-                                                const Arguments& args) {
-  trace::event(trace::events::kPvHypercallV2, number);  // op only; first, while `number` is in a register
+// out-of-line path would otherwise tip the compiler into a call and a frame of its own. The
+// number is compared whole: rax = 0x1_0000_0011 is not xen_version, it is -ENOSYS.
+[[gnu::always_inline]] inline long call_handler(Vcpu& vcpu, TrapFrame& frame, uint64_t number, Arguments& args) {
+  trace::event(trace::events::kPvHypercallV2, uint32_t(number));  // op only; first, while `number` is in a register
   summary::count_hypercall(number);
   if (number >= table_size || !handlers.h[number]) return -XEN_ENOSYS;
   return handlers.h[number](vcpu, frame, args);
 }
-}  // namespace
 
-void dispatch(Vcpu& vcpu, TrapFrame& frame) {
-  Arguments args{{frame.rdi, frame.rsi, frame.rdx, frame.r10, frame.r8}};
-  frame.rax = uint64_t(call_handler(vcpu, frame, unsigned(frame.rax), args));
+// The guest re-executes its syscall (2 bytes before the rip it returns to) with the rewritten
+// arguments; rax still holds the hypercall number.
+void continue_later(TrapFrame& frame, const Arguments& args) {
+  frame.rdi = args.a[0];
+  frame.rsi = args.a[1];
+  frame.rdx = args.a[2];
+  frame.r10 = args.a[3];
+  frame.r8 = args.a[4];
+  frame.rip -= 2;
 }
 
-// Each entry runs as its own hypercall; results are written back into the guest's array.
-// iret and nested multicalls make no sense inside a batch and are refused per entry.
-long multicall(Vcpu& vcpu, TrapFrame& frame, const Arguments& args) {
-  uint64_t list = args.a[0];
-  uint64_t count = args.a[1];
-  for (uint64_t i = 0; i < count; ++i) {
+// Xen's mc_state flag: a multicall inside a multicall is -EINVAL, so nothing recurses on the
+// hypervisor stack however the guest builds its lists. One vCPU is inside the hypervisor at
+// a time (there is no preemption within it), so one flag serves them all.
+bool in_multicall = false;
+
+long run_calls(Vcpu& vcpu, TrapFrame& frame, Arguments& args) {
+  const uint64_t list = args.a[0];
+  const uint32_t count = uint32_t(args.a[1]);  // Xen's nr_calls is 32 bits
+  for (uint32_t i = 0; i < count; ++i) {
+    const uint64_t address = list + uint64_t(i) * sizeof(multicall_entry_t);
+    if (i && preemption_requested()) {
+      args.a[0] = address;
+      args.a[1] = count - i;
+      return restart;
+    }
     multicall_entry_t entry;
-    uint64_t address = list + i * sizeof(entry);
     if (!guest_memory::read(vcpu, address, entry)) return -XEN_EFAULT;
     Arguments inner{{entry.args[0], entry.args[1], entry.args[2], entry.args[3], entry.args[4]}};
-    bool refused = entry.op == __HYPERVISOR_iret || entry.op == __HYPERVISOR_multicall;
-    entry.result = refused ? xen_ulong_t(-XEN_EINVAL) : xen_ulong_t(call_handler(vcpu, frame, unsigned(entry.op), inner));
-    if (!guest_memory::write(vcpu, address + offsetof(multicall_entry_t, result), entry.result)) return -XEN_EFAULT;
+    long result = call_handler(vcpu, frame, entry.op, inner);
+    if (result == restart) {
+      // The call stopped part way: its continuation goes back into the list, and the
+      // multicall itself continues at this entry.
+      for (unsigned a = 0; a < 5; ++a) entry.args[a] = inner.a[a];
+      if (!guest_memory::write(vcpu, address, entry)) return -XEN_EFAULT;
+      args.a[0] = address;
+      args.a[1] = count - i;
+      return restart;
+    }
+    entry.result = xen_ulong_t(result);
+    bool written = guest_memory::write(vcpu, address + offsetof(multicall_entry_t, result), entry.result);
+    // As Xen: an iret ends the batch (it changed where the guest resumes) and the multicall
+    // returns what it returns; storing its result is best effort (the guest may be in user mode now).
+    if (entry.op == __HYPERVISOR_iret) return result;
+    if (!written) return -XEN_EFAULT;
     if (!vcpu.domain->alive()) break;
   }
   return 0;
+}
+}  // namespace
+
+bool preemption_requested() { return local_apic::timer_interrupt_pending(); }
+
+void dispatch(Vcpu& vcpu, TrapFrame& frame) {
+  Arguments args{{frame.rdi, frame.rsi, frame.rdx, frame.r10, frame.r8}};
+  long result = call_handler(vcpu, frame, frame.rax, args);
+  if (result == restart) [[unlikely]] {
+    continue_later(frame, args);
+    return;
+  }
+  frame.rax = uint64_t(result);
+}
+
+// Each entry runs as its own hypercall; results are written back into the guest's array.
+long multicall(Vcpu& vcpu, TrapFrame& frame, Arguments& args) {
+  if (in_multicall) return -XEN_EINVAL;
+  in_multicall = true;
+  long result = run_calls(vcpu, frame, args);
+  in_multicall = false;
+  return result;
 }
 }  // namespace hypercall

@@ -1,5 +1,12 @@
 // Hypercall dispatch: numbers and arguments (rdi, rsi, rdx, r10, r8) as Xen's 64-bit PV ABI
-// defines them; the result goes to rax. Unknown numbers return -ENOSYS.
+// defines them; the result goes to rax. The number is the whole of rax: anything outside the
+// table is -ENOSYS.
+//
+// Continuations (Xen's -ERESTART): a handler that loops over guest input stops when the CPU
+// is wanted elsewhere (hypercall::preemption_requested), rewrites its Arguments so that the
+// same hypercall with them continues where it stopped, and returns `restart`. The guest then
+// re-executes its `syscall` with the rewritten registers (rip moved back over it), after the
+// pending interrupt or the scheduler had its turn: no hypercall holds the CPU for long.
 #pragma once
 #include <stdint.h>
 #include "arch/x86/cpu/trap_frame.h"
@@ -10,31 +17,38 @@ namespace hypercall {
 struct Arguments {
   uint64_t a[5];
 };
-using Handler = long (*)(Vcpu& vcpu, TrapFrame& frame, const Arguments& args);
+using Handler = long (*)(Vcpu& vcpu, TrapFrame& frame, Arguments& args);
+
+// Never returned to a guest: "re-execute me with the rewritten arguments".
+inline constexpr long restart = -0x7fff'0001;
 
 void dispatch(Vcpu& vcpu, TrapFrame& frame);
+// A loop serving a guest checks this between iterations (never before the first, so every
+// call makes progress): true when an interrupt waits (the local APIC timer: a guest timer or
+// the end of a time slice).
+bool preemption_requested();
 
 // The handlers, grouped by file.
-long set_trap_table(Vcpu&, TrapFrame&, const Arguments&);
-long stack_switch(Vcpu&, TrapFrame&, const Arguments&);
-long set_callbacks(Vcpu&, TrapFrame&, const Arguments&);
-long callback_op(Vcpu&, TrapFrame&, const Arguments&);
-long fpu_taskswitch(Vcpu&, TrapFrame&, const Arguments&);
-long set_segment_base(Vcpu&, TrapFrame&, const Arguments&);
-long iret(Vcpu&, TrapFrame&, const Arguments&);
-long console_io(Vcpu&, TrapFrame&, const Arguments&);
-long sched_op(Vcpu&, TrapFrame&, const Arguments&);
-long set_timer_op(Vcpu&, TrapFrame&, const Arguments&);
-long vcpu_op(Vcpu&, TrapFrame&, const Arguments&);
-long xen_version(Vcpu&, TrapFrame&, const Arguments&);
-long vm_assist(Vcpu&, TrapFrame&, const Arguments&);
-long memory_op(Vcpu&, TrapFrame&, const Arguments&);
-long event_channel_op(Vcpu&, TrapFrame&, const Arguments&);
-long multicall(Vcpu&, TrapFrame&, const Arguments&);
-long mmu_update(Vcpu&, TrapFrame&, const Arguments&);
-long mmuext_op(Vcpu&, TrapFrame&, const Arguments&);
-long update_va_mapping(Vcpu&, TrapFrame&, const Arguments&);
-long update_va_mapping_otherdomain(Vcpu&, TrapFrame&, const Arguments&);
-long sysctl(Vcpu&, TrapFrame&, const Arguments&);
-long physdev_op(Vcpu&, TrapFrame&, const Arguments&);
+long set_trap_table(Vcpu&, TrapFrame&, Arguments&);
+long stack_switch(Vcpu&, TrapFrame&, Arguments&);
+long set_callbacks(Vcpu&, TrapFrame&, Arguments&);
+long callback_op(Vcpu&, TrapFrame&, Arguments&);
+long fpu_taskswitch(Vcpu&, TrapFrame&, Arguments&);
+long set_segment_base(Vcpu&, TrapFrame&, Arguments&);
+long iret(Vcpu&, TrapFrame&, Arguments&);
+long console_io(Vcpu&, TrapFrame&, Arguments&);
+long sched_op(Vcpu&, TrapFrame&, Arguments&);
+long set_timer_op(Vcpu&, TrapFrame&, Arguments&);
+long vcpu_op(Vcpu&, TrapFrame&, Arguments&);
+long xen_version(Vcpu&, TrapFrame&, Arguments&);
+long vm_assist(Vcpu&, TrapFrame&, Arguments&);
+long memory_op(Vcpu&, TrapFrame&, Arguments&);
+long event_channel_op(Vcpu&, TrapFrame&, Arguments&);
+long multicall(Vcpu&, TrapFrame&, Arguments&);
+long mmu_update(Vcpu&, TrapFrame&, Arguments&);
+long mmuext_op(Vcpu&, TrapFrame&, Arguments&);
+long update_va_mapping(Vcpu&, TrapFrame&, Arguments&);
+long update_va_mapping_otherdomain(Vcpu&, TrapFrame&, Arguments&);
+long sysctl(Vcpu&, TrapFrame&, Arguments&);
+long physdev_op(Vcpu&, TrapFrame&, Arguments&);
 }  // namespace hypercall

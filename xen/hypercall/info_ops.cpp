@@ -55,7 +55,7 @@ long write_memory_map(Vcpu& vcpu, uint64_t argument, const E820Entry* entries, u
 }
 }  // namespace
 
-long xen_version(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
+long xen_version(Vcpu& vcpu, TrapFrame&, Arguments& args) {
   uint64_t to = args.a[1];
   switch (args.a[0]) {
     case XENVER_version: return (version_major << 16) | version_minor;
@@ -85,7 +85,7 @@ long xen_version(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
   }
 }
 
-long vm_assist(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
+long vm_assist(Vcpu& vcpu, TrapFrame&, Arguments& args) {
   uint64_t command = args.a[0], type = args.a[1];
   if (type >= 64 || !(supported_vm_assists & (1UL << type))) return -XEN_EINVAL;
   if (command == VMASST_CMD_enable) vcpu.domain->vm_assist |= 1UL << type;
@@ -94,7 +94,7 @@ long vm_assist(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
   return 0;
 }
 
-long memory_op(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
+long memory_op(Vcpu& vcpu, TrapFrame&, Arguments& args) {
   Domain* domain = nullptr;
   long error;
   constexpr uint64_t command_bits = 0x3f;  // Xen keeps a continuation index above bit 6

@@ -11,7 +11,7 @@
 #include "pv/guest_memory.h"
 
 namespace hypercall {
-long physdev_op(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
+long physdev_op(Vcpu& vcpu, TrapFrame&, Arguments& args) {
   switch (args.a[0]) {
     case PHYSDEVOP_set_iopl: {
       physdev_set_iopl_t request;

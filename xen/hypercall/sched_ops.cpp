@@ -38,7 +38,7 @@ long periodic(Vcpu& vcpu, uint64_t argument) {
 }
 }  // namespace
 
-long sched_op(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
+long sched_op(Vcpu& vcpu, TrapFrame&, Arguments& args) {
   switch (args.a[0]) {
     case SCHEDOP_yield: scheduler::yield(); return 0;
     case SCHEDOP_block: scheduler::block(); return 0;
@@ -53,12 +53,12 @@ long sched_op(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
 }
 
 // The timeout is absolute system time in ns; 0 cancels the timer.
-long set_timer_op(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
+long set_timer_op(Vcpu& vcpu, TrapFrame&, Arguments& args) {
   timers::set_singleshot(vcpu, args.a[0]);
   return 0;
 }
 
-long vcpu_op(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
+long vcpu_op(Vcpu& vcpu, TrapFrame&, Arguments& args) {
   uint64_t command = args.a[0], target = args.a[1], argument = args.a[2];
   if (target != 0) return -XEN_ENOENT;
   switch (command) {

@@ -82,7 +82,7 @@ long perfc_op(Vcpu& vcpu, xen_sysctl_perfc_op& op) {
 }
 }  // namespace
 
-long sysctl(Vcpu& vcpu, TrapFrame&, const Arguments& args) {
+long sysctl(Vcpu& vcpu, TrapFrame&, Arguments& args) {
   // Xen's do_sysctl order: copy in, interface version, then the privilege check (XSM_PRIV).
   xen_sysctl_t request;
   if (!guest_memory::read(vcpu, args.a[0], request)) return -XEN_EFAULT;

@@ -48,7 +48,7 @@ void print() {
 }
 }  // namespace
 
-void count_hypercall(unsigned number) {
+void count_hypercall(uint64_t number) {
   perf::add(perf::Counter::hypercalls);
   if (number < 64) ++hypercall_counts[number];
 }

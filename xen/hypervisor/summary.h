@@ -7,7 +7,7 @@
 struct Domain;
 
 namespace summary {
-void count_hypercall(unsigned number);
+void count_hypercall(uint64_t number);
 // Once per domain, when it has stopped: its detached page tables are validated and the
 // reason printed (Xen's "Domain N shut down: reason ..." style).
 void domain_stopped(Domain& domain);

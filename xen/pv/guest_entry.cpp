@@ -2,7 +2,9 @@
 #include "mm/xen_abi.h"
 #include <xen/xen.h>
 #include "arch/x86/cpu/cpu_tables.h"
+#include "arch/x86/traps.h"
 #include "arch/x86/cpu/registers.h"
+#include "arch/x86/cpu/rflags.h"
 #include "console/console.h"
 #include "domain/domain.h"
 #include "domain/scheduler.h"
@@ -19,7 +21,6 @@ extern "C" char return_from_trap[];
 
 namespace pv {
 namespace {
-constexpr uint64_t flag_df = 1u << 10;
 constexpr uint32_t error_code_vectors = (1u << 8) | (1u << 10) | (1u << 11) | (1u << 12) | (1u << 13) |
                                         (1u << 14) | (1u << 17) | (1u << 21) | (1u << 29) | (1u << 30);
 constexpr uint32_t pfec_user = 1u << 2;
@@ -28,8 +29,13 @@ constexpr unsigned vector_general_protection = 13;
 
 bool trap_masks_events(const trap_info_t& trap) { return trap.flags & 4; }  // TI_GET_IF
 
+// Xen's switch_to_kernel: a syscall from compatibility mode (FLAT_RING3_CS32, through CSTAR)
+// goes to the syscall32 callback, any other to the syscall callback; with none, #UD.
+bool from_compat_mode(const TrapFrame& frame) { return (frame.cs & 0xffff) == FLAT_RING3_CS32; }
+
 void bounce_system_call(Vcpu& vcpu, TrapFrame& frame) {
-  Bounce bounce{vcpu.syscall_callback, false, 0, vcpu.syscall_disables_events};
+  uint64_t callback = from_compat_mode(frame) ? vcpu.syscall32_callback : vcpu.syscall_callback;
+  Bounce bounce{callback, false, 0, vcpu.syscall_disables_events};
   bool clear_df = true;
   if (!bounce.handler) {  // no callback registered: the guest sees #UD at the syscall
     const trap_info_t& ud = vcpu.trap_table[vector_invalid_opcode];
@@ -41,13 +47,15 @@ void bounce_system_call(Vcpu& vcpu, TrapFrame& frame) {
     domains::crash(*vcpu.domain, "no usable system-call callback");
     return;
   }
-  if (clear_df) frame.rflags &= ~flag_df;
+  if (clear_df) frame.rflags &= ~rflags::direction;
 }
 }  // namespace
 
+// Only a 64-bit guest kernel makes hypercalls; a syscall from compatibility mode is bounced
+// even from kernel mode, as Xen's cstar_enter does.
 void handle_syscall(TrapFrame& frame) {
   Vcpu& vcpu = *domains::current();
-  if (vcpu.kernel_mode)
+  if (vcpu.kernel_mode && !from_compat_mode(frame))
     hypercall::dispatch(vcpu, frame);
   else
     bounce_system_call(vcpu, frame);
@@ -111,6 +119,29 @@ void before_return_to_guest(TrapFrame& frame) {
     if (create_bounce_frame(*vcpu, frame, bounce)) return;
     domains::crash(*vcpu->domain, "cannot deliver an event upcall");
   }
+}
+
+// The return path's iretq faulted on the frame a guest chose (HYPERVISOR_iret copies its
+// selectors and rip as Xen's do_iret does: a null or DPL-0 code selector, a null stack
+// selector, a non-canonical rip). As Xen's pre-exception fixup, the fault becomes the
+// guest's own, raised where it would have resumed: its registers are the guest's (the
+// return path had restored them) and its rip..ss are the five words the iretq was given.
+// It is delivered through the guest's trap table; a guest that cannot take it is crashed.
+void exit_fault(const TrapFrame& fault) {
+  const uint64_t* returning = reinterpret_cast<const uint64_t*>(fault.rsp);  // rip, cs, rflags, rsp, ss
+  TrapFrame guest = fault;
+  guest.rip = returning[0];
+  guest.cs = returning[1];
+  guest.rflags = returning[2];
+  guest.rsp = returning[3];
+  guest.ss = returning[4];
+  Vcpu* vcpu = domains::current();
+  if (!guest.from_guest() || !vcpu) fatal_trap(fault, "returning to the hypervisor");
+  log_debug("d%uv%u: fault %lu (error %lx) returning to %04lx:%lx\n", vcpu->domain->id, vcpu->id, fault.vector,
+            fault.error_code, guest.cs, guest.rip);
+  inject_exception(*vcpu, guest, unsigned(fault.vector), uint32_t(fault.error_code));
+  before_return_to_guest(guest);
+  enter_guest(guest);
 }
 
 void enter_guest(const TrapFrame& frame) {

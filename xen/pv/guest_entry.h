@@ -12,6 +12,8 @@ void handle_guest_exception(TrapFrame& frame);
 void before_return_to_guest(TrapFrame& frame);
 // Delivers exception `vector` to the guest kernel through its trap table (or crashes it).
 void inject_exception(Vcpu& vcpu, TrapFrame& frame, unsigned vector, uint32_t error_code);
+// The return path's iretq faulted on a guest's frame (`fault` is that fault, taken in ring 0).
+[[noreturn]] void exit_fault(const TrapFrame& fault);
 // First entry into a guest: the frame is copied to the top of the hypervisor stack.
 [[noreturn]] void enter_guest(const TrapFrame& frame);
 }  // namespace pv

@@ -1,6 +1,7 @@
-// Copies between the hypervisor and the current guest's virtual memory. Bad guest pointers
-// (unmapped, not user-accessible, read-only for a write, in the hypervisor's range) give
-// false, which callers turn into -EFAULT.
+// Copies between the hypervisor and the running vCPU's virtual memory, directly on its own
+// page tables (pv/guest_access). Bad guest pointers (unmapped, read-only for a write, in the
+// hypervisor's range, non-canonical, wrapping, or of a vCPU that is not running) give false,
+// which callers turn into -EFAULT.
 #pragma once
 #include <stddef.h>
 #include <stdint.h>

@@ -4,6 +4,8 @@
  * guest (bounce frames, hypercall results, context switches).
  */
 #include "arch/x86/layout.h"
+#define __ASSEMBLY__ 1  /* the Xen header then gives only its constants */
+#include <xen/arch-x86/xen-x86_64.h>
 
         .text
 .macro  ENTRY_NO_ERROR vector
@@ -85,25 +87,41 @@ return_from_trap:
         pop     %rbx
         pop     %rax
         add     $16, %rsp
+        /* The frame may be a guest's, and the guest chose its selectors and rip (through
+         * HYPERVISOR_iret): a fault here is the guest's, handled as Xen does (see
+         * pv::exit_fault), never the machine's. */
+        .global exit_iretq
+exit_iretq:
         iretq
 
 /*
  * The guest kernel's `syscall` (a hypercall) and a guest user's `syscall` (to be bounced to the
- * guest kernel) arrive here with the guest's rsp, rcx = rip, r11 = rflags. One CPU runs guests,
- * so a single scratch slot suffices; an SMP version would use swapgs and per-CPU data.
+ * guest kernel) arrive here with the guest's rsp, rcx = rip, r11 = rflags. SFMASK has cleared
+ * IF, DF, TF, NT, AC, RF and VM, so nothing here runs with a flag the guest chose. The first
+ * two instructions still run on the guest's rsp: only NMI and machine check could interrupt
+ * them, and both have stacks of their own (IST). One CPU runs guests, so a single scratch slot
+ * suffices; an SMP version would use swapgs and per-CPU data.
  */
-        .global syscall_entry
-syscall_entry:
+.macro  SYSCALL_ENTRY name, code_selector, stack_selector
+        .global \name
+\name:
         mov     %rsp, syscall_scratch_rsp(%rip)
         mov     hypervisor_stack_top(%rip), %rsp
-        push    $0xe02b                 /* ss: FLAT_RING3_SS64 */
+        push    $\stack_selector
         push    syscall_scratch_rsp(%rip)
         push    %r11                    /* rflags */
-        push    $0xe033                 /* cs: FLAT_RING3_CS64 */
+        push    $\code_selector
         push    %rcx                    /* rip */
         push    $0
         push    $0x100
         jmp     common_entry
+.endm
+
+/* LSTAR: from 64-bit code. */
+        SYSCALL_ENTRY syscall_entry, FLAT_RING3_CS64, FLAT_RING3_SS64
+/* CSTAR: from compatibility-mode code (a 32-bit user process); its frame says so, so the
+ * return goes back to 32-bit code. */
+        SYSCALL_ENTRY syscall_compat_entry, FLAT_RING3_CS32, FLAT_RING3_SS32
 
         .data
         .align 8

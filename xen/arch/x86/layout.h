@@ -5,6 +5,7 @@
 #define XEN_VIRT_START        0xffff82d080000000   // image: phys 0..1 GiB mapped here
 #define DIRECTMAP_VIRT_START  0xffff830000000000   // all RAM, phys + this
 #define RO_MPT_VIRT_START     0xffff800000000000   // machine-to-phys table, read-only to guests
+#define STACKS_VIRT_START     0xffff82d0c0000000   // the hypervisor's stacks, each above a guard page
 #define XEN_LOAD_ADDRESS      0x100000             // where the multiboot loader puts the image
 #define XEN_FIRST_SLOT        256
 #define XEN_LAST_SLOT         271

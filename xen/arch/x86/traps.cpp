@@ -2,6 +2,7 @@
 #include "arch/x86/apic/local_apic.h"
 #include "arch/x86/cpu/registers.h"
 #include "console/console.h"
+#include "pv/guest_access.h"
 #include "pv/guest_entry.h"
 
 namespace {
@@ -54,13 +55,43 @@ void fatal_trap(const TrapFrame& frame, const char* why) {
   print_registers(frame);
   printk("  [<%016lx>] (faulting instruction)\n", frame.rip);
   // A leaf function keeps no frame pointer: its return address is the word at rsp.
-  uint64_t top_of_stack = *reinterpret_cast<const uint64_t*>(frame.rsp);
-  if (is_text_address(top_of_stack)) printk("  [<%016lx>] ? (return address at rsp)\n", top_of_stack);
+  // Not after a double fault: its rsp may be the guard page that caused it.
+  if (frame.vector != vectors::double_fault) {
+    uint64_t top_of_stack = *reinterpret_cast<const uint64_t*>(frame.rsp);
+    if (is_text_address(top_of_stack)) printk("  [<%016lx>] ? (return address at rsp)\n", top_of_stack);
+  }
   print_backtrace(frame.rbp);
   console::panic("fatal trap in the hypervisor: halting");
 }
 
+extern "C" char exit_iretq[];
+
+namespace {
+// An NMI says nothing a guest could act on (no watchdog, no external NMI source): it is
+// reported and the interrupted context resumes. It runs on its own stack and never
+// reschedules, so it cannot disturb whatever it interrupted.
+void report_nmi(const TrapFrame& frame) {
+  printk("NMI received at %lx (%s context), ignored\n", frame.rip, frame.from_guest() ? "guest" : "hypervisor");
+}
+
+// A fault in hypervisor context that a guest caused: on the return path's iretq (the guest's
+// frame), or in one of the marked guest-memory accesses. Anything else is a hypervisor bug.
+[[gnu::cold]] void hypervisor_fault(TrapFrame& frame) {
+  if (frame.rip == uint64_t(exit_iretq)) pv::exit_fault(frame);
+  if (guest_access::fixup(frame)) return;
+  fatal_trap(frame, "in hypervisor context");
+}
+}  // namespace
+
 extern "C" void trap_dispatch(TrapFrame* frame) {
+  if (frame->vector == vectors::nmi) {
+    report_nmi(*frame);
+    return;
+  }
+  // Whoever was running, these end the machine: the hardware failed, or a hypervisor stack
+  // overflowed into its guard page (a double fault is the only way such a fault is reported).
+  if (frame->vector == vectors::machine_check) fatal_trap(*frame, "machine check");
+  if (frame->vector == vectors::double_fault) fatal_trap(*frame, "a hypervisor stack overflowed into its guard page?");
   if (frame->vector == vectors::syscall) {
     pv::handle_syscall(*frame);
   } else if (frame->vector == vectors::lapic_timer) {
@@ -72,7 +103,8 @@ extern "C" void trap_dispatch(TrapFrame* frame) {
   } else if (frame->from_guest()) {
     pv::handle_guest_exception(*frame);
   } else {
-    fatal_trap(*frame, "in hypervisor context");
+    hypervisor_fault(*frame);
+    return;
   }
   if (frame->from_guest()) pv::before_return_to_guest(*frame);
 }

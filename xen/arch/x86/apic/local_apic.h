@@ -7,4 +7,7 @@ void init();                              // enable, calibrate the timer against
 void arm_timer_ns(uint64_t delta_ns);     // one-shot, 0 disarms
 void handle_timer_interrupt();
 void end_of_interrupt();
+// The timer interrupt is raised but not yet taken (the hypervisor runs with interrupts off):
+// a long hypercall asks this to know when to stop and let it in.
+bool timer_interrupt_pending();
 }  // namespace local_apic

@@ -1,37 +1,36 @@
 #include "arch/x86/cpu/cpu_tables.h"
 #include "arch/x86/cpu/descriptors.h"
 #include "arch/x86/cpu/registers.h"
+#include "arch/x86/cpu/rflags.h"
+#include "arch/x86/cpu/stacks.h"
 #include "arch/x86/cpu/trap_frame.h"
 #include "arch/x86/layout.h"
+#include "mm/xen_abi.h"
 
 extern "C" char exception_stubs[];
 extern "C" char syscall_entry[];
+extern "C" char syscall_compat_entry[];
 
 extern "C" uint64_t hypervisor_stack_top;
 uint64_t hypervisor_stack_top;
 
 namespace {
 constexpr unsigned stub_size = 16;
-constexpr unsigned double_fault_ist = 1;
 
 // Xen's reserved selectors sit at the top of a 64 KiB GDT (guest GDT frames would use the
 // bottom); we keep the same numbers so guest iret frames carry the selectors Xen's ABI names.
 alignas(4096) uint64_t gdt[GDT_BYTES / 8];
 alignas(16) GateDescriptor idt[256];
 alignas(16) TaskStateSegment tss;
-alignas(16) uint8_t double_fault_stack[4096];
-// Entries from ring 3 land here. It is not the boot stack: the boot path's frames (holding the
-// first guest frame) are live while enter_guest copies that frame to the top of this stack.
-alignas(4096) uint8_t hypervisor_stack[STACK_BYTES];
 
 constexpr unsigned index_of(uint16_t selector) { return selector >> 3; }
 
 void build_gdt() {
   gdt[index_of(SELECTOR_HYPERVISOR_CS)] = SegmentDescriptor::code64(0).raw();
   gdt[index_of(SELECTOR_HYPERVISOR_DS)] = SegmentDescriptor::data(0).raw();
-  gdt[index_of(0xe023)] = SegmentDescriptor::code32(3).raw();  // FLAT_RING3_CS32
-  gdt[index_of(0xe02b)] = SegmentDescriptor::data(3).raw();    // FLAT_RING3_DS32 / SS
-  gdt[index_of(0xe033)] = SegmentDescriptor::code64(3).raw();  // FLAT_RING3_CS64
+  gdt[index_of(FLAT_RING3_CS32)] = SegmentDescriptor::code32(3).raw();
+  gdt[index_of(FLAT_RING3_DS32)] = SegmentDescriptor::data(3).raw();  // also FLAT_RING3_SS32/SS64
+  gdt[index_of(FLAT_RING3_CS64)] = SegmentDescriptor::code64(3).raw();
   auto tss_descriptor = SystemDescriptor::tss(uint64_t(&tss), sizeof(tss) - 1);
   gdt[index_of(SELECTOR_TSS)] = tss_descriptor.low;
   gdt[index_of(SELECTOR_TSS) + 1] = tss_descriptor.high;
@@ -59,10 +58,22 @@ void load_gdt() {
   asm volatile("ltr %w0" ::"r"(SELECTOR_TSS));
 }
 
+// NMI, double fault and machine check can interrupt anything, even an instruction that runs
+// on a stack the guest chose (the first of the syscall entry) or an overflowed one: each gets
+// a stack of its own.
+unsigned ist_of(unsigned vector) {
+  switch (vector) {
+    case vectors::double_fault: return unsigned(stacks::Ist::double_fault);
+    case vectors::nmi: return unsigned(stacks::Ist::nmi);
+    case vectors::machine_check: return unsigned(stacks::Ist::machine_check);
+    default: return 0;
+  }
+}
+
 void build_idt() {
   for (unsigned v = 0; v < 256; ++v) {
     unsigned dpl = (v == 3 || v == 4) ? 3 : 0;  // int3 and into from the guest, as Xen allows
-    unsigned ist = v == vectors::double_fault ? double_fault_ist : 0;
+    unsigned ist = ist_of(v);
     idt[v] = GateDescriptor::interrupt(uint64_t(exception_stubs) + v * stub_size, SELECTOR_HYPERVISOR_CS, dpl, ist);
   }
   DescriptorTablePointer pointer{uint16_t(sizeof(idt) - 1), uint64_t(idt)};
@@ -72,27 +83,30 @@ void build_idt() {
 void enable_syscall() {
   using namespace cpu;
   write_msr(msr::efer, read_msr(msr::efer) | 1);  // SCE
-  // sysret would load CS = 0xe023 + 16 = FLAT_RING3_CS64 and SS = 0xe023 + 8 = FLAT_RING3_SS64.
-  write_msr(msr::star, (uint64_t(0xe023) << 48) | (uint64_t(SELECTOR_HYPERVISOR_CS) << 32));
+  // sysret would load CS = FLAT_RING3_CS32 + 16 = FLAT_RING3_CS64 and SS = + 8 = FLAT_RING3_SS64.
+  write_msr(msr::star, (uint64_t(FLAT_RING3_CS32) << 48) | (uint64_t(SELECTOR_HYPERVISOR_CS) << 32));
   write_msr(msr::lstar, uint64_t(syscall_entry));
-  write_msr(msr::cstar, uint64_t(syscall_entry));
-  write_msr(msr::sfmask, (1u << 9) | (1u << 10) | (1u << 8) | (1u << 18));  // IF, DF, TF, AC
+  write_msr(msr::cstar, uint64_t(syscall_compat_entry));
+  // Xen's mask: the hypervisor never runs with a flag the guest chose. NT in particular would
+  // make the return path's iretq fault in ring 0; TF would trap the entry's first instruction.
+  write_msr(msr::sfmask, rflags::interrupt | rflags::direction | rflags::trap | rflags::nested_task |
+                             rflags::alignment_check | rflags::resume | rflags::virtual_8086);
 }
 }  // namespace
 
 namespace cpu_tables {
 void init() {
   build_gdt();
-  tss.ist[double_fault_ist - 1] = uint64_t(double_fault_stack + sizeof(double_fault_stack));
   tss.io_map_base = sizeof(tss);  // no I/O bitmap: ring 3 gets #GP on every port
-  set_kernel_stack(uint64_t(hypervisor_stack + sizeof(hypervisor_stack)));
+  load_stacks();
   load_gdt();
   build_idt();
   enable_syscall();
 }
 
-void set_kernel_stack(uint64_t top) {
-  tss.rsp[0] = top;
-  hypervisor_stack_top = top;
+void load_stacks() {
+  for (unsigned i = 1; i <= stacks::ist_count; ++i) tss.ist[i - 1] = stacks::ist_stack_top(stacks::Ist(i));
+  tss.rsp[0] = stacks::entry_stack_top();
+  hypervisor_stack_top = stacks::entry_stack_top();
 }
 }  // namespace cpu_tables

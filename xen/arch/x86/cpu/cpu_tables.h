@@ -5,7 +5,9 @@
 
 namespace cpu_tables {
 void init();
-void set_kernel_stack(uint64_t top);  // TSS.rsp0: where ring-3 entries land
+// TSS.rsp0 (where ring-3 entries land), the IST stacks and the syscall entry's stack, from
+// arch/x86/cpu/stacks.
+void load_stacks();
 }  // namespace cpu_tables
 
 extern "C" uint64_t hypervisor_stack_top;

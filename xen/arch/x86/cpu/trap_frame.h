@@ -14,8 +14,13 @@ static_assert(sizeof(TrapFrame) == 22 * 8);
 
 namespace vectors {
 constexpr uint64_t page_fault = 14;
-constexpr uint64_t general_protection = 13;
+constexpr uint64_t nmi = 2;
 constexpr uint64_t double_fault = 8;
+constexpr uint64_t invalid_tss = 10;
+constexpr uint64_t segment_not_present = 11;
+constexpr uint64_t stack_fault = 12;
+constexpr uint64_t general_protection = 13;
+constexpr uint64_t machine_check = 18;
 constexpr uint64_t first_external = 32;
 constexpr uint64_t lapic_timer = 0xf0;
 constexpr uint64_t spurious = 0xff;
