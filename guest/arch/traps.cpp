@@ -5,6 +5,7 @@
 #include "kernel/events.h"
 #include "kernel/panic.h"
 #include "kernel/probe.h"
+#include "kernel/hostile_probes.h"
 #include "kernel/trace_capture.h"
 #include "kernel/process.h"
 #include "kernel/shared_info.h"
@@ -108,7 +109,7 @@ void dispatch(kernel::TrapFrame& frame) {
       break;
   }
   if (!frame.from_user()) {
-    if (kernel::probe_fixup(frame)) return;
+    if (kernel::probe_fixup(frame) || kernel::hostile_probe_fixup(frame)) return;
     kernel_fault(frame);
   }
   if (frame.vector == 14) {

@@ -35,6 +35,8 @@ void selftest_ptwrite(SelfTest& test);
 void selftest_tbuf(SelfTest& test);
 void selftest_unprivileged(SelfTest& test);
 void selftest_fpu(SelfTest& test);
+void selftest_hostile_cpu(SelfTest& test);
+void selftest_hostile_iret_crash(SelfTest& test);
 
 // Shared by the MMU checks: the L1 slot of a scratch page of the kernel image, and an
 // mmu_update of it that must return `expected` (the slot is checked unchanged when refused

@@ -30,27 +30,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import guest_boot  # noqa: E402
 import machine  # noqa: E402
-
-HYPERVISOR_ARGS = "loglvl=info dom0_mem=64M domU_mem=64M"
-
-
-def boot_two(build, dom0_args, domu_args, hypervisor_args, extra=(),
-             domu_ending="Domain 1 shut down: reason poweroff"):
-    hv = guest_boot.hypervisor(build, "ours")
-    kernel = os.path.join(build, "guest", "kernel")
-    initrd = os.path.join(build, "guest", "initrd.cpio")
-    modules = [(kernel, dom0_args), (initrd, ""), (kernel, domu_args), (initrd, "")]
-    result = machine.boot(hv.image, f"{HYPERVISOR_ARGS} {hypervisor_args}".strip(), modules, timeout=240,
-                          memory="512M", extra=extra)
-    guest_boot.expect_ended(result, hv, "Domain 0 shut down: reason poweroff", 0)
-    machine.expect(domu_ending in result.serial, f"missing '{domu_ending}'", result)
-    return result
-
-
-def counter(serial, name):
-    m = re.search(rf"^\(XEN\)\s+{name}\s+(\d+)\s*$", serial, re.M)
-    return int(m.group(1)) if m else -1
-
+from two_domains import HYPERVISOR_ARGS, boot_two, counter  # noqa: E402
 
 def dom0_frames(serial):
     """dom0's machine frames, as its builder reported them."""

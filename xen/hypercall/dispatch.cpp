@@ -4,6 +4,7 @@
 #include <xen/xen.h>
 #include "arch/x86/apic/local_apic.h"
 #include "domain/domain.h"
+#include "hypervisor/perf_counters.h"
 #include "hypervisor/summary.h"
 #include "pv/guest_memory.h"
 #include "trace/format/events.h"
@@ -110,6 +111,7 @@ void dispatch(Vcpu& vcpu, TrapFrame& frame) {
   Arguments args{{frame.rdi, frame.rsi, frame.rdx, frame.r10, frame.r8}};
   long result = call_handler(vcpu, frame, frame.rax, args);
   if (result == restart) [[unlikely]] {
+    perf::add(perf::Counter::hypercall_continuations);
     continue_later(frame, args);
     return;
   }

@@ -8,7 +8,7 @@ const char* const names[counter_count] = {
     "hypercalls",     "mmu_hypercalls", "pv_page_faults", "bounced_exceptions", "events_delivered",
     "ptwr_emulations", "ptwr_emulation_refusals", "ptwr_faults", "ptwr_unhooks", "ptwr_rehooks",
     "ptwr_revalidated", "tlb_flushes", "tlb_invlpgs", "sched_ctx",
-    "sched_preempt"};
+    "sched_preempt", "hypercall_continuations"};
 }  // namespace
 
 void add(Counter counter, uint64_t n) { values[unsigned(counter)] += n; }

@@ -21,6 +21,7 @@ enum class Counter : unsigned {
   tlb_invlpgs,           // single-page invalidations done for guests
   sched_ctx,             // context switches between vCPUs, idle included (Xen's name)
   sched_preempt,         // of which forced by the end of a time slice
+  hypercall_continuations,  // hypercalls stopped part way to let an interrupt in (re-executed)
   count
 };
 

@@ -1,0 +1,98 @@
+/*
+ * Probes for the hostile-guest self-tests (kernel/hostile_probes.h): hypercalls made with
+ * state a well-behaved kernel never has (RFLAGS.NT set, a whole 64-bit rax), returns through
+ * HYPERVISOR_iret with frames the CPU refuses, and an exception taken on a chosen stack.
+ */
+#define HYPERCALL_IRET 23
+
+        .text
+/* long hypercall_with_nt(unsigned number, uint64_t a1, uint64_t a2): the hypercall, made
+ * with RFLAGS.NT set (cleared again afterwards). */
+        .global hypercall_with_nt
+hypercall_with_nt:
+        pushfq
+        orq     $0x4000, (%rsp)
+        popfq
+        mov     %edi, %eax
+        shl     $5, %rax
+        lea     hypercall_page(%rip), %rcx
+        add     %rax, %rcx
+        mov     %rsi, %rdi
+        mov     %rdx, %rsi
+        call    *%rcx
+        pushfq
+        andq    $~0x4000, (%rsp)
+        popfq
+        ret
+
+/* long hypercall_raw(uint64_t rax, uint64_t a1, uint64_t a2, uint64_t a3): a syscall with
+ * the whole of rax as the hypercall number (the hypercall page only sets eax). */
+        .global hypercall_raw
+hypercall_raw:
+        mov     %rdi, %rax
+        mov     %rsi, %rdi
+        mov     %rdx, %rsi
+        mov     %rcx, %rdx
+        syscall
+        ret
+
+/* long probe_iret_on(uint64_t stack, const uint64_t context[6]): HYPERVISOR_iret on `stack`
+ * to context = {rip, cs, rflags, rsp, ss, rax}. A return that works should land at
+ * probe_iret_landing (the caller puts it in rip): -1. A return the CPU refuses raises an
+ * exception the trap handler reports through hostile_probe_fixup, which resumes at
+ * probe_iret_fixup with (vector << 16 | error code) in rax. */
+        .global probe_iret_on, probe_iret_landing, probe_iret_fixup
+probe_iret_on:
+        push    %rbx
+        push    %rbp
+        push    %r12
+        push    %r13
+        push    %r14
+        push    %r15
+        mov     %rsp, probe_iret_saved_rsp(%rip)
+        mov     %rdi, %rsp
+        pushq   32(%rsi)                /* ss */
+        pushq   24(%rsi)                /* rsp */
+        pushq   16(%rsi)                /* rflags */
+        pushq   8(%rsi)                 /* cs */
+        pushq   0(%rsi)                 /* rip */
+        pushq   $0                      /* flags: rcx and r11 come from the context */
+        mov     40(%rsi), %rax
+        movb    $1, probe_iret_armed(%rip)
+        jmp     hypercall_page + HYPERCALL_IRET * 32
+probe_iret_landing:
+        mov     $-1, %rax
+probe_iret_fixup:
+        movb    $0, probe_iret_armed(%rip)
+        mov     probe_iret_saved_rsp(%rip), %rsp
+        pop     %r15
+        pop     %r14
+        pop     %r13
+        pop     %r12
+        pop     %rbp
+        pop     %rbx
+        ret
+
+/* long probe_int3_on(uint64_t stack): an int3 taken with rsp = stack, so the hypervisor
+ * writes the bounce frame there; 0 once the handler returned. */
+        .global probe_int3_on, probe_int3_resume
+probe_int3_on:
+        push    %rbp
+        mov     %rsp, %rbp
+        mov     %rdi, %rsp
+        int3
+probe_int3_resume:
+        mov     %rbp, %rsp
+        pop     %rbp
+        xor     %eax, %eax
+        ret
+
+        .data
+        .global probe_iret_armed, probe_iret_saved_rsp
+probe_iret_armed:
+        .byte   0
+        .balign 8
+probe_iret_saved_rsp:
+        .quad   0
+
+        .section .note.GNU-stack, "", @progbits

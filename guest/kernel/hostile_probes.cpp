@@ -1,0 +1,32 @@
+#include "kernel/hostile_probes.h"
+#include <xen/xen.h>
+
+extern "C" char probe_iret_fixup[], probe_int3_resume[];
+extern "C" bool probe_iret_armed;
+extern "C" uint64_t probe_iret_saved_rsp;
+
+namespace kernel {
+namespace {
+constexpr uint64_t kBreakpoint = 3;
+
+// An armed iret probe: whatever the refused return raised, the test resumes with the vector
+// and error code, on its own stack, with flat selectors (the faulting frame holds the bad
+// ones) and events still masked.
+bool iret_probe(TrapFrame& frame) {
+  if (!probe_iret_armed || frame.vector >= 32) return false;
+  frame.rax = (frame.vector << 16) | (frame.error_code & 0xffff);
+  frame.rip = reinterpret_cast<uint64_t>(probe_iret_fixup);
+  frame.cs = FLAT_KERNEL_CS & ~3ull;  // RPL 0: "kernel context" in a PV frame
+  frame.ss = FLAT_KERNEL_SS;
+  frame.rsp = probe_iret_saved_rsp;
+  frame.rflags = 0x2;
+  return true;
+}
+}  // namespace
+
+bool hostile_probe_fixup(TrapFrame& frame) {
+  if (iret_probe(frame)) return true;
+  // int3 is a trap: the frame already points after it.
+  return frame.vector == kBreakpoint && frame.rip == reinterpret_cast<uint64_t>(probe_int3_resume);
+}
+}  // namespace kernel

@@ -1,0 +1,21 @@
+#pragma once
+// Probes for the hostile-guest self-tests (arch/hostile_probes.S): operations a kernel
+// attacking its hypervisor would do, each with a way back for the test.
+#include <stdint.h>
+#include "kernel/trap_frame.h"
+
+extern "C" {
+long hypercall_with_nt(unsigned number, uint64_t a1, uint64_t a2);
+long hypercall_raw(uint64_t rax, uint64_t a1, uint64_t a2, uint64_t a3);
+// context = {rip, cs, rflags, rsp, ss, rax}; -1 if the return worked (rip must be
+// probe_iret_landing), else (vector << 16 | error code) of the exception it raised.
+long probe_iret_on(uint64_t stack, const uint64_t* context);
+long probe_int3_on(uint64_t stack);
+extern char probe_iret_landing[];
+}
+
+namespace kernel {
+// From the trap handler, for exceptions in kernel mode: true (and the frame redirected) if
+// one of these probes raised it.
+bool hostile_probe_fixup(TrapFrame& frame);
+}  // namespace kernel
