@@ -40,6 +40,14 @@ bool selftest_run(const char* name) {
     test.finish();
     return true;
   }
+  for (unsigned i = 0; i < hostile_cpu_group_count; ++i) {
+    const HostileGroup& group = hostile_cpu_groups[i];
+    if (!lib::string_equal(name, group.name)) continue;
+    SelfTest test(group.name);
+    group.run(test);
+    test.finish();
+    return true;
+  }
   return false;
 }
 

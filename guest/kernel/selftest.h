@@ -36,6 +36,13 @@ void selftest_tbuf(SelfTest& test);
 void selftest_unprivileged(SelfTest& test);
 void selftest_fpu(SelfTest& test);
 void selftest_hostile_cpu(SelfTest& test);
+// The groups of selftest_hostile_cpu, each runnable alone under its own name.
+struct HostileGroup {
+  const char* name;
+  void (*run)(SelfTest&);
+};
+extern const HostileGroup hostile_cpu_groups[];
+extern const unsigned hostile_cpu_group_count;
 void selftest_hostile_iret_crash(SelfTest& test);
 
 // Shared by the MMU checks: the L1 slot of a scratch page of the kernel image, and an

@@ -214,14 +214,17 @@ void unhooked_guest_memory(SelfTest& test) {
 }
 }  // namespace
 
+// Each group is also a self-test of its own (selftest=hostile-nt, hostile-iret, ...), so one
+// attack can be replayed alone.
+const HostileGroup hostile_cpu_groups[] = {
+    {"hostile-nt", nested_task_flag},         {"hostile-iret", refused_return_frames},
+    {"hostile-numbers", hypercall_numbers},   {"hostile-multicall", multicall_entries},
+    {"hostile-counts", thirty_two_bit_counts}, {"hostile-batches", long_batches},
+    {"hostile-unhooked", unhooked_guest_memory}};
+const unsigned hostile_cpu_group_count = sizeof(hostile_cpu_groups) / sizeof(hostile_cpu_groups[0]);
+
 void selftest_hostile_cpu(SelfTest& test) {
-  nested_task_flag(test);
-  refused_return_frames(test);
-  hypercall_numbers(test);
-  multicall_entries(test);
-  thirty_two_bit_counts(test);
-  long_batches(test);
-  unhooked_guest_memory(test);
+  for (const HostileGroup& group : hostile_cpu_groups) group.run(test);
 }
 
 // selftest=hostile-iret-crash: with no trap table, a refused iret frame cannot be delivered

@@ -42,14 +42,17 @@ def xen417(build):
     return os.path.join(build, "deps", "xen-4.17", "xen")
 
 
-def boot(hypervisor, append, modules, timeout=120, until=None, memory="512M", extra=()):
-    """modules: list of (path, command line). until: a string that ends the boot when seen."""
+def boot(hypervisor, append, modules, timeout=120, until=None, memory="512M", extra=(), watch=None):
+    """modules: list of (path, command line). until: a string that ends the boot when seen.
+    watch: called with the serial output so far while the machine runs (about every 0.1 s),
+    for tests that act on the running machine."""
     with tempfile.TemporaryDirectory() as tmp:
         log = os.path.join(tmp, "serial.log")
         # QEMU separates modules with commas; a comma inside a command line is written twice.
         initrd = ",".join(f"{p} {a}".strip().replace(",", ",,") for p, a in modules)
         cmd = ["qemu-system-x86_64", "-accel", "tcg", "-cpu", "Westmere", "-m", memory,
-               "-nographic", "-monitor", "none", "-serial", f"file:{log}", "-no-reboot",
+               "-display", "none", "-vga", "none", "-nic", "none", "-monitor", "none",
+               "-serial", f"file:{log}", "-no-reboot",
                "-device", "isa-debug-exit,iobase=0xf4,iosize=4",
                "-kernel", hypervisor, "-append", append, "-initrd", initrd, *extra]
         start = time.monotonic()
@@ -61,6 +64,8 @@ def boot(hypervisor, append, modules, timeout=120, until=None, memory="512M", ex
             status = proc.poll()
             if status is not None:
                 break
+            if watch and os.path.exists(log):
+                watch(_read(log))
             if until and os.path.exists(log) and until in _read(log):
                 time.sleep(0.2)
                 proc.kill()
