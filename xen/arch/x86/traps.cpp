@@ -81,17 +81,21 @@ void report_nmi(const TrapFrame& frame) {
   if (guest_access::fixup(frame)) return;
   fatal_trap(frame, "in hypervisor context");
 }
+
+// The vectors no guest may handle, whoever was running when they came (out of line: every
+// trap would otherwise pay for their checks). An NMI resumes what it interrupted; the others
+// end the machine: the hardware failed, or a hypervisor stack overflowed into its guard page
+// (a double fault is the only way such an overflow is reported).
+[[gnu::cold, gnu::noinline]] void machine_exception(TrapFrame& frame) {
+  if (frame.vector == vectors::nmi) return report_nmi(frame);
+  if (frame.vector == vectors::machine_check) fatal_trap(frame, "machine check");
+  fatal_trap(frame, "a hypervisor stack overflowed into its guard page?");
+}
+constexpr uint32_t machine_exception_vectors =
+    (1u << vectors::nmi) | (1u << vectors::double_fault) | (1u << vectors::machine_check);
 }  // namespace
 
 extern "C" void trap_dispatch(TrapFrame* frame) {
-  if (frame->vector == vectors::nmi) {
-    report_nmi(*frame);
-    return;
-  }
-  // Whoever was running, these end the machine: the hardware failed, or a hypervisor stack
-  // overflowed into its guard page (a double fault is the only way such a fault is reported).
-  if (frame->vector == vectors::machine_check) fatal_trap(*frame, "machine check");
-  if (frame->vector == vectors::double_fault) fatal_trap(*frame, "a hypervisor stack overflowed into its guard page?");
   if (frame->vector == vectors::syscall) {
     pv::handle_syscall(*frame);
   } else if (frame->vector == vectors::lapic_timer) {
@@ -100,6 +104,9 @@ extern "C" void trap_dispatch(TrapFrame* frame) {
     return;
   } else if (frame->vector >= vectors::first_external) {
     local_apic::end_of_interrupt();
+  } else if (machine_exception_vectors & (1u << frame->vector)) [[unlikely]] {
+    machine_exception(*frame);
+    return;  // an NMI never reschedules: it may have interrupted anything
   } else if (frame->from_guest()) {
     pv::handle_guest_exception(*frame);
   } else {
