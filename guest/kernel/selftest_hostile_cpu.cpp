@@ -81,10 +81,10 @@ void refused_return_frames(SelfTest& test) {
   uint64_t landing = reinterpret_cast<uint64_t>(probe_iret_landing);
   test.check("iret to a valid frame lands", iret_to(landing, kKernelCs, FLAT_KERNEL_SS), -1);
   test.check("iret with cs = 0 is the guest's #GP(0)", iret_to(landing, 0, FLAT_KERNEL_SS), general_protection(0));
-  test.check("iret with the hypervisor's code selector 0xe008 is #GP(0xe008)",
-             iret_to(landing, 0xe008, FLAT_KERNEL_SS), general_protection(0xe008));
-  test.check("iret with a data selector as cs is #GP(selector)", iret_to(landing, FLAT_RING3_DS32 & ~3ull, FLAT_KERNEL_SS),
-             general_protection(FLAT_RING3_DS32 & ~3));
+  test.check("iret with the hypervisor's code selector 0xe008 is #GP(0xe008)", iret_to(landing, 0xe008, FLAT_KERNEL_SS),
+             general_protection(0xe008));
+  test.check("iret with a data selector as cs is #GP(selector)",
+             iret_to(landing, FLAT_RING3_DS32 & ~3ull, FLAT_KERNEL_SS), general_protection(FLAT_RING3_DS32 & ~3));
   test.check("iret with ss = 0 is #GP(0)", iret_to(landing, kKernelCs, 0), general_protection(0));
   test.check("iret with a code selector as ss is #GP(selector)", iret_to(landing, kKernelCs, FLAT_RING3_CS64),
              general_protection(FLAT_RING3_CS64 & ~3));
@@ -127,13 +127,15 @@ void thirty_two_bit_counts(SelfTest& test) {
   Mfn own = va_to_mfn(reinterpret_cast<uint64_t>(probe_stack));
   two_updates[0] = two_updates[1] = harmless_update(own);
   unsigned done = 0;
-  test.check("mmu_update with count 0x1_0000_0002 does 2 (the count is 32 bits)",
-             arch::hypercall(__HYPERVISOR_mmu_update, arch::arg(two_updates), 0x100000002ull, arch::arg(&done), DOMID_SELF),
-             0);
+  test.check(
+      "mmu_update with count 0x1_0000_0002 does 2 (the count is 32 bits)",
+      arch::hypercall(__HYPERVISOR_mmu_update, arch::arg(two_updates), 0x100000002ull, arch::arg(&done), DOMID_SELF),
+      0);
   test.check("  and says so", done, 2);
   static const char text[] = "hostile: a 32-bit console count\n";
-  test.check("console_io with count 2^32 + n writes n bytes",
-             arch::hypercall(__HYPERVISOR_console_io, CONSOLEIO_write, (1ull << 32) + sizeof(text) - 1, arch::arg(text)), 0);
+  test.check(
+      "console_io with count 2^32 + n writes n bytes",
+      arch::hypercall(__HYPERVISOR_console_io, CONSOLEIO_write, (1ull << 32) + sizeof(text) - 1, arch::arg(text)), 0);
 }
 
 // One frame seen 4096 times over: lists far longer than memory would allow, each call running
@@ -158,7 +160,8 @@ void long_batches(SelfTest& test) {
   if (updates) {
     unsigned done = 0;
     test.check("mmu_update of 2^31 - 1 requests over 16 MiB: -EFAULT past the end",
-               arch::hypercall(__HYPERVISOR_mmu_update, updates, 0x7fffffff, arch::arg(&done), DOMID_SELF), -XEN_EFAULT);
+               arch::hypercall(__HYPERVISOR_mmu_update, updates, 0x7fffffff, arch::arg(&done), DOMID_SELF),
+               -XEN_EFAULT);
     test.check("  having done every request of the mapping", done, long(kAliasBytes / sizeof(mmu_update_t)));
     remove_region(kAliasSlot);
   }
@@ -203,10 +206,11 @@ void unhooked_guest_memory(SelfTest& test) {
   uint64_t top = range.base + 4096;
 
   range.detach();
-  test.check("console_io from a buffer in the range just written", xen::console_write(reinterpret_cast<const char*>(range.base), sizeof(text) - 1), 0);
+  test.check("console_io from a buffer in the range just written",
+             xen::console_write(reinterpret_cast<const char*>(range.base), sizeof(text) - 1), 0);
   range.detach();
-  const uint64_t context[6] = {reinterpret_cast<uint64_t>(probe_iret_landing), kKernelCs, 0x2, top - 512,
-                               FLAT_KERNEL_SS, 0};
+  const uint64_t context[6] = {
+      reinterpret_cast<uint64_t>(probe_iret_landing), kKernelCs, 0x2, top - 512, FLAT_KERNEL_SS, 0};
   test.check("HYPERVISOR_iret with its context in the range", probe_iret_on(top, context), -1);
   range.detach();
   test.check("an exception whose bounce frame goes in the range", probe_int3_on(top), 0);
@@ -217,9 +221,9 @@ void unhooked_guest_memory(SelfTest& test) {
 // Each group is also a self-test of its own (selftest=hostile-nt, hostile-iret, ...), so one
 // attack can be replayed alone.
 const HostileGroup hostile_cpu_groups[] = {
-    {"hostile-nt", nested_task_flag},         {"hostile-iret", refused_return_frames},
-    {"hostile-numbers", hypercall_numbers},   {"hostile-multicall", multicall_entries},
-    {"hostile-counts", thirty_two_bit_counts}, {"hostile-batches", long_batches},
+    {"hostile-nt", nested_task_flag},           {"hostile-iret", refused_return_frames},
+    {"hostile-numbers", hypercall_numbers},     {"hostile-multicall", multicall_entries},
+    {"hostile-counts", thirty_two_bit_counts},  {"hostile-batches", long_batches},
     {"hostile-unhooked", unhooked_guest_memory}};
 const unsigned hostile_cpu_group_count = sizeof(hostile_cpu_groups) / sizeof(hostile_cpu_groups[0]);
 

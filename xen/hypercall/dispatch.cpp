@@ -15,7 +15,9 @@ namespace {
 constexpr unsigned table_size = 64;
 
 constexpr auto make_table() {
-  struct Table { Handler h[table_size]{}; } t;
+  struct Table {
+    Handler h[table_size]{};
+  } t;
   t.h[__HYPERVISOR_set_trap_table] = set_trap_table;
   t.h[__HYPERVISOR_mmu_update] = mmu_update;
   t.h[__HYPERVISOR_stack_switch] = stack_switch;

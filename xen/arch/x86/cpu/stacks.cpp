@@ -20,7 +20,8 @@ uint64_t ist_tops[ist_count] = {uint64_t(ist_stacks[0] + ist_bytes), uint64_t(is
 uint64_t image_mfn(const void* address) { return (uint64_t(address) - XEN_VIRT_START) / page; }
 
 // Maps `bytes` of `stack` right above an unmapped guard page at `va`; returns the new top.
-uint64_t map_guarded(uint64_t& va, const uint8_t* stack, uint64_t bytes, hypervisor_page_tables::FrameSource new_frame) {
+uint64_t map_guarded(uint64_t& va, const uint8_t* stack, uint64_t bytes,
+                     hypervisor_page_tables::FrameSource new_frame) {
   va += page;  // the guard page stays unmapped
   if (!hypervisor_page_tables::map(va, image_mfn(stack), bytes / page, mapping_flags, new_frame)) return 0;
   va += bytes;
