@@ -32,7 +32,8 @@ bool find_table_write(const Vcpu& vcpu, uint64_t address, TableWrite& write) {
 
 // Ours (Xen traces only the faults it bounces): the fault that starts an emulation or a
 // detach, so the analyser pairs the two by address and table (trace/EVENTS.md). Out of line,
-// with the 64-bit values split there, so the untraced path pays the trace point's NOP only.
+// with the 64-bit values split there: untraced, the emulation path pays the trace point's NOP
+// and nothing else (the detach path one register move more, GCC 12's allocation around it).
 [[gnu::noinline, gnu::cold]] void trace_pte_write_fault(const TrapFrame& frame, uint64_t address, uint64_t table_mfn) {
   trace::record_words(trace::events::kPteWriteFault, trace::low(frame.rip), trace::high(frame.rip), trace::low(address),
                       trace::high(address), trace::low(table_mfn), trace::high(table_mfn));
