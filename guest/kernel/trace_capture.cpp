@@ -103,13 +103,14 @@ void send_hello() {
   send_frame(frame::hello, payload, sizeof(payload));
 }
 
-// The hypervisor's emulation count when tracing starts and stops: every emulated write in
-// between has a TRC_PV_PTWR_EMULATION record (the capture test checks that).
+// The hypervisor's counts when tracing starts and stops: every emulated write in between has a
+// TRC_PV_PTWR_EMULATION record, and every page fault a record saying how it ended (the
+// capture tests check both).
 void report_counters(const char* when) {
   pvhv_counters counters;
   if (read_pvhv_counters(counters) == 0)
-    print("trace: %s at emulations=%lu unhooks=%lu rehooks=%lu virq_tbuf=%lu\n", when, counters.emulations,
-          counters.unhooks, counters.rehooks, high_water_events);
+    print("trace: %s at emulations=%lu unhooks=%lu rehooks=%lu virq_tbuf=%lu page_faults=%lu\n", when,
+          counters.emulations, counters.unhooks, counters.rehooks, high_water_events, counters.page_faults);
 }
 
 // One of our records, sent after everything drained so far, so the stream stays in order.

@@ -62,6 +62,12 @@ def check_json(xenalyze, trace):
     assert doc["pvmmu"]["lost_records"] == 90411
     assert doc["cpu_hz"] == {"hz": 2400000000, "source": "default"}
     assert doc["diagnostics"]["errors"] == 0
+    # Xen records a page fault only when it bounces it to the guest: all 3341 are bounced, and
+    # with no fault record of ours none is paired with the 780 emulations.
+    assert doc["pvmmu"]["faults_bounced"] == 3341, doc["pvmmu"]["faults_bounced"]
+    assert doc["pvmmu"]["pte_write_faults"]["count"] == 0
+    emulation = doc["pvmmu"]["pairs"]["fault_to_emulation"]
+    assert emulation["cost"]["events"] == 0 and emulation["unmatched"] == 780, emulation
     doc = json.loads(run(xenalyze, "--json", "--cpu-hz=1G", trace))
     assert abs(doc["total_seconds"] - 7.76 * 2.4) < 0.02, doc["total_seconds"]
     print("json: valid, counts agree")

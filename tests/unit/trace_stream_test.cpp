@@ -3,7 +3,6 @@
 
 #include "trace/capture/capture.h"
 #include "trace/capture/crc32.h"
-#include "trace/capture/synthetic_trace.h"
 #include "trace/analyze/analysis.h"
 #include "trace/format/events.h"
 

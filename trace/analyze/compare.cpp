@@ -1,5 +1,6 @@
 #include "trace/analyze/compare.h"
 
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -8,10 +9,15 @@
 namespace trace {
 namespace {
 
+// B/A as a percentage, printed from the double: converting it to an integer would overflow
+// for a tiny A (a corrupt trace), and it is "-" when it means nothing.
 void row(std::FILE* out, const std::string& name, double a, double b)
 {
-    std::fprintf(out, "  %-36s %14.1f %14.1f %14.1f %8s\n", name.c_str(), a, b, b - a,
-                 a != 0 ? (std::to_string(int(b / a * 100)) + "%").c_str() : "-");
+    char ratio[32] = "-";
+    double percent = a != 0 ? b / a * 100 : 0;
+    if (a != 0 && std::isfinite(percent))
+        std::snprintf(ratio, sizeof ratio, "%.0f%%", std::trunc(percent));
+    std::fprintf(out, "  %-36s %14.1f %14.1f %14.1f %8s\n", name.c_str(), a, b, b - a, ratio);
 }
 
 struct ForkAverages {

@@ -1,5 +1,8 @@
 #include "trace/analyze/cpu_hz.h"
 
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 
@@ -38,14 +41,19 @@ const char* CpuHz::source_name() const
 
 std::optional<uint64_t> parse_cpu_hz(const std::string& text)
 {
-    if (text.empty())
+    // Digits, a point and an exponent only: strtod alone would also take "nan", "inf", hex
+    // floats, leading blanks and signs.
+    size_t number_end = text.find_first_not_of("0123456789.eE+-");
+    std::string number = text.substr(0, number_end);
+    std::string suffix = number_end == std::string::npos ? "" : text.substr(number_end);
+    if (number.empty() || !(std::isdigit((unsigned char)number[0]) || number[0] == '.'))
         return std::nullopt;
     char* end = nullptr;
-    double base = std::strtod(text.c_str(), &end);
-    if (end == text.c_str() || base <= 0 || base > 1e13)
+    errno = 0;
+    double base = std::strtod(number.c_str(), &end);
+    if (*end || errno == ERANGE)
         return std::nullopt;
     double scale = 1;
-    std::string suffix(end);
     if (suffix == "G")
         scale = 1e9;
     else if (suffix == "M")
@@ -54,18 +62,34 @@ std::optional<uint64_t> parse_cpu_hz(const std::string& text)
         scale = 1e3;
     else if (!suffix.empty())
         return std::nullopt;
-    uint64_t hz = uint64_t(base * scale);
-    return hz ? std::optional<uint64_t>(hz) : std::nullopt;
+    double hz = base * scale;
+    // Checked in double before the conversion: a NaN fails both comparisons.
+    if (!(hz >= double(kMinCpuHz) && hz <= double(kMaxCpuHz)))
+        return std::nullopt;
+    return uint64_t(hz);
 }
 
 CpuHz choose_cpu_hz(const TraceFile& file, std::optional<uint64_t> option)
 {
-    if (option)
-        return {*option, CpuHz::Source::option};
-    for (const ParsedRecord& r : file.records)
-        if (r.event == events::kTscFrequency && r.extra_count == 2 && r.extra64(0))
-            return {r.extra64(0), CpuHz::Source::trace};
-    return {};
+    CpuHz chosen;
+    if (option) {
+        chosen.hz = std::clamp(*option, kMinCpuHz, kMaxCpuHz);  // parse_cpu_hz's bounds, for any caller
+        chosen.source = CpuHz::Source::option;
+        return chosen;
+    }
+    for (const ParsedRecord& r : file.records) {
+        if (r.event != events::kTscFrequency || r.extra_count != 2)
+            continue;
+        uint64_t hz = r.extra64(0);
+        if (hz >= kMinCpuHz && hz <= kMaxCpuHz) {
+            chosen.hz = hz;
+            chosen.source = CpuHz::Source::trace;
+            return chosen;
+        }
+        if (!chosen.refused_trace_hz)
+            chosen.refused_trace_hz = hz;
+    }
+    return chosen;  // the default
 }
 
 } // namespace trace

@@ -11,17 +11,24 @@
 namespace trace {
 
 constexpr uint64_t kDefaultCpuHz = 2400000000ull;
+// The frequencies accepted, from the command line and from a trace's TSC_FREQUENCY record:
+// 1 kHz to 1 THz. Anything else (0, NaN, 1e13G...) is refused, so no conversion from double
+// overflows and every cycles-to-seconds division has a sane divisor.
+constexpr uint64_t kMinCpuHz = 1000ull;
+constexpr uint64_t kMaxCpuHz = 1000000000000ull;
 
 struct CpuHz {
     uint64_t hz = kDefaultCpuHz;
     enum class Source { option, trace, fallback } source = Source::fallback;
+    std::optional<uint64_t> refused_trace_hz;  // a TSC_FREQUENCY outside the bounds, ignored
 
     double seconds(uint64_t cycles) const { return double(cycles) / double(hz); }
     std::string describe() const;   // "2.40 GHz", as xenalyze prints it
     const char* source_name() const;
 };
 
-// xenalyze's syntax: a number with an optional G, M or K suffix ("2.4G", "3000000000").
+// xenalyze's syntax: a decimal number with an optional G, M or K suffix ("2.4G",
+// "3000000000"). nullopt for anything else and for values outside kMinCpuHz..kMaxCpuHz.
 std::optional<uint64_t> parse_cpu_hz(const std::string& text);
 
 CpuHz choose_cpu_hz(const TraceFile& file, std::optional<uint64_t> option);

@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 
+#include "trace/analyze/fault_pairing.h"
 #include "trace/format/events.h"
 #include "trace/parse/event_catalog.h"
 
@@ -13,6 +14,7 @@ const char* step_kind_name(StepKind kind)
 {
     switch (kind) {
     case StepKind::fault: return "fault";
+    case StepKind::bounced: return "bounced";
     case StepKind::emulation: return "emulate";
     case StepKind::unhook: return "unhook";
     case StepKind::detach_inactive: return "detach-inactive";
@@ -51,7 +53,8 @@ std::string hex(uint64_t v)
     return text;
 }
 
-// Builds one story from the records of its CPU.
+// Builds one story from the records of its CPU. Faults are paired with what resolved them by
+// FaultPairing's rules (only our PTE_WRITE_FAULT, same address or table).
 class StoryBuilder {
 public:
     StoryBuilder(ForkStory& story, const WorkClock& clock) : s_(story), clock_(clock) {}
@@ -59,29 +62,35 @@ public:
     void add(const ParsedRecord& r)
     {
         using namespace events;
+        FaultResolution resolved = faults_.record(r);
+        uint64_t cost = resolved.outcome == FaultOutcome::none ? 0 : clock_.cycles(resolved.fault.tsc, r.tsc);
         switch (r.event) {
-        case kPvPageFault:
+        case kPteWriteFault:
             s_.faults++;
-            fault_tsc_ = r.tsc;
-            push(StepKind::fault, r.tsc, 0, "va " + hex(r.extra64(2)) + " ec " + hex(r.extra[4]));
+            push(StepKind::fault, r.tsc, 0,
+                 "va " + hex(r.extra64(2)) + " rip " + hex(r.extra64(0)) + " table mfn " + hex(r.extra64(4)));
             break;
-        case kPvPtwrEmulation: {
+        case kPvPageFault:
+            s_.bounced_faults++;
+            push(StepKind::bounced, r.tsc, cost,
+                 "va " + hex(r.extra64(2)) + " ec " + hex(r.extra[4]) +
+                     (resolved.outcome == FaultOutcome::bounced ? " (taken over, then refused)" : ""));
+            break;
+        case kPvPtwrEmulation:
             s_.emulations++;
-            uint64_t cost = take_fault(r.tsc);
-            s_.emulation_cycles += cost;
+            s_.emulation_cycles = saturating_add(s_.emulation_cycles, cost);
             push(StepKind::emulation, r.tsc, cost, "pte " + hex(r.extra64(0)) + " at " + hex(r.extra64(2)));
             break;
-        }
         case kPtwrUnhook:
             s_.unhooks++;
             unhooked_[r.extra64(0)] = r.tsc;
-            push(StepKind::unhook, r.tsc, take_fault(r.tsc),
+            push(StepKind::unhook, r.tsc, cost,
                  "l1 mfn " + hex(r.extra64(0)) + " l2 slot " + std::to_string(r.extra[2]));
             break;
         case kPtwrDetachInactive:
             s_.unhooks++;
             unhooked_[r.extra64(0)] = r.tsc;
-            push(StepKind::detach_inactive, r.tsc, take_fault(r.tsc), "l1 mfn " + hex(r.extra64(0)));
+            push(StepKind::detach_inactive, r.tsc, cost, "l1 mfn " + hex(r.extra64(0)));
             break;
         case kPtwrRehook: rehook(r); break;
         case kPtwrSlotEvict:
@@ -108,13 +117,6 @@ public:
 private:
     static const char* flush_scope(uint32_t scope) { return scope == 1 ? "all" : "local"; }
 
-    uint64_t take_fault(uint64_t tsc)
-    {
-        uint64_t cost = fault_tsc_ ? clock_.cycles(fault_tsc_, tsc) : 0;
-        fault_tsc_ = 0;
-        return cost;
-    }
-
     // A rehook tells how many entries the guest wrote directly while the table was detached:
     // that is the "inferred direct writes" step, placed just before the rehook.
     void rehook(const ParsedRecord& r)
@@ -127,8 +129,8 @@ private:
             unhooked_.erase(it);
         }
         s_.rehooks++;
-        s_.direct_writes += changed;
-        s_.unhooked_cycles += cost;
+        s_.direct_writes = saturating_add(s_.direct_writes, changed);
+        s_.unhooked_cycles = saturating_add(s_.unhooked_cycles, cost);
         if (changed)
             push(StepKind::direct_writes, r.tsc, 0, std::to_string(changed) + " entries written by the guest");
         push(StepKind::rehook, r.tsc, cost,
@@ -145,7 +147,7 @@ private:
     static constexpr size_t kMaxSteps = 100000;
     ForkStory& s_;
     const WorkClock& clock_;
-    uint64_t fault_tsc_ = 0;
+    FaultPairing faults_;
     std::map<uint64_t, uint64_t> unhooked_;
 };
 
@@ -163,8 +165,8 @@ ForkStories collect_forks(const TraceFile& file, const std::vector<Step>& steps,
             return;
         ForkStory& story = it->second.first;
         story.complete = complete;
-        uint64_t span = story.end_tsc - story.begin_tsc;
-        story.capture_cycles = span - clock.cycles(story.begin_tsc, story.end_tsc);
+        uint64_t span = elapsed(story.begin_tsc, story.end_tsc);
+        story.capture_cycles = elapsed(clock.cycles(story.begin_tsc, story.end_tsc), span);
         if (out.stories.size() < limit)
             out.stories.push_back(std::move(it->second.first));
         else

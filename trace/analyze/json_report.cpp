@@ -8,7 +8,7 @@ namespace {
 
 void cycles_object(JsonWriter& j, const CycleSummary& s, const CpuHz& hz)
 {
-    j.begin_object().field("count", s.count()).field("cycles", s.cycles());
+    j.begin_object().field("events", s.events()).field("count", s.count()).field("cycles", s.cycles());
     j.field("seconds", hz.seconds(s.cycles())).field("average_cycles", s.average());
     j.field("p50_cycles", s.percentile(50)).end_object();
 }
@@ -86,7 +86,11 @@ void pvmmu(JsonWriter& j, const Analysis& a)
     pair(j, "fault_to_unhook", s.fault_to_unhook, a.hz);
     pair(j, "fault_to_detach_inactive", s.fault_to_detach, a.hz);
     pair(j, "unhook_to_rehook", s.unhook_to_rehook, a.hz);
-    j.end_object().field("faults_unresolved", s.faults_unresolved);
+    j.end_object().field("faults_bounced", s.faults_bounced);
+    j.key("pte_write_faults").begin_object().field("count", s.pte_write_faults)
+        .field("emulated", s.fault_to_emulation.cost.events()).field("unhooked", s.fault_to_unhook.cost.events())
+        .field("detached_inactive", s.fault_to_detach.cost.events()).field("bounced", s.pte_write_faults_bounced)
+        .field("unresolved", s.pte_write_faults_unresolved).end_object();
     j.key("ptes_per_table").begin_object();
     for (auto& [ptes, tables] : s.ptes_per_table)
         j.field(std::to_string(ptes), tables);
@@ -104,7 +108,7 @@ void forks(JsonWriter& j, const Analysis& a, bool with_steps)
     for (const ForkStory& f : a.forks.stories) {
         j.begin_object().field("id", f.id).field("kind", operation_kind_name(f.kind)).field("cpu", f.cpu)
             .field("mode", f.mode()).field("complete", f.complete).field("cycles", f.cycles())
-            .field("seconds", a.hz.seconds(f.cycles())).field("faults", f.faults)
+            .field("seconds", a.hz.seconds(f.cycles())).field("faults", f.faults).field("bounced_faults", f.bounced_faults)
             .field("emulations", f.emulations).field("unhooks", f.unhooks).field("rehooks", f.rehooks)
             .field("direct_writes", f.direct_writes).field("flushes", f.flushes)
             .field("hypercalls", f.hypercalls).field("emulation_cycles", f.emulation_cycles)

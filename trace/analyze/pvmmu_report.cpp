@@ -9,12 +9,29 @@ namespace {
 
 void print_pair(std::FILE* out, const char* name, const PairStats& p, const CpuHz& hz)
 {
-    if (!p.cost.count() && !p.unmatched)
+    if (!p.cost.events() && !p.unmatched)
         return;
-    std::fprintf(out, "  %-26s %8llu  avg %10llu cyc %9.3f us  p50 %10lld  unmatched %llu\n", name,
-                 (unsigned long long)p.cost.count(), (unsigned long long)p.cost.average(),
-                 hz.seconds(p.cost.average()) * 1e6, (long long)p.cost.percentile(50),
+    std::fprintf(out, "  %-26s %8llu  avg %10llu cyc %9.3f us  p50 %10llu  unmatched %llu\n", name,
+                 (unsigned long long)p.cost.events(), (unsigned long long)p.cost.average(),
+                 hz.seconds(p.cost.average()) * 1e6, (unsigned long long)p.cost.percentile(50),
                  (unsigned long long)p.unmatched);
+}
+
+void print_page_faults(std::FILE* out, const PvmmuStats& s)
+{
+    std::fprintf(out, "--- Page faults ---\n");
+    std::fprintf(out, "  bounced to the guest (TRC_PV_PAGE_FAULT): %llu\n", (unsigned long long)s.faults_bounced);
+    if (!s.pte_write_faults) {
+        std::fprintf(out, "  no PTE_WRITE_FAULT records (a Xen trace, or none taken over): no fault is paired "
+                          "with an emulation or detach\n");
+        return;
+    }
+    std::fprintf(out, "  PTE writes taken over (PTE_WRITE_FAULT): %llu: emulated %llu, unhooked %llu, detached "
+                      "inactive %llu, then bounced %llu, unresolved %llu\n",
+                 (unsigned long long)s.pte_write_faults, (unsigned long long)s.fault_to_emulation.cost.events(),
+                 (unsigned long long)s.fault_to_unhook.cost.events(),
+                 (unsigned long long)s.fault_to_detach.cost.events(),
+                 (unsigned long long)s.pte_write_faults_bounced, (unsigned long long)s.pte_write_faults_unresolved);
 }
 
 } // namespace
@@ -29,13 +46,12 @@ void print_event_statistics(std::FILE* out, const Analysis& a)
     for (auto& [event, count] : s.events)
         std::fprintf(out, "  %#010x %-28s %10llu %12.1f\n", event, event_name(event),
                      (unsigned long long)count, seconds > 0 ? double(count) / seconds : 0.0);
-    std::fprintf(out, "--- Paired costs (cycles between records) ---\n");
+    print_page_faults(out, s);
+    std::fprintf(out, "--- Paired costs (cycles between records; see trace/EVENTS.md) ---\n");
     print_pair(out, "fault -> emulation", s.fault_to_emulation, a.hz);
     print_pair(out, "fault -> unhook", s.fault_to_unhook, a.hz);
     print_pair(out, "fault -> detach-inactive", s.fault_to_detach, a.hz);
     print_pair(out, "unhook -> rehook", s.unhook_to_rehook, a.hz);
-    std::fprintf(out, "  faults without resolution record (bounced to guest): %llu\n",
-                 (unsigned long long)s.faults_unresolved);
     for (auto& [what, count] : s.flushes)
         std::fprintf(out, "  flush %-24s %8llu\n", what.c_str(), (unsigned long long)count);
     if (s.audits)
@@ -58,15 +74,15 @@ void print_forks(std::FILE* out, const Analysis& a)
                      operation_kind_name(f.kind), f.id, f.cpu, f.mode(), f.complete ? "" : " [no end marker]",
                      (unsigned long long)f.cycles(), a.hz.seconds(f.cycles()) * 1e6);
         for (const StoryStep& s : f.steps) {
-            std::fprintf(out, "  +%10llu  %-15s %s", (unsigned long long)(s.tsc - f.begin_tsc),
+            std::fprintf(out, "  +%10llu  %-15s %s", (unsigned long long)elapsed(f.begin_tsc, s.tsc),
                          step_kind_name(s.kind), s.detail.c_str());
             if (s.cost)
                 std::fprintf(out, "  [%llu cycles]", (unsigned long long)s.cost);
             std::fprintf(out, "\n");
         }
-        std::fprintf(out, "  total: %llu faults, %llu emulations (%llu cycles), %llu unhooks, %llu rehooks "
-                          "(%llu cycles detached), %llu direct writes, %llu flushes, %llu hypercalls\n",
-                     (unsigned long long)f.faults, (unsigned long long)f.emulations,
+        std::fprintf(out, "  total: %llu PTE-write faults, %llu bounced, %llu emulations (%llu cycles), %llu unhooks, "
+                          "%llu rehooks (%llu cycles detached), %llu direct writes, %llu flushes, %llu hypercalls\n",
+                     (unsigned long long)f.faults, (unsigned long long)f.bounced_faults, (unsigned long long)f.emulations,
                      (unsigned long long)f.emulation_cycles, (unsigned long long)f.unhooks,
                      (unsigned long long)f.rehooks, (unsigned long long)f.unhooked_cycles,
                      (unsigned long long)f.direct_writes, (unsigned long long)f.flushes,
@@ -88,10 +104,10 @@ void print_ptes_per_table(std::FILE* out, const Analysis& a)
     for (auto& [changed, count] : h) {
         most = std::max(most, count);
         tables += count;
-        ptes += uint64_t(changed) * count;
+        ptes = saturating_add(ptes, saturating_mul(changed, count));
     }
     for (auto& [changed, count] : h) {
-        int bar = int(count * 50 / most);
+        int bar = int(saturating_mul(count, 50) / most);  // count <= most: 0..50
         std::fprintf(out, "  %4u %8llu %s\n", changed, (unsigned long long)count, std::string(size_t(bar), '#').c_str());
     }
     std::fprintf(out, "  tables %llu, PTEs %llu, mean %.1f per table; revalidated %llu, refused %llu\n",

@@ -22,7 +22,7 @@ const char* flush_reason_name(uint32_t reason)
 
 namespace {
 
-// Open pairs: the pending fault per CPU, the pending unhook per L1 frame.
+// Open pairs: our faults (FaultPairing, per CPU), the pending unhook per L1 frame.
 class Pairing {
 public:
     Pairing(PvmmuStats& stats, const WorkClock& clock) : s_(stats), clock_(clock) {}
@@ -30,19 +30,20 @@ public:
     void record(const ParsedRecord& r)
     {
         using namespace events;
+        FaultResolution resolved = faults_.record(r);
         switch (r.event) {
         case kPvPageFault:
-            if (fault_.count(r.cpu))
-                s_.faults_unresolved++;
-            fault_[r.cpu] = r.tsc;
+            s_.faults_bounced++;
+            if (resolved.outcome == FaultOutcome::bounced)
+                s_.pte_write_faults_bounced++;
             break;
-        case kPvPtwrEmulation: resolve(r, s_.fault_to_emulation); break;
+        case kPvPtwrEmulation: pair(r, resolved, s_.fault_to_emulation); break;
         case kPtwrUnhook:
-            resolve(r, s_.fault_to_unhook);
+            pair(r, resolved, s_.fault_to_unhook);
             unhooked_[r.extra64(0)] = r.tsc;
             break;
         case kPtwrDetachInactive:
-            resolve(r, s_.fault_to_detach);
+            pair(r, resolved, s_.fault_to_detach);
             unhooked_[r.extra64(0)] = r.tsc;
             break;
         case kPtwrRehook: rehook(r); break;
@@ -52,28 +53,27 @@ public:
 
     void finish()
     {
-        s_.faults_unresolved += fault_.size();
+        faults_.finish();
+        s_.pte_write_faults = faults_.faults();
+        s_.pte_write_faults_unresolved = faults_.unresolved();
         s_.unhook_to_rehook.unmatched += unhooked_.size();
     }
 
 private:
-    void resolve(const ParsedRecord& r, PairStats& pair)
+    void pair(const ParsedRecord& r, const FaultResolution& resolved, PairStats& pair)
     {
-        auto it = fault_.find(r.cpu);
-        if (it == fault_.end()) {
+        if (resolved.outcome == FaultOutcome::none)
             pair.unmatched++;
-            return;
-        }
-        pair.cost.add(clock_.cycles(it->second, r.tsc));
-        fault_.erase(it);
+        else
+            pair.cost.add(clock_.cycles(resolved.fault.tsc, r.tsc));
     }
 
     void rehook(const ParsedRecord& r)
     {
         if (r.extra_count >= 5) {
             s_.ptes_per_table[r.extra[2]]++;
-            s_.ptes_revalidated += r.extra[3];
-            s_.ptes_refused += r.extra[4];
+            s_.ptes_revalidated = saturating_add(s_.ptes_revalidated, r.extra[3]);
+            s_.ptes_refused = saturating_add(s_.ptes_refused, r.extra[4]);
         }
         auto it = unhooked_.find(r.extra64(0));
         if (it == unhooked_.end()) {
@@ -86,7 +86,7 @@ private:
 
     PvmmuStats& s_;
     const WorkClock& clock_;
-    std::map<uint32_t, uint64_t> fault_;
+    FaultPairing faults_;
     std::map<uint64_t, uint64_t> unhooked_;
 };
 
@@ -99,10 +99,10 @@ void count_other(PvmmuStats& s, const ParsedRecord& r)
         s.flushes[std::string(flush_scope_name(r.extra[0])) + "/" + flush_reason_name(r.extra[1])]++;
     else if (r.event == kAuditResult && r.extra_count >= 2) {
         s.audits++;
-        s.audit_frames += r.extra[0];
-        s.audit_mismatches += r.extra[1];
+        s.audit_frames = saturating_add(s.audit_frames, r.extra[0]);
+        s.audit_mismatches = saturating_add(s.audit_mismatches, r.extra[1]);
     } else if (r.event == kLostRecords && r.extra_count >= 1)
-        s.lost_records += r.extra[0];
+        s.lost_records = saturating_add(s.lost_records, r.extra[0]);
 }
 
 } // namespace

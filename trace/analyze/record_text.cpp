@@ -1,5 +1,6 @@
 #include "trace/analyze/record_text.h"
 
+#include "trace/analyze/checked.h"
 #include "trace/format/events.h"
 #include "trace/format/framing.h"
 #include "trace/parse/event_catalog.h"
@@ -58,6 +59,10 @@ std::string describe_record(const ParsedRecord& r)
     case kPtwrRehook:
         return "ptwr_rehook l1 mfn " + format("%llx changed %llu revalidated %llu refused %llu", r.extra64(0),
                                                r.extra[2], r.extra[3], r.extra[4]);
+    case kPteWriteFault:
+        if (r.extra_count == 6)
+            return "pte_write_fault rip " + format("%llx addr %llx table mfn %llx", r.extra64(0), r.extra64(2), r.extra64(4));
+        break;
     case kTlbFlush:
         return "tlb_flush scope " + format("%llu reason %llu", r.extra[0], r.extra[1]);
     case kInvlpg: return "invlpg va " + format("%llx", r.extra64(0));
@@ -91,10 +96,13 @@ void dump_all(std::FILE* out, const Analysis& a)
     uint64_t first = a.model.first_tsc();
     for (const Step& step : a.steps) {
         const ParsedRecord& r = a.file.records[step.record];
-        uint64_t tsc = r.tsc >= first ? r.tsc - first : 0;
-        uint64_t ns = uint64_t(a.hz.seconds(tsc) * 1e9);
-        std::fprintf(out, "%3llu.%09llu cpu%u %s%s\n", (unsigned long long)(ns / 1000000000ull),
-                     (unsigned long long)(ns % 1000000000ull), r.cpu, step.lost_end ? "lost_records end " : "",
+        // In integers: cycles / hz seconds and the remainder's nanoseconds (< 10^9 * hz, which
+        // fits 128 bits). A double would overflow uint64 for a TSC far from the first one.
+        uint64_t tsc = elapsed(first, r.tsc);
+        uint64_t seconds = tsc / a.hz.hz;
+        uint64_t ns = uint64_t((unsigned __int128)(tsc % a.hz.hz) * 1000000000u / a.hz.hz);
+        std::fprintf(out, "%3llu.%09llu cpu%u %s%s\n", (unsigned long long)seconds,
+                     (unsigned long long)ns, r.cpu, step.lost_end ? "lost_records end " : "",
                      step.lost_end ? "" : describe_record(r).c_str());
     }
 }

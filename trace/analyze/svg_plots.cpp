@@ -14,6 +14,7 @@ const char* lane_colour(StepKind kind)
 {
     switch (kind) {
     case StepKind::fault: return "#d62728";
+    case StepKind::bounced: return "#e377c2";
     case StepKind::emulation: return "#1f77b4";
     case StepKind::unhook:
     case StepKind::detach_inactive: return "#ff7f0e";
@@ -28,7 +29,8 @@ const char* lane_colour(StepKind kind)
 int lane_of(StepKind kind)
 {
     switch (kind) {
-    case StepKind::fault: return 0;
+    case StepKind::fault:
+    case StepKind::bounced: return 0;
     case StepKind::emulation: return 1;
     case StepKind::unhook:
     case StepKind::detach_inactive:
@@ -64,7 +66,7 @@ std::string fork_timeline_svg(const ForkStory& fork, const CpuHz& hz)
         svg.line(left, top + (i + 1) * lane_h, left + width, top + (i + 1) * lane_h, "#dddddd");
     }
     for (const StoryStep& s : fork.steps) {
-        double x = left + width * double(s.tsc - fork.begin_tsc) / span;
+        double x = left + width * double(elapsed(fork.begin_tsc, s.tsc)) / span;
         double w = std::max(1.5, width * double(s.cost) / span);
         double start = s.cost ? x - w : x;  // a paired step spans back to what it resolves
         svg.rect(std::max(left, start), top + lane_of(s.kind) * lane_h + 5, w, lane_h - 10,
@@ -88,9 +90,10 @@ std::string ptes_histogram_svg(const PvmmuStats& stats)
         return svg.finish();
     }
     // Buckets of equal width over 0..max changed entries (at most 64 bars).
-    uint32_t max_changed = h.rbegin()->first;
-    uint32_t bucket = std::max<uint32_t>(1, (max_changed + 64) / 64);
-    std::map<uint32_t, uint64_t> bars;
+    // 64-bit: a corrupt rehook may say 0xffffffff entries changed.
+    uint64_t max_changed = h.rbegin()->first;
+    uint64_t bucket = std::max<uint64_t>(1, (max_changed + 64) / 64);
+    std::map<uint64_t, uint64_t> bars;
     for (auto& [changed, count] : h)
         bars[changed / bucket] += count;
     uint64_t most = 1;
@@ -119,10 +122,10 @@ std::string cost_breakdown_svg(const ForkStories& forks, const CpuHz& hz)
     std::map<std::string, Totals> modes;
     for (const ForkStory& f : forks.stories) {
         Totals& t = modes[f.mode()];
-        t.n++;
-        t.total += f.cycles();
-        t.emulation += f.emulation_cycles;
-        t.detached += std::min(f.unhooked_cycles, f.cycles());
+        t.n++;  // sums saturate (checked.h)
+        t.total = saturating_add(t.total, f.cycles());
+        t.emulation = saturating_add(t.emulation, f.emulation_cycles);
+        t.detached = saturating_add(t.detached, std::min(f.unhooked_cycles, f.cycles()));
     }
     Svg svg(1000, 400);
     svg.text(10, 25, "Average cost per operation by page-table mode (cycles)", 14);
@@ -139,7 +142,7 @@ std::string cost_breakdown_svg(const ForkStories& forks, const CpuHz& hz)
         double y = 60 + row++ * (bar_h + 30);
         double scale = width / double(most);
         uint64_t emulation = t.emulation / t.n, detached = t.detached / t.n, total = t.total / t.n;
-        uint64_t rest = total > emulation + detached ? total - emulation - detached : 0;
+        uint64_t rest = elapsed(saturating_add(emulation, detached), total);
         svg.text(10, y + 25, mode + " (" + std::to_string(t.n) + ")");
         double x = left;
         svg.rect(x, y, emulation * scale, bar_h, "#1f77b4", "fault->emulation " + std::to_string(emulation));
@@ -150,13 +153,18 @@ std::string cost_breakdown_svg(const ForkStories& forks, const CpuHz& hz)
         svg.text(left + total * scale + 5, y + 25,
                  std::to_string(total) + " cycles, " + std::to_string(hz.seconds(total) * 1e6) + " us");
     }
-    svg.text(10, 390, "blue: fault->emulation   orange: unhook->rehook   grey: rest of the operation");
+    svg.text(10, 390, "blue: PTE-write fault->emulation   orange: unhook->rehook   grey: rest of the operation");
     return svg.finish();
 }
 
-std::vector<std::string> write_svg_plots(const Analysis& a, const std::string& dir, size_t fork_index,
+std::vector<std::string> write_svg_plots(const Analysis& a, const std::string& dir, std::optional<uint64_t> fork_index,
                                          std::string& error)
 {
+    if (fork_index && *fork_index >= a.forks.stories.size()) {
+        error = "--fork=" + std::to_string(*fork_index) + ": the trace has " +
+                std::to_string(a.forks.stories.size()) + " marked operations (numbered from 0)";
+        return {};
+    }
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     if (ec) {
@@ -167,8 +175,9 @@ std::vector<std::string> write_svg_plots(const Analysis& a, const std::string& d
         {"ptes-per-table.svg", ptes_histogram_svg(a.stats)},
         {"cost-by-mode.svg", cost_breakdown_svg(a.forks, a.hz)},
     };
-    if (fork_index < a.forks.stories.size())
-        plots.push_back({"fork-timeline.svg", fork_timeline_svg(a.forks.stories[fork_index], a.hz)});
+    size_t index = fork_index ? size_t(*fork_index) : 0;
+    if (index < a.forks.stories.size())
+        plots.push_back({"fork-timeline.svg", fork_timeline_svg(a.forks.stories[index], a.hz)});
     std::vector<std::string> written;
     for (auto& [name, text] : plots) {
         auto path = std::filesystem::path(dir) / name;

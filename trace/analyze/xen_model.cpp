@@ -124,7 +124,7 @@ void XenModel::lost_end(const ParsedRecord& r, PcpuModel& p)
         return;
     }
     if (r.tsc > p.lost_tsc) {
-        p.time_lost.add(r.tsc - p.lost_tsc);
+        p.time_lost.add_interval(p.lost_tsc, r.tsc);
         if (p.lost_domain_valid) {
             if (p.current) {
                 notes_.push_back("lost record names a vcpu but the cpu already runs " + vcpu_label(*p.current));
@@ -256,8 +256,8 @@ void XenModel::next_update(PcpuModel& p, VcpuModel& next, uint64_t tsc)
             next.state_tsc = 0;
         if (next.pcpu != p.id) {
             if (next.pcpu_tsc) {
-                next.affinity_all.add(tsc - next.pcpu_tsc);
-                next.affinity_per_pcpu[p.id].add(tsc - next.pcpu_tsc);
+                next.affinity_all.add_interval(next.pcpu_tsc, tsc);
+                next.affinity_per_pcpu[p.id].add_interval(next.pcpu_tsc, tsc);
             }
             next.pcpu_tsc = tsc;
         }
@@ -319,7 +319,7 @@ void XenModel::pcpu_time_update(PcpuModel& p, uint64_t tsc)
 {
     if (!p.time_tsc || !p.current)
         return;
-    (p.current->domain->did == kIdleDomain ? p.time_idle : p.time_running).add(tsc - p.time_tsc);
+    (p.current->domain->did == kIdleDomain ? p.time_idle : p.time_running).add_interval(p.time_tsc, tsc);
     p.time_tsc = 0;
 }
 
@@ -337,8 +337,8 @@ void XenModel::finish()
     for (auto& [did, d] : domains_)
         for (auto& [vid, v] : d->vcpus)
             if (v->pcpu_tsc && v->pcpu >= 0) {
-                v->affinity_all.add(last_tsc_ - v->pcpu_tsc);
-                v->affinity_per_pcpu[v->pcpu].add(last_tsc_ - v->pcpu_tsc);
+                v->affinity_all.add_interval(v->pcpu_tsc, last_tsc_);
+                v->affinity_per_pcpu[v->pcpu].add_interval(v->pcpu_tsc, last_tsc_);
             }
 }
 

@@ -82,7 +82,7 @@ public:
 
     uint64_t first_tsc() const { return first_tsc_; }
     uint64_t last_tsc() const { return last_tsc_; }
-    uint64_t total_cycles() const { return last_tsc_ - first_tsc_; }
+    uint64_t total_cycles() const { return elapsed(first_tsc_, last_tsc_); }
     const std::map<int, PcpuModel>& pcpus() const { return pcpus_; }
     const std::map<int, std::unique_ptr<DomainModel>>& domains() const { return domains_; }
     // xenalyze-style warnings ("Creating domain 0"...), for --verbose.

@@ -10,10 +10,10 @@ void print_cycles(std::FILE* out, const CycleSummary& s, const std::string& labe
 {
     if (!s.count())
         return;
-    std::fprintf(out, "%s: %7llu %5.2fs %6llu {%6lld|%6lld|%6lld}\n", label.c_str(),
+    std::fprintf(out, "%s: %7llu %5.2fs %6llu {%6llu|%6llu|%6llu}\n", label.c_str(),
                  (unsigned long long)s.count(), hz.seconds(s.cycles()),
-                 (unsigned long long)s.average(), (long long)s.weighted_percentile(5),
-                 (long long)s.weighted_percentile(50), (long long)s.weighted_percentile(95));
+                 (unsigned long long)s.average(), (unsigned long long)s.weighted_percentile(5),
+                 (unsigned long long)s.weighted_percentile(50), (unsigned long long)s.weighted_percentile(95));
 }
 
 // xenalyze's print_cpu_affinity: no seconds, plain percentiles.
@@ -21,9 +21,10 @@ void print_affinity(std::FILE* out, const CycleSummary& s, const std::string& la
 {
     if (!s.count())
         return;
-    std::fprintf(out, "%s: %7llu %6llu {%6lld|%6lld|%6lld}\n", label.c_str(),
+    std::fprintf(out, "%s: %7llu %6llu {%6llu|%6llu|%6llu}\n", label.c_str(),
                  (unsigned long long)s.count(), (unsigned long long)s.average(),
-                 (long long)s.percentile(5), (long long)s.percentile(50), (long long)s.percentile(95));
+                 (unsigned long long)s.percentile(5), (unsigned long long)s.percentile(50),
+                 (unsigned long long)s.percentile(95));
 }
 
 std::string padded(const char* prefix, const char* name, int width)

@@ -22,6 +22,9 @@ std::unique_ptr<Analysis> load(const std::string& path, const XenalyzeOptions& o
     if (file.foreign)
         return nullptr;
     auto a = analyse(path, std::move(file), o.cpu_hz);
+    if (a->hz.refused_trace_hz)
+        std::fprintf(stderr, "warning: %s: TSC_FREQUENCY %llu Hz is outside 1 kHz..1 THz, ignored; using %s\n",
+                     path.c_str(), (unsigned long long)*a->hz.refused_trace_hz, a->hz.describe().c_str());
     if (o.verbose)
         for (const std::string& note : a->model.notes())
             std::fprintf(stderr, "%s\n", note.c_str());

@@ -1,5 +1,6 @@
 #include "trace/analyze/xenalyze_options.h"
 
+#include <cerrno>
 #include <cstdlib>
 
 #include "trace/analyze/cpu_hz.h"
@@ -53,18 +54,24 @@ bool apply_value(XenalyzeOptions& o, const std::string& name, const std::string&
     if (name == "--cpu-hz") {
         o.cpu_hz = parse_cpu_hz(value);
         if (!o.cpu_hz)
-            error = "invalid --cpu-hz '" + value + "' (a number with an optional G, M or K suffix)";
+            error = "invalid --cpu-hz '" + value +
+                    "' (a decimal number with an optional G, M or K suffix, from 1 kHz to 1 THz)";
         return bool(o.cpu_hz);
     }
     if (name == "--svg") {
         o.svg_dir = value;
         return !value.empty() || (error = "--svg needs a directory", false);
     }
-    char* end = nullptr;
-    o.fork_index = std::strtoull(value.c_str(), &end, 10);
-    if (value.empty() || *end)
-        error = "invalid --fork '" + value + "'";
-    return error.empty();
+    // Decimal digits only: strtoull would take "-1" as 2^64 - 1 and saturate on overflow.
+    bool digits = !value.empty() && value.find_first_not_of("0123456789") == std::string::npos;
+    errno = 0;
+    uint64_t index = digits ? std::strtoull(value.c_str(), nullptr, 10) : 0;
+    if (!digits || errno == ERANGE) {
+        error = "invalid --fork '" + value + "' (the number of a marked operation, from 0)";
+        return false;
+    }
+    o.fork_index = index;
+    return true;
 }
 
 } // namespace

@@ -21,7 +21,7 @@ struct XenalyzeOptions {
     bool strict = false;
     std::optional<uint64_t> cpu_hz;
     std::optional<std::string> svg_dir;
-    size_t fork_index = 0;
+    std::optional<uint64_t> fork_index;   // --fork=N (default: the first marked operation)
     std::vector<std::string> files;   // one trace, or two with --compare
     bool compare = false;
 };

@@ -21,7 +21,7 @@ public:
 
     // Writes one window. Returns false on an I/O error.
     bool window(uint32_t cpu, const uint8_t* records, size_t size);
-    // Encodes `records` of one CPU into a window (used for synthetic traces and the TSC note).
+    // Encodes `records` of one CPU into a window (the TSC note, tests).
     bool window(uint32_t cpu, const std::vector<RecordFields>& records);
 
     const std::vector<uint8_t>& bytes() const { return memory_; }

@@ -48,6 +48,11 @@ constexpr uint32_t kOperationBegin = kPvhvSubclass + 0x08;     // kind, id
 constexpr uint32_t kOperationEnd = kPvhvSubclass + 0x09;       // kind, id
 constexpr uint32_t kTscFrequency = kPvhvSubclass + 0x0a;       // hz64
 constexpr uint32_t kCaptureDrain = kPvhvSubclass + 0x0b;       // start tsc64, bytes (written by dom0)
+// A page fault the PTE-write paths take over (a guest kernel's write to one of its validated
+// page tables), written when the hypervisor starts handling it. Xen records TRC_PV_PAGE_FAULT
+// only for faults it bounces to the guest, so nothing in its format says which fault started
+// an emulation or a detach; this does, and the analyser pairs only these.
+constexpr uint32_t kPteWriteFault = kPvhvSubclass + 0x0c;      // rip64, address64, table mfn64
 
 enum class FlushScope : uint32_t { local = 0, all = 1 };
 
@@ -81,6 +86,7 @@ constexpr unsigned pvhv_extra_words(uint32_t event)
     case kOperationEnd: return 2;
     case kTscFrequency: return 2;
     case kCaptureDrain: return 3;
+    case kPteWriteFault: return 6;
     default: return 0;
     }
 }
