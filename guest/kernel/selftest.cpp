@@ -31,7 +31,8 @@ bool selftest_run(const char* name) {
   static const Entry kTests[] = {
       {"hypercall", selftest_hypercall}, {"mmu", selftest_mmu}, {"fault", selftest_fault}, {"ptwrite", selftest_ptwrite},
       {"tbuf", selftest_tbuf},
-      {"unprivileged", selftest_unprivileged}, {"fpu", selftest_fpu}};
+      {"unprivileged", selftest_unprivileged}, {"fpu", selftest_fpu},
+      {"ioports", selftest_ioports}, {"iomem", selftest_iomem}};
   for (const Entry& entry : kTests) {
     if (!lib::string_equal(name, entry.name)) continue;
     SelfTest test(entry.name);

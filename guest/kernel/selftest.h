@@ -35,6 +35,8 @@ void selftest_ptwrite(SelfTest& test);
 void selftest_tbuf(SelfTest& test);
 void selftest_unprivileged(SelfTest& test);
 void selftest_fpu(SelfTest& test);
+void selftest_ioports(SelfTest& test);  // dom0: wide port accesses over hypervisor ports
+void selftest_iomem(SelfTest& test);    // dom0: mappings of the interrupt hardware
 
 // Shared by the MMU checks: the L1 slot of a scratch page of the kernel image, and an
 // mmu_update of it that must return `expected` (the slot is checked unchanged when refused
