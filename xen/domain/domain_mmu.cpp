@@ -1,4 +1,5 @@
 #include "domain/domain_mmu.h"
+#include "arch/x86/apic/local_apic.h"
 #include "arch/x86/cpu/registers.h"
 #include "domain/domain.h"
 #include "hypervisor/perf_counters.h"
@@ -17,9 +18,30 @@ mm::DomainIdentity identity(const Domain& domain) {
   return mm::DomainIdentity{domain.id, domain.privileged, bool(domain.vm_assist & (1UL << VMASST_TYPE_m2p_strict))};
 }
 
+namespace {
+// AMD CPUs of families below 0x17 decode the 12 GiB below 1 TiB as HyperTransport (Xen's
+// dom0_setup_permissions denies it); from 0x17 on the window sits at the top of the physical
+// address width, beyond what any L1 entry here may name. Asked once: cpuid is not cheap.
+bool has_hypertransport_window() {
+  static int known = -1;
+  if (known < 0) {
+    cpu::CpuidResult vendor = cpu::cpuid(0);
+    bool amd = vendor.ebx == 0x68747541 && vendor.edx == 0x69746e65 && vendor.ecx == 0x444d4163;  // AuthenticAMD
+    uint32_t signature = cpu::cpuid(1).eax;
+    uint32_t family = ((signature >> 8) & 0xf) + (((signature >> 8) & 0xf) == 0xf ? (signature >> 20) & 0xff : 0);
+    known = amd && family < 0x17;
+  }
+  return known;
+}
+}  // namespace
+
 mm::MmuContext context(const Domain& domain) {
-  return mm::MmuContext{boot_memory::frame_table(), identity(domain), boot_memory::hypervisor_slots(),
+  mm::MmuContext result{boot_memory::frame_table(), identity(domain), boot_memory::hypervisor_slots(),
                         boot_memory::m2p()};
+  // The local APIC drives the hypervisor's timer: no domain may map it (nor the MSI range).
+  if (uint64_t base = local_apic::physical_base()) result.interrupt_hardware.local_apic_mfn = base >> 12;
+  result.interrupt_hardware.hypertransport = has_hypertransport_window();
+  return result;
 }
 
 // The record of what apply_effects does, written before it does it: then nothing has to be

@@ -7,4 +7,5 @@ void init();                              // enable, calibrate the timer against
 void arm_timer_ns(uint64_t delta_ns);     // one-shot, 0 disarms
 void handle_timer_interrupt();
 void end_of_interrupt();
+uint64_t physical_base();                 // where IA32_APIC_BASE put it (0 before init)
 }  // namespace local_apic
