@@ -132,7 +132,7 @@ uint64_t domain_pages(const boot::BootDomain& plan, const boot::CommandLine& opt
   if (initrd_handed_over) available += (initrd_length + page - 1) / page * page;
   if (plan.id != 0) {
     if (options.domu_memory_bytes <= available) return options.domu_memory_bytes / page;
-    log_warning("d%u: domU_mem=%lu MiB, but only %lu MiB are free: d%u gets %lu MiB\n", plan.id,
+    log_warning("Warning: d%u: domU_mem=%lu MiB, but only %lu MiB are free: d%u gets %lu MiB\n", plan.id,
                 mib(options.domu_memory_bytes), mib(available), plan.id, mib(available));
     return available / page;
   }
@@ -140,7 +140,7 @@ uint64_t domain_pages(const boot::BootDomain& plan, const boot::CommandLine& opt
   uint64_t wanted_default = default_dom0_bytes + initrd_length;
   uint64_t bytes = spec.resolve(available, wanted_default < available ? wanted_default : available);
   if (spec.has_amount && !spec.amount.all_but && spec.amount.percent == 0 && spec.amount.bytes > available)
-    log_warning("dom0_mem=%lu MiB, but only %lu MiB are free: dom0 gets %lu MiB\n", mib(spec.amount.bytes),
+    log_warning("Warning: dom0_mem=%lu MiB, but only %lu MiB are free: dom0 gets %lu MiB\n", mib(spec.amount.bytes),
                 mib(available), mib(bytes));
   return bytes / page;
 }
