@@ -10,8 +10,8 @@ namespace mm {
 inline constexpr uint64_t kGuestKernelMarker = uint64_t{1} << 52;
 
 // Flags a guest may set in any present entry. Cache-control bits (PWT, PCD, PAT/PS) and
-// Global are refused except Global in L1: guests here have no I/O capabilities and no
-// superpages (Xen's base_disallow_mask for a domain without iomem access).
+// Global are refused except Global in L1: no superpages, and Xen's base_disallow_mask for a
+// domain without iomem access (dom0's I/O mappings too, here; see xen/mm/README.md).
 inline constexpr uint64_t kGuestSettableFlags =
     PageTableEntry::kPresent | PageTableEntry::kWritable | PageTableEntry::kUser |
     PageTableEntry::kAccessed | PageTableEntry::kDirty | PageTableEntry::kAvailableLow |
