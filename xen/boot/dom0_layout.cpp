@@ -152,6 +152,23 @@ bool in_guest_address_space(uint64_t start, uint64_t end) {
     return start >= hypervisor_end;  // the upper half above the hypervisor's slots (272..511)
 }
 
+bool layout_places_image(const Dom0Layout& layout, const ElfImage& image, const XenKernelInfo& kernel) {
+    const VirtualRange region = layout.bootstrap;
+    auto inside = [&](uint64_t start, uint64_t size) {
+        return start >= region.start && start <= region.end && size <= region.end - start;
+    };
+    bool placed = true;
+    image.for_each_loadable_segment([&](const ElfSegment& segment) {
+        if (!inside(kernel.destination_of(segment), segment.memory_size)) placed = false;
+    });
+    if (kernel.has_hypercall_page && !inside(kernel.hypercall_page, page_size)) placed = false;
+    const VirtualRange parts[] = {layout.kernel,      layout.initrd,      layout.p2m,
+                                  layout.start_info, layout.page_tables, layout.boot_stack};
+    for (const VirtualRange& part : parts)
+        if (part.end < part.start || !inside(part.start, part.size())) placed = false;
+    return placed && layout.entry >= layout.kernel.start && layout.entry <= layout.kernel.end;
+}
+
 Dom0LayoutError compute_dom0_layout(const XenKernelInfo& kernel, uint64_t initrd_length,
                                     uint64_t nr_pages, Dom0Layout& out) {
     Dom0Layout layout;

@@ -79,6 +79,14 @@ Dom0LayoutError compute_dom0_layout(const XenKernelInfo& kernel, uint64_t initrd
 // all). For messages: compute_dom0_layout says too_small_* when nr_pages is below this.
 uint64_t dom0_pages_needed(const XenKernelInfo& kernel, uint64_t initrd_length, uint64_t nr_pages);
 
+// Whether every byte the builder writes for this image lies in the layout's start-of-day
+// region: each loadable segment's [destination, + p_memsz), the hypercall page's 4 KiB (at the
+// note's address, aligned or not), the initrd, the p2m list, start_info, the page tables and
+// the boot stack; and the entry point in the kernel. True by construction for a layout
+// compute_dom0_layout made from this image's notes; the builder checks it all the same before
+// writing anything. Pure.
+bool layout_places_image(const Dom0Layout& layout, const ElfImage& image, const XenKernelInfo& kernel);
+
 // Whether [start, end) lies wholly in one canonical half of the address space, outside the
 // hypervisor's reserved range, i.e. in L4 slots a guest may fill. end == 0 means 2^64.
 bool in_guest_address_space(uint64_t start, uint64_t end);

@@ -351,6 +351,8 @@ BuildResult plan_domain(const boot::BootDomain& plan, const boot::CommandLine& o
     printk("d%u: %lu MiB of memory, the kernel image%s %lu MiB\n", plan.id, mib(nr_pages * page),
            initrd_length ? " and its initrd need" : " needs", mib_rounded_up(boot::dom0_pages_needed(kernel, initrd_length, nr_pages) * page));
   if (layout_error != boot::Dom0LayoutError::none) return failure(plan, boot::describe(layout_error));
+  if (!boot::layout_places_image(layout, image, kernel))
+    return failure(plan, "kernel image cannot be placed in the start-of-day region");
   if (boot::plan_page_table_frames(layout, nullptr, 0) > max_table_frames)
     return failure(plan, "start-of-day region needs too many page tables");
   BuildResult ok;

@@ -44,6 +44,7 @@ int validate_table(MmuContext& context, uint64_t mfn, PagingLevel level) {
     // Entries take_entry_references narrowed (read-only I/O memory): stored only on success,
     // so a table that fails validation is left as the guest wrote it.
     uint64_t narrowed[kEntriesPerTable / 64] = {};
+    bool any_narrowed = false;
     for (unsigned index = 0; index < kEntriesPerTable; ++index) {
         if (!is_guest_slot(level, index)) continue;
         const PageTableEntry loaded = load_entry(context.frames, mfn, index);
@@ -53,9 +54,12 @@ int validate_table(MmuContext& context, uint64_t mfn, PagingLevel level) {
             release_first_entries(context.frames, mfn, level, index);
             return rc;
         }
-        if (entry != loaded) narrowed[index / 64] |= uint64_t{1} << (index % 64);
+        if (entry != loaded) {
+            narrowed[index / 64] |= uint64_t{1} << (index % 64);
+            any_narrowed = true;
+        }
     }
-    for (unsigned index = 0; index < kEntriesPerTable; ++index) {
+    for (unsigned index = 0; any_narrowed && index < kEntriesPerTable; ++index) {
         if ((narrowed[index / 64] >> (index % 64)) & 1)  // narrowing only ever drops RW
             store_entry(context.frames, mfn, index,
                         load_entry(context.frames, mfn, index).without_flags(PageTableEntry::kWritable));
