@@ -212,6 +212,22 @@ TEST_F(MmIoMappings, TheIoApicIsMappedReadOnly) {
     EXPECT_AUDIT_CLEAN();
 }
 
+// The I/O-memory permission is the page owner's (Xen's get_page_from_l1e): named as
+// foreigndom, another guest or DOMID_XEN has none; DOMID_IO stands for the caller.
+TEST_F(MmIoMappings, IoMemoryIsMappedOnlyForTheCallerItself) {
+    using testing::kL1;
+    const uint64_t mmio = 0xfd000;
+    EXPECT_EQ(update_as(kL1, 100, rw(mmio), testing::kOtherGuest, kDom0), -XEN_EPERM);
+    EXPECT_EQ(update_as(kL1, 100, rw(mmio), DOMID_XEN, kDom0), -XEN_EPERM);
+    EXPECT_EQ(read(kL1, 100), E());
+    ASSERT_EQ(update_as(kL1, 100, rw(mmio), DOMID_IO, kDom0), 0);
+    EXPECT_EQ(read(kL1, 100).mfn(), mmio);
+    EXPECT_EQ(update_as(kL1, 101, rw(kLocalApic), DOMID_IO, kDom0), -XEN_EPERM);
+    EXPECT_EQ(update_as(kL1, 101, rw(mmio), DOMID_IO, DomainIdentity{testing::kGuest, false, false}), -XEN_EPERM);
+    ASSERT_EQ(update(kL1, 100, E(), MMU_NORMAL_PT_UPDATE, kDom0), 0);
+    EXPECT_AUDIT_CLEAN();
+}
+
 TEST_F(MmIoMappings, ValidationNarrowsTheIoApicAndRefusesTheLocalApic) {
     using testing::kSpareL1;
     write(kSpareL1, 3, rw(kIoApic));

@@ -19,8 +19,13 @@ bool is_shared_hypervisor_frame(const FrameTable& frames, uint64_t mfn) {
     return page != nullptr && page->owner == DOMID_XEN && page->shared_with_privileged;
 }
 
-// An I/O frame holds no references; read-only I/O memory is mapped without RW.
+// An I/O frame holds no references; read-only I/O memory is mapped without RW. The permission
+// is the page owner's, as in Xen's get_page_from_l1e (DOMID_IO stands for the caller): a
+// foreign page owner named with foreigndom is another guest or DOMID_XEN, neither of which
+// holds I/O memory.
 int check_io_mapping(const MmuContext& context, PageTableEntry& entry) {
+    domid_t owner = context.owner_of_mapped_frames();
+    if (owner != context.domain.id && owner != DOMID_IO) return error(XEN_EPERM);
     switch (io_frame_access(context.domain, entry.mfn(), context.interrupt_hardware)) {
     case IoFrameAccess::denied: return error(XEN_EPERM);
     case IoFrameAccess::read_only: entry = entry.without_flags(PageTableEntry::kWritable); return 0;
