@@ -21,26 +21,35 @@ mm::DomainIdentity identity(const Domain& domain) {
 namespace {
 // AMD CPUs of families below 0x17 decode the 12 GiB below 1 TiB as HyperTransport (Xen's
 // dom0_setup_permissions denies it); from 0x17 on the window sits at the top of the physical
-// address width, beyond what any L1 entry here may name. Asked once: cpuid is not cheap.
+// address width, beyond what any L1 entry here may name.
 bool has_hypertransport_window() {
-  static int known = -1;
-  if (known < 0) {
-    cpu::CpuidResult vendor = cpu::cpuid(0);
-    bool amd = vendor.ebx == 0x68747541 && vendor.edx == 0x69746e65 && vendor.ecx == 0x444d4163;  // AuthenticAMD
-    uint32_t signature = cpu::cpuid(1).eax;
-    uint32_t family = ((signature >> 8) & 0xf) + (((signature >> 8) & 0xf) == 0xf ? (signature >> 20) & 0xff : 0);
-    known = amd && family < 0x17;
+  cpu::CpuidResult vendor = cpu::cpuid(0);
+  bool amd = vendor.ebx == 0x68747541 && vendor.edx == 0x69746e65 && vendor.ecx == 0x444d4163;  // AuthenticAMD
+  uint32_t signature = cpu::cpuid(1).eax;
+  uint32_t base_family = (signature >> 8) & 0xf;
+  uint32_t family = base_family + (base_family == 0xf ? (signature >> 20) & 0xff : 0);
+  return amd && family < 0x17;
+}
+
+// The interrupt hardware no domain may program: the local APIC (the hypervisor's timer) where
+// IA32_APIC_BASE put it, and the HyperTransport window where there is one. Found once, after
+// the local APIC is up (before that, the defaults: the architectural APIC base).
+const mm::InterruptHardware& interrupt_hardware() {
+  static mm::InterruptHardware hardware;
+  static bool known = false;
+  if (!known && local_apic::physical_base() != 0) {
+    hardware.local_apic_mfn = local_apic::physical_base() >> 12;
+    hardware.hypertransport = has_hypertransport_window();
+    known = true;
   }
-  return known;
+  return hardware;
 }
 }  // namespace
 
 mm::MmuContext context(const Domain& domain) {
   mm::MmuContext result{boot_memory::frame_table(), identity(domain), boot_memory::hypervisor_slots(),
                         boot_memory::m2p()};
-  // The local APIC drives the hypervisor's timer: no domain may map it (nor the MSI range).
-  if (uint64_t base = local_apic::physical_base()) result.interrupt_hardware.local_apic_mfn = base >> 12;
-  result.interrupt_hardware.hypertransport = has_hypertransport_window();
+  result.interrupt_hardware = interrupt_hardware();
   return result;
 }
 
