@@ -320,7 +320,6 @@ TrapFrame initial_frame(const boot::Dom0Layout& layout) {
   frame.rflags = 0x202;  // IF on in hardware; events start masked in vcpu_info
   return frame;
 }
-}  // namespace
 
 // What the image asked for that this builder does differently, said once (dom0_layout.h).
 void report_ignored_notes(const boot::BootDomain& plan, const boot::XenKernelInfo& kernel,
@@ -359,6 +358,7 @@ BuildResult plan_domain(const boot::BootDomain& plan, const boot::CommandLine& o
   ok.ok = true;
   return ok;
 }
+}  // namespace
 
 BuildResult build(const boot::BootDomain& plan, const boot::CommandLine& options) {
   boot::ElfImage image;
