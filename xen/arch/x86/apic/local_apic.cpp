@@ -32,7 +32,7 @@ void calibrate_timer() {
 }  // namespace
 
 void init() {
-  uint64_t base = cpu::read_msr(cpu::msr::apic_base) & 0xffffff000ULL;  // bits 35:12 (MAXPHYADDR 36+)
+  uint64_t base = cpu::read_msr(cpu::msr::apic_base) & ~0xfffULL;
   base_address = base;
   cpu::write_msr(cpu::msr::apic_base, base | (1u << 11));  // globally enabled
   registers = reinterpret_cast<volatile uint32_t*>(DIRECTMAP_VIRT_START + base);
