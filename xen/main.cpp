@@ -75,8 +75,15 @@ void read_command_line(const boot::MultibootInfo& info) {
   console::set_level(console_level(options.log_level == boot::LogLevel::warning ? boot::LogLevel::info
                                                                                : options.log_level));
   printk("Command line: %s\n", hypervisor_command_line);
-  for (size_t i = 0; i < options.diagnostic_count; ++i)
-    printk("Command line: %s: '%s' (ignored)\n", options.diagnostics[i].message, options.diagnostics[i].key);
+  // Each bad or unknown parameter is a warning, shown at the default log level as Xen shows
+  // its 'parameter "x" has invalid value' lines; the option keeps its default.
+  char line[160];
+  for (size_t i = 0; i < options.diagnostic_count; ++i) {
+    boot::format_diagnostic(options.diagnostics[i], line, sizeof(line));
+    log_warning("Warning: %s\n", line);
+  }
+  if (options.dropped_diagnostics)
+    log_warning("Warning: %lu more command-line problems not shown\n", options.dropped_diagnostics);
 }
 }  // namespace
 

@@ -32,7 +32,8 @@ bool selftest_run(const char* name) {
       {"hypercall", selftest_hypercall}, {"mmu", selftest_mmu}, {"fault", selftest_fault}, {"ptwrite", selftest_ptwrite},
       {"tbuf", selftest_tbuf},
       {"unprivileged", selftest_unprivileged}, {"fpu", selftest_fpu},
-      {"hostile-cpu", selftest_hostile_cpu}, {"hostile-iret-crash", selftest_hostile_iret_crash}};
+      {"hostile-cpu", selftest_hostile_cpu}, {"hostile-iret-crash", selftest_hostile_iret_crash},
+      {"ioports", selftest_ioports}, {"iomem", selftest_iomem}};
   for (const Entry& entry : kTests) {
     if (!lib::string_equal(name, entry.name)) continue;
     SelfTest test(entry.name);

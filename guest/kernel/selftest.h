@@ -44,6 +44,8 @@ struct HostileGroup {
 extern const HostileGroup hostile_cpu_groups[];
 extern const unsigned hostile_cpu_group_count;
 void selftest_hostile_iret_crash(SelfTest& test);
+void selftest_ioports(SelfTest& test);  // dom0: wide port accesses over hypervisor ports
+void selftest_iomem(SelfTest& test);    // dom0: mappings of the interrupt hardware
 
 // Shared by the MMU checks: the L1 slot of a scratch page of the kernel image, and an
 // mmu_update of it that must return `expected` (the slot is checked unchanged when refused

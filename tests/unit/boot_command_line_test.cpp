@@ -167,7 +167,9 @@ TEST(BootCommandLine, Dom0MemoryVariants) {
     EXPECT_EQ(line.dom0_memory.resolve(8 * GiB, 4 * GiB), 1 * GiB);  // default clamped
 
     for (const char* bad : {"dom0_mem=100%", "dom0_mem=1G,", "dom0_mem=min:", "dom0_mem=1G+5",
-                            "dom0_mem=5%+1G", "dom0_mem="}) {
+                            "dom0_mem=5%+1G", "dom0_mem=", "dom0_mem=-", "dom0_mem=+5%", "dom0_mem=-+5%",
+                            "dom0_mem=0", "dom0_mem=1K", "dom0_mem=4095B", "dom0_mem=0%", "dom0_mem=max:0",
+                            "dom0_mem=64M,max:1K"}) {
         CommandLine rejected = parse(bad);
         EXPECT_EQ(rejected.diagnostic_count, 1u) << bad;
         EXPECT_FALSE(rejected.dom0_memory.has_amount) << bad;
@@ -196,4 +198,39 @@ TEST(BootCommandLine, Selftest) {
     ASSERT_EQ(bad.diagnostic_count, 1u);
     EXPECT_EQ(bad.diagnostics[0].kind, CommandLineDiagnostic::Kind::bad_value);
     EXPECT_STREQ(bad.diagnostics[0].key, "selftest");
+}
+
+// An amount of at least a page, or relative to what is there, is fine; min: may be 0.
+TEST(BootCommandLine, Dom0MemoryOfAtLeastAPage) {
+    for (const char* good : {"dom0_mem=4K", "dom0_mem=4096B", "dom0_mem=-0", "dom0_mem=1%", "dom0_mem=min:0",
+                             "dom0_mem=0+5%"}) {
+        CommandLine line = parse(good);
+        EXPECT_EQ(line.diagnostic_count, 0u) << good;
+    }
+}
+
+// What the console says: the parameter, the value given and what it takes, as Xen's
+// 'parameter "x" has invalid value "y"' lines.
+TEST(BootCommandLine, DiagnosticsNameTheValue) {
+    CommandLine line = parse("ptwr=maybe loglvl=loud dom0_mem=12Q domU_mem=1M noreboot ptwr console=" +
+                             std::string(70, 'c'));
+    ASSERT_EQ(line.diagnostic_count, 7u);
+    auto text = [&](size_t i) {
+        char out[160];
+        size_t length = format_diagnostic(line.diagnostics[i], out, sizeof(out));
+        EXPECT_LT(length, sizeof(out));
+        return std::string(out);
+    };
+    EXPECT_EQ(text(0), "parameter \"ptwr\" has invalid value \"maybe\" (expected emulate|writable): ignored");
+    EXPECT_EQ(text(1), "parameter \"loglvl\" has invalid value \"loud\" "
+                       "(expected none|error|warning|info|debug|all[/level]): ignored");
+    EXPECT_NE(text(2).find("\"dom0_mem\" has invalid value \"12Q\""), std::string::npos);
+    EXPECT_NE(text(3).find("\"domU_mem\" has invalid value \"1M\" (expected a size of at least 4M"),
+              std::string::npos);
+    EXPECT_EQ(text(4), "parameter \"noreboot\" unknown: ignored");
+    EXPECT_EQ(text(5), "parameter \"ptwr\" needs a value (expected emulate|writable): ignored");
+    EXPECT_NE(text(6).find("has invalid value \"" + std::string(47, 'c') + "...\""), std::string::npos);
+    char small[16];
+    EXPECT_GT(format_diagnostic(line.diagnostics[0], small, sizeof(small)), sizeof(small));
+    EXPECT_EQ(std::strlen(small), sizeof(small) - 1);
 }

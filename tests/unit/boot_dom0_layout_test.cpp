@@ -44,7 +44,6 @@ TEST(BootDom0Layout, LinuxKernelWithoutInitrdMatchesXen) {
     EXPECT_EQ(layout.kernel, (VirtualRange{0xffffffff81000000ull, 0xffffffff819ff0b8ull}));
     EXPECT_EQ(layout.initrd, (VirtualRange{0xffffffff81a00000ull, 0xffffffff81a00000ull}));
     EXPECT_EQ(layout.p2m, (VirtualRange{0xffffffff81a00000ull, 0xffffffff81a20000ull}));
-    EXPECT_TRUE(layout.p2m_in_bootstrap);
     EXPECT_EQ(layout.start_info,
               (VirtualRange{0xffffffff81a20000ull, 0xffffffff81a20000ull + start_info_bytes}));
     // L4 + one L3 + one L2 + 14 L1s for [-2 GiB, -2 GiB + 28 MiB).
@@ -154,28 +153,25 @@ TEST(BootDom0Layout, RegionCrossingGigabyteNeedsSecondL2) {
     EXPECT_EQ(frames[5].covers, 0x40000000u);
 }
 
-TEST(BootDom0Layout, UnmappedInitrdIsNotInTheRegion) {
+// MOD_START_PFN and INIT_P2M say the kernel can also do without an initrd and a p2m list in
+// the region; ours always puts them there (dom0_layout.h), so the layout is that of a kernel
+// without the notes, and an INIT_P2M address is never used as a place to write.
+TEST(BootDom0Layout, ModStartPfnAndInitP2mKeepTheClassicLayout) {
+    Dom0Layout classic;
+    ASSERT_EQ(compute_dom0_layout(linux_kernel(), 8 * MiB, 16384, classic), Dom0LayoutError::none);
     XenKernelInfo kernel = linux_kernel();
     kernel.unmapped_initrd = true;
+    kernel.has_init_p2m = true;
+    kernel.init_p2m_base = 0x8000000000ull;  // Debian's Linux 6.1
     Dom0Layout layout;
     ASSERT_EQ(compute_dom0_layout(kernel, 8 * MiB, 16384, layout), Dom0LayoutError::none);
-    EXPECT_EQ(layout.initrd, (VirtualRange{0, 0}));
-    EXPECT_EQ(layout.p2m.start, 0xffffffff81a00000ull);
-    EXPECT_EQ(layout.initrd_pages, 2048u);
-}
-
-TEST(BootDom0Layout, InitP2mMovesTheListOut) {
-    XenKernelInfo kernel = linux_kernel();
-    kernel.has_init_p2m = true;
-    kernel.init_p2m_base = 0x8000000000ull;
-    Dom0Layout layout;
-    ASSERT_EQ(compute_dom0_layout(kernel, 0, 16384, layout), Dom0LayoutError::none);
-    EXPECT_FALSE(layout.p2m_in_bootstrap);
-    EXPECT_EQ(layout.p2m, (VirtualRange{0x8000000000ull, 0x8000000000ull + 16384 * 8}));
-    EXPECT_EQ(layout.start_info.start, 0xffffffff81a00000ull);
-
-    kernel.init_p2m_base = 0xffffffff81b00000ull;  // inside the bootstrap region
-    EXPECT_EQ(compute_dom0_layout(kernel, 0, 16384, layout), Dom0LayoutError::p2m_overlaps_bootstrap);
+    EXPECT_EQ(layout.initrd, (VirtualRange{0xffffffff81a00000ull, 0xffffffff82200000ull}));
+    EXPECT_EQ(layout.initrd, classic.initrd);
+    EXPECT_EQ(layout.p2m, classic.p2m);
+    EXPECT_EQ(layout.p2m, (VirtualRange{0xffffffff82200000ull, 0xffffffff82200000ull + 16384 * 8}));
+    EXPECT_EQ(layout.bootstrap, classic.bootstrap);
+    EXPECT_LE(layout.bootstrap.start, layout.p2m.start);
+    EXPECT_LE(layout.p2m.end, layout.bootstrap.end) << "the p2m list is written inside the region";
 }
 
 TEST(BootDom0Layout, FailsWhenDomainTooSmall) {
@@ -183,14 +179,70 @@ TEST(BootDom0Layout, FailsWhenDomainTooSmall) {
     EXPECT_EQ(compute_dom0_layout(linux_kernel(), 0, 8191, layout),
               Dom0LayoutError::too_small_for_kernel);
     EXPECT_EQ(compute_dom0_layout(linux_kernel(), 0, 8192, layout), Dom0LayoutError::none);
-    // The initrd's own pages count against the domain too.
+    // The initrd's own pages count against the domain too, and the reason says so.
     EXPECT_EQ(compute_dom0_layout(linux_kernel(), 4 * MiB, 8192, layout),
-              Dom0LayoutError::too_small_for_kernel);
+              Dom0LayoutError::too_small_for_initrd);
+    EXPECT_EQ(dom0_pages_needed(linux_kernel(), 4 * MiB, 8192), 8192u + 1024u);
+    EXPECT_EQ(compute_dom0_layout(linux_kernel(), 4 * MiB, 8192 + 1024, layout), Dom0LayoutError::none);
+    EXPECT_EQ(dom0_pages_needed(linux_kernel(), 0, 8192), 8192u);
+}
 
-    XenKernelInfo kernel = linux_kernel();
-    kernel.has_init_p2m = true;
-    kernel.init_p2m_base = 0x8000000000ull;
-    EXPECT_EQ(compute_dom0_layout(kernel, 0, 8192, layout), Dom0LayoutError::too_small_for_p2m);
+// A 100 MiB initrd: the region grows past it (and its page tables with it), the allocation
+// covers only the rest (28 MiB for this kernel: a 32 MiB chunk), and the domain needs that
+// chunk plus the initrd's pages; below that the reason names the initrd.
+TEST(BootDom0Layout, HundredMegabyteInitrd) {
+    const uint64_t initrd = 100 * MiB;
+    const uint64_t needed = 8192 + 25600;
+    Dom0Layout layout;
+    ASSERT_EQ(compute_dom0_layout(linux_kernel(), initrd, needed, layout), Dom0LayoutError::none);
+    EXPECT_EQ(layout.initrd_pages, 25600u);
+    EXPECT_EQ(layout.initrd.size(), initrd);
+    EXPECT_LE(layout.initrd.end, layout.p2m.start);
+    EXPECT_EQ(layout.tables.l1, layout.bootstrap.size() / (2 * MiB));
+    EXPECT_EQ(layout.allocation_order, 13u);
+    EXPECT_EQ(dom0_pages_needed(linux_kernel(), initrd, needed), needed);
+    EXPECT_EQ(compute_dom0_layout(linux_kernel(), initrd, needed - 1, layout), Dom0LayoutError::too_small_for_initrd);
+    EXPECT_EQ(compute_dom0_layout(linux_kernel(), initrd, 16384, layout), Dom0LayoutError::too_small_for_initrd);
+}
+
+TEST(BootDom0Layout, RefusesAddressesOutsideTheGuestHalves) {
+    XenKernelInfo kernel;
+    kernel.virt_base = 0x00007ffffff00000ull;  // crosses into the non-canonical hole
+    kernel.virt_kstart = kernel.virt_base;
+    kernel.virt_kend = kernel.virt_base + 0x80000;
+    kernel.entry = kernel.virt_kstart;
+    Dom0Layout layout;
+    EXPECT_EQ(compute_dom0_layout(kernel, 0, 16384, layout), Dom0LayoutError::not_canonical);
+    kernel.virt_base = kernel.virt_kstart = 0x0000800000000000ull;  // non-canonical
+    kernel.virt_kend = kernel.virt_base + 0x80000;
+    EXPECT_EQ(compute_dom0_layout(kernel, 0, 16384, layout), Dom0LayoutError::not_canonical);
+    kernel.virt_base = kernel.virt_kstart = 0xffff7fffff000000ull;  // up to the hypervisor slots
+    kernel.virt_kend = kernel.virt_base + 0x80000;
+    EXPECT_EQ(compute_dom0_layout(kernel, 0, 16384, layout), Dom0LayoutError::not_canonical);
+    kernel.virt_base = kernel.virt_kstart = 0x0000000000400000ull;  // low addresses are the guest's
+    kernel.virt_kend = kernel.virt_base + 0x80000;
+    EXPECT_EQ(compute_dom0_layout(kernel, 0, 16384, layout), Dom0LayoutError::none);
+    kernel.virt_base = kernel.virt_kstart = 0xffff880000000000ull;  // just above the hypervisor's
+    kernel.virt_kend = kernel.virt_base + 0x80000;
+    EXPECT_EQ(compute_dom0_layout(kernel, 0, 16384, layout), Dom0LayoutError::none);
+
+    EXPECT_TRUE(in_guest_address_space(0, uint64_t(1) << 47));
+    EXPECT_FALSE(in_guest_address_space(0, (uint64_t(1) << 47) + 1));
+    EXPECT_FALSE(in_guest_address_space(0xffff87fffffff000ull, 0xffff880000001000ull));
+    EXPECT_TRUE(in_guest_address_space(0xffffffff80000000ull, 0));
+    EXPECT_FALSE(in_guest_address_space(5, 4));
+}
+
+// An image can make the region enormous (a segment with a huge p_memsz): the layout is still
+// computed at once, and no domain is big enough for it.
+TEST(BootDom0Layout, EnormousRegionIsComputedQuicklyAndRefused) {
+    XenKernelInfo kernel;
+    kernel.virt_base = kernel.virt_kstart = 0x1000;
+    kernel.virt_kend = uint64_t(1) << 46;
+    kernel.entry = kernel.virt_kstart;
+    Dom0Layout layout;
+    EXPECT_EQ(compute_dom0_layout(kernel, 0, 65536, layout), Dom0LayoutError::too_small_for_kernel);
+    EXPECT_GT(dom0_pages_needed(kernel, 0, 65536), uint64_t(1) << 33);
 }
 
 TEST(BootDom0Layout, RefusesHypervisorAreaAndWrap) {
@@ -211,7 +263,7 @@ TEST(BootDom0Layout, RefusesHypervisorAreaAndWrap) {
 
 TEST(BootDom0Layout, EveryErrorHasADistinctMessage) {
     std::set<std::string> messages;
-    for (int e = 0; e <= int(Dom0LayoutError::too_small_for_p2m); ++e)
+    for (int e = 0; e <= int(Dom0LayoutError::too_small_for_initrd); ++e)
         messages.insert(describe(Dom0LayoutError(e)));
-    EXPECT_EQ(messages.size(), size_t(Dom0LayoutError::too_small_for_p2m) + 1);
+    EXPECT_EQ(messages.size(), size_t(Dom0LayoutError::too_small_for_initrd) + 1);
 }

@@ -80,3 +80,69 @@ TEST(PortIo, HypervisorPortsAreNotTheGuests) {
   for (uint16_t port : {0x2f8, 0x2fd, 0x80, 0xcf8})
     EXPECT_FALSE(port_io::hypervisor_port(port)) << port;
 }
+
+// A wide access is checked over all its ports, not only the first (Xen's admin_io_okay):
+// outl at 0x3f5 reaches COM1's 0x3f8, at 0xf1 the exit device's 0xf4, at 0x1f the PIC's 0x20.
+TEST(PortIo, RangeIsCheckedOverEveryPort) {
+  EXPECT_FALSE(port_io::range_permitted(0x3f5, 4));
+  EXPECT_FALSE(port_io::range_permitted(0x3f7, 2));
+  EXPECT_FALSE(port_io::range_permitted(0xf1, 4));
+  EXPECT_FALSE(port_io::range_permitted(0x1f, 4));
+  EXPECT_FALSE(port_io::range_permitted(0x1f, 2));
+  EXPECT_FALSE(port_io::range_permitted(0x3f, 2)) << "0x40 is the PIT's";
+  EXPECT_TRUE(port_io::range_permitted(0x3f4, 4));
+  EXPECT_TRUE(port_io::range_permitted(0xf0, 4));
+  EXPECT_TRUE(port_io::range_permitted(0x1c, 4));
+  EXPECT_TRUE(port_io::range_permitted(0x2f8, 4));
+  EXPECT_TRUE(port_io::range_permitted(0x22, 2));
+  EXPECT_FALSE(port_io::range_permitted(0x3f8, 1));
+}
+
+TEST(PortIo, RangeDoesNotWrapPastTheLastPort) {
+  EXPECT_TRUE(port_io::range_permitted(0xffff, 1));
+  EXPECT_TRUE(port_io::range_permitted(0xfffc, 4));
+  EXPECT_FALSE(port_io::range_permitted(0xfffd, 4)) << "0xfffd..0x10000: there is no port 0x10000";
+  EXPECT_FALSE(port_io::range_permitted(0xffff, 2));
+  EXPECT_FALSE(port_io::range_permitted(0x10000, 1));
+  EXPECT_FALSE(port_io::range_permitted(0xffffffff, 4));
+  EXPECT_FALSE(port_io::range_permitted(0x100, 0));
+}
+
+namespace {
+struct Piece {
+  uint32_t port;
+  unsigned width;
+  bool permitted;
+  bool operator==(const Piece&) const = default;
+};
+std::vector<Piece> pieces(bool privileged, uint32_t port, unsigned width) {
+  port_io::PortPlan plan = port_io::plan_access(privileged, port, width);
+  std::vector<Piece> out;
+  unsigned total = 0;
+  for (unsigned i = 0; i < plan.count; ++i) {
+    out.push_back({plan.pieces[i].port, plan.pieces[i].width, plan.pieces[i].permitted});
+    total += plan.pieces[i].width;
+  }
+  EXPECT_EQ(total, width) << "the pieces cover the access exactly";
+  return out;
+}
+}  // namespace
+
+// As Xen's guest_io_read/guest_io_write: a permitted range is one access; otherwise each
+// permitted port on its own (an even port and the next together), each denied one skipped.
+TEST(PortIo, PlanSplitsAroundDeniedPorts) {
+  EXPECT_EQ(pieces(true, 0x2f8, 4), (std::vector<Piece>{{0x2f8, 4, true}}));
+  EXPECT_EQ(pieces(true, 0x3f5, 4), (std::vector<Piece>{{0x3f5, 1, true}, {0x3f6, 2, true}, {0x3f8, 1, false}}));
+  EXPECT_EQ(pieces(true, 0xf1, 4), (std::vector<Piece>{{0xf1, 1, true}, {0xf2, 2, true}, {0xf4, 1, false}}));
+  EXPECT_EQ(pieces(true, 0x1f, 4), (std::vector<Piece>{{0x1f, 1, true}, {0x20, 1, false}, {0x21, 1, false},
+                                                      {0x22, 1, true}}));
+  EXPECT_EQ(pieces(true, 0x3f7, 2), (std::vector<Piece>{{0x3f7, 1, true}, {0x3f8, 1, false}}));
+  EXPECT_EQ(pieces(true, 0x3f8, 1), (std::vector<Piece>{{0x3f8, 1, false}}));
+  EXPECT_EQ(pieces(true, 0xfffd, 4), (std::vector<Piece>{{0xfffd, 1, true}, {0xfffe, 2, true},
+                                                        {0x10000, 1, false}}));
+}
+
+TEST(PortIo, UnprivilegedDomainsAreDeniedEveryPort) {
+  EXPECT_EQ(pieces(false, 0x2f8, 4), (std::vector<Piece>{{0x2f8, 4, false}}));
+  EXPECT_EQ(pieces(false, 0x80, 1), (std::vector<Piece>{{0x80, 1, false}}));
+}

@@ -1,5 +1,7 @@
 #include "boot/command_line.h"
 
+#include "common/format.h"
+
 namespace boot {
 
 namespace {
@@ -106,12 +108,13 @@ bool parse_memory_amount(Text text, MemoryAmount& amount) {
     if (text.starts_with("-")) {
         parsed.all_but = true;
         text = text.from(1);
+        if (text.empty()) return false;  // "-" alone names no amount
     }
     if (text.find('%') < text.length) {
         size_t plus = text.find('+');
         if (plus < text.length) {
             Text size = text.until(plus);
-            if (parse_size_prefix(size, parsed.bytes) != size.length) return false;
+            if (size.empty() || parse_size_prefix(size, parsed.bytes) != size.length) return false;
             text = text.from(plus + 1);
         }
         if (!parse_percent(text, parsed.percent)) return false;
@@ -120,6 +123,12 @@ bool parse_memory_amount(Text text, MemoryAmount& amount) {
     }
     amount = parsed;
     return true;
+}
+
+// A plain size below one page gives dom0 no memory at all (Xen's pages are 4 KiB, and it
+// silently takes such an amount as unset): refused, so the default applies with a warning.
+constexpr bool is_below_a_page(const MemoryAmount& amount) {
+    return !amount.all_but && amount.percent == 0 && amount.bytes < 4096;
 }
 
 bool parse_dom0_memory(Text value, Dom0MemorySpec& spec) {
@@ -131,10 +140,10 @@ bool parse_dom0_memory(Text value, Dom0MemorySpec& spec) {
             if (!parse_memory_amount(item.from(4), parsed.min)) return false;
             parsed.has_min = true;
         } else if (item.starts_with("max:")) {
-            if (!parse_memory_amount(item.from(4), parsed.max)) return false;
+            if (!parse_memory_amount(item.from(4), parsed.max) || is_below_a_page(parsed.max)) return false;
             parsed.has_max = true;
         } else {
-            if (!parse_memory_amount(item, parsed.amount)) return false;
+            if (!parse_memory_amount(item, parsed.amount) || is_below_a_page(parsed.amount)) return false;
             parsed.has_amount = true;
         }
         if (comma == value.length) break;
@@ -190,17 +199,25 @@ bool copy_console(Text value, CommandLine& out) {
     return true;
 }
 
-void report(CommandLine& out, CommandLineDiagnostic::Kind kind, Text key, const char* message) {
+// Copies `text` into a fixed buffer, NUL-terminated; true if it had to be cut.
+template <size_t capacity>
+bool copy_truncated(Text text, char (&out)[capacity]) {
+    for (size_t i = 0; i < capacity; ++i) out[i] = i < text.length && i + 1 < capacity ? text.at(i) : 0;
+    return text.length >= capacity;
+}
+
+void report(CommandLine& out, CommandLineDiagnostic::Kind kind, Text word, const char* message) {
     if (out.diagnostic_count == CommandLine::max_diagnostics) {
         ++out.dropped_diagnostics;
         return;
     }
     CommandLineDiagnostic& diagnostic = out.diagnostics[out.diagnostic_count++];
+    size_t equals = word.find('=');
     diagnostic.kind = kind;
     diagnostic.message = message;
-    size_t capacity = sizeof(diagnostic.key);
-    for (size_t i = 0; i < capacity; ++i)
-        diagnostic.key[i] = i < key.length && i + 1 < capacity ? key.at(i) : 0;
+    diagnostic.has_value = equals < word.length;
+    copy_truncated(word.until(equals), diagnostic.key);
+    diagnostic.value_truncated = copy_truncated(word.from(equals + 1), diagnostic.value);
 }
 
 // Applies one `key=value` or `flag` word.
@@ -212,36 +229,46 @@ void apply_option(Text word, CommandLine& out) {
     bool ok = true;
     if (key.equals("loglvl")) {
         ok = has_value && parse_log_levels(value, out.log_level, out.rate_limited_log_level);
-        if (!ok) report(out, CommandLineDiagnostic::Kind::bad_value, key,
+        if (!ok) report(out, CommandLineDiagnostic::Kind::bad_value, word,
                         "expected none|error|warning|info|debug|all[/level]");
     } else if (key.equals("dom0_mem")) {
         ok = has_value && parse_dom0_memory(value, out.dom0_memory);
-        if (!ok) report(out, CommandLineDiagnostic::Kind::bad_value, key,
-                        "expected [min:|max:][-]<size>[,...], size like 128M or 1G+25%");
+        if (!ok) report(out, CommandLineDiagnostic::Kind::bad_value, word,
+                        "expected [min:|max:][-]<size>[,...] of at least 4K, size like 128M or 1G+25%");
     } else if (key.equals("domU_mem")) {
         uint64_t bytes = 0;
         ok = has_value && parse_size(value.data, value.length, bytes) && bytes >= kMinDomuMemoryBytes;
         if (ok) out.domu_memory_bytes = bytes;
-        if (!ok) report(out, CommandLineDiagnostic::Kind::bad_value, key,
+        if (!ok) report(out, CommandLineDiagnostic::Kind::bad_value, word,
                         "expected a size of at least 4M, like 64M");
     } else if (key.equals("ptwr")) {
         ok = has_value && parse_ptwr(value, out.ptwr);
-        if (!ok) report(out, CommandLineDiagnostic::Kind::bad_value, key,
+        if (!ok) report(out, CommandLineDiagnostic::Kind::bad_value, word,
                         "expected emulate|writable");
     } else if (key.equals("selftest")) {
         ok = has_value && parse_selftest(value, out.selftest);
-        if (!ok) report(out, CommandLineDiagnostic::Kind::bad_value, key,
+        if (!ok) report(out, CommandLineDiagnostic::Kind::bad_value, word,
                         "expected none|hypervisor-fault");
     } else if (key.equals("console")) {
         ok = has_value && copy_console(value, out);
-        if (!ok) report(out, CommandLineDiagnostic::Kind::bad_value, key,
+        if (!ok) report(out, CommandLineDiagnostic::Kind::bad_value, word,
                         "expected a non-empty device list of at most 63 characters");
     } else {
-        report(out, CommandLineDiagnostic::Kind::unknown_option, key, "unknown option");
+        report(out, CommandLineDiagnostic::Kind::unknown_option, word, "unknown option");
     }
 }
 
 }  // namespace
+
+size_t format_diagnostic(const CommandLineDiagnostic& diagnostic, char* out, size_t capacity) {
+    if (diagnostic.kind == CommandLineDiagnostic::Kind::unknown_option)
+        return format_to(out, capacity, "parameter \"%s\" unknown: ignored", diagnostic.key);
+    if (!diagnostic.has_value)
+        return format_to(out, capacity, "parameter \"%s\" needs a value (%s): ignored", diagnostic.key,
+                         diagnostic.message);
+    return format_to(out, capacity, "parameter \"%s\" has invalid value \"%s%s\" (%s): ignored", diagnostic.key,
+                     diagnostic.value, diagnostic.value_truncated ? "..." : "", diagnostic.message);
+}
 
 const char* log_level_name(LogLevel level) {
     unsigned index = unsigned(level);

@@ -52,8 +52,17 @@ struct CommandLineDiagnostic {
     enum class Kind : uint8_t { unknown_option, bad_value };
     Kind kind = Kind::unknown_option;
     char key[32] = {};               // truncated copy of the offending key
-    const char* message = nullptr;   // static text, e.g. "unknown option"
+    char value[48] = {};             // truncated copy of its value (bad_value)
+    bool value_truncated = false;
+    bool has_value = false;          // `key=...` rather than a bare `key`
+    const char* message = nullptr;   // what the option takes, e.g. "expected emulate|writable"
 };
+
+// The console line for a diagnostic, in the spirit of Xen's 'parameter "x" has invalid value':
+//   parameter "ptwr" has invalid value "maybe" (expected emulate|writable): ignored
+//   parameter "noreboot" unknown: ignored
+// Returns the length it would have written (as format_to), writing at most capacity - 1.
+size_t format_diagnostic(const CommandLineDiagnostic& diagnostic, char* out, size_t capacity);
 
 // Every domU built at boot gets this much memory (`domU_mem=`, Xen size syntax).
 constexpr uint64_t kDefaultDomuMemoryBytes = uint64_t(64) << 20;

@@ -7,14 +7,14 @@ namespace boot {
 const char* describe(Dom0LayoutError error) {
     switch (error) {
     case Dom0LayoutError::none: return "no error";
-    case Dom0LayoutError::address_overflow: return "dom0 layout wraps around the address space";
-    case Dom0LayoutError::overlaps_hypervisor: return "dom0 image overlaps the hypervisor area";
+    case Dom0LayoutError::address_overflow: return "start-of-day layout wraps around the address space";
+    case Dom0LayoutError::overlaps_hypervisor: return "kernel image overlaps the hypervisor area";
+    case Dom0LayoutError::not_canonical:
+        return "start-of-day layout leaves the canonical address space";
     case Dom0LayoutError::too_small_for_kernel:
-        return "dom0 allocation is too small for the kernel image";
-    case Dom0LayoutError::p2m_overlaps_bootstrap:
-        return "dom0 P->M table overlaps the initial mapping";
-    case Dom0LayoutError::too_small_for_p2m:
-        return "dom0 allocation is too small for the initial P->M table";
+        return "domain memory is too small for the kernel image";
+    case Dom0LayoutError::too_small_for_initrd:
+        return "domain memory is too small for the kernel image and its initrd";
     }
     return "unknown dom0 layout error";
 }
@@ -30,6 +30,7 @@ constexpr uint64_t p2m_entry_size = sizeof(uint64_t);        // 64-bit guest: un
 constexpr uint64_t start_info_bytes = sizeof(start_info_t) + sizeof(dom0_vga_console_info_t);
 constexpr uint64_t hypervisor_start = __HYPERVISOR_VIRT_START;
 constexpr uint64_t hypervisor_end = __HYPERVISOR_VIRT_END;
+constexpr uint64_t lower_half_end = uint64_t(1) << 47;  // 48-bit virtual addresses
 
 // Adds with wrap detection: once `overflowed` is set the results no longer matter.
 struct CheckedAddress {
@@ -56,10 +57,11 @@ constexpr PageTableCounts tables_for(uint64_t v_start, uint64_t v_end) {
                            blocks_touching(v_start, v_end, l2_shift)};
 }
 
-// Xen's get_order_from_bytes: the smallest order with (page_size << order) >= bytes.
+// Xen's get_order_from_bytes: the smallest order with (page_size << order) >= bytes (52 at
+// most: page_size << 52 is the whole address space).
 constexpr uint64_t order_for_bytes(uint64_t bytes) {
     uint64_t order = 0;
-    while ((page_size << order) < bytes) ++order;
+    while (order < 64 - page_shift && (page_size << order) < bytes) ++order;
     return order;
 }
 
@@ -70,22 +72,20 @@ uint64_t place_data(const XenKernelInfo& kernel, uint64_t initrd_length, uint64_
                     Dom0Layout& out, CheckedAddress& math) {
     out.kernel = {kernel.virt_kstart, kernel.virt_kend};
     uint64_t after_kernel = math.round_up_to(kernel.virt_kend, page_size);
-    uint64_t p2m_start = after_kernel;
-    if (!kernel.unmapped_initrd) {
-        out.initrd = {after_kernel, math.add(after_kernel, initrd_length)};
-        p2m_start = math.round_up_to(out.initrd.end, page_size);
-    }
-    uint64_t p2m_bytes = nr_pages * p2m_entry_size;
-    out.p2m_in_bootstrap = !kernel.has_init_p2m;
-    out.p2m = {p2m_start, out.p2m_in_bootstrap ? math.add(p2m_start, p2m_bytes) : p2m_start};
+    out.initrd = {after_kernel, math.add(after_kernel, initrd_length)};
+    uint64_t p2m_start = math.round_up_to(out.initrd.end, page_size);
+    out.p2m = {p2m_start, math.add(p2m_start, nr_pages * p2m_entry_size)};
     uint64_t start_info = math.round_up_to(out.p2m.end, page_size);
     out.start_info = {start_info, math.add(start_info, start_info_bytes)};
     return math.round_up_to(out.start_info.end, page_size);
 }
 
-// The fixed-point search: the smallest frame count that maps a region including itself.
+// The fixed-point search: the smallest frame count that maps a region including itself. Xen
+// tries 2, 3, 4, ...; jumping straight to the count the last try needed finds the same
+// smallest fixed point (the count needed only grows with the frames, so it never jumps past
+// it) in a few steps even for a region an image made enormous.
 void place_page_tables(uint64_t page_tables_start, Dom0Layout& out, CheckedAddress& math) {
-    for (uint64_t frames = 2;; ++frames) {
+    for (uint64_t frames = 2;;) {
         uint64_t stack_start = math.add(page_tables_start, frames * page_size);
         uint64_t stack_end = math.add(stack_start, page_size);
         uint64_t v_end = math.round_up_to(stack_end, bootstrap_granule);
@@ -99,42 +99,28 @@ void place_page_tables(uint64_t page_tables_start, Dom0Layout& out, CheckedAddre
             out.tables = tables;
             return;
         }
+        frames = tables.total();
     }
 }
 
-Dom0LayoutError check_fits(uint64_t initrd_length, uint64_t nr_pages, Dom0Layout& out) {
-    uint64_t mapped_bytes = out.bootstrap.size();
-    // A mapped initrd stays where the loader put it, so Xen does not allocate for it.
-    if (out.initrd.start != 0) mapped_bytes -= round_up(initrd_length, page_size);
+// Xen allocates the region minus the initrd (whose pages the loader already filled) as one
+// power-of-two chunk; the initrd's pages count against the domain too.
+void size_allocation(uint64_t initrd_length, Dom0Layout& out) {
+    uint64_t mapped_bytes = out.bootstrap.size() - round_up(initrd_length, page_size);
     out.allocation_order = order_for_bytes(mapped_bytes);
-    if (out.allocation_order >= 64 ||
-        (uint64_t(1) << out.allocation_order) + out.initrd_pages > nr_pages)
+}
+
+Dom0LayoutError check_fits(uint64_t nr_pages, const Dom0Layout& out) {
+    if (out.allocation_order >= 63 || (uint64_t(1) << out.allocation_order) > nr_pages)
         return Dom0LayoutError::too_small_for_kernel;
-    if (out.bootstrap.start < hypervisor_end && out.bootstrap.end > hypervisor_start)
-        return Dom0LayoutError::overlaps_hypervisor;
+    if ((uint64_t(1) << out.allocation_order) + out.initrd_pages > nr_pages)
+        return Dom0LayoutError::too_small_for_initrd;
     return Dom0LayoutError::none;
 }
 
-// With INIT_P2M the list is mapped after the bootstrap region from further domain pages.
-Dom0LayoutError place_separate_p2m(const XenKernelInfo& kernel, uint64_t nr_pages,
-                                   Dom0Layout& out, CheckedAddress& math) {
-    uint64_t start = kernel.init_p2m_base;
-    out.p2m = {start, math.add(start, nr_pages * p2m_entry_size)};
-    if (math.overflowed) return Dom0LayoutError::address_overflow;
-    if (out.bootstrap.start <= out.p2m.end && out.p2m.start <= out.bootstrap.end)
-        return Dom0LayoutError::p2m_overlaps_bootstrap;
-    uint64_t allocated = (uint64_t(1) << out.allocation_order) + out.initrd_pages;
-    uint64_t p2m_pages = (math.round_up_to(out.p2m.end, page_size) - start) >> page_shift;
-    // Xen keeps 3 spare pages for the first L3, L2 and L1 of the separate mapping.
-    if (allocated + p2m_pages + 3 > nr_pages) return Dom0LayoutError::too_small_for_p2m;
-    return Dom0LayoutError::none;
-}
-
-}  // namespace
-
-Dom0LayoutError compute_dom0_layout(const XenKernelInfo& kernel, uint64_t initrd_length,
-                                    uint64_t nr_pages, Dom0Layout& out) {
-    Dom0Layout layout;
+// Everything but the fit: the layout a domain of nr_pages would get.
+Dom0LayoutError plan_layout(const XenKernelInfo& kernel, uint64_t initrd_length, uint64_t nr_pages,
+                            Dom0Layout& layout) {
     CheckedAddress math;
     if (nr_pages > (~uint64_t(0) / p2m_entry_size)) return Dom0LayoutError::address_overflow;
     layout.nr_pages = nr_pages;
@@ -147,16 +133,57 @@ Dom0LayoutError compute_dom0_layout(const XenKernelInfo& kernel, uint64_t initrd
     place_page_tables(page_tables_start, layout, math);
     if (math.overflowed) return Dom0LayoutError::address_overflow;
     layout.bootstrap_pages = layout.bootstrap.size() >> page_shift;
-
-    Dom0LayoutError error = check_fits(initrd_length, nr_pages, layout);
-    if (error == Dom0LayoutError::none && kernel.has_init_p2m)
-        error = place_separate_p2m(kernel, nr_pages, layout, math);
-    if (error != Dom0LayoutError::none) return error;
-
     layout.initial_rsp = layout.boot_stack.end;
     layout.initial_rsi = layout.start_info.start;
+    size_allocation(initrd_length, layout);
+
+    if (layout.bootstrap.start < hypervisor_end && layout.bootstrap.end > hypervisor_start)
+        return Dom0LayoutError::overlaps_hypervisor;
+    if (!in_guest_address_space(layout.bootstrap.start, layout.bootstrap.end))
+        return Dom0LayoutError::not_canonical;
+    return Dom0LayoutError::none;
+}
+
+}  // namespace
+
+bool in_guest_address_space(uint64_t start, uint64_t end) {
+    if (end != 0 && end < start) return false;
+    if (end != 0 && end <= lower_half_end) return true;  // the lower half: L4 slots 0..255
+    return start >= hypervisor_end;  // the upper half above the hypervisor's slots (272..511)
+}
+
+bool layout_places_image(const Dom0Layout& layout, const ElfImage& image, const XenKernelInfo& kernel) {
+    const VirtualRange region = layout.bootstrap;
+    auto inside = [&](uint64_t start, uint64_t size) {
+        return start >= region.start && start <= region.end && size <= region.end - start;
+    };
+    bool placed = true;
+    image.for_each_loadable_segment([&](const ElfSegment& segment) {
+        if (!inside(kernel.destination_of(segment), segment.memory_size)) placed = false;
+    });
+    if (kernel.has_hypercall_page && !inside(kernel.hypercall_page, page_size)) placed = false;
+    const VirtualRange parts[] = {layout.kernel,      layout.initrd,      layout.p2m,
+                                  layout.start_info, layout.page_tables, layout.boot_stack};
+    for (const VirtualRange& part : parts)
+        if (part.end < part.start || !inside(part.start, part.size())) placed = false;
+    return placed && layout.entry >= layout.kernel.start && layout.entry <= layout.kernel.end;
+}
+
+Dom0LayoutError compute_dom0_layout(const XenKernelInfo& kernel, uint64_t initrd_length,
+                                    uint64_t nr_pages, Dom0Layout& out) {
+    Dom0Layout layout;
+    Dom0LayoutError error = plan_layout(kernel, initrd_length, nr_pages, layout);
+    if (error == Dom0LayoutError::none) error = check_fits(nr_pages, layout);
+    if (error != Dom0LayoutError::none) return error;
     out = layout;
     return Dom0LayoutError::none;
+}
+
+uint64_t dom0_pages_needed(const XenKernelInfo& kernel, uint64_t initrd_length, uint64_t nr_pages) {
+    Dom0Layout layout;
+    if (plan_layout(kernel, initrd_length, nr_pages, layout) != Dom0LayoutError::none) return 0;
+    if (layout.allocation_order >= 63) return 0;
+    return (uint64_t(1) << layout.allocation_order) + layout.initrd_pages;
 }
 
 size_t plan_page_table_frames(const Dom0Layout& layout, PageTableFrame* out, size_t capacity) {

@@ -26,27 +26,60 @@ constexpr uint64_t default_dom0_bytes = 256ULL << 20;
 constexpr uint64_t reserve_for_hypervisor = 16ULL << 20;
 constexpr uint64_t present = 1, writable = 2, user = 4, accessed = 0x20, dirty = 0x40;
 constexpr uint64_t table_flags = present | writable | user | accessed | dirty;
-constexpr unsigned max_table_frames = 64;
+// The start-of-day region's page-table frames the builder can lay out: 1024 maps about 2 GiB.
+constexpr unsigned max_table_frames = 1024;
 
-// Guest pseudo-physical frame i is machine frame first_mfn + i: a domain's memory is one run.
+// A domain's pseudo-physical frames. pfn i is machine frame first_mfn + i of one run the
+// builder allocated, except the initrd's pages when the initrd module's own frames were
+// handed to the domain (as Xen's assign_pages does for dom0): the machine then holds the
+// initrd once, not twice, and the pfns after it continue the run.
+//
+// Only the start-of-day region has virtual addresses: every write the builder makes goes
+// through pfn_of_va, which refuses any address outside it, so an address an image supplied
+// can never make the builder write anywhere but the domain's own memory.
 struct DomainMemory {
   uint64_t first_mfn = 0;
-  uint64_t nr_pages = 0;
-  uint64_t virt_start = 0;  // guest virtual address of pfn 0 (Xen's v_start)
+  uint64_t nr_pages = 0;       // every page of the domain, the initrd's included
+  uint64_t virt_start = 0;     // guest virtual address of pfn 0 (Xen's v_start)
+  uint64_t mapped_pages = 0;   // the start-of-day region's pages (pfns 0 .. mapped_pages - 1)
+  uint64_t initrd_pfn = 0;     // the handed-over initrd module: pfns initrd_pfn ..
+  uint64_t initrd_pages = 0;   //   initrd_pfn + initrd_pages - 1 (0: none, the run holds all)
+  uint64_t initrd_mfn = 0;     //   are its frames initrd_mfn ..
 
-  uint64_t mfn_of_va(uint64_t va) const { return first_mfn + ((va - virt_start) >> 12); }
-  uint8_t* host(uint64_t va) const {
-    return machine::to_virtual<uint8_t>((mfn_of_va(va) << 12) | (va & (page - 1)));
+  uint64_t mfn_of_pfn(uint64_t pfn) const {
+    if (initrd_pages == 0 || pfn < initrd_pfn) return first_mfn + pfn;
+    if (pfn < initrd_pfn + initrd_pages) return initrd_mfn + (pfn - initrd_pfn);
+    return first_mfn + pfn - initrd_pages;
   }
-  void copy_in(uint64_t va, const uint8_t* from, uint64_t length) const {
+  bool pfn_of_va(uint64_t va, uint64_t& pfn) const {
+    if (va < virt_start || ((va - virt_start) >> 12) >= mapped_pages) return false;
+    pfn = (va - virt_start) >> 12;
+    return true;
+  }
+  // The hypervisor's view of the page holding `va`, or nullptr outside the region.
+  uint8_t* host(uint64_t va) const {
+    uint64_t pfn = 0;
+    if (!pfn_of_va(va, pfn)) return nullptr;
+    return machine::to_virtual<uint8_t>((mfn_of_pfn(pfn) << 12) | (va & (page - 1)));
+  }
+  uint64_t mfn_of_va(uint64_t va) const {
+    uint64_t pfn = 0;
+    return pfn_of_va(va, pfn) ? mfn_of_pfn(pfn) : 0;
+  }
+  // False (having copied a part, perhaps) if any byte of [va, va + length) is outside it.
+  bool copy_in(uint64_t va, const uint8_t* from, uint64_t length) const {
+    if (length && va + length - 1 < va) return false;
     while (length) {
       uint64_t piece = page - (va & (page - 1));
       if (piece > length) piece = length;
-      __builtin_memcpy(host(va), from, piece);
+      uint8_t* to = host(va);
+      if (!to) return false;
+      __builtin_memcpy(to, from, piece);
       va += piece;
       from += piece;
       length -= piece;
     }
+    return true;
   }
 };
 
@@ -71,43 +104,112 @@ boot::XenFeatures supported_features(bool privileged) {
   return boot::XenFeatures::of(XENFEAT_dom0, XENFEAT_writable_descriptor_tables, XENFEAT_writable_page_tables);
 }
 
-// dom0 takes dom0_mem= (or a default) of what is free; each domU takes domU_mem=.
-uint64_t domain_pages(const boot::BootDomain& plan, const boot::CommandLine& options) {
-  uint64_t free_bytes = boot_memory::allocator().free_count() * page;
-  uint64_t available = free_bytes > reserve_for_hypervisor ? free_bytes - reserve_for_hypervisor : 0;
-  if (plan.id != 0) return (options.domu_memory_bytes < available ? options.domu_memory_bytes : available) / page;
-  uint64_t bytes = options.dom0_memory.resolve(available, default_dom0_bytes < available ? default_dom0_bytes : available);
-  return bytes / page;
-}
-
-bool allocate_memory(Domain& domain, uint64_t nr_pages, DomainMemory& memory) {
-  if (boot_memory::allocator().allocate_contiguous(nr_pages, 1, memory.first_mfn) != boot::FrameAllocatorError::none)
-    return false;
+// The initrd module's frames can become the domain's if the module starts on a page (the
+// multiboot header asks loaders for that) and its frames are RAM owned by no one.
+bool initrd_can_be_handed_over(const boot::BootDomain& plan) {
+  if (!plan.has_initrd) return false;
+  const boot_memory::Module& m = boot_memory::module(unsigned(plan.initrd_module));
+  if (m.start % page != 0 || m.end <= m.start) return false;
   mm::FrameTable& frames = boot_memory::frame_table();
-  mm::MachToPhysTable m2p = boot_memory::m2p();
-  for (uint64_t pfn = 0; pfn < nr_pages; ++pfn) {
-    uint64_t mfn = memory.first_mfn + pfn;
-    __builtin_memset(machine::to_virtual(mfn << 12), 0, page);
-    frames.assign(mfn, domain.id);
-    m2p.entries[mfn] = pfn;
+  for (uint64_t mfn = m.start / page; mfn < (m.end + page - 1) / page; ++mfn) {
+    const mm::PageInfo* info = frames.find(mfn);
+    if (!info || !info->is_free() || boot_memory::allocator().is_free(mfn)) return false;
   }
-  memory.nr_pages = nr_pages;
-  domain.tot_pages = domain.max_pages = nr_pages;
   return true;
 }
 
-void load_kernel(const boot::ElfImage& image, const boot::XenKernelInfo& kernel, const DomainMemory& memory) {
-  image.for_each_loadable_segment([&](const boot::ElfSegment& segment) {
-    boot::ByteSpan bytes = image.file_bytes(segment);
-    memory.copy_in(kernel.destination_of(segment), bytes.data(), bytes.size());
-  });
+uint64_t mib(uint64_t bytes) { return bytes >> 20; }
+uint64_t mib_rounded_up(uint64_t bytes) { return (bytes >> 20) + ((bytes & ((1ULL << 20) - 1)) != 0); }
+
+// dom0 takes dom0_mem= of what is free, by default 256 MiB plus the initrd (whose pages are
+// the domain's, as in Xen's accounting: a big initrd does not eat the memory dom0 works in);
+// each domU takes domU_mem=. What is free includes a handed-over initrd's own frames. Asking
+// for more than there is gives what there is, with a warning.
+uint64_t domain_pages(const boot::BootDomain& plan, const boot::CommandLine& options, uint64_t initrd_length,
+                      bool initrd_handed_over) {
+  uint64_t free_bytes = boot_memory::allocator().free_count() * page;
+  uint64_t available = free_bytes > reserve_for_hypervisor ? free_bytes - reserve_for_hypervisor : 0;
+  if (initrd_handed_over) available += (initrd_length + page - 1) / page * page;
+  if (plan.id != 0) {
+    if (options.domu_memory_bytes <= available) return options.domu_memory_bytes / page;
+    log_warning("Warning: d%u: domU_mem=%lu MiB, but only %lu MiB are free: d%u gets %lu MiB\n", plan.id,
+                mib(options.domu_memory_bytes), mib(available), plan.id, mib(available));
+    return available / page;
+  }
+  const boot::Dom0MemorySpec& spec = options.dom0_memory;
+  uint64_t wanted_default = default_dom0_bytes + initrd_length;
+  uint64_t bytes = spec.resolve(available, wanted_default < available ? wanted_default : available);
+  if (spec.has_amount && !spec.amount.all_but && spec.amount.percent == 0 && spec.amount.bytes > available)
+    log_warning("Warning: dom0_mem=%lu MiB, but only %lu MiB are free: dom0 gets %lu MiB\n", mib(spec.amount.bytes),
+                mib(available), mib(bytes));
+  return bytes / page;
 }
 
-void write_p2m(const boot::Dom0Layout& layout, const DomainMemory& memory) {
-  for (uint64_t pfn = 0; pfn < memory.nr_pages; ++pfn) {
-    uint64_t mfn = memory.first_mfn + pfn;
-    memory.copy_in(layout.p2m.start + pfn * 8, reinterpret_cast<const uint8_t*>(&mfn), 8);
+// Takes the domain's pages: a run of fresh frames for all of them, or for all but the
+// initrd's when its module is handed over. Fills the frame table's owners and the M2P.
+bool allocate_memory(Domain& domain, const boot::BootDomain& plan, const boot::Dom0Layout& layout,
+                     bool hand_over_initrd, DomainMemory& memory) {
+  memory.nr_pages = layout.nr_pages;
+  memory.virt_start = layout.bootstrap.start;
+  memory.mapped_pages = layout.bootstrap_pages;
+  if (hand_over_initrd) {
+    memory.initrd_pfn = (layout.initrd.start - layout.bootstrap.start) / page;
+    memory.initrd_pages = layout.initrd_pages;
+    memory.initrd_mfn = boot_memory::module(unsigned(plan.initrd_module)).start / page;
   }
+  uint64_t run = memory.nr_pages - memory.initrd_pages;
+  if (boot_memory::allocator().allocate_contiguous(run, 1, memory.first_mfn) != boot::FrameAllocatorError::none)
+    return false;
+  mm::FrameTable& frames = boot_memory::frame_table();
+  mm::MachToPhysTable m2p = boot_memory::m2p();
+  for (uint64_t pfn = 0; pfn < memory.nr_pages; ++pfn) {
+    uint64_t mfn = memory.mfn_of_pfn(pfn);
+    bool initrd = memory.initrd_pages && pfn >= memory.initrd_pfn && pfn < memory.initrd_pfn + memory.initrd_pages;
+    if (!initrd) __builtin_memset(machine::to_virtual(mfn << 12), 0, page);
+    frames.assign(mfn, domain.id);
+    m2p.entries[mfn] = pfn;
+  }
+  domain.tot_pages = domain.max_pages = memory.nr_pages;
+  return true;
+}
+
+// The initrd's bytes at its place in the region: already there when its module was handed
+// over (only the rest of its last page is cleared, which held whatever the loader left);
+// copied otherwise.
+bool place_initrd(const boot::Dom0Layout& layout, const boot::BootDomain& plan, const DomainMemory& memory) {
+  boot::ByteSpan initrd = module_bytes(unsigned(plan.initrd_module));
+  if (memory.initrd_pages == 0) return memory.copy_in(layout.initrd.start, initrd.data(), initrd.size());
+  uint64_t tail = layout.initrd.end;
+  uint64_t length = (page - (tail & (page - 1))) & (page - 1);
+  if (length && !memory.host(tail)) return false;
+  if (length) __builtin_memset(memory.host(tail), 0, length);
+  return true;
+}
+
+// Every loadable segment lies in [virt_kstart, virt_kend) by construction (boot/xen_elf_notes),
+// which lies in the region (boot/dom0_layout); copy_in checks each byte's page regardless.
+bool load_kernel(const boot::ElfImage& image, const boot::XenKernelInfo& kernel, const DomainMemory& memory) {
+  bool placed = true;
+  image.for_each_loadable_segment([&](const boot::ElfSegment& segment) {
+    boot::ByteSpan bytes = image.file_bytes(segment);
+    if (!memory.copy_in(kernel.destination_of(segment), bytes.data(), bytes.size())) placed = false;
+  });
+  return placed;
+}
+
+bool write_p2m(const boot::Dom0Layout& layout, const DomainMemory& memory) {
+  for (uint64_t pfn = 0; pfn < memory.nr_pages; ++pfn) {
+    uint64_t mfn = memory.mfn_of_pfn(pfn);
+    if (!memory.copy_in(layout.p2m.start + pfn * 8, reinterpret_cast<const uint8_t*>(&mfn), 8)) return false;
+  }
+  return true;
+}
+
+// Xen fills the page at the address HYPERCALL_PAGE names, aligned or not.
+bool write_hypercall_page(uint64_t va, const DomainMemory& memory) {
+  static uint8_t stubs[page];
+  hypercall_page::fill(stubs);
+  return memory.copy_in(va, stubs, page);
 }
 
 unsigned index_at(uint64_t va, unsigned level) { return (va >> (12 + 9 * (level - 1))) & 511; }
@@ -116,11 +218,13 @@ unsigned index_at(uint64_t va, unsigned level) { return (va >> (12 + 9 * (level 
 // writable except the page-table frames themselves (a writable mapping of a page table
 // would fail validation).
 bool build_page_tables(const boot::Dom0Layout& layout, const DomainMemory& memory) {
-  boot::PageTableFrame plan[max_table_frames];
+  static boot::PageTableFrame plan[max_table_frames];
   size_t count = boot::plan_page_table_frames(layout, plan, max_table_frames);
   if (count > max_table_frames) return false;
   auto table = [&](size_t i) { return reinterpret_cast<uint64_t*>(memory.host(layout.page_tables.start + i * page)); };
   auto mfn = [&](size_t i) { return memory.mfn_of_va(layout.page_tables.start + i * page); };
+  for (size_t i = 0; i < count; ++i)
+    if (!table(i)) return false;
   for (size_t i = 0; i < count; ++i) {
     const boot::PageTableFrame& frame = plan[i];
     if (frame.level == 4) continue;
@@ -185,7 +289,7 @@ uint32_t start_info_flags(const Domain& domain) {
   return SIF_PRIVILEGED | SIF_INITDOMAIN | (processor_pm_bits & SIF_PM_MASK);
 }
 
-void write_start_info(Domain& domain, const boot::BootDomain& plan, const boot::XenKernelInfo& kernel,
+bool write_start_info(Domain& domain, const boot::BootDomain& plan, const boot::XenKernelInfo& kernel,
                       const boot::Dom0Layout& layout, const DomainMemory& memory) {
   start_info_t info{};
   // Xen appends "p" when the kernel declared a PAE mode, which every 64-bit kernel may do.
@@ -203,7 +307,7 @@ void write_start_info(Domain& domain, const boot::BootDomain& plan, const boot::
   }
   const char* command_line = module_command_line(plan);
   for (size_t i = 0; i + 1 < MAX_GUEST_CMDLINE && command_line[i]; ++i) info.cmd_line[i] = int8_t(command_line[i]);
-  memory.copy_in(layout.start_info.start, reinterpret_cast<const uint8_t*>(&info), sizeof(info));
+  return memory.copy_in(layout.start_info.start, reinterpret_cast<const uint8_t*>(&info), sizeof(info));
 }
 
 TrapFrame initial_frame(const boot::Dom0Layout& layout) {
@@ -216,22 +320,53 @@ TrapFrame initial_frame(const boot::Dom0Layout& layout) {
   frame.rflags = 0x202;  // IF on in hardware; events start masked in vcpu_info
   return frame;
 }
-}  // namespace
 
-BuildResult build(const boot::BootDomain& plan, const boot::CommandLine& options) {
-  boot::ElfImage image;
+// What the image asked for that this builder does differently, said once (dom0_layout.h).
+void report_ignored_notes(const boot::BootDomain& plan, const boot::XenKernelInfo& kernel,
+                          const boot::Dom0Layout& layout) {
+  if (kernel.has_init_p2m)
+    printk("d%u: INIT_P2M %lx ignored: the p2m list is at %lx, in the start-of-day region\n", plan.id,
+           kernel.init_p2m_base, layout.p2m.start);
+  if (kernel.unmapped_initrd && layout.initrd.size())
+    printk("d%u: MOD_START_PFN ignored: the initrd is mapped at %lx\n", plan.id, layout.initrd.start);
+}
+
+// Every check that depends only on the image, the modules and the memory size, before the
+// domain exists: an image that cannot be placed is refused here with its reason.
+BuildResult plan_domain(const boot::BootDomain& plan, const boot::CommandLine& options, boot::ElfImage& image,
+                        boot::XenKernelInfo& kernel, boot::Dom0Layout& layout, bool& hand_over_initrd) {
   boot::ElfError elf_error = boot::ElfImage::parse(module_bytes(unsigned(plan.kernel_module)), image);
   if (elf_error != boot::ElfError::none) return failure(plan, boot::describe(elf_error));
-  boot::XenKernelInfo kernel;
   boot::XenNoteError note_error = boot::parse_xen_kernel(image, supported_features(plan.privileged), kernel);
   if (note_error == boot::XenNoteError::none && plan.privileged) note_error = boot::check_dom0_capable(kernel);
   if (note_error != boot::XenNoteError::none) return failure(plan, boot::describe(note_error));
 
   uint64_t initrd_length = plan.has_initrd ? module_bytes(unsigned(plan.initrd_module)).size() : 0;
-  uint64_t nr_pages = domain_pages(plan, options);
-  boot::Dom0Layout layout;
+  hand_over_initrd = initrd_can_be_handed_over(plan);
+  uint64_t nr_pages = domain_pages(plan, options, initrd_length, hand_over_initrd);
   boot::Dom0LayoutError layout_error = boot::compute_dom0_layout(kernel, initrd_length, nr_pages, layout);
+  if (layout_error == boot::Dom0LayoutError::too_small_for_kernel ||
+      layout_error == boot::Dom0LayoutError::too_small_for_initrd)
+    printk("d%u: %lu MiB of memory, the kernel image%s %lu MiB\n", plan.id, mib(nr_pages * page),
+           initrd_length ? " and its initrd need" : " needs", mib_rounded_up(boot::dom0_pages_needed(kernel, initrd_length, nr_pages) * page));
   if (layout_error != boot::Dom0LayoutError::none) return failure(plan, boot::describe(layout_error));
+  if (!boot::layout_places_image(layout, image, kernel))
+    return failure(plan, "kernel image cannot be placed in the start-of-day region");
+  if (boot::plan_page_table_frames(layout, nullptr, 0) > max_table_frames)
+    return failure(plan, "start-of-day region needs too many page tables");
+  BuildResult ok;
+  ok.ok = true;
+  return ok;
+}
+}  // namespace
+
+BuildResult build(const boot::BootDomain& plan, const boot::CommandLine& options) {
+  boot::ElfImage image;
+  boot::XenKernelInfo kernel;
+  boot::Dom0Layout layout;
+  bool hand_over_initrd = false;
+  BuildResult planned = plan_domain(plan, options, image, kernel, layout, hand_over_initrd);
+  if (!planned.ok) return planned;
 
   Domain* created = domains::create(plan.id, plan.privileged);
   if (!created) return failure(plan, "no free domain slot");
@@ -241,23 +376,27 @@ BuildResult build(const boot::BootDomain& plan, const boot::CommandLine& options
   if (domain.pt_write_mode == PageTableWriteMode::writable && !writable_page_tables::enable(domain))
     return abandon(domain, plan, "no memory for writable pagetables");
   DomainMemory memory;
-  memory.virt_start = layout.bootstrap.start;
-  if (!allocate_memory(domain, nr_pages, memory)) return abandon(domain, plan, "not enough memory for the domain");
+  if (!allocate_memory(domain, plan, layout, hand_over_initrd, memory))
+    return abandon(domain, plan, "not enough memory for the domain");
   if (!shared_info_page::create(domain)) return abandon(domain, plan, "no memory for shared_info");
   printk("%s%u: %s %s, %lu MiB, entry %lx, start_info %lx, %lu page-table frames, guest PTE writes: %s\n",
-         plan.id == 0 ? "dom" : "d", plan.id, kernel.guest_os.text, kernel.guest_version.text, nr_pages / 256,
+         plan.id == 0 ? "dom" : "d", plan.id, kernel.guest_os.text, kernel.guest_version.text, memory.nr_pages / 256,
          layout.entry, layout.start_info.start, layout.nr_pt_frames(),
          domain.pt_write_mode == PageTableWriteMode::writable ? "writable" : "emulate");
-  printk("d%u: %s, memory mfns %lx-%lx, shared_info mfn %lx\n", domain.id,
-           domain.privileged ? "privileged" : "unprivileged", memory.first_mfn, memory.first_mfn + nr_pages - 1,
-           domain.shared_info_mfn);
+  printk("d%u: %s, memory mfns %lx-%lx, shared_info mfn %lx", domain.id,
+         domain.privileged ? "privileged" : "unprivileged", memory.first_mfn,
+         memory.first_mfn + memory.nr_pages - memory.initrd_pages - 1, domain.shared_info_mfn);
+  if (memory.initrd_pages)
+    printk(", initrd module mfns %lx-%lx", memory.initrd_mfn, memory.initrd_mfn + memory.initrd_pages - 1);
+  printk("\n");
+  report_ignored_notes(plan, kernel, layout);
 
-  load_kernel(image, kernel, memory);
-  if (initrd_length) memory.copy_in(layout.initrd.start, module_bytes(unsigned(plan.initrd_module)).data(), initrd_length);
-  write_p2m(layout, memory);
-  write_start_info(domain, plan, kernel, layout, memory);
-  if (kernel.has_hypercall_page) hypercall_page::fill(memory.host(kernel.hypercall_page));
-  if (!build_page_tables(layout, memory)) return abandon(domain, plan, "bootstrap region needs too many page tables");
+  // The layout placed all of this inside the region; each write is checked against it again.
+  if (!load_kernel(image, kernel, memory) || (plan.has_initrd && !place_initrd(layout, plan, memory)) ||
+      !write_p2m(layout, memory) || !write_start_info(domain, plan, kernel, layout, memory) ||
+      (kernel.has_hypercall_page && !write_hypercall_page(kernel.hypercall_page, memory)))
+    return abandon(domain, plan, "kernel image cannot be placed in the start-of-day region");
+  if (!build_page_tables(layout, memory)) return abandon(domain, plan, "start-of-day page tables cannot be built");
   if (const char* error = pin_and_load(domain, layout, memory)) return abandon(domain, plan, error);
 
   domain.vcpu0.registers = initial_frame(layout);

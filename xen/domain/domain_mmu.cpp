@@ -1,4 +1,5 @@
 #include "domain/domain_mmu.h"
+#include "arch/x86/apic/local_apic.h"
 #include "arch/x86/cpu/registers.h"
 #include "domain/domain.h"
 #include "hypervisor/perf_counters.h"
@@ -29,13 +30,40 @@ void flush_for_type_change() {
 
 namespace {
 void note_type_change(void*, uint64_t, mm::PageType, mm::PageType) { detail::type_change_flush_pending = true; }
+
+// AMD CPUs of families below 0x17 decode the 12 GiB below 1 TiB as HyperTransport (Xen's
+// dom0_setup_permissions denies it); from 0x17 on the window sits at the top of the physical
+// address width, beyond what any L1 entry here may name.
+bool has_hypertransport_window() {
+  cpu::CpuidResult vendor = cpu::cpuid(0);
+  bool amd = vendor.ebx == 0x68747541 && vendor.edx == 0x69746e65 && vendor.ecx == 0x444d4163;  // AuthenticAMD
+  uint32_t signature = cpu::cpuid(1).eax;
+  uint32_t base_family = (signature >> 8) & 0xf;
+  uint32_t family = base_family + (base_family == 0xf ? (signature >> 20) & 0xff : 0);
+  return amd && family < 0x17;
+}
+
+// The interrupt hardware no domain may program: the local APIC (the hypervisor's timer) where
+// IA32_APIC_BASE put it, and the HyperTransport window where there is one. Found once, after
+// the local APIC is up (before that, the defaults: the architectural APIC base).
+const mm::InterruptHardware& interrupt_hardware() {
+  static mm::InterruptHardware hardware;
+  static bool known = false;
+  if (!known && local_apic::physical_base() != 0) {
+    hardware.local_apic_mfn = local_apic::physical_base() >> 12;
+    hardware.hypertransport = has_hypertransport_window();
+    known = true;
+  }
+  return hardware;
+}
 }  // namespace
 
 mm::MmuContext context(const Domain& domain) {
-  mm::MmuContext context{boot_memory::frame_table(), identity(domain), boot_memory::hypervisor_slots(),
-                         boot_memory::m2p()};
-  context.type_change = mm::TypeChangeHook{note_type_change, nullptr};
-  return context;
+  mm::MmuContext result{boot_memory::frame_table(), identity(domain), boot_memory::hypervisor_slots(),
+                        boot_memory::m2p()};
+  result.interrupt_hardware = interrupt_hardware();
+  result.type_change = mm::TypeChangeHook{note_type_change, nullptr};
+  return result;
 }
 
 // The record of what apply_effects does, written before it does it: then nothing has to be

@@ -19,10 +19,24 @@ bool is_shared_hypervisor_frame(const FrameTable& frames, uint64_t mfn) {
     return page != nullptr && page->owner == DOMID_XEN && page->shared_with_privileged;
 }
 
-int take_l1_references(MmuContext& context, PageTableEntry entry) {
+// An I/O frame holds no references; read-only I/O memory is mapped without RW. The permission
+// is the page owner's, as in Xen's get_page_from_l1e (DOMID_IO stands for the caller): a
+// foreign page owner named with foreigndom is another guest or DOMID_XEN, neither of which
+// holds I/O memory.
+int check_io_mapping(const MmuContext& context, PageTableEntry& entry) {
+    domid_t owner = context.owner_of_mapped_frames();
+    if (owner != context.domain.id && owner != DOMID_IO) return error(XEN_EPERM);
+    switch (io_frame_access(context.domain, entry.mfn(), context.interrupt_hardware)) {
+    case IoFrameAccess::denied: return error(XEN_EPERM);
+    case IoFrameAccess::read_only: entry = entry.without_flags(PageTableEntry::kWritable); return 0;
+    case IoFrameAccess::full: return 0;
+    }
+    return error(XEN_EPERM);
+}
+
+int take_l1_references(MmuContext& context, PageTableEntry& entry) {
     const uint64_t target = entry.mfn();
-    if (is_io_frame(context.frames, target))
-        return may_map_io_frame(context.domain, target) ? 0 : error(XEN_EPERM);
+    if (is_io_frame(context.frames, target)) return check_io_mapping(context, entry);
     const PageInfo* page = context.frames.find(target);
     if (!may_map_frame_of(context.owner_of_mapped_frames(), page->owner)) return error(XEN_EBUSY);
     if (page->owner == DOMID_XEN) {  // only pages shared with privileged domains; no references
@@ -47,7 +61,7 @@ void remove_link(FrameTable& frames, uint64_t mfn, uint64_t slot_maddr) {
 
 }  // namespace
 
-int take_entry_references(MmuContext& context, PagingLevel level, PageTableEntry entry,
+int take_entry_references(MmuContext& context, PagingLevel level, PageTableEntry& entry,
                           domid_t table_owner, uint64_t slot_maddr) {
     if (!entry.present()) return 0;
     int rc = check_entry_bits(level, entry);

@@ -13,13 +13,16 @@ namespace mm {
 // owns the table the entry lives in; L2-L4 targets must belong to it. Errors (as Xen):
 //   -EINVAL bad bits (check_entry_bits) or an L2-L4 target that is missing, foreign, or of a
 //           conflicting type;
-//   -EPERM  an L1 target outside the frame table (MMIO, which is not supported yet);
+//   -EPERM  an L1 target outside the frame table (I/O memory) the caller may not map
+//           (io_frame_access: unprivileged, beyond the address width, interrupt hardware);
 //   -EBUSY  an L1 target the caller may not map, or an RW mapping of a frame that is in use
 //           as a page table (or descriptor table).
-// Counts unchanged on failure.
+// Counts unchanged on failure. On success `entry` may be narrowed: a writable mapping of
+// read-only I/O memory (the IO-APICs) loses RW, as Xen's get_page_from_l1e makes it; the
+// caller stores the entry as narrowed.
 // `slot_maddr` is the machine address of the entry itself: an L2-L4 entry records it as the
 // link of the table it points at (PageInfo::linked_by).
-int take_entry_references(MmuContext& context, PagingLevel level, PageTableEntry entry,
+int take_entry_references(MmuContext& context, PagingLevel level, PageTableEntry& entry,
                           domid_t table_owner, uint64_t slot_maddr);
 
 // Releases what take_entry_references took for the same (present) entry; no-op otherwise.

@@ -35,8 +35,18 @@ bool is_harmless_change(PagingLevel level, PageTableEntry old, PageTableEntry re
     return (changed & ~flags_changeable_without_revalidation(level)) == 0;
 }
 
-bool may_map_io_frame(DomainIdentity caller, uint64_t mfn) {
-    return caller.privileged && mfn < (uint64_t{1} << (kPhysicalAddressBits - kPageShift));
+bool is_denied_interrupt_frame(uint64_t mfn, const InterruptHardware& hardware) {
+    if (mfn == hardware.local_apic_mfn) return true;
+    if (mfn >= kMsiFirstMfn && mfn <= kMsiLastMfn) return true;
+    return hardware.hypertransport && mfn >= kHyperTransportFirstMfn && mfn <= kHyperTransportLastMfn;
+}
+
+IoFrameAccess io_frame_access(DomainIdentity caller, uint64_t mfn, const InterruptHardware& hardware) {
+    if (!caller.privileged || mfn >= (uint64_t{1} << (kPhysicalAddressBits - kPageShift)))
+        return IoFrameAccess::denied;
+    if (is_denied_interrupt_frame(mfn, hardware)) return IoFrameAccess::denied;
+    if (mfn >= kIoApicFirstMfn && mfn <= kIoApicLastMfn) return IoFrameAccess::read_only;
+    return IoFrameAccess::full;
 }
 
 bool may_map_frame_of(domid_t page_owner, domid_t frame_owner) {

@@ -1,5 +1,6 @@
 #pragma once
 #include "mm/domain_identity.h"
+#include "mm/interrupt_hardware.h"
 #include "mm/page_table_entry.h"
 
 namespace mm {
@@ -9,8 +10,8 @@ namespace mm {
 inline constexpr uint64_t kGuestKernelMarker = uint64_t{1} << 52;
 
 // Flags a guest may set in any present entry. Cache-control bits (PWT, PCD, PAT/PS) and
-// Global are refused except Global in L1: guests here have no I/O capabilities and no
-// superpages (Xen's base_disallow_mask for a domain without iomem access).
+// Global are refused except Global in L1: no superpages, and Xen's base_disallow_mask for a
+// domain without iomem access (dom0's I/O mappings too, here; see xen/mm/README.md).
 inline constexpr uint64_t kGuestSettableFlags =
     PageTableEntry::kPresent | PageTableEntry::kWritable | PageTableEntry::kUser |
     PageTableEntry::kAccessed | PageTableEntry::kDirty | PageTableEntry::kAvailableLow |
@@ -52,10 +53,20 @@ PageTableEntry adjust_guest_entry(PagingLevel level, PageTableEntry entry);
 // without touching reference counts: same frame, both present, only harmless flags differ.
 bool is_harmless_change(PagingLevel level, PageTableEntry old, PageTableEntry replacement);
 
-// Whether an L1 entry may map machine frame `mfn` that is not RAM (outside the frame table or
-// owned by DOMID_IO): only a privileged domain, and only within the physical address width,
-// as Xen lets dom0 map I/O memory. Such mappings hold no references.
-bool may_map_io_frame(DomainIdentity caller, uint64_t mfn);
+// How an L1 entry may map machine frame `mfn` that is not RAM (outside the frame table or
+// owned by DOMID_IO), as Xen's get_page_from_l1e decides with the domain's I/O-memory
+// permission: an unprivileged domain not at all, and nothing beyond the physical address
+// width (-EPERM); dom0 everything else except the interrupt hardware (see
+// interrupt_hardware.h): the local APIC page, the MSI range and the HyperTransport window are
+// denied (-EPERM), the IO-APICs are read-only (a writable mapping loses RW, as Xen's "flip").
+// Such mappings hold no references.
+enum class IoFrameAccess : uint8_t { denied, read_only, full };
+IoFrameAccess io_frame_access(DomainIdentity caller, uint64_t mfn, const InterruptHardware& hardware);
+// The frames of `hardware` no domain may map at all. Pure, for the tests and io_frame_access.
+bool is_denied_interrupt_frame(uint64_t mfn, const InterruptHardware& hardware);
+inline bool may_map_io_frame(DomainIdentity caller, uint64_t mfn, const InterruptHardware& hardware) {
+    return io_frame_access(caller, mfn, hardware) != IoFrameAccess::denied;
+}
 
 // Whether an L1 entry written on behalf of `page_owner` may map a frame owned by
 // `frame_owner`. As in Xen, an operation maps the frames of one domain only: the caller's

@@ -2,6 +2,7 @@
 #include "mm/domain_identity.h"
 #include "mm/frame_table.h"
 #include "mm/hypervisor_slots.h"
+#include "mm/interrupt_hardware.h"
 #include "mm/mmu_effects.h"
 
 namespace mm {
@@ -35,6 +36,8 @@ struct MmuContext {
     // mmu_update named (its `foreigndom`, checked by the hypercall: a guest domain or
     // DOMID_XEN for privileged callers, DOMID_IO for anyone).
     domid_t page_owner = DOMID_SELF;
+    // The interrupt hardware no domain may program (io_frame_access): set from the machine.
+    InterruptHardware interrupt_hardware{};
 
     domid_t owner_of_mapped_frames() const { return page_owner == DOMID_SELF ? domain.id : page_owner; }
 };

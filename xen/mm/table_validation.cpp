@@ -41,14 +41,28 @@ void install_adjusted_entries(MmuContext& context, uint64_t mfn, PagingLevel lev
 
 int validate_table(MmuContext& context, uint64_t mfn, PagingLevel level) {
     const domid_t owner = context.frames.info(mfn).owner;
+    // Entries take_entry_references narrowed (read-only I/O memory): stored only on success,
+    // so a table that fails validation is left as the guest wrote it.
+    uint64_t narrowed[kEntriesPerTable / 64] = {};
+    bool any_narrowed = false;
     for (unsigned index = 0; index < kEntriesPerTable; ++index) {
         if (!is_guest_slot(level, index)) continue;
-        PageTableEntry entry = load_entry(context.frames, mfn, index);
+        const PageTableEntry loaded = load_entry(context.frames, mfn, index);
+        PageTableEntry entry = loaded;
         int rc = take_entry_references(context, level, entry, owner, slot_address(mfn, index));
         if (rc != 0) {
             release_first_entries(context.frames, mfn, level, index);
             return rc;
         }
+        if (entry != loaded) {
+            narrowed[index / 64] |= uint64_t{1} << (index % 64);
+            any_narrowed = true;
+        }
+    }
+    for (unsigned index = 0; any_narrowed && index < kEntriesPerTable; ++index) {
+        if ((narrowed[index / 64] >> (index % 64)) & 1)  // narrowing only ever drops RW
+            store_entry(context.frames, mfn, index,
+                        load_entry(context.frames, mfn, index).without_flags(PageTableEntry::kWritable));
     }
     install_adjusted_entries(context, mfn, level);
     return 0;

@@ -11,10 +11,9 @@ constexpr size_t max_bytes = 3;  // 0x66, opcode, imm8 (or 0x66, 0xf3, opcode)
 constexpr uint64_t max_elements_per_trap = 4096;
 constexpr uint64_t direction_flag = 1u << 10;
 
-// A domain without I/O port permission (every unprivileged one) reads all ones and its
-// writes are dropped, as Xen's guest_io_read/guest_io_write do without ioports_access.
-uint32_t read_port(bool permitted, uint16_t port, unsigned width) {
-  if (!permitted || hypervisor_port(port)) return 0xffffffff;  // as an absent device reads
+constexpr uint32_t width_mask(unsigned width) { return width >= 4 ? 0xffffffffu : (1u << (8 * width)) - 1; }
+
+uint32_t hardware_in(uint16_t port, unsigned width) {
   switch (width) {
     case 1: return io::in8(port);
     case 2: return io::in16(port);
@@ -22,8 +21,7 @@ uint32_t read_port(bool permitted, uint16_t port, unsigned width) {
   }
 }
 
-void write_port(bool permitted, uint16_t port, unsigned width, uint32_t value) {
-  if (!permitted || hypervisor_port(port)) return;  // dropped
+void hardware_out(uint16_t port, unsigned width, uint32_t value) {
   switch (width) {
     case 1: io::out8(port, uint8_t(value)); break;
     case 2: io::out16(port, uint16_t(value)); break;
@@ -31,10 +29,37 @@ void write_port(bool permitted, uint16_t port, unsigned width, uint32_t value) {
   }
 }
 
+// Every port of the access is checked, not only the first (plan_access): a denied port reads
+// as an absent device does, all ones, and its part of a write is dropped, as in Xen's
+// guest_io_read/guest_io_write. A domain without I/O port permission (every unprivileged
+// one) is denied them all.
+uint32_t read_port(bool privileged, uint16_t port, unsigned width) {
+  PortPlan plan = plan_access(privileged, port, width);
+  uint32_t value = 0;
+  unsigned shift = 0;
+  for (unsigned i = 0; i < plan.count; ++i) {
+    const PortPiece& piece = plan.pieces[i];
+    uint32_t part = piece.permitted ? hardware_in(uint16_t(piece.port), piece.width) : 0xffffffffu;
+    value |= (part & width_mask(piece.width)) << shift;
+    shift += 8 * piece.width;
+  }
+  return value;
+}
+
+void write_port(bool privileged, uint16_t port, unsigned width, uint32_t value) {
+  PortPlan plan = plan_access(privileged, port, width);
+  unsigned shift = 0;
+  for (unsigned i = 0; i < plan.count; ++i) {
+    const PortPiece& piece = plan.pieces[i];
+    if (piece.permitted) hardware_out(uint16_t(piece.port), piece.width, (value >> shift) & width_mask(piece.width));
+    shift += 8 * piece.width;
+  }
+}
+
 // ins/outs, rep or not: one element per iteration between guest memory and the port. False
 // when guest memory is not there (the guest then gets the #GP, with the registers saying how
 // far it got).
-bool emulate_string(Vcpu& vcpu, TrapFrame& frame, const Access& access, bool permitted) {
+bool emulate_string(Vcpu& vcpu, TrapFrame& frame, const Access& access, bool privileged) {
   uint16_t port = uint16_t(frame.rdx);
   uint64_t count = access.rep ? frame.rcx : 1;
   uint64_t batch = count < max_elements_per_trap ? count : max_elements_per_trap;
@@ -44,9 +69,9 @@ bool emulate_string(Vcpu& vcpu, TrapFrame& frame, const Access& access, bool per
     uint32_t value = 0;
     if (access.is_out) {
       if (!guest_memory::copy_from(vcpu, &value, address, access.width)) return false;
-      write_port(permitted, port, access.width, value);
+      write_port(privileged, port, access.width, value);
     } else {
-      value = read_port(permitted, port, access.width);
+      value = read_port(privileged, port, access.width);
       if (!guest_memory::copy_to(vcpu, address, &value, access.width)) return false;
     }
     address += uint64_t(step);
@@ -59,19 +84,19 @@ bool emulate_string(Vcpu& vcpu, TrapFrame& frame, const Access& access, bool per
 
 bool emulate(Vcpu& vcpu, TrapFrame& frame) {
   if (!vcpu.kernel_mode || vcpu.iopl == 0) return false;
-  bool permitted = vcpu.domain->privileged;
+  bool privileged = vcpu.domain->privileged;
   uint8_t bytes[max_bytes] = {};
   size_t available = 0;
   while (available < max_bytes && guest_memory::copy_from(vcpu, &bytes[available], frame.rip + available, 1))
     ++available;
   Access access = decode(bytes, available);
   if (!access.valid) return false;
-  if (access.string) return emulate_string(vcpu, frame, access, permitted);
+  if (access.string) return emulate_string(vcpu, frame, access, privileged);
   uint16_t port = access.port_in_dx ? uint16_t(frame.rdx) : access.immediate_port;
   if (access.is_out) {
-    write_port(permitted, port, access.width, uint32_t(frame.rax));
+    write_port(privileged, port, access.width, uint32_t(frame.rax));
   } else {
-    uint32_t value = read_port(permitted, port, access.width);
+    uint32_t value = read_port(privileged, port, access.width);
     uint64_t mask = access.width == 4 ? 0xffffffffULL : (1ULL << (8 * access.width)) - 1;
     // A 32-bit result zero-extends into rax, as the CPU does; narrower ones merge.
     frame.rax = access.width == 4 ? value : (frame.rax & ~mask) | (value & mask);

@@ -27,6 +27,30 @@ struct Access {
 Access decode(const uint8_t* bytes, size_t available);  // pure
 bool hypervisor_port(uint16_t port);                    // pure: ports the guest never gets
 
+// Ports beyond this do not exist: an access reaching past it never wraps to port 0.
+constexpr uint32_t last_port = 0xffff;
+
+// Whether a privileged domain may reach every port of [port, port + width - 1] with one access
+// (Xen's admin_io_okay over ioports_access_permitted): none of them the hypervisor's, none
+// beyond the last port. Pure.
+bool range_permitted(uint32_t port, unsigned width);
+
+// How the hypervisor performs one guest access of `width` bytes at `port`, as Xen's
+// guest_io_read/guest_io_write do: one access when the whole range is permitted; otherwise
+// the range is split, each permitted port read or written on its own (two at a time when an
+// even port and the next are both permitted), and each denied one reads as all ones and takes
+// no write. An unprivileged domain (no I/O port permission) is denied every port. Pure.
+struct PortPiece {
+  uint32_t port = 0;
+  unsigned width = 0;      // 1, 2 or 4 bytes
+  bool permitted = false;  // false: reads give all ones, writes are dropped
+};
+struct PortPlan {
+  PortPiece pieces[4];
+  unsigned count = 0;
+};
+PortPlan plan_access(bool privileged, uint32_t port, unsigned width);
+
 // Handles a #GP from the guest kernel; true if it was an in/out, ins or outs it performed
 // (rip advanced, or left on a rep ins/outs that has more to do).
 bool emulate(Vcpu& vcpu, TrapFrame& frame);

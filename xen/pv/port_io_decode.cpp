@@ -43,4 +43,32 @@ bool hypervisor_port(uint16_t port) {
          (port >= 0x40 && port <= 0x43) || port == 0x61 || port == 0x70 || port == 0x71 ||
          (port >= 0xf4 && port <= 0xf7);
 }
+
+bool range_permitted(uint32_t port, unsigned width) {
+  if (width == 0 || port > last_port || width - 1 > last_port - port) return false;
+  for (uint32_t at = port; at < port + width; ++at)
+    if (hypervisor_port(uint16_t(at))) return false;
+  return true;
+}
+
+PortPlan plan_access(bool privileged, uint32_t port, unsigned width) {
+  PortPlan plan;
+  if (!privileged) {
+    plan.pieces[plan.count++] = PortPiece{port, width, false};
+    return plan;
+  }
+  if (range_permitted(port, width)) {
+    plan.pieces[plan.count++] = PortPiece{port, width, true};
+    return plan;
+  }
+  for (unsigned done = 0; done < width && plan.count < 4;) {
+    uint32_t at = port + done;
+    unsigned left = width - done;
+    PortPiece piece{at, 1, range_permitted(at, 1)};
+    if (piece.permitted && left > 1 && (at & 1) == 0 && range_permitted(at, 2)) piece.width = 2;
+    plan.pieces[plan.count++] = piece;
+    done += piece.width;
+  }
+  return plan;
+}
 }  // namespace port_io

@@ -14,6 +14,7 @@ constexpr uint32_t reg_eoi = 0xb0, reg_spurious = 0xf0, reg_lvt_timer = 0x320,
                    reg_timer_initial = 0x380, reg_timer_current = 0x390, reg_timer_divide = 0x3e0;
 constexpr uint32_t masked = 1u << 16;
 uint64_t timer_hz;
+uint64_t base_address;
 volatile uint32_t* registers;
 
 uint32_t read(uint32_t reg) { return registers[reg / 4]; }
@@ -33,12 +34,15 @@ void calibrate_timer() {
 
 void init() {
   uint64_t base = cpu::read_msr(cpu::msr::apic_base) & ~0xfffULL;
+  base_address = base;
   cpu::write_msr(cpu::msr::apic_base, base | (1u << 11));  // globally enabled
   registers = reinterpret_cast<volatile uint32_t*>(DIRECTMAP_VIRT_START + base);
   write(reg_spurious, 0x100 | vectors::spurious);
   calibrate_timer();
   printk("Local APIC at %lx, timer %lu kHz\n", base, timer_hz / 1000);
 }
+
+uint64_t physical_base() { return base_address; }
 
 void arm_timer_ns(uint64_t delta_ns) {
   if (delta_ns == 0) {

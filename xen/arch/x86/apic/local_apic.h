@@ -10,4 +10,5 @@ void end_of_interrupt();
 // The timer interrupt is raised but not yet taken (the hypervisor runs with interrupts off):
 // a long hypercall asks this to know when to stop and let it in.
 bool timer_interrupt_pending();
+uint64_t physical_base();                 // where IA32_APIC_BASE put it (0 before init)
 }  // namespace local_apic
