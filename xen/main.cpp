@@ -46,6 +46,18 @@ const void* map_physical(void*, uint64_t physical, uint64_t size) {
   printk("selftest: read %lx, which is impossible\n", value);  // also keeps the call from being a tail call
 }
 
+// Recursion that never ends, on the guarded entry stack (the boot stack has no guard page).
+[[gnu::noinline]] uint64_t recurse(volatile uint64_t depth) {
+  volatile uint64_t frame[64];
+  frame[0] = depth;
+  return recurse(depth + 1) + frame[0];
+}
+[[noreturn, gnu::noinline]] void stack_overflow_selftest() {
+  printk("selftest: overflowing the hypervisor stack on purpose\n");
+  asm volatile("mov %0, %%rsp\n call *%1" ::"r"(stacks::entry_stack_top()), "r"(recurse), "D"(0) : "memory");
+  __builtin_unreachable();
+}
+
 // dom0 from the first modules, then the domUs of boot/boot_domains' convention. A domU that
 // cannot be built is reported and left out; dom0 failing ends the boot.
 Domain& build_boot_domains() {
@@ -102,6 +114,7 @@ extern "C" [[noreturn]] void start_xen(uint32_t magic, uint32_t info_physical) {
   if (options.selftest == boot::HypervisorSelftest::hypervisor_fault) hypervisor_fault_selftest();
   if (!boot_memory::init(info)) boot_failure("memory initialisation");
   if (!stacks::guard([] { return boot_memory::allocate_frame(DOMID_XEN); })) boot_failure("hypervisor stacks");
+  if (options.selftest == boot::HypervisorSelftest::stack_overflow) stack_overflow_selftest();
   system_clock::calibrate();
   legacy_pic::disable();
   local_apic::init();

@@ -193,6 +193,7 @@ TEST(BootCommandLine, SkipsImageName) {
 TEST(BootCommandLine, Selftest) {
     EXPECT_EQ(parse("").selftest, HypervisorSelftest::none);
     EXPECT_EQ(parse("selftest=hypervisor-fault").selftest, HypervisorSelftest::hypervisor_fault);
+    EXPECT_EQ(parse("selftest=stack-overflow").selftest, HypervisorSelftest::stack_overflow);
     CommandLine bad = parse("selftest=reboot-the-moon");
     EXPECT_EQ(bad.selftest, HypervisorSelftest::none);
     ASSERT_EQ(bad.diagnostic_count, 1u);

@@ -187,6 +187,7 @@ bool parse_ptwr(Text value, PtwrMode& mode) {
 bool parse_selftest(Text value, HypervisorSelftest& selftest) {
     if (value.equals("none")) selftest = HypervisorSelftest::none;
     else if (value.equals("hypervisor-fault")) selftest = HypervisorSelftest::hypervisor_fault;
+    else if (value.equals("stack-overflow")) selftest = HypervisorSelftest::stack_overflow;
     else return false;
     return true;
 }
@@ -248,7 +249,7 @@ void apply_option(Text word, CommandLine& out) {
     } else if (key.equals("selftest")) {
         ok = has_value && parse_selftest(value, out.selftest);
         if (!ok) report(out, CommandLineDiagnostic::Kind::bad_value, word,
-                        "expected none|hypervisor-fault");
+                        "expected none|hypervisor-fault|stack-overflow");
     } else if (key.equals("console")) {
         ok = has_value && copy_console(value, out);
         if (!ok) report(out, CommandLineDiagnostic::Kind::bad_value, word,

@@ -46,7 +46,9 @@ struct Dom0MemorySpec {
 // Deliberate failures that prove the hypervisor's own error paths work (tests only).
 //   hypervisor-fault: a page fault inside the hypervisor right after the IDT is up, which must
 //   print the registers and a backtrace and halt.
-enum class HypervisorSelftest : uint8_t { none, hypervisor_fault };
+//   stack-overflow: unbounded recursion on the hypervisor's entry stack once its guard page is
+//   in place, which must end in a double fault with a report, not a triple fault.
+enum class HypervisorSelftest : uint8_t { none, hypervisor_fault, stack_overflow };
 
 struct CommandLineDiagnostic {
     enum class Kind : uint8_t { unknown_option, bad_value };

@@ -1,5 +1,6 @@
 #include "pv/port_io.h"
 #include "arch/x86/cpu/io_port.h"
+#include "arch/x86/cpu/rflags.h"
 #include "domain/domain.h"
 #include "pv/guest_memory.h"
 
@@ -9,7 +10,6 @@ constexpr size_t max_bytes = 3;  // 0x66, opcode, imm8 (or 0x66, 0xf3, opcode)
 // A rep ins/outs does at most this many elements per trap, then leaves rip on the instruction
 // with rcx, rsi/rdi advanced: the CPU restarts it, and the hypervisor is never held for long.
 constexpr uint64_t max_elements_per_trap = 4096;
-constexpr uint64_t direction_flag = 1u << 10;
 
 constexpr uint32_t width_mask(unsigned width) { return width >= 4 ? 0xffffffffu : (1u << (8 * width)) - 1; }
 
@@ -63,7 +63,7 @@ bool emulate_string(Vcpu& vcpu, TrapFrame& frame, const Access& access, bool pri
   uint16_t port = uint16_t(frame.rdx);
   uint64_t count = access.rep ? frame.rcx : 1;
   uint64_t batch = count < max_elements_per_trap ? count : max_elements_per_trap;
-  int64_t step = (frame.rflags & direction_flag) ? -int64_t(access.width) : int64_t(access.width);
+  int64_t step = (frame.rflags & rflags::direction) ? -int64_t(access.width) : int64_t(access.width);
   uint64_t& address = access.is_out ? frame.rsi : frame.rdi;
   for (uint64_t i = 0; i < batch; ++i) {
     uint32_t value = 0;
