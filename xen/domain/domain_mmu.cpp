@@ -93,9 +93,15 @@ void apply_effects(const mm::MmuEffects& effects, FlushReason reason) {
     cpu::flush_tlb_local();
     perf::add(perf::Counter::tlb_flushes);
     detail::type_change_flush_pending = false;
-  } else if (effects.invalidate_page_local || effects.invalidate_page_all_vcpus) {
-    cpu::invlpg(effects.invalidate_address);
-    perf::add(perf::Counter::tlb_invlpgs);
+  } else {
+    if (effects.invalidate_page_local || effects.invalidate_page_all_vcpus) {
+      cpu::invlpg(effects.invalidate_address);
+      perf::add(perf::Counter::tlb_invlpgs);
+    }
+    // No full flush: a table an entry stopped linking may still be walked from the TLB.
+    if (effects.table_unlinked && vcpu) vcpu->domain->writable_pagetables.note_tables_unlinked();
+    return;
   }
+  if (vcpu) vcpu->domain->writable_pagetables.note_full_tlb_flush();
 }
 }  // namespace domain_mmu

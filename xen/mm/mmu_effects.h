@@ -22,6 +22,10 @@ struct MmuEffects {
     bool user_base_changed = false;
     // An L4 entry changed (glue keeping per-CPU copies of guest L4s must resynchronise).
     bool l4_entry_changed = false;
+    // An L2-L4 entry that linked a table was removed or replaced. Until the TLB is flushed,
+    // its paging-structure caches may still walk the table through it, so the table is not
+    // yet unreachable: the writable-pagetable path must flush before it relies on that.
+    bool table_unlinked = false;
 
     void merge(const MmuEffects& other);
     // One page to invalidate; a second, different page escalates to a full flush, so no
@@ -48,6 +52,7 @@ inline void MmuEffects::merge(const MmuEffects& other) {
     load_kernel_base |= other.load_kernel_base;
     user_base_changed |= other.user_base_changed;
     l4_entry_changed |= other.l4_entry_changed;
+    table_unlinked |= other.table_unlinked;
 }
 
 }  // namespace mm

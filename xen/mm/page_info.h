@@ -37,8 +37,14 @@ inline constexpr uint32_t kMaxReferences = 0xffffffffu;
 // reachable from the running address space. Up to two linking entries are remembered by
 // machine address (a user L3 linked from both the user L4 and the kernel L4's mirror);
 // beyond that only the count is, and the links are unknown.
+//
+// The count is as wide as a reference count, so it cannot wrap: every link holds a general
+// ref on the frame, and get_page refuses at kMaxReferences (2^32 - 1), so no frame can ever
+// have more links than a 32-bit count holds. (A 16-bit count wrapped after 65,536 links,
+// which 128 L2s filled with one L1 reach: the L1 then read as "known, unlinked" while the
+// hardware still walked it.)
 struct TableLinks {
-    uint16_t count = 0;
+    uint32_t count = 0;
     uint64_t slot[2] = {0, 0};
 
     constexpr bool known() const { return count <= 2 && (count < 1 || slot[0]) && (count < 2 || slot[1]); }

@@ -25,6 +25,16 @@ void count(const ptwr::ReattachStats& stats, uint64_t table_mfn) {
   }
 }
 
+const char* decline_reason(ptwr::Decline declined) {
+  switch (declined) {
+    case ptwr::Decline::none: break;
+    case ptwr::Decline::ineligible: return "not eligible";
+    case ptwr::Decline::cuts_off_guest: return "unhook would cut off its code or stack";
+    case ptwr::Decline::no_progress: return "last batch changed nothing";
+  }
+  return "detached";
+}
+
 void apply(mm::MmuContext& context, const ptwr::ReattachStats& stats, uint64_t table_mfn) {
   domain_mmu::apply_effects(context.effects, domain_mmu::FlushReason::unhook);
   count(stats, table_mfn);
@@ -55,26 +65,39 @@ bool enable(Domain& domain) {
   return true;
 }
 
-bool detach(Vcpu& vcpu, uint64_t table_mfn, uint64_t mapping_entry_maddr, uint64_t address) {
+bool detach(Vcpu& vcpu, const TableWriteFault& write) {
   Domain& domain = *vcpu.domain;
   mm::MmuContext context = domain_mmu::context(domain);
-  ptwr::DetachResult result = domain.writable_pagetables.detach(context, vcpu.bases, table_mfn, mapping_entry_maddr,
-                                                                address & ~0xfffULL);
-  if (!result.detached) return false;
-  if (result.evicted.reattached)
-    trace::event(trace::events::kPtwrSlotEvict, trace::low(result.evicted_table_mfn),
-                 trace::high(result.evicted_table_mfn), result.unhooked ? 0 : 1);
-  const ptwr::Slot& slot = domain.writable_pagetables.slot(result.unhooked ? ptwr::SlotKind::active : ptwr::SlotKind::inactive);
-  if (result.unhooked)
-    trace::event(trace::events::kPtwrUnhook, trace::low(table_mfn), trace::high(table_mfn),
-                 uint32_t(slot.unhooked_slot_maddr & 0xfff) / 8);
-  else
-    trace::event(trace::events::kPtwrDetachInactive, trace::low(table_mfn), trace::high(table_mfn));
-  log_debug("ptwr: detach l1 %lx via %lx (%s)\n", table_mfn, address, result.unhooked ? "unhooked" : "inactive");
-  perf::add(perf::Counter::ptwr_faults);
-  if (result.unhooked) perf::add(perf::Counter::ptwr_unhooks);
-  apply(context, result.evicted, result.evicted_table_mfn);
-  return true;
+  const uint64_t table_mfn = write.table_mfn;
+  ptwr::DetachResult result = domain.writable_pagetables.detach(
+      context, vcpu.bases,
+      ptwr::WriteFault{table_mfn, write.mapping_entry_maddr, write.address & ~0xfffULL, write.rip, write.rsp});
+  for (ptwr::SlotKind kind : ptwr::kSlotKinds) {
+    uint64_t evicted_table = result.evicted_table_mfn[unsigned(kind)];
+    if (result.evicted[unsigned(kind)].reattached)
+      trace::event(trace::events::kPtwrSlotEvict, trace::low(evicted_table), trace::high(evicted_table),
+                   kind == ptwr::SlotKind::active ? 0 : 1);
+  }
+  if (result.detached) {
+    const ptwr::Slot& slot =
+        domain.writable_pagetables.slot(result.unhooked ? ptwr::SlotKind::active : ptwr::SlotKind::inactive);
+    if (result.unhooked)
+      trace::event(trace::events::kPtwrUnhook, trace::low(table_mfn), trace::high(table_mfn),
+                   uint32_t(slot.unhooked_slot_maddr & 0xfff) / 8);
+    else
+      trace::event(trace::events::kPtwrDetachInactive, trace::low(table_mfn), trace::high(table_mfn));
+    log_debug("ptwr: detach l1 %lx via %lx (%s)\n", table_mfn, write.address, result.unhooked ? "unhooked" : "inactive");
+    perf::add(perf::Counter::ptwr_faults);
+    if (result.unhooked) perf::add(perf::Counter::ptwr_unhooks);
+  } else {
+    log_debug("ptwr: l1 %lx written at %lx by rip %lx is emulated (%s)\n", table_mfn, write.address, write.rip,
+              decline_reason(result.declined));
+  }
+  // Slots evicted on the way were reattached even when the write is emulated after all.
+  domain_mmu::apply_effects(context.effects, domain_mmu::FlushReason::unhook);
+  for (ptwr::SlotKind kind : ptwr::kSlotKinds)
+    count(result.evicted[unsigned(kind)], result.evicted_table_mfn[unsigned(kind)]);
+  return result.detached;
 }
 
 void reattach_all(Domain& domain) {

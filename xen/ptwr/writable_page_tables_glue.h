@@ -8,8 +8,17 @@ struct Vcpu;
 
 namespace writable_page_tables {
 bool enable(Domain& domain);  // snapshot storage for the two slots; false when out of memory
-// Detaches the L1 `table_mfn` the guest wrote through `mapping_entry_maddr` at `address`.
-bool detach(Vcpu& vcpu, uint64_t table_mfn, uint64_t mapping_entry_maddr, uint64_t address);
+// A write fault by the guest kernel on its L1 `table_mfn`, mapped read-only by the L1 entry
+// at `mapping_entry_maddr`, at `address`, by the instruction at `rip` with its stack at `rsp`.
+struct TableWriteFault {
+  uint64_t table_mfn;
+  uint64_t mapping_entry_maddr;
+  uint64_t address;
+  uint64_t rip;
+  uint64_t rsp;
+};
+// Detaches the table; false when the write must be emulated instead.
+bool detach(Vcpu& vcpu, const TableWriteFault& write);
 // Triggers: any MMU hypercall, an emulated write, a domain stopping.
 void reattach_all(Domain& domain);
 // A not-present fault while a table is unhooked: reattach it; true if there was one.

@@ -7,6 +7,8 @@ namespace ptwr {
 namespace {
 using mm::PageTableEntry;
 
+constexpr uint64_t table_of(uint64_t entry_maddr) { return entry_maddr >> mm::kPageShift; }
+
 uint64_t* entry_at(const mm::FrameTable& frames, uint64_t maddr) {
   return reinterpret_cast<uint64_t*>(frames.memory().frame(maddr >> mm::kPageShift) + (maddr & (mm::kPageBytes - 1)));
 }
@@ -15,6 +17,8 @@ bool is_validated_l1_of(const mm::FrameTable& frames, uint64_t mfn, domid_t owne
   const mm::PageInfo* page = frames.find(mfn);
   return page && page->owner == owner && page->is_validated_table() && page->type == mm::PageType::L1;
 }
+
+constexpr unsigned index_of(SlotKind kind) { return unsigned(kind); }
 }  // namespace
 
 void ReattachStats::add(const ReattachStats& other) {
@@ -26,66 +30,110 @@ void ReattachStats::add(const ReattachStats& other) {
 }
 
 void WritablePagetables::set_snapshot_storage(uint64_t* active, uint64_t* inactive) {
-  snapshots_[unsigned(SlotKind::active)] = active;
-  snapshots_[unsigned(SlotKind::inactive)] = inactive;
+  snapshots_[index_of(SlotKind::active)] = active;
+  snapshots_[index_of(SlotKind::inactive)] = inactive;
 }
 
 // The table must be a validated L1 of the domain that at most one known entry links, not
-// already detached, and the guest's mapping of it must be a read-only entry of another
-// validated L1 of the domain.
-bool WritablePagetables::eligible(const mm::MmuContext& context, uint64_t table_mfn,
-                                  uint64_t mapping_entry_maddr) const {
+// already detached, and the guest's mapping of it must be in another validated L1 of the domain.
+bool WritablePagetables::eligible(const mm::MmuContext& context, const WriteFault& fault) const {
   const mm::FrameTable& frames = context.frames;
-  if (!ready() || !is_validated_l1_of(frames, table_mfn, context.domain.id)) return false;
+  if (!ready() || !is_validated_l1_of(frames, fault.table_mfn, context.domain.id)) return false;
   for (const Slot& s : slots_)
-    if (s.in_use && s.table_mfn == table_mfn) return false;
-  const mm::TableLinks& links = frames.info(table_mfn).links;
+    if (s.in_use && s.table_mfn == fault.table_mfn) return false;
+  const mm::TableLinks& links = frames.info(fault.table_mfn).links;
   if (links.count > 1 || !links.known()) return false;  // an L1 must hang from one L2 slot
-  uint64_t mapping_table = mapping_entry_maddr >> mm::kPageShift;
-  if (mapping_table == table_mfn || !is_validated_l1_of(frames, mapping_table, context.domain.id)) return false;
-  PageTableEntry mapping(*entry_at(frames, mapping_entry_maddr));
-  return mapping.present() && !mapping.writable() && mapping.mfn() == table_mfn;
+  uint64_t mapping_table = table_of(fault.mapping_entry_maddr);
+  return mapping_table != fault.table_mfn && is_validated_l1_of(frames, mapping_table, context.domain.id);
+}
+
+// The mapping entry must map the table read-only. Looked at once no slot's table holds it (a
+// detached table's entries are what the guest wrote, not what was validated).
+bool WritablePagetables::mapping_eligible(const mm::MmuContext& context, const WriteFault& fault) const {
+  PageTableEntry mapping(*entry_at(context.frames, fault.mapping_entry_maddr));
+  return mapping.present() && !mapping.writable() && mapping.mfn() == fault.table_mfn;
+}
+
+// The detached slot `kind` and the new table would overlap: the new table holds the entry the
+// hypervisor made writable for the slot's table (its snapshot would keep the forged entry),
+// or the new table's mapping entry lies in the slot's table (guest-written, not validated).
+bool WritablePagetables::overlaps(SlotKind kind, const WriteFault& fault) const {
+  const Slot& slot = slots_[index_of(kind)];
+  return table_of(slot.mapping_entry_maddr) == fault.table_mfn ||
+         slot.table_mfn == table_of(fault.mapping_entry_maddr);
+}
+
+// Reattaches the slot the new table needs and any slot that overlaps it.
+void WritablePagetables::evict(mm::MmuContext& context, SlotKind new_kind, const WriteFault& fault,
+                               DetachResult& result) {
+  for (SlotKind kind : kSlotKinds) {
+    if (!in_use(kind) || (kind != new_kind && !overlaps(kind, fault))) continue;
+    result.evicted_table_mfn[index_of(kind)] = slots_[index_of(kind)].table_mfn;
+    result.evicted[index_of(kind)] = reattach(context, kind);
+  }
+}
+
+// Unhooking clears only the present bit, as Xen 3.0 did: the guest still reads which table
+// the slot holds (it tests for an empty entry, not a present one, like Linux's pmd_none).
+void WritablePagetables::unhook(mm::MmuContext& context, Slot& slot, uint64_t link) {
+  slot.unhooked_slot_maddr = link;
+  slot.unhooked_entry = __atomic_fetch_and(entry_at(context.frames, link), ~PageTableEntry::kPresent, __ATOMIC_ACQ_REL);
+  context.effects.flush_local_tlb = true;  // drop cached translations through the table
 }
 
 DetachResult WritablePagetables::detach(mm::MmuContext& context, const mm::VcpuBasePointers& bases,
-                                        uint64_t table_mfn, uint64_t mapping_entry_maddr, uint64_t mapping_va) {
+                                        const WriteFault& fault) {
   DetachResult result;
-  if (!eligible(context, table_mfn, mapping_entry_maddr)) return result;
-  const mm::TableLinks& links = context.frames.info(table_mfn).links;
+  result.declined = Decline::ineligible;
+  if (!eligible(context, fault)) return result;
+  const mm::TableLinks& links = context.frames.info(fault.table_mfn).links;
   const uint64_t link = links.count == 1 ? links.slot[0] : 0;
-  bool active = link && reachable(context.frames, link >> mm::kPageShift, bases);
-  SlotKind kind = active ? SlotKind::active : SlotKind::inactive;
-  if (in_use(kind)) {
-    result.evicted_table_mfn = slots_[unsigned(kind)].table_mfn;
-    result.evicted = reattach(context, kind);
+  const bool active = link && reachable(context.frames, table_of(link), bases);
+  // The retried store could never run if the unhook took its own code or stack away.
+  if (active && (may_translate_through(context.frames, fault.table_mfn, bases, fault.rip) ||
+                 may_translate_through(context.frames, fault.table_mfn, bases, fault.rsp))) {
+    result.declined = Decline::cuts_off_guest;
+    return result;
+  }
+  const SlotKind kind = active ? SlotKind::active : SlotKind::inactive;
+  evict(context, kind, fault, result);
+  if (!mapping_eligible(context, fault)) return result;
+  // Xen 3.0's rule: the last batch of this slot changed nothing, so the guest is probably
+  // stuck (its write could not run while the table was detached); emulate this one.
+  if (last_batch_empty_[index_of(kind)]) {
+    last_batch_empty_[index_of(kind)] = false;
+    result.declined = Decline::no_progress;
+    return result;
   }
 
-  Slot& slot = slots_[unsigned(kind)];
-  slot = Slot{true, table_mfn, mapping_entry_maddr, mapping_va, 0, 0};
+  Slot& slot = slots_[index_of(kind)];
+  slot = Slot{true, fault.table_mfn, fault.mapping_entry_maddr, fault.mapping_va, 0, 0,
+              !translated_only_at(context.frames, fault.mapping_entry_maddr, fault.mapping_va)};
   // Linked but unreachable tables stay hooked: nothing can walk through them until an MMU
-  // operation (which reattaches first) makes them reachable.
-  // Unhooking clears only the present bit, as Xen 3.0 did: the guest still reads which table
-  // the slot holds (it tests for an empty entry, not a present one, like Linux's pmd_none).
+  // operation (which reattaches first) makes them reachable, unless the paging-structure
+  // caches still hold an entry that linked them: then a flush makes that so.
   if (active) {
-    slot.unhooked_slot_maddr = link;
-    slot.unhooked_entry =
-        __atomic_fetch_and(entry_at(context.frames, link), ~PageTableEntry::kPresent, __ATOMIC_ACQ_REL);
-    context.effects.flush_local_tlb = true;  // drop cached translations through the table
+    unhook(context, slot, link);
     result.unhooked = true;
+  } else if (unlinked_tables_may_be_cached_) {
+    context.effects.flush_local_tlb = true;
+    unlinked_tables_may_be_cached_ = false;
   }
-  __builtin_memcpy(snapshots_[unsigned(kind)], mm::table_entries(context.frames, table_mfn), mm::kPageBytes);
-  uint64_t* mapping = entry_at(context.frames, mapping_entry_maddr);
-  __atomic_or_fetch(mapping, PageTableEntry::kWritable, __ATOMIC_ACQ_REL);
-  context.effects.request_invlpg(mapping_va, false);
+  // No slot's mapping entry lies in this table (evict saw to it): the snapshot holds only
+  // entries that were validated, none the hypervisor forged.
+  __builtin_memcpy(snapshots_[index_of(kind)], mm::table_entries(context.frames, fault.table_mfn), mm::kPageBytes);
+  __atomic_or_fetch(entry_at(context.frames, fault.mapping_entry_maddr), PageTableEntry::kWritable, __ATOMIC_ACQ_REL);
+  context.effects.request_invlpg(fault.mapping_va, false);
   result.detached = true;
+  result.declined = Decline::none;
   return result;
 }
 
 // Each changed entry is put back to its snapshot value and then updated to what the guest
 // wrote through the ordinary entry update, which checks it and moves the references.
 void WritablePagetables::revalidate_changed_entries(mm::MmuContext& context, SlotKind kind, ReattachStats& stats) {
-  const Slot& slot = slots_[unsigned(kind)];
-  const uint64_t* snapshot = snapshots_[unsigned(kind)];
+  const Slot& slot = slots_[index_of(kind)];
+  const uint64_t* snapshot = snapshots_[index_of(kind)];
   uint64_t* entries = mm::table_entries(context.frames, slot.table_mfn);
   for (unsigned i = 0; i < mm::kEntriesPerTable; ++i) {
     uint64_t written = __atomic_load_n(&entries[i], __ATOMIC_ACQUIRE);
@@ -101,14 +149,18 @@ void WritablePagetables::revalidate_changed_entries(mm::MmuContext& context, Slo
 
 ReattachStats WritablePagetables::reattach(mm::MmuContext& context, SlotKind kind) {
   ReattachStats stats;
-  Slot& slot = slots_[unsigned(kind)];
+  Slot& slot = slots_[index_of(kind)];
   if (!slot.in_use) return stats;
   revalidate_changed_entries(context, kind, stats);
   uint64_t* mapping = entry_at(context.frames, slot.mapping_entry_maddr);
   PageTableEntry current(*mapping);
   if (current.present() && current.mfn() == slot.table_mfn)
     __atomic_and_fetch(mapping, ~PageTableEntry::kWritable, __ATOMIC_ACQ_REL);
-  context.effects.request_invlpg(slot.mapping_va, false);
+  // The writable translation may be cached wherever the mapping entry is translated.
+  if (slot.flush_at_reattach)
+    context.effects.flush_local_tlb = true;
+  else
+    context.effects.request_invlpg(slot.mapping_va, false);
   if (slot.unhooked_slot_maddr) {
     uint64_t unhooked = slot.unhooked_entry & ~PageTableEntry::kPresent;
     __atomic_compare_exchange_n(entry_at(context.frames, slot.unhooked_slot_maddr), &unhooked, slot.unhooked_entry,
@@ -116,6 +168,7 @@ ReattachStats WritablePagetables::reattach(mm::MmuContext& context, SlotKind kin
     ++stats.rehooked;
   }
   ++stats.reattached;
+  last_batch_empty_[index_of(kind)] = stats.changed == 0;
   slot = Slot{};
   return stats;
 }

@@ -13,12 +13,31 @@
 // Two slots, as Xen had: one for an unhooked (active) table, one for a table the running
 // address space cannot reach (a child's table during fork), which needs no unhook and no flush.
 // Hardware work (TLB flush, invlpg) is requested through the context's MmuEffects.
+//
+// What keeps it sound (each rule has a unit test in tests/unit/ptwr_writable_pagetables_test.cpp):
+// - The two slots never overlap. The mapping entry of a detached table is one the hypervisor
+//   forged (RW on a read-only entry of a validated L1); if that L1 were detached too, its
+//   snapshot would hold the forged entry and its reattach would release a Writable reference
+//   never taken. So a detach first reattaches the other slot when the table being detached
+//   holds the other slot's mapping entry, or when its own mapping entry lies in the other
+//   slot's (unvalidated, guest-written) table.
+// - No writable translation survives reattach. Reattach invalidates the mapping's one page
+//   only when the links say that entry is translated at that linear address and no other
+//   (table_reachability: translated_only_at); otherwise it flushes the whole TLB.
+// - The guest always makes progress. A table whose unhook would cut off the writing
+//   instruction or the guest's stack is not detached (the retried store could never run),
+//   and, as Xen 3.0 did, when the last batch of a slot ended with no entry changed the next
+//   write for that slot is emulated instead of detached.
+// - An unreachable table is unreachable in the TLB too: an L2-L4 entry that linked a table
+//   and was removed without a flush since may still sit in the paging-structure caches, so
+//   an inactive detach flushes first while that may be so (note_tables_unlinked).
 #pragma once
 #include "mm/mmu_context.h"
 #include "mm/vcpu_base_pointers.h"
 
 namespace ptwr {
 enum class SlotKind : unsigned { active = 0, inactive = 1 };
+inline constexpr SlotKind kSlotKinds[] = {SlotKind::active, SlotKind::inactive};
 
 struct Slot {
   bool in_use = false;
@@ -27,6 +46,7 @@ struct Slot {
   uint64_t mapping_va = 0;          // the guest address of that mapping
   uint64_t unhooked_slot_maddr = 0; // the L2 entry made not-present to unhook it (0: not unhooked)
   uint64_t unhooked_entry = 0;      // that entry's value, restored at reattach
+  bool flush_at_reattach = false;   // the mapping may be in the TLB at more than mapping_va
 };
 
 struct ReattachStats {
@@ -38,11 +58,31 @@ struct ReattachStats {
   void add(const ReattachStats& other);
 };
 
+// A guest kernel's write fault on one of its L1 tables, as the fault handler found it.
+struct WriteFault {
+  uint64_t table_mfn = 0;            // the L1 written
+  uint64_t mapping_entry_maddr = 0;  // the read-only L1 entry that maps it at mapping_va
+  uint64_t mapping_va = 0;           // the page written (the fault address, page aligned)
+  uint64_t rip = 0;                  // the writing instruction
+  uint64_t rsp = 0;                  // the guest's stack
+};
+
+// Why a write is emulated rather than detached.
+enum class Decline : unsigned {
+  none = 0,
+  ineligible,          // not a singly linked validated L1 with a read-only mapping in another L1
+  cuts_off_guest,      // the unhook would cut off the writing instruction or the stack
+  no_progress,         // the slot's last batch changed nothing (Xen 3.0's rule)
+};
+
 struct DetachResult {
-  bool detached = false;     // false: not eligible, use emulation instead
+  bool detached = false;     // false: use emulation instead
   bool unhooked = false;
-  ReattachStats evicted;     // a slot of the same kind that had to be reattached first
-  uint64_t evicted_table_mfn = 0;  // the table it held (when evicted.reattached)
+  Decline declined = Decline::none;
+  // Slots reattached first (indexed by SlotKind): the one of the same kind, and the other one
+  // when it overlapped the new table. Their effects are in the context, even when not detached.
+  ReattachStats evicted[2];
+  uint64_t evicted_table_mfn[2] = {0, 0};
 };
 
 class WritablePagetables {
@@ -51,22 +91,34 @@ class WritablePagetables {
   void set_snapshot_storage(uint64_t* active, uint64_t* inactive);
   bool ready() const { return snapshots_[0] && snapshots_[1]; }
 
-  // Detaches L1 `table_mfn` of context.domain for a write through the mapping entry at
-  // `mapping_entry_maddr` (which maps the table read-only at `mapping_va`).
-  DetachResult detach(mm::MmuContext& context, const mm::VcpuBasePointers& bases, uint64_t table_mfn,
-                      uint64_t mapping_entry_maddr, uint64_t mapping_va);
+  // Detaches the L1 the fault wrote, or says why the write should be emulated instead.
+  DetachResult detach(mm::MmuContext& context, const mm::VcpuBasePointers& bases, const WriteFault& fault);
   ReattachStats reattach(mm::MmuContext& context, SlotKind kind);
   ReattachStats reattach_all(mm::MmuContext& context);
+
+  // The TLB of the CPU the domain runs on may hold paging-structure entries of a table an
+  // L2-L4 entry no longer links (MmuEffects::table_unlinked, applied without a full flush),
+  // until the next full flush. Kept by the glue that applies effects.
+  void note_tables_unlinked() { unlinked_tables_may_be_cached_ = true; }
+  void note_full_tlb_flush() { unlinked_tables_may_be_cached_ = false; }
+  bool unlinked_tables_may_be_cached() const { return unlinked_tables_may_be_cached_; }
 
   bool in_use(SlotKind kind) const { return slots_[unsigned(kind)].in_use; }
   bool any_in_use() const { return in_use(SlotKind::active) || in_use(SlotKind::inactive); }
   const Slot& slot(SlotKind kind) const { return slots_[unsigned(kind)]; }
 
  private:
-  bool eligible(const mm::MmuContext& context, uint64_t table_mfn, uint64_t mapping_entry_maddr) const;
+  bool eligible(const mm::MmuContext& context, const WriteFault& fault) const;
+  bool mapping_eligible(const mm::MmuContext& context, const WriteFault& fault) const;
+  bool overlaps(SlotKind kind, const WriteFault& fault) const;
+  void evict(mm::MmuContext& context, SlotKind new_kind, const WriteFault& fault, DetachResult& result);
+  void unhook(mm::MmuContext& context, Slot& slot, uint64_t link);
   void revalidate_changed_entries(mm::MmuContext& context, SlotKind kind, ReattachStats& stats);
 
   Slot slots_[2];
   uint64_t* snapshots_[2] = {nullptr, nullptr};
+  // Xen 3.0's prev_nr_updates == 0, per slot: its last reattach found no entry changed.
+  bool last_batch_empty_[2] = {false, false};
+  bool unlinked_tables_may_be_cached_ = false;
 };
 }  // namespace ptwr

@@ -70,7 +70,7 @@ bool fixup(Vcpu& vcpu, TrapFrame& frame, uint64_t address) {
   if (trace_points::on()) [[unlikely]] trace_pte_write_fault(frame, address, write.table_mfn);
   Domain& domain = *vcpu.domain;
   if (domain.pt_write_mode == PageTableWriteMode::writable && write.level == 1 &&
-      writable_page_tables::detach(vcpu, write.table_mfn, write.mapping_entry_maddr, address))
+      writable_page_tables::detach(vcpu, {write.table_mfn, write.mapping_entry_maddr, address, frame.rip, frame.rsp}))
     return true;
   return emulate(vcpu, frame, address, write);
 }
