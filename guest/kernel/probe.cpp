@@ -1,7 +1,7 @@
 #include "kernel/probe.h"
 
 extern "C" char probe_store64_insn[], probe_store64_fixup[], probe_rep_stosq_insn[], probe_rep_stosq_fixup[],
-    probe_movnti_insn[], probe_movnti_fixup[];
+    probe_movnti_insn[], probe_movnti_fixup[], probe_load64_insn[], probe_load64_fixup[];
 
 namespace kernel {
 bool probe_fixup(TrapFrame& frame) {
@@ -11,7 +11,8 @@ bool probe_fixup(TrapFrame& frame) {
   };
   const Probe probes[] = {{probe_store64_insn, probe_store64_fixup},
                           {probe_rep_stosq_insn, probe_rep_stosq_fixup},
-                          {probe_movnti_insn, probe_movnti_fixup}};
+                          {probe_movnti_insn, probe_movnti_fixup},
+                          {probe_load64_insn, probe_load64_fixup}};
   if (frame.vector != 14) return false;
   for (const Probe& probe : probes) {
     if (frame.rip == reinterpret_cast<uint64_t>(probe.instruction)) {

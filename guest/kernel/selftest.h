@@ -46,6 +46,11 @@ extern const unsigned hostile_cpu_group_count;
 void selftest_hostile_iret_crash(SelfTest& test);
 void selftest_ioports(SelfTest& test);  // dom0: wide port accesses over hypervisor ports
 void selftest_iomem(SelfTest& test);    // dom0: mappings of the interrupt hardware
+// Writable-pagetable attacks (selftest_ptwr_hostile.cpp).
+void selftest_ptwr_overlap(SelfTest& test);
+void selftest_ptwr_alias(SelfTest& test);
+void selftest_ptwr_links(SelfTest& test);
+void selftest_ptwr_unlink(SelfTest& test);
 
 // Shared by the MMU checks: the L1 slot of a scratch page of the kernel image, and an
 // mmu_update of it that must return `expected` (the slot is checked unchanged when refused
