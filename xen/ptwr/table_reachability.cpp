@@ -24,33 +24,13 @@ bool reachable_at(const mm::FrameTable& frames, uint64_t table_mfn, const mm::Vc
   return false;
 }
 
-// `table_mfn` is a table of `level` (1-4); only links at the indexes of `address` count.
-bool translates_at(const mm::FrameTable& frames, uint64_t table_mfn, unsigned level,
-                   const mm::VcpuBasePointers& bases, uint64_t address) {
-  if (level == 4) return is_base(table_mfn, bases);
-  const mm::PageInfo* page = frames.find(table_mfn);
-  if (page == nullptr) return true;
-  const mm::TableLinks& links = page->links;
-  if (!links.known()) return true;
-  for (unsigned i = 0; i < links.count; ++i) {
-    if (index_of(links.slot[i]) != mm::table_index(address, level_above(level))) continue;
-    if (translates_at(frames, table_of(links.slot[i]), level + 1, bases, address)) return true;
-  }
-  return false;
-}
-
-bool linked_only_at(const mm::FrameTable& frames, uint64_t table_mfn, unsigned level, uint64_t address) {
-  if (level == 4) return true;
-  const mm::PageInfo* page = frames.find(table_mfn);
-  if (page == nullptr) return false;
-  const mm::TableLinks& links = page->links;
-  if (links.count == 0 || !links.known()) return false;
-  for (unsigned i = 0; i < links.count; ++i) {
-    if (index_of(links.slot[i]) != mm::table_index(address, level_above(level))) return false;
-    if (!linked_only_at(frames, table_of(links.slot[i]), level + 1, address)) return false;
-  }
-  return true;
-}
+// The tables one climb of links reaches from a set of tables (each links at most two known
+// tables above it, so an L1's climb holds at most two L2s and four L3s): kept iteratively,
+// since this runs on every detach.
+struct Climb {
+  uint64_t tables[4];
+  unsigned count = 0;
+};
 }  // namespace
 
 // L1 -> L2 -> L3 -> L4: three climbs at most.
@@ -60,11 +40,45 @@ bool reachable(const mm::FrameTable& frames, uint64_t table_mfn, const mm::VcpuB
 
 bool may_translate_through(const mm::FrameTable& frames, uint64_t l1_mfn, const mm::VcpuBasePointers& bases,
                            uint64_t address) {
-  return translates_at(frames, l1_mfn, 1, bases, address);
+  Climb climb{{l1_mfn}, 1};
+  for (unsigned level = 1; level < 4; ++level) {
+    const unsigned index = mm::table_index(address, level_above(level));
+    Climb above;
+    for (unsigned t = 0; t < climb.count; ++t) {
+      const mm::PageInfo* page = frames.find(climb.tables[t]);
+      if (page == nullptr || !page->links.known()) return true;
+      for (unsigned i = 0; i < page->links.count; ++i) {
+        if (index_of(page->links.slot[i]) != index) continue;
+        const uint64_t upper = table_of(page->links.slot[i]);
+        if (level == 3) {
+          if (is_base(upper, bases)) return true;
+        } else {
+          above.tables[above.count++] = upper;
+        }
+      }
+    }
+    if (above.count == 0) return false;
+    climb = above;
+  }
+  return false;
 }
 
 bool translated_only_at(const mm::FrameTable& frames, uint64_t entry_maddr, uint64_t address) {
   if (index_of(entry_maddr) != mm::table_index(address, PagingLevel::L1)) return false;
-  return linked_only_at(frames, table_of(entry_maddr), 1, address);
+  Climb climb{{table_of(entry_maddr)}, 1};
+  for (unsigned level = 1; level < 4; ++level) {
+    const unsigned index = mm::table_index(address, level_above(level));
+    Climb above;
+    for (unsigned t = 0; t < climb.count; ++t) {
+      const mm::PageInfo* page = frames.find(climb.tables[t]);
+      if (page == nullptr || page->links.count == 0 || !page->links.known()) return false;
+      for (unsigned i = 0; i < page->links.count; ++i) {
+        if (index_of(page->links.slot[i]) != index) return false;
+        if (level < 3) above.tables[above.count++] = table_of(page->links.slot[i]);  // the L4s end it
+      }
+    }
+    climb = above;
+  }
+  return true;
 }
 }  // namespace ptwr

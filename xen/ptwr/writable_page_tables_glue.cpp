@@ -76,7 +76,7 @@ bool detach(Vcpu& vcpu, const TableWriteFault& write) {
     uint64_t evicted_table = result.evicted_table_mfn[unsigned(kind)];
     if (result.evicted[unsigned(kind)].reattached)
       trace::event(trace::events::kPtwrSlotEvict, trace::low(evicted_table), trace::high(evicted_table),
-                   kind == ptwr::SlotKind::active ? 0 : 1);
+                   unsigned(kind));
   }
   if (result.detached) {
     const ptwr::Slot& slot =
@@ -96,7 +96,8 @@ bool detach(Vcpu& vcpu, const TableWriteFault& write) {
   // Slots evicted on the way were reattached even when the write is emulated after all.
   domain_mmu::apply_effects(context.effects, domain_mmu::FlushReason::unhook);
   for (ptwr::SlotKind kind : ptwr::kSlotKinds)
-    count(result.evicted[unsigned(kind)], result.evicted_table_mfn[unsigned(kind)]);
+    if (result.evicted[unsigned(kind)].reattached)
+      count(result.evicted[unsigned(kind)], result.evicted_table_mfn[unsigned(kind)]);
   return result.detached;
 }
 
