@@ -72,11 +72,12 @@ bool detach(Vcpu& vcpu, const TableWriteFault& write) {
   ptwr::DetachResult result = domain.writable_pagetables.detach(
       context, vcpu.bases,
       ptwr::WriteFault{table_mfn, write.mapping_entry_maddr, write.address & ~0xfffULL, write.rip, write.rsp});
+  bool evicted = false;
   for (ptwr::SlotKind kind : ptwr::kSlotKinds) {
     uint64_t evicted_table = result.evicted_table_mfn[unsigned(kind)];
-    if (result.evicted[unsigned(kind)].reattached)
-      trace::event(trace::events::kPtwrSlotEvict, trace::low(evicted_table), trace::high(evicted_table),
-                   unsigned(kind));
+    if (!result.evicted[unsigned(kind)].reattached) continue;
+    trace::event(trace::events::kPtwrSlotEvict, trace::low(evicted_table), trace::high(evicted_table), unsigned(kind));
+    evicted = true;
   }
   if (result.detached) {
     const ptwr::Slot& slot =
@@ -89,10 +90,11 @@ bool detach(Vcpu& vcpu, const TableWriteFault& write) {
     log_debug("ptwr: detach l1 %lx via %lx (%s)\n", table_mfn, write.address, result.unhooked ? "unhooked" : "inactive");
     perf::add(perf::Counter::ptwr_faults);
     if (result.unhooked) perf::add(perf::Counter::ptwr_unhooks);
-  } else {
+  } else if (result.declined != ptwr::Decline::ineligible) {
     log_debug("ptwr: l1 %lx written at %lx by rip %lx is emulated (%s)\n", table_mfn, write.address, write.rip,
               decline_reason(result.declined));
   }
+  if (!result.detached && !evicted) return false;  // nothing changed: the emulation does the rest
   // Slots evicted on the way were reattached even when the write is emulated after all.
   domain_mmu::apply_effects(context.effects, domain_mmu::FlushReason::unhook);
   for (ptwr::SlotKind kind : ptwr::kSlotKinds)
