@@ -48,11 +48,19 @@ void reattach_slot(Domain& domain, mm::MmuContext& context, ptwr::SlotKind kind)
 }
 
 // Out of line: every emulated write and MMU hypercall calls reattach_all, and in emulate mode
-// there is never anything to reattach; the check alone should be all they pay.
+// there is never anything to reattach; the check alone should be all they pay. Both slots'
+// hardware work is applied once, together.
 [[gnu::noinline]] void reattach_both_slots(Domain& domain) {
   mm::MmuContext context = domain_mmu::context(domain);
-  reattach_slot(domain, context, ptwr::SlotKind::active);
-  reattach_slot(domain, context, ptwr::SlotKind::inactive);
+  ptwr::ReattachStats stats[2];
+  uint64_t tables[2] = {};
+  for (ptwr::SlotKind kind : ptwr::kSlotKinds) {
+    if (!domain.writable_pagetables.in_use(kind)) continue;
+    tables[unsigned(kind)] = domain.writable_pagetables.slot(kind).table_mfn;
+    stats[unsigned(kind)] = domain.writable_pagetables.reattach(context, kind);
+  }
+  domain_mmu::apply_effects(context.effects, domain_mmu::FlushReason::unhook);
+  for (ptwr::SlotKind kind : ptwr::kSlotKinds) count(stats[unsigned(kind)], tables[unsigned(kind)]);
 }
 }  // namespace
 
