@@ -88,6 +88,11 @@ void refused_return_frames(SelfTest& test) {
   test.check("iret with ss = 0 is #GP(0)", iret_to(landing, kKernelCs, 0), general_protection(0));
   test.check("iret with a code selector as ss is #GP(selector)", iret_to(landing, kKernelCs, FLAT_RING3_CS64),
              general_protection(FLAT_RING3_CS64 & ~3));
+  // TI set: a local-descriptor-table selector, and there is no LDT (Xen loads a null one).
+  test.check("iret with an LDT selector as cs is #GP(selector)", iret_to(landing, kKernelCs | 4, FLAT_KERNEL_SS),
+             general_protection(kKernelCs | 4));
+  test.check("iret with an LDT selector as ss is #GP(selector)", iret_to(landing, kKernelCs, 0x089f),
+             general_protection(0x089c));
   test.check("iret to a non-canonical rip is #GP(0)", iret_to(0x0000800000000000ull, kKernelCs, FLAT_KERNEL_SS),
              general_protection(0));
 }

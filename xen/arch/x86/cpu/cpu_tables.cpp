@@ -56,6 +56,10 @@ void load_gdt() {
       "i"(SELECTOR_HYPERVISOR_DS)
       : "rax", "memory");
   asm volatile("ltr %w0" ::"r"(SELECTOR_TSS));
+  // A null LDT: a selector with TI set (a guest's iret frame may hold one) then faults with
+  // #GP like any other bad selector, instead of being looked up in a table at linear address
+  // 0 (LDTR's reset value), which is guest memory.
+  asm volatile("lldt %w0" ::"r"(0));
 }
 
 // NMI, double fault and machine check can interrupt anything, even an instruction that runs
