@@ -10,11 +10,11 @@ namespace domains {
 namespace {
 Domain table[max_domains];
 bool in_use[max_domains];
-Vcpu* running = nullptr;
 }  // namespace
 
-Vcpu* current() { return running; }
-void set_current(Vcpu* vcpu) { running = vcpu; }
+namespace detail {
+Vcpu* running = nullptr;
+}  // namespace detail
 Domain* dom0() { return find(0); }
 
 Domain* find(domid_t id) { return id < max_domains && in_use[id] ? &table[id] : nullptr; }

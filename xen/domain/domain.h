@@ -85,9 +85,12 @@ struct Domain {
 namespace domains {
 constexpr unsigned max_domains = 8;  // ids 0..7; the toolstack will hand out the free ones
 
-// The vCPU whose state the CPU holds; null while the CPU idles.
-Vcpu* current();
-void set_current(Vcpu* vcpu);
+// The vCPU whose state the CPU holds; null while the CPU idles. Inline: every trap asks.
+namespace detail {
+extern Vcpu* running;
+}
+inline Vcpu* current() { return detail::running; }
+inline void set_current(Vcpu* vcpu) { detail::running = vcpu; }
 Domain* dom0();
 // A new domain with one vCPU; null when `id` is out of range or taken.
 Domain* create(domid_t id, bool privileged);

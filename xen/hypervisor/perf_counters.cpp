@@ -1,9 +1,13 @@
 #include "hypervisor/perf_counters.h"
 
 namespace perf {
+namespace detail {
+uint64_t values[unsigned(Counter::count)];
+}  // namespace detail
+
 namespace {
+using detail::values;
 constexpr unsigned counter_count = unsigned(Counter::count);
-uint64_t values[counter_count];
 const char* const names[counter_count] = {
     "hypercalls",     "mmu_hypercalls", "pv_page_faults", "bounced_exceptions", "events_delivered",
     "ptwr_emulations", "ptwr_emulation_refusals", "ptwr_faults", "ptwr_unhooks", "ptwr_rehooks",
@@ -11,7 +15,6 @@ const char* const names[counter_count] = {
     "sched_preempt", "hypercall_continuations"};
 }  // namespace
 
-void add(Counter counter, uint64_t n) { values[unsigned(counter)] += n; }
 uint64_t value(Counter counter) { return values[unsigned(counter)]; }
 const char* name(Counter counter) { return names[unsigned(counter)]; }
 void reset() {

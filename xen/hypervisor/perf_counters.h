@@ -25,7 +25,11 @@ enum class Counter : unsigned {
   count
 };
 
-void add(Counter counter, uint64_t n = 1);
+// Counting is inline: the hot paths (every trap, every emulated write) count several events.
+namespace detail {
+extern uint64_t values[unsigned(Counter::count)];
+}
+inline void add(Counter counter, uint64_t n = 1) { detail::values[unsigned(counter)] += n; }
 uint64_t value(Counter counter);
 const char* name(Counter counter);
 void reset();
