@@ -143,6 +143,24 @@ void thirty_two_bit_counts(SelfTest& test) {
       arch::hypercall(__HYPERVISOR_console_io, CONSOLEIO_write, (1ull << 32) + sizeof(text) - 1, arch::arg(text)), 0);
 }
 
+long set_periodic(uint64_t period_ns) {
+  vcpu_set_periodic_timer_t timer{period_ns};
+  return xen::vcpu_op(VCPUOP_set_periodic_timer, 0, &timer);
+}
+
+// Timer values that would wrap a deadline (found by the fuzzing domain: a period near 2^64
+// kept the hypervisor catching up in its timer interrupt). Xen's bounds: 1 ms to 2^62 - 1 ns.
+void timer_bounds(SelfTest& test) {
+  test.check("a periodic timer of 2^64 - 6 ns is -EINVAL", set_periodic(~0ull - 5), -XEN_EINVAL);
+  test.check("a periodic timer of 2^62 ns is -EINVAL", set_periodic(1ull << 62), -XEN_EINVAL);
+  test.check("a periodic timer below 1 ms is -EINVAL", set_periodic(999999), -XEN_EINVAL);
+  test.check("a periodic timer of 2^62 - 1 ns is accepted", set_periodic((1ull << 62) - 1), 0);
+  test.check("  and stopped", xen::vcpu_op(VCPUOP_stop_periodic_timer, 0, nullptr), 0);
+  test.check("a single-shot timer at the end of time is accepted", xen::set_timer(~0ull), 0);
+  test.check("  and cancelled", xen::set_timer(0), 0);
+  test.check("a yield afterwards returns", xen::sched_op(SCHEDOP_yield, nullptr), 0);
+}
+
 // One frame seen 4096 times over: lists far longer than memory would allow, each call running
 // long enough for several time slices to end inside it.
 void long_batches(SelfTest& test) {
@@ -228,7 +246,8 @@ void unhooked_guest_memory(SelfTest& test) {
 const HostileGroup hostile_cpu_groups[] = {
     {"hostile-nt", nested_task_flag},           {"hostile-iret", refused_return_frames},
     {"hostile-numbers", hypercall_numbers},     {"hostile-multicall", multicall_entries},
-    {"hostile-counts", thirty_two_bit_counts},  {"hostile-batches", long_batches},
+    {"hostile-counts", thirty_two_bit_counts}, {"hostile-timers", timer_bounds},
+    {"hostile-batches", long_batches},
     {"hostile-unhooked", unhooked_guest_memory}};
 const unsigned hostile_cpu_group_count = sizeof(hostile_cpu_groups) / sizeof(hostile_cpu_groups[0]);
 

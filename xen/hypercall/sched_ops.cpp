@@ -32,7 +32,9 @@ long singleshot(Vcpu& vcpu, uint64_t argument) {
 long periodic(Vcpu& vcpu, uint64_t argument) {
   vcpu_set_periodic_timer_t timer;
   if (!guest_memory::read(vcpu, argument, timer)) return -XEN_EFAULT;
-  if (timer.period_ns < 1000000) return -XEN_EINVAL;  // Xen's minimum period: 1 ms
+  // Xen's bounds: at least 1 ms, at most STIME_DELTA_MAX (2^62 - 1 ns), so a deadline never wraps.
+  constexpr uint64_t minimum_period_ns = 1000000, maximum_period_ns = ~uint64_t{0} >> 2;
+  if (timer.period_ns < minimum_period_ns || timer.period_ns > maximum_period_ns) return -XEN_EINVAL;
   timers::set_periodic(vcpu, timer.period_ns);
   return 0;
 }
