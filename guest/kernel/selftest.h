@@ -51,6 +51,11 @@ void selftest_ptwr_overlap(SelfTest& test);
 void selftest_ptwr_alias(SelfTest& test);
 void selftest_ptwr_links(SelfTest& test);
 void selftest_ptwr_unlink(SelfTest& test);
+// The control hypercalls (selftest_domctl.cpp): dom0 alone, dom0 beside domain 1, a domU.
+void selftest_domctl(SelfTest& test);
+void selftest_domctl_domu(SelfTest& test);
+void selftest_domctl_unprivileged(SelfTest& test);
+void selftest_domctl_leave_paused(SelfTest& test);
 
 // Shared by the MMU checks: the L1 slot of a scratch page of the kernel image, and an
 // mmu_update of it that must return `expected` (the slot is checked unchanged when refused

@@ -1,4 +1,5 @@
 #include "console/console.h"
+#include "console/console_ring.h"
 #include "console/serial.h"
 #include "arch/x86/cpu/registers.h"
 #include "common/format.h"
@@ -7,12 +8,27 @@ namespace {
 LogLevel current_level = LogLevel::info;
 bool at_line_start = true;
 
-void emit(const char* text, size_t length, bool prefixed) {
+// Xen's default ring size (16 KiB, the _CONRING_SIZE a one-CPU machine keeps).
+constexpr uint32_t ring_size = 16384;
+char ring_storage[ring_size];
+constinit console::ConsoleRing ring_buffer(ring_storage, ring_size);
+
+// Where output goes: always the serial line; the ring too for what Xen's printk prints (its
+// own lines and guests' "(dN) " lines), not for dom0's console_io writes, which Xen puts in
+// the ring only with console_to_ring.
+enum class Sink { serial, serial_and_ring };
+
+void put(char c, Sink sink) {
+  serial::put(c);
+  if (sink == Sink::serial_and_ring) ring_buffer.put(&c, 1);
+}
+
+void emit(const char* text, size_t length, bool prefixed, Sink sink) {
   for (size_t i = 0; i < length; ++i) {
     if (prefixed && at_line_start) {
-      for (const char* p = "(XEN) "; *p; ++p) serial::put(*p);
+      for (const char* p = "(XEN) "; *p; ++p) put(*p, sink);
     }
-    serial::put(text[i]);
+    put(text[i], sink);
     at_line_start = text[i] == '\n';
   }
 }
@@ -21,19 +37,20 @@ void vprintk(LogLevel level, const char* fmt, va_list args) {
   if (level > current_level) return;
   char buffer[512];
   size_t n = format_to(buffer, sizeof(buffer), fmt, args);
-  emit(buffer, n < sizeof(buffer) ? n : sizeof(buffer) - 1, true);
+  emit(buffer, n < sizeof(buffer) ? n : sizeof(buffer) - 1, true, Sink::serial_and_ring);
 }
 }  // namespace
 
 namespace console {
 void init() { serial::init(); }
 void set_level(LogLevel level) { current_level = level; }
-void write_raw(const char* text, size_t length) { emit(text, length, false); }
+void write_raw(const char* text, size_t length) { emit(text, length, false, Sink::serial); }
+ConsoleRing& ring() { return ring_buffer; }
 
 void write_guest_line(unsigned domain_id, const char* line) {
   char buffer[256];
   size_t n = format_to(buffer, sizeof(buffer), "(d%u) %s\n", domain_id, line);
-  emit(buffer, n < sizeof(buffer) ? n : sizeof(buffer) - 1, false);
+  emit(buffer, n < sizeof(buffer) ? n : sizeof(buffer) - 1, false, Sink::serial_and_ring);
 }
 
 void panic(const char* fmt, ...) {

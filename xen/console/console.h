@@ -1,4 +1,5 @@
-// The hypervisor console: formatted, levelled output on COM1, prefixed "(XEN) " like Xen's.
+// The hypervisor console: formatted, levelled output on COM1, prefixed "(XEN) " like Xen's,
+// and kept in the console ring that XEN_SYSCTL_readconsole reads (console/console_ring.h).
 #pragma once
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,8 @@ void write_raw(const char* text, size_t length);  // guest console_io output: no
 // One line of an unprivileged guest's console output, prefixed "(dN) " instead of "(XEN) "
 // as Xen's guest_printk does.
 void write_guest_line(unsigned domain_id, const char* line);
+class ConsoleRing;
+ConsoleRing& ring();  // every printk line and every "(dN) " line, as Xen's conring
 [[noreturn]] void panic(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 }  // namespace console
 

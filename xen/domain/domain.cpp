@@ -26,6 +26,16 @@ bool any_alive() {
   return alive;
 }
 
+bool any_can_run() {
+  bool controller = false, unpaused = false, paused = false;
+  for_each([&](const Domain& domain) {
+    if (!domain.alive()) return;
+    controller = controller || domain.privileged;
+    (domain.paused() ? paused : unpaused) = true;
+  });
+  return unpaused || (paused && controller);
+}
+
 // The table slot is the domain id: lookups stay trivial while ids are small.
 Domain* create(domid_t id, bool privileged) {
   if (id >= max_domains || in_use[id]) return nullptr;

@@ -6,16 +6,19 @@
 #include <xen/xen.h>
 #include <xen/event_channel.h>
 #include "arch/x86/cpu/trap_frame.h"
+#include "control/pause_count.h"
 #include "mm/vcpu_base_pointers.h"
 #include "ptwr/writable_pagetables.h"
 
 struct Domain;
 
 // Xen's runstate (RUNSTATE_running/runnable/blocked/offline) and when it was entered, as the
-// scheduler's trace records report it.
+// scheduler's trace records report it, and the time spent in each state before that (Xen's
+// vcpu_runstate_info.time: getvcpuinfo and getdomaininfo report the running time).
 struct Runstate {
   unsigned state = 1;  // RUNSTATE_runnable until first scheduled
   uint64_t entry_ns = 0;
+  uint64_t time_ns[4] = {};
 };
 
 struct Vcpu {
@@ -63,6 +66,10 @@ struct Domain {
   shared_info_t* shared_info = nullptr;
   unsigned long vm_assist = 0;
   PageTableWriteMode pt_write_mode = PageTableWriteMode::emulate;
+  // The control domain's pauses (XEN_DOMCTL_pausedomain): a paused domain is not scheduled.
+  control::ControllerPauseCount controller_pause;
+  uint8_t handle[sizeof(xen_domain_handle_t)]{};  // the toolstack's UUID (setdomainhandle)
+  uint32_t max_vcpus = 1;  // fixed at creation; one vCPU per domain here
   ptwr::WritablePagetables writable_pagetables;
   Vcpu vcpu0;
   bool stop_reported = false;  // the "Domain N shut down" line was printed
@@ -80,6 +87,7 @@ struct Domain {
   EventChannel event_channels[max_event_channels]{};
 
   bool alive() const { return state == DomainState::running; }
+  bool paused() const { return controller_pause.paused(); }
 };
 
 namespace domains {
@@ -99,6 +107,9 @@ Domain* find(domid_t id);
 // order, which the round-robin scheduler relies on.
 Domain* at(unsigned index);
 bool any_alive();
+// Whether some domain can still run: alive and unpaused, or paused while a privileged domain
+// is alive to unpause it. When none can, the machine ends.
+bool any_can_run();
 template <typename Visit>
 void for_each(Visit visit) {
   for (unsigned i = 0; i < max_domains; ++i)

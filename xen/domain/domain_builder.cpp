@@ -125,12 +125,18 @@ uint64_t mib_rounded_up(uint64_t bytes) { return (bytes >> 20) + ((bytes & ((1UL
 // the domain's, as in Xen's accounting: a big initrd does not eat the memory dom0 works in);
 // each domU takes domU_mem=. What is free includes a handed-over initrd's own frames. Asking
 // for more than there is gives what there is, with a warning.
+// The most the domain may hold (max_pages, XEN_DOMCTL_max_mem changes it later): a domU what
+// it was given; dom0, as Xen's dom0_compute_nr_pages, dom0_mem's max: if there is one, else no
+// limit (Xen's 32-bit ~0).
 uint64_t domain_pages(const boot::BootDomain& plan, const boot::CommandLine& options, uint64_t initrd_length,
-                      bool initrd_handed_over) {
+                      bool initrd_handed_over, uint64_t& max_pages) {
   uint64_t free_bytes = boot_memory::allocator().free_count() * page;
   uint64_t available = free_bytes > reserve_for_hypervisor ? free_bytes - reserve_for_hypervisor : 0;
   if (initrd_handed_over) available += (initrd_length + page - 1) / page * page;
+  const boot::Dom0MemorySpec& dom0_spec = options.dom0_memory;
+  max_pages = dom0_spec.has_max ? dom0_spec.max.resolve(available) / page : UINT32_MAX;
   if (plan.id != 0) {
+    max_pages = options.domu_memory_bytes <= available ? options.domu_memory_bytes / page : available / page;
     if (options.domu_memory_bytes <= available) return options.domu_memory_bytes / page;
     log_warning("Warning: d%u: domU_mem=%lu MiB, but only %lu MiB are free: d%u gets %lu MiB\n", plan.id,
                 mib(options.domu_memory_bytes), mib(available), plan.id, mib(available));
@@ -148,7 +154,7 @@ uint64_t domain_pages(const boot::BootDomain& plan, const boot::CommandLine& opt
 // Takes the domain's pages: a run of fresh frames for all of them, or for all but the
 // initrd's when its module is handed over. Fills the frame table's owners and the M2P.
 bool allocate_memory(Domain& domain, const boot::BootDomain& plan, const boot::Dom0Layout& layout,
-                     bool hand_over_initrd, DomainMemory& memory) {
+                     bool hand_over_initrd, uint64_t max_pages, DomainMemory& memory) {
   memory.nr_pages = layout.nr_pages;
   memory.virt_start = layout.bootstrap.start;
   memory.mapped_pages = layout.bootstrap_pages;
@@ -169,7 +175,8 @@ bool allocate_memory(Domain& domain, const boot::BootDomain& plan, const boot::D
     frames.assign(mfn, domain.id);
     m2p.entries[mfn] = pfn;
   }
-  domain.tot_pages = domain.max_pages = memory.nr_pages;
+  domain.tot_pages = memory.nr_pages;
+  domain.max_pages = max_pages;
   return true;
 }
 
@@ -334,7 +341,8 @@ void report_ignored_notes(const boot::BootDomain& plan, const boot::XenKernelInf
 // Every check that depends only on the image, the modules and the memory size, before the
 // domain exists: an image that cannot be placed is refused here with its reason.
 BuildResult plan_domain(const boot::BootDomain& plan, const boot::CommandLine& options, boot::ElfImage& image,
-                        boot::XenKernelInfo& kernel, boot::Dom0Layout& layout, bool& hand_over_initrd) {
+                        boot::XenKernelInfo& kernel, boot::Dom0Layout& layout, bool& hand_over_initrd,
+                        uint64_t& max_pages) {
   boot::ElfError elf_error = boot::ElfImage::parse(module_bytes(unsigned(plan.kernel_module)), image);
   if (elf_error != boot::ElfError::none) return failure(plan, boot::describe(elf_error));
   boot::XenNoteError note_error = boot::parse_xen_kernel(image, supported_features(plan.privileged), kernel);
@@ -343,7 +351,7 @@ BuildResult plan_domain(const boot::BootDomain& plan, const boot::CommandLine& o
 
   uint64_t initrd_length = plan.has_initrd ? module_bytes(unsigned(plan.initrd_module)).size() : 0;
   hand_over_initrd = initrd_can_be_handed_over(plan);
-  uint64_t nr_pages = domain_pages(plan, options, initrd_length, hand_over_initrd);
+  uint64_t nr_pages = domain_pages(plan, options, initrd_length, hand_over_initrd, max_pages);
   boot::Dom0LayoutError layout_error = boot::compute_dom0_layout(kernel, initrd_length, nr_pages, layout);
   if (layout_error == boot::Dom0LayoutError::too_small_for_kernel ||
       layout_error == boot::Dom0LayoutError::too_small_for_initrd)
@@ -365,7 +373,8 @@ BuildResult build(const boot::BootDomain& plan, const boot::CommandLine& options
   boot::XenKernelInfo kernel;
   boot::Dom0Layout layout;
   bool hand_over_initrd = false;
-  BuildResult planned = plan_domain(plan, options, image, kernel, layout, hand_over_initrd);
+  uint64_t max_pages = 0;
+  BuildResult planned = plan_domain(plan, options, image, kernel, layout, hand_over_initrd, max_pages);
   if (!planned.ok) return planned;
 
   Domain* created = domains::create(plan.id, plan.privileged);
@@ -376,7 +385,7 @@ BuildResult build(const boot::BootDomain& plan, const boot::CommandLine& options
   if (domain.pt_write_mode == PageTableWriteMode::writable && !writable_page_tables::enable(domain))
     return abandon(domain, plan, "no memory for writable pagetables");
   DomainMemory memory;
-  if (!allocate_memory(domain, plan, layout, hand_over_initrd, memory))
+  if (!allocate_memory(domain, plan, layout, hand_over_initrd, max_pages, memory))
     return abandon(domain, plan, "not enough memory for the domain");
   if (!shared_info_page::create(domain)) return abandon(domain, plan, "no memory for shared_info");
   printk("%s%u: %s %s, %lu MiB, entry %lx, start_info %lx, %lu page-table frames, guest PTE writes: %s\n",

@@ -9,6 +9,8 @@
 #include "domain/timers.h"
 #include "hypervisor/perf_counters.h"
 #include "hypervisor/summary.h"
+#include "console/console.h"
+#include "ptwr/writable_page_tables_glue.h"
 #include "time/clock.h"
 #include "trace/format/events.h"
 #include "tracing/trace_buffers.h"
@@ -33,10 +35,12 @@ void change_runstate(Vcpu* vcpu, unsigned to, uint64_t now) {
   if (runstate.state == to) return;
   VcpuName name = name_of(vcpu);
   trace::event(trace::events::sched_runstate_change(runstate.state, to), name.vcpu | (name.domain << 16));
-  runstate = Runstate{to, now};
+  runstate.time_ns[runstate.state] += now - runstate.entry_ns;
+  runstate.state = to;
+  runstate.entry_ns = now;
 }
 
-bool runnable(const Vcpu& vcpu) { return vcpu.domain->alive() && !vcpu.blocked; }
+bool runnable(const Vcpu& vcpu) { return vcpu.domain->alive() && !vcpu.blocked && !vcpu.domain->paused(); }
 
 // Slots of the run queue are domain table slots, which are domain ids.
 int slot_of(const Vcpu* vcpu) { return vcpu ? int(vcpu->domain->id) : run_queue::none; }
@@ -55,9 +59,11 @@ Vcpu* pick_after(const Vcpu* previous) {
   return slot == run_queue::none ? nullptr : &domains::at(unsigned(slot))->vcpu0;
 }
 
+// A paused vCPU is offline, as Xen's vcpu_sleep_nosync makes it, unless it is also blocked.
 unsigned state_when_descheduled(const Vcpu& vcpu) {
   if (!vcpu.domain->alive()) return RUNSTATE_offline;
-  return vcpu.blocked ? RUNSTATE_blocked : RUNSTATE_runnable;
+  if (vcpu.blocked) return RUNSTATE_blocked;
+  return vcpu.domain->paused() ? RUNSTATE_offline : RUNSTATE_runnable;
 }
 
 // Xen's 32-bit "next_time": the slice the vCPU now on the CPU gets, or -1 for no limit (no
@@ -89,13 +95,24 @@ void start_slice(uint64_t now) {
   timers::reprogram();
 }
 
+// The machine ends when no domain can run again; a domain still paused when the last control
+// domain stopped is reported and its detached tables validated for the audit.
+[[noreturn]] void end_with_paused_domains() {
+  domains::for_each([](Domain& domain) {
+    if (!domain.alive()) return;
+    printk("Domain %u is paused and no control domain is left to unpause it\n", domain.id);
+    writable_page_tables::reattach_all(domain);
+  });
+  summary::no_domain_left();
+}
+
 // Nothing is runnable: the CPU belongs to the idle vCPU until an interrupt (a guest timer)
 // makes a vCPU runnable. The machine ends here once every domain has stopped.
 Vcpu* idle_until_runnable(Vcpu& previous) {
   trace_switch(&previous, nullptr, system_clock::now_ns());
   domains::set_current(nullptr);
   for (;;) {
-    if (!domains::any_alive()) summary::no_domain_left();
+    if (!domains::any_can_run()) end_with_paused_domains();
     if (Vcpu* next = pick_after(&previous)) {
       trace_switch(nullptr, next, system_clock::now_ns());
       return next;
@@ -175,10 +192,40 @@ void wake(Vcpu& vcpu) {
   vcpu.blocked = false;
   // Blocked in the runstate sense only once descheduled (the same hypercall may block and wake).
   if (!vcpu.domain->alive() || vcpu.runstate.state != RUNSTATE_blocked) return;
+  if (vcpu.domain->paused()) {  // woken but paused: offline until unpaused, as Xen's vcpu_wake
+    change_runstate(&vcpu, RUNSTATE_offline, system_clock::now_ns());
+    return;
+  }
   change_runstate(&vcpu, RUNSTATE_runnable, system_clock::now_ns());
   // Another vCPU holds the CPU: from now on its slice is bounded.
   Vcpu* running = domains::current();
   if (running && running != &vcpu) timers::reprogram();
+}
+
+// Xen's vcpu_sleep_nosync: a runnable vCPU goes offline. The vCPU is never the running one
+// (a domain cannot pause itself, and there is one CPU).
+void paused(Vcpu& vcpu) {
+  VcpuName name = name_of(&vcpu);
+  trace::event(TRC_SCHED_SLEEP, name.domain, name.vcpu);
+  if (vcpu.runstate.state == RUNSTATE_runnable) change_runstate(&vcpu, RUNSTATE_offline, system_clock::now_ns());
+}
+
+// Xen's vcpu_wake after the last unpause: runnable again unless blocked; the running vCPU's
+// slice is bounded from now on.
+void unpaused(Vcpu& vcpu) {
+  VcpuName name = name_of(&vcpu);
+  trace::event(TRC_SCHED_WAKE, name.domain, name.vcpu);
+  if (!runnable(vcpu) || vcpu.runstate.state < RUNSTATE_blocked) return;
+  change_runstate(&vcpu, RUNSTATE_runnable, system_clock::now_ns());
+  Vcpu* running = domains::current();
+  if (running && running != &vcpu) timers::reprogram();
+}
+
+uint64_t running_ns(const Vcpu& vcpu) {
+  const Runstate& runstate = vcpu.runstate;
+  uint64_t total = runstate.time_ns[RUNSTATE_running];
+  if (runstate.state == RUNSTATE_running) total += system_clock::now_ns() - runstate.entry_ns;
+  return total;
 }
 
 void slice_expired() {

@@ -18,6 +18,11 @@ void block();                   // SCHEDOP_block: enable events, sleep unless on
 void yield();
 void wake(Vcpu& vcpu);          // an event for a blocked vCPU
 void slice_expired();           // from the timer interrupt
+// The control domain paused a domain (its first pause) or unpaused it (its last unpause).
+void paused(Vcpu& vcpu);
+void unpaused(Vcpu& vcpu);
+// Time the vCPU has spent running, up to now (Xen's runstate.time[RUNSTATE_running]).
+uint64_t running_ns(const Vcpu& vcpu);
 // When the running vCPU's slice ends, or 0 when no other vCPU waits for the CPU.
 uint64_t slice_deadline_ns();
 }  // namespace scheduler

@@ -39,6 +39,7 @@ constexpr auto make_table() {
   t.h[__HYPERVISOR_callback_op] = callback_op;
   t.h[__HYPERVISOR_event_channel_op] = event_channel_op;
   t.h[__HYPERVISOR_sysctl] = sysctl;
+  t.h[__HYPERVISOR_domctl] = domctl;
   t.h[__HYPERVISOR_physdev_op] = physdev_op;
   return t;
 }

@@ -50,5 +50,6 @@ long mmuext_op(Vcpu&, TrapFrame&, Arguments&);
 long update_va_mapping(Vcpu&, TrapFrame&, Arguments&);
 long update_va_mapping_otherdomain(Vcpu&, TrapFrame&, Arguments&);
 long sysctl(Vcpu&, TrapFrame&, Arguments&);
+long domctl(Vcpu&, TrapFrame&, Arguments&);
 long physdev_op(Vcpu&, TrapFrame&, Arguments&);
 }  // namespace hypercall

@@ -1,12 +1,20 @@
 // HYPERVISOR_sysctl: system-wide control operations for dom0's tools, refused (-EPERM) for
-// any other domain. Served: XEN_SYSCTL_perfc_op (software performance counters),
-// XEN_SYSCTL_tbuf_op (trace buffers) and our frame-table audit (sysctl_pvhv_audit).
-// sysctl.h is the tools' interface (we implement it): its guest-handle types exist only for
-// __XEN_TOOLS__, which must be set before the first Xen header.
-#define __XEN_TOOLS__ 1
-#include "mm/xen_abi.h"
-#include <xen/sysctl.h>
+// any other domain, with Xen 4.17's structures (xen/sysctl.h, interface version 0x15).
+// Served: readconsole (the console ring), getdomaininfolist, physinfo, sched_id, perfc_op
+// (software performance counters), tbuf_op (trace buffers) and our frame-table audit
+// (sysctl_pvhv_audit). Anything else is Xen's arch_do_sysctl answer, -ENOSYS.
+#include "control/control_abi.h"
+#include "arch/x86/cpu/registers.h"
+#include "boot/frame_allocator.h"
+#include "console/console.h"
+#include "console/console_ring.h"
+#include "control/domctl_rules.h"
+#include "control/physinfo.h"
 #include "domain/domain.h"
+#include "domain/domain_control.h"
+#include "memory/boot_memory.h"
+#include "memory/machine.h"
+#include "time/clock.h"
 #include "hypercall/dispatch.h"
 #include "hypervisor/perf_counters.h"
 #include "pv/guest_memory.h"
@@ -71,6 +79,80 @@ long tbuf_op(Vcpu& vcpu, xen_sysctl_tbuf_op& op) {
   }
 }
 
+// Xen's read_console_ring: up to `count` bytes from the consumer (or from `index` when
+// incremental), the index where the read stopped, and with `clear` the consumer moved there.
+long read_console(Vcpu& vcpu, xen_sysctl_readconsole& op) {
+  console::ConsoleRing& ring = console::ring();
+  console::ConsoleRing::Read read = ring.plan_read(op.incremental, op.index, op.count);
+  uint64_t buffer = uint64_t(op.buffer.p);
+  uint32_t copied = 0;
+  for (unsigned i = 0; i < read.piece_count; ++i) {
+    const console::ConsoleRing::Piece& piece = read.pieces[i];
+    if (!guest_memory::copy_to(vcpu, buffer + copied, piece.bytes, piece.length)) return -XEN_EFAULT;
+    copied += piece.length;
+  }
+  if (op.clear) ring.consume_to(read.end);
+  op.count = read.total;
+  op.index = read.end;
+  return 0;
+}
+
+// The domains from first_domain on, at most max_domains of them, each as getdomaininfo.
+long domain_info_list(Vcpu& vcpu, xen_sysctl_getdomaininfolist& op) {
+  domain_control::DomainList domains_now;
+  domain_control::list(domains_now);
+  uint32_t written = 0;
+  for (int i = control::first_at_or_after(domains_now.view, op.first_domain);
+       i != control::no_domain && unsigned(i) < domains_now.view.count && written < op.max_domains; ++i) {
+    xen_domctl_getdomaininfo info;
+    domain_control::describe(*domains::find(domains_now.ids[i]), info);
+    if (!guest_memory::write(vcpu, uint64_t(op.buffer.p) + uint64_t(written) * sizeof(info), info)) return -XEN_EFAULT;
+    ++written;
+  }
+  op.num_domains = written;
+  return 0;
+}
+
+// RAM pages of the firmware's memory map, as Xen's setup counts total_pages.
+uint64_t ram_pages() {
+  constexpr uint32_t e820_ram = 1;
+  uint64_t pages = 0;
+  for (unsigned i = 0; i < machine::e820_count(); ++i)
+    if (machine::e820()[i].type == e820_ram) pages += machine::e820()[i].size >> 12;
+  return pages;
+}
+
+// Xen's featureset words 0..7: CPUID 1 EDX and ECX, 0x80000001 EDX and ECX, 0xd.1 EAX,
+// 7.0 EBX and ECX, 0x80000007 EDX (zero where the leaf does not exist).
+void feature_words(uint32_t (&words)[8]) {
+  uint32_t max_basic = cpu::cpuid(0).eax, max_extended = cpu::cpuid(0x80000000).eax;
+  cpu::CpuidResult basic = cpu::cpuid(1);
+  words[0] = basic.edx;
+  words[1] = basic.ecx;
+  if (max_extended >= 0x80000001) {
+    cpu::CpuidResult extended = cpu::cpuid(0x80000001);
+    words[2] = extended.edx;
+    words[3] = extended.ecx;
+  }
+  if (max_basic >= 0xd) words[4] = cpu::cpuid(0xd, 1).eax;
+  if (max_basic >= 7) {
+    cpu::CpuidResult leaf7 = cpu::cpuid(7, 0);
+    words[5] = leaf7.ebx;
+    words[6] = leaf7.ecx;
+  }
+  if (max_extended >= 0x80000007) words[7] = cpu::cpuid(0x80000007).edx;
+}
+
+void physinfo(xen_sysctl_physinfo& op) {
+  control::MachineFacts facts;
+  facts.cpu_khz = uint32_t(system_clock::tsc_hz() / 1000);
+  facts.total_pages = ram_pages();
+  facts.free_pages = boot_memory::allocator().free_count();
+  facts.max_mfn = machine::nr_frames() - 1;
+  feature_words(facts.hw_cap);
+  control::fill_physinfo(facts, op);
+}
+
 long perfc_op(Vcpu& vcpu, xen_sysctl_perfc_op& op) {
   switch (op.cmd) {
     case XEN_SYSCTL_PERFCOP_query: return perfc_query(vcpu, op);
@@ -86,10 +168,16 @@ long sysctl(Vcpu& vcpu, TrapFrame&, Arguments& args) {
   // Xen's do_sysctl order: copy in, interface version, then the privilege check (XSM_PRIV).
   xen_sysctl_t request;
   if (!guest_memory::read(vcpu, args.a[0], request)) return -XEN_EFAULT;
-  if (request.interface_version != XEN_SYSCTL_INTERFACE_VERSION) return -XEN_EACCES;
+  if (long error = control::check_sysctl_version(request.interface_version)) return error;
   if (!vcpu.domain->privileged) return -XEN_EPERM;
   long result;
   switch (request.cmd) {
+    case XEN_SYSCTL_readconsole: result = read_console(vcpu, request.u.readconsole); break;
+    case XEN_SYSCTL_getdomaininfolist: result = domain_info_list(vcpu, request.u.getdomaininfolist); break;
+    case XEN_SYSCTL_physinfo: physinfo(request.u.physinfo); result = 0; break;
+    // Xen 4.17's default scheduler (credit2) is what its sysctl reports; ours is a round robin
+    // with 10 ms slices and serves no scheduler_op, but tools pick their paths by this id.
+    case XEN_SYSCTL_sched_id: request.u.sched_id.sched_id = XEN_SCHEDULER_CREDIT2; result = 0; break;
     case XEN_SYSCTL_perfc_op: result = perfc_op(vcpu, request.u.perfc_op); break;
     case XEN_SYSCTL_tbuf_op: result = tbuf_op(vcpu, request.u.tbuf_op); break;
     case sysctl_pvhv_audit: {

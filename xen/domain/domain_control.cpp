@@ -1,0 +1,65 @@
+#include "domain/domain_control.h"
+#include "arch/x86/cpu/registers.h"
+#include "control/physinfo.h"
+#include "domain/scheduler.h"
+
+namespace domain_control {
+namespace {
+// Xen reports hap_paddr_bits for every domain, PV ones too; the CPU's answer never changes.
+uint8_t gpaddr_bits() {
+  static uint8_t bits = 0;
+  if (!bits) {
+    uint32_t max_extended = cpu::cpuid(0x80000000).eax;
+    bits = control::guest_physical_address_bits(max_extended, max_extended >= 0x80000008 ? cpu::cpuid(0x80000008).eax : 0);
+  }
+  return bits;
+}
+
+control::VcpuFacts facts_of(const Vcpu& vcpu) {
+  control::VcpuFacts facts;
+  facts.id = vcpu.id;
+  facts.online = true;  // no vCPU hot-unplug
+  facts.blocked = vcpu.blocked;
+  facts.running = domains::current() == &vcpu;
+  facts.running_ns = scheduler::running_ns(vcpu);
+  return facts;
+}
+}  // namespace
+
+void describe(const Domain& domain, xen_domctl_getdomaininfo& info) {
+  control::VcpuFacts vcpu = facts_of(domain.vcpu0);
+  control::DomainFacts facts;
+  facts.id = domain.id;
+  facts.vcpus = &vcpu;
+  facts.vcpu_count = 1;
+  facts.shut_down = !domain.alive();  // shut down or crashed; a domain is never destroyed yet
+  facts.shutdown_code = domain.alive() ? control::no_shutdown_code : domain.shutdown_reason;
+  facts.paused_by_controller = domain.paused();
+  facts.tot_pages = domain.tot_pages;
+  facts.max_pages = domain.max_pages;
+  facts.shared_info_frame = domain.shared_info_mfn;  // PV: the gfn is the mfn
+  facts.cpupool = 0;                                 // every domain is in the one pool
+  facts.handle = domain.handle;
+  facts.gpaddr_bits = gpaddr_bits();
+  control::fill_domain_info(facts, info);
+}
+
+void list(DomainList& list) {
+  unsigned count = 0;
+  domains::for_each([&](const Domain& domain) { list.ids[count++] = domain.id; });  // slot order is id order
+  list.view = control::DomainIds{list.ids, count};
+}
+
+long pause(Domain& domain) {
+  bool was_paused = domain.paused();
+  if (long error = domain.controller_pause.pause()) return error;
+  if (!was_paused) scheduler::paused(domain.vcpu0);
+  return 0;
+}
+
+long unpause(Domain& domain) {
+  if (long error = domain.controller_pause.unpause()) return error;
+  if (!domain.paused()) scheduler::unpaused(domain.vcpu0);
+  return 0;
+}
+}  // namespace domain_control

@@ -1,0 +1,70 @@
+// HYPERVISOR_domctl: the control domain's operations on domains, with Xen 4.17's structures
+// (xen/domctl.h, interface version 0x15) and answers. The rules are pure (control/); this is
+// the glue: copy in, look up, apply to the Domain, copy back where Xen copies back.
+// Served: getdomaininfo, pausedomain / unpausedomain, max_mem, max_vcpus, setdomainhandle,
+// getvcpuinfo. Xen's other sub-ops are -EOPNOTSUPP, numbers it does not know -ENOSYS.
+#include "control/control_abi.h"
+#include "control/domctl_rules.h"
+#include "domain/domain.h"
+#include "domain/domain_control.h"
+#include "domain/scheduler.h"
+#include "hypercall/dispatch.h"
+#include "pv/guest_memory.h"
+
+namespace hypercall {
+namespace {
+// 4.17: the domain asked for, or the first one above it.
+long get_domain_info(xen_domctl_t& op) {
+  domain_control::DomainList domains_now;
+  domain_control::list(domains_now);
+  control::Selection selection = control::select_for_getdomaininfo(domains_now.view, op.domain);
+  if (selection.error) return selection.error;
+  Domain& domain = *domains::find(domains_now.ids[selection.index]);
+  domain_control::describe(domain, op.u.getdomaininfo);
+  op.domain = op.u.getdomaininfo.domain;
+  return 0;
+}
+
+long get_vcpu_info(Domain& domain, xen_domctl_getvcpuinfo& info) {
+  if (long error = control::check_vcpu_index(info.vcpu, domain.max_vcpus, info.vcpu == 0)) return error;
+  const Vcpu& vcpu = domain.vcpu0;
+  info.online = 1;
+  info.blocked = vcpu.blocked;
+  info.running = domains::current() == &vcpu;
+  info.cpu_time = scheduler::running_ns(vcpu);
+  info.cpu = 0;
+  return 0;
+}
+
+long run(Vcpu& caller, xen_domctl_t& op, Domain* target) {
+  const bool on_itself = target == caller.domain;
+  switch (op.cmd) {
+    case XEN_DOMCTL_getdomaininfo: return get_domain_info(op);
+    case XEN_DOMCTL_pausedomain:
+      if (long error = control::check_not_self(on_itself)) return error;
+      return domain_control::pause(*target);
+    case XEN_DOMCTL_unpausedomain: return domain_control::unpause(*target);
+    case XEN_DOMCTL_max_mem: target->max_pages = control::max_pages_from_kb(op.u.max_mem.max_memkb); return 0;
+    case XEN_DOMCTL_max_vcpus:  // the vCPUs were made with the domain: nothing to create
+      return control::check_max_vcpus(on_itself, op.u.max_vcpus.max, target->max_vcpus);
+    case XEN_DOMCTL_setdomainhandle:
+      __builtin_memcpy(target->handle, op.u.setdomainhandle.handle, sizeof(target->handle));
+      return 0;
+    case XEN_DOMCTL_getvcpuinfo: return get_vcpu_info(*target, op.u.getvcpuinfo);
+    default: return control::domctl_unserved_answer(op.cmd);
+  }
+}
+}  // namespace
+
+long domctl(Vcpu& vcpu, TrapFrame&, Arguments& args) {
+  xen_domctl_t op;
+  if (!guest_memory::read(vcpu, args.a[0], op)) return -XEN_EFAULT;
+  Domain* target = domains::find(op.domain);
+  if (long error = control::domctl_admission(op.interface_version, op.cmd, target != nullptr, vcpu.domain->privileged))
+    return error;
+  long result = run(vcpu, op, target);
+  if (result == 0 && control::domctl_copies_back(op.cmd) && !guest_memory::write(vcpu, args.a[0], op))
+    return -XEN_EFAULT;
+  return result;
+}
+}  // namespace hypercall
