@@ -42,6 +42,11 @@ void change_runstate(Vcpu* vcpu, unsigned to, uint64_t now) {
 
 bool runnable(const Vcpu& vcpu) { return vcpu.domain->alive() && !vcpu.blocked && !vcpu.domain->paused(); }
 
+// runnable() for the vCPU on the CPU, which is never paused: only another domain can pause it,
+// and with one CPU that domain holds the CPU while it does. Checked before every return to a
+// guest, so it leaves the pause count alone.
+bool may_keep_cpu(const Vcpu& running) { return running.domain->alive() && !running.blocked; }
+
 // Slots of the run queue are domain table slots, which are domain ids.
 int slot_of(const Vcpu* vcpu) { return vcpu ? int(vcpu->domain->id) : run_queue::none; }
 
@@ -138,9 +143,9 @@ namespace {
 // and restore five registers.
 [[gnu::noinline]] void reschedule(Vcpu& previous, TrapFrame& frame) {
   if (!previous.domain->alive()) summary::domain_stopped(*previous.domain);
-  if (runnable(previous) && !reschedule_requested) return;
+  if (may_keep_cpu(previous) && !reschedule_requested) return;
   reschedule_requested = false;
-  bool preempted = slice_ended && runnable(previous);
+  bool preempted = slice_ended && may_keep_cpu(previous);
   slice_ended = false;
   uint64_t now = system_clock::now_ns();
   Vcpu* next = pick_after(&previous);
@@ -165,7 +170,7 @@ namespace {
 
 void schedule(TrapFrame& frame) {
   Vcpu& previous = *domains::current();
-  if (runnable(previous) && !reschedule_requested) [[likely]] return;  // keeps the CPU
+  if (may_keep_cpu(previous) && !reschedule_requested) [[likely]] return;  // keeps the CPU
   reschedule(previous, frame);
 }
 
