@@ -21,14 +21,15 @@
 // 4.17 builds no domU at boot): getdomaininfo and getdomaininfolist of both, max_vcpus and
 // getvcpuinfo of the domU, pausing it (nested, up to Xen's 255, then -EOVERFLOW) so that it
 // is not scheduled while paused, unpausing it, and at last its shutdown as getdomaininfo
-// reports it.
+// reports it, and the console ring with the domU's lines, wrapped around.
 //
 // selftest=domctl-leave-paused, in dom0 beside domain 1: pauses it and leaves it paused, so the
 // machine must still end when dom0 does (no domain is left that could unpause it).
 //
 // selftest=domctl-unprivileged, in that domU: every domctl and sysctl is -EPERM after the
 // interface-version check, but a domain that does not exist is -ESRCH first (do_domctl looks
-// it up before the XSM check), except for getdomaininfo, which needs no domain.
+// it up before the XSM check), except for getdomaininfo, which needs no domain. It then prints
+// 20 KiB of lines, so that dom0 finds the hypervisor's console ring wrapped around.
 #define __XEN_TOOLS__ 1  // domctl.h and sysctl.h are the tools' interface (guest handles need it)
 #include <stdint.h>
 #include <xen/xen.h>
@@ -593,6 +594,19 @@ void domu_shutdown(SelfTest& test) {
   xen_domctl_getdomaininfo list[4];
   uint32_t found = 0;
   test.check("... and still listed", info_list(0, 4, list, found) == 0 && found == 2 && list[1].domain == kDomU, true);
+
+  // The domU's console lines went to the hypervisor's ring too, and by now the oldest bytes
+  // have made room for newer ones: the ring holds its last 16 KiB.
+  ConsoleRead ring = read_console(console_text, sizeof(console_text));
+  test.note("bytes in the ring", ring.count);
+  test.check("readconsole: the domU's lines are in the ring", ring.rc == 0 && contains(console_text, ring.count, "(d1) forktest: passed"),
+             true);
+  test.check("... and the hypervisor's report of its shutdown",
+             contains(console_text, ring.count, "(XEN) Domain 1 shut down: reason poweroff"), true);
+  test.check("... the ring wrapped: full, and its start is no longer the boot log",
+             ring.count == sizeof(console_text) &&
+                 !contains(console_text, ring.count, "(XEN) pvhv: a paravirtual hypervisor"),
+             true);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -672,6 +686,10 @@ void selftest_domctl_leave_paused(SelfTest& test) {
 void selftest_domctl_unprivileged(SelfTest& test) {
   refused_domctls(test);
   refused_sysctls(test);
+  // More console output than the hypervisor's 16 KiB ring holds: dom0 then reads a ring that
+  // has wrapped around (selftest=domctl-domu).
+  for (unsigned line = 0; line < 200; ++line)
+    print("console ring filler %03u: ................................................................\n", line);
 }
 
 }  // namespace kernel

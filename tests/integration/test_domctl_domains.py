@@ -6,10 +6,12 @@ dom0 runs selftest=domctl-domu (guest/kernel/selftest_domctl.cpp): getdomaininfo
 getdomaininfolist of both domains with the right flags, max_vcpus (only the created count),
 getvcpuinfo, setdomainhandle and max_mem of the domU; pausing it, nested and up to Xen's 255
 (then -EOVERFLOW), so that its cpu time stands still while paused and grows again once
-unpaused; then waits for it to shut down and sees that in getdomaininfo. The domU runs
-selftest=domctl-unprivileged: every domctl and sysctl is -EPERM after the interface-version
-check (-EACCES), a domain that does not exist -ESRCH first (do_domctl looks it up before the
-XSM check), then the fork test. Both ptwr= modes; the machine ends by itself with a clean
+unpaused; then waits for it to shut down, sees that in getdomaininfo, and reads the console
+ring: full and wrapped around, ending with the domU's lines and the hypervisor's report of its
+shutdown. The domU runs selftest=domctl-unprivileged: every domctl and sysctl is -EPERM after
+the interface-version check (-EACCES), a domain that does not exist -ESRCH first (do_domctl
+looks it up before the XSM check); it prints 20 KiB of lines (more than the ring holds), then
+runs the fork test. Both ptwr= modes; the machine ends by itself with a clean
 frame audit.
 
 A last boot has dom0 leave the domU paused (selftest=domctl-leave-paused) and power off: the
