@@ -29,4 +29,7 @@ inline void poll() {
 // records from the next: drains first, so the marker lands in order.
 void mark(Operation operation, uint32_t id, bool begin);
 void finish();              // before shutdown: last records, then END
+// A new listener on the link (the relay's host opened a session): HELLO again, so the stream
+// it reads from here on is one xentrace can decode by itself.
+void restart_stream();
 }  // namespace kernel::trace_capture
