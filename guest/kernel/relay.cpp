@@ -256,7 +256,10 @@ void run_if_requested() {
     if (serve_once(receiver)) last_active = system_time_ns();
     uint64_t now = system_time_ns();
     // Sleep only between frames and after a quiet spell; a frame under way is polled for.
-    if (!receiver.holding() && now - last_active > kBusyPollNs) sleep_until(now + kIdleSleepNs);
+    if (!receiver.holding() && now - last_active > kBusyPollNs) {
+      trace_capture::drain_when_idle();
+      sleep_until(now + kIdleSleepNs);
+    }
   }
 }
 

@@ -161,6 +161,19 @@ long tbuf_op(uint32_t command, uint32_t size, xen_sysctl_tbuf_op* out, uint32_t 
   return rc;
 }
 
+void drain_when_idle() {
+  // Rate-limited, and only past a threshold: on Xen each trapped port access of a drain is
+  // itself a trace record (TRC_PV_EMULATE_PRIVOP), so draining every idle moment would never end.
+  constexpr uint32_t kIdleDrainAbove = 16 * 1024;
+  constexpr uint64_t kIdleDrainEveryNs = 100'000'000;
+  static uint64_t last_ns = 0;
+  if (!capturing || ring->unconsumed_bytes() < kIdleDrainAbove) return;
+  uint64_t now = system_time_ns();
+  if (now - last_ns < kIdleDrainEveryNs) return;
+  last_ns = now;
+  drain();
+}
+
 void drain_if_filling() {
   if (capturing && ring->unconsumed_bytes() > kDrainAbove) drain_and_record();
 }

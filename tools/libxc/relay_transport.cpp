@@ -149,6 +149,9 @@ int RelayTransport::open_session(std::string& why) {
       uint32_t version = r.u32();
       r.u32();  // max request payload
       max_data_ = r.u32();
+      r.u32();  // buffers
+      r.u32();  // buffer pages
+      trace_on_link_ = r.u32() & relay::kFlagTraceOnLink;
       if (version != relay::kProtocolVersion || max_data_ == 0) {
         why = "the relay speaks protocol version " + std::to_string(version);
         errno = EPROTONOSUPPORT;
@@ -168,6 +171,7 @@ int RelayTransport::open_session(std::string& why) {
 
 void RelayTransport::take(const relay::Received& f, uint32_t seq, bool& answered, Answer& answer, int& error) {
   if (f.type < 0x80) {  // the trace stream
+    if (f.type == frame::end) saw_trace_end_ = true;
     if (trace_) {
       uint8_t header[frame::kHeaderBytes];
       frame::encode_header(header, f.type, f.channel, f.payload, f.length);
@@ -250,6 +254,10 @@ int RelayTransport::await(uint32_t seq, int timeout_ms, Answer& answer) {
 
 int RelayTransport::exchange(uint8_t type, const std::vector<uint8_t>& fields, uint8_t expected, Answer& answer) {
   std::lock_guard<std::mutex> lock(mutex_);
+  if (dom0_stopped_) {  // nobody is left to answer (the machine may still be up: Xen halts it)
+    errno = ESHUTDOWN;
+    return -1;
+  }
   uint32_t seq = next_seq_++;
   std::vector<uint8_t> payload;
   put32(payload, seq);
@@ -373,7 +381,17 @@ int RelayTransport::dom0_shutdown(uint32_t reason) {
   std::vector<uint8_t> f;
   put32(f, reason);
   Answer answer;
-  return exchange(relay::shutdown, f, relay::ok, answer);
+  if (exchange(relay::shutdown, f, relay::ok, answer) < 0) return -1;
+  dom0_stopped_ = true;
+  // dom0 ends the trace stream after answering: read it to its END, so PVHV_XENCTRL_TRACE holds
+  // all of it (until QEMU closes the socket, or for the request timeout at most).
+  if (trace_ && trace_on_link_) {
+    uint64_t deadline = now_ms() + uint64_t(settings_.request_timeout_ms);
+    Answer none;
+    while (!saw_trace_end_ && now_ms() < deadline)
+      if (await(next_seq_, 200, none) < 0 && errno != ETIMEDOUT) break;
+  }
+  return 0;
 }
 
 namespace {

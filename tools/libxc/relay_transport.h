@@ -62,6 +62,9 @@ class RelayTransport final : public Transport {
   uint32_t max_data_ = relay::kMaxData;
   std::FILE* trace_ = nullptr;
   std::deque<uint32_t> events_;
+  bool dom0_stopped_ = false;
+  bool trace_on_link_ = false;  // OPENED said trace records share the link
+  bool saw_trace_end_ = false;  // after SHUTDOWN: every request fails with ESHUTDOWN
   std::mutex mutex_;  // one request at a time per handle, as the relay serves them
 };
 
