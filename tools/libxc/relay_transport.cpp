@@ -171,8 +171,11 @@ int RelayTransport::open_session(std::string& why) {
 
 void RelayTransport::take(const relay::Received& f, uint32_t seq, bool& answered, Answer& answer, int& error) {
   if (f.type < 0x80) {  // the trace stream
+    // The copy starts at the HELLO the relay sends when a session opens: what came before
+    // belongs to a stream an earlier listener was reading.
+    if (f.type == frame::hello) trace_started_ = true;
     if (f.type == frame::end) saw_trace_end_ = true;
-    if (trace_) {
+    if (trace_ && trace_started_) {
       uint8_t header[frame::kHeaderBytes];
       frame::encode_header(header, f.type, f.channel, f.payload, f.length);
       std::fwrite(header, 1, sizeof(header), trace_);

@@ -64,7 +64,8 @@ class RelayTransport final : public Transport {
   std::deque<uint32_t> events_;
   bool dom0_stopped_ = false;
   bool trace_on_link_ = false;  // OPENED said trace records share the link
-  bool saw_trace_end_ = false;  // after SHUTDOWN: every request fails with ESHUTDOWN
+  bool saw_trace_end_ = false;
+  bool trace_started_ = false;  // a HELLO came: trace frames from here on are copied  // after SHUTDOWN: every request fails with ESHUTDOWN
   std::mutex mutex_;  // one request at a time per handle, as the relay serves them
 };
 
