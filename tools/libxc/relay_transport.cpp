@@ -293,7 +293,11 @@ int RelayTransport::buffer_alloc(uint32_t pages, uint64_t& address) {
   std::vector<uint8_t> f;
   put32(f, pages);
   Answer answer;
-  if (exchange(relay::buffer_alloc, f, relay::buffer, answer) < 0) return -1;
+  if (exchange(relay::buffer_alloc, f, relay::buffer, answer) < 0) {
+    // Too large or no room left in dom0's buffer window: to the caller, memory it cannot have.
+    if (errno == EINVAL || errno == ENOSPC) errno = ENOMEM;
+    return -1;
+  }
   relay::Reader r(answer.payload.data(), answer.payload.size());
   uint32_t got = r.u32();
   address = r.u64();

@@ -74,10 +74,18 @@ int Bounce::prepare() {
     errno = EBADF;
     return -1;
   }
-  if (pages() == 1 && !xch_->page_cache.empty()) {
-    address_ = xch_->page_cache.back();
-    xch_->page_cache.pop_back();
-  } else if (xch_->transport->buffer_alloc(pages(), address_) < 0) {
+  if (size_ / kPageBytes >= UINT32_MAX) {  // more than any dom0 could hold: as a failed mmap
+    errno = ENOMEM;
+    return -1;
+  }
+  if (pages() == 1) {
+    std::lock_guard<std::mutex> lock(xch_->cache_mutex);
+    if (!xch_->page_cache.empty()) {
+      address_ = xch_->page_cache.back();
+      xch_->page_cache.pop_back();
+    }
+  }
+  if (!address_ && xch_->transport->buffer_alloc(pages(), address_) < 0) {
     address_ = 0;
     return -1;
   }
@@ -105,8 +113,15 @@ void Bounce::release() {
   // A few one-page buffers are kept: most hypercalls bounce one structure of under a page.
   constexpr size_t kCachedPages = 4;
   int saved = errno;
-  if (pages() == 1 && xch_->page_cache.size() < kCachedPages) xch_->page_cache.push_back(address_);
-  else xch_->transport->buffer_free(address_);
+  bool kept = false;
+  if (pages() == 1) {
+    std::lock_guard<std::mutex> lock(xch_->cache_mutex);
+    if (xch_->page_cache.size() < kCachedPages) {
+      xch_->page_cache.push_back(address_);
+      kept = true;
+    }
+  }
+  if (!kept) xch_->transport->buffer_free(address_);
   errno = saved;
   address_ = 0;
 }

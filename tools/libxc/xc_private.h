@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "tools/libxc/transport.h"
@@ -17,6 +18,7 @@ struct xc_interface_core {
   xc_error last_error{};
   int max_cpus = 0;                 // xc_get_max_cpus' answer, once known
   std::vector<uint64_t> page_cache;  // one-page relay buffers kept for the next bounce
+  std::mutex cache_mutex;
 };
 
 namespace pvhv::xc {
