@@ -47,6 +47,29 @@ uint32_t events_bind_virq(uint32_t virq, EventHandler handler) {
   return bind.port;
 }
 
+bool events_attach(uint32_t port, EventHandler handler) {
+  if (port >= kMaxHandledPorts) return false;
+  handlers[port] = handler;
+  return events_unmask(port) == 0;
+}
+
+void events_detach(uint32_t port) {
+  if (port >= kMaxHandledPorts) return;
+  events_mask(port);
+  handlers[port] = nullptr;
+}
+
+void events_mask(uint32_t port) {
+  __atomic_fetch_or(&shared_info()->evtchn_mask[port / kBitsPerWord], xen_ulong_t{1} << (port % kBitsPerWord),
+                    __ATOMIC_SEQ_CST);
+}
+
+long events_unmask(uint32_t port) {
+  evtchn_unmask_t unmask{};
+  unmask.port = port;
+  return xen::event_channel_op(EVTCHNOP_unmask, &unmask);
+}
+
 void events_handle_upcall() {
   vcpu_info_t* v = vcpu();
   v->evtchn_upcall_pending = 0;

@@ -8,6 +8,7 @@
 #include "kernel/page_allocator.h"
 #include "kernel/panic.h"
 #include "kernel/process.h"
+#include "kernel/relay.h"
 #include "kernel/selftest.h"
 #include "kernel/trace_capture.h"
 #include "kernel/shared_info.h"
@@ -78,6 +79,7 @@ extern "C" [[noreturn]] void kernel_main(start_info_t* start_info, uint64_t boot
   timer_boot_check();
 
   run_selftest();
+  relay::run_if_requested();  // relay=com2: serves the host until it says SHUTDOWN
 
   char init_path[64] = "/init";
   lib::cmdline_value(boot_info.cmdline, "init", init_path, sizeof(init_path));

@@ -2,20 +2,19 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <xen/xen.h>
-#include <xen/physdev.h>
 #include <xen/sysctl.h>
 #include <xen/trace.h>
 
 #include "kernel/trace_capture.h"
 
 #include "arch/hypercall.h"
-#include "arch/io_port.h"
 #include "kernel/boot_info.h"
 #include "kernel/console.h"
 #include "kernel/direct_map.h"
 #include "kernel/events.h"
 #include "kernel/physical_memory.h"
 #include "kernel/pvhv.h"
+#include "kernel/serial_link.h"
 #include "kernel/time.h"
 #include "lib/cmdline.h"
 #include "trace/format/encoder.h"
@@ -30,7 +29,6 @@ bool capturing = false;
 namespace {
 namespace frame = ::trace::stream_frame;
 
-constexpr uint16_t kCom2 = 0x2f8;
 constexpr uint32_t kBufferPages = 512;                   // 2 MiB of records
 // Where the shared pages are mapped: inside the kernel's 1 GiB, above any direct map.
 constexpr uint64_t kWindow = 0xffffffffb0000000ull;
@@ -44,34 +42,8 @@ bool draining = false;  // the VIRQ_TBUF handler may find a drain under way
 uint64_t high_water_events = 0;
 
 
-void serial_init() {
-  arch::out8(kCom2 + 1, 0);
-  arch::out8(kCom2 + 3, 0x80);  // divisor latch: 115200 baud
-  arch::out8(kCom2 + 0, 1);
-  arch::out8(kCom2 + 1, 0);
-  arch::out8(kCom2 + 3, 0x03);  // 8n1
-  arch::out8(kCom2 + 2, 0xc7);
-}
-
-// Once the transmitter is empty (LSR.THRE) the 16550's FIFO takes 16 bytes: one rep outsb
-// per 16 bytes, two trapped instructions where a byte at a time took 32.
-constexpr size_t kTransmitFifo = 16;
-
-void send_bytes(const uint8_t* data, size_t length) {
-  while (length > 0) {
-    while (!(arch::in8(kCom2 + 5) & 0x20)) {}
-    size_t burst = length < kTransmitFifo ? length : kTransmitFifo;
-    size_t left = burst;
-    asm volatile("rep outsb" : "+S"(data), "+c"(left) : "d"(kCom2) : "memory");
-    length -= burst;
-  }
-}
-
 void send_frame(uint8_t type, const uint8_t* payload, uint32_t length) {
-  uint8_t header[frame::kHeaderBytes];
-  frame::encode_header(header, type, 0, payload, length);
-  send_bytes(header, sizeof(header));
-  send_bytes(payload, length);
+  serial_link::send_frame(type, 0, payload, length);
 }
 
 // The buffers are hypervisor pages shared with privileged domains: mapped by machine frame
@@ -158,13 +130,11 @@ void on_high_water(uint32_t) {
 void start_if_requested() {
   char value[16];
   if (!lib::cmdline_value(boot_info.cmdline, "trace", value, sizeof(value))) return;
-  physdev_set_iopl_t iopl{3};
-  long rc = arch::hypercall(__HYPERVISOR_physdev_op, PHYSDEVOP_set_iopl, arch::arg(&iopl));
+  long rc = serial_link::open();
   if (rc < 0) {
     print("trace: no I/O permission (%ld): capture off\n", rc);
     return;
   }
-  serial_init();
   xen_sysctl_tbuf_op info{};
   if ((rc = tbuf_op(XEN_SYSCTL_TBUFOP_set_size, kBufferPages)) < 0 ||
       (rc = tbuf_op(XEN_SYSCTL_TBUFOP_enable, 0)) < 0 ||
@@ -191,6 +161,19 @@ long tbuf_op(uint32_t command, uint32_t size, xen_sysctl_tbuf_op* out, uint32_t 
   return rc;
 }
 
+void drain_when_idle() {
+  // Rate-limited, and only past a threshold: on Xen each trapped port access of a drain is
+  // itself a trace record (TRC_PV_EMULATE_PRIVOP), so draining every idle moment would never end.
+  constexpr uint32_t kIdleDrainAbove = 16 * 1024;
+  constexpr uint64_t kIdleDrainEveryNs = 100'000'000;
+  static uint64_t last_ns = 0;
+  if (!capturing || ring->unconsumed_bytes() < kIdleDrainAbove) return;
+  uint64_t now = system_time_ns();
+  if (now - last_ns < kIdleDrainEveryNs) return;
+  last_ns = now;
+  drain();
+}
+
 void drain_if_filling() {
   if (capturing && ring->unconsumed_bytes() > kDrainAbove) drain_and_record();
 }
@@ -205,6 +188,10 @@ void mark(Operation operation, uint32_t id, bool begin) {
       begin ? ::trace::events::kOperationBegin : ::trace::events::kOperationEnd, read_tsc(), extra, 2);
   if (!begin) drain();
   send_record(record);
+}
+
+void restart_stream() {
+  if (capturing) send_hello();
 }
 
 void finish() {

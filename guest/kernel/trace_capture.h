@@ -25,8 +25,14 @@ void drain_if_filling();
 inline void poll() {
   if (capturing) drain_if_filling();
 }
+// For a kernel that waits on the host (the relay): sends what has piled up, now and then, so a
+// live reader sees records while the machine is idle rather than at a quarter full.
+void drain_when_idle();
 // Marks the start and end of an operation (fork, ...) so the analyser can tell one fork's
 // records from the next: drains first, so the marker lands in order.
 void mark(Operation operation, uint32_t id, bool begin);
 void finish();              // before shutdown: last records, then END
+// A new listener on the link (the relay's host opened a session): HELLO again, so the stream
+// it reads from here on is one xentrace can decode by itself.
+void restart_stream();
 }  // namespace kernel::trace_capture

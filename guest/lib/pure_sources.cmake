@@ -9,3 +9,7 @@ list(APPEND PURE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/process_table.cpp
   ${CMAKE_CURRENT_LIST_DIR}/user_stack.cpp
   ${CMAKE_CURRENT_LIST_DIR}/copy_on_write.cpp)
+list(APPEND PURE_SOURCES
+  ${CMAKE_CURRENT_LIST_DIR}/relay_buffer_table.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/relay_policy.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/relay_server.cpp)

@@ -45,7 +45,7 @@ def xen417(build):
 def boot(hypervisor, append, modules, timeout=120, until=None, memory="512M", extra=(), watch=None):
     """modules: list of (path, command line). until: a string that ends the boot when seen.
     watch: called with the serial output so far while the machine runs (about every 0.1 s),
-    for tests that act on the running machine."""
+    for tests that act on the running machine; returning True ends the machine there."""
     with tempfile.TemporaryDirectory() as tmp:
         log = os.path.join(tmp, "serial.log")
         # QEMU separates modules with commas; a comma inside a command line is written twice.
@@ -64,9 +64,8 @@ def boot(hypervisor, append, modules, timeout=120, until=None, memory="512M", ex
             status = proc.poll()
             if status is not None:
                 break
-            if watch and os.path.exists(log):
-                watch(_read(log))
-            if until and os.path.exists(log) and until in _read(log):
+            stop = bool(watch and os.path.exists(log) and watch(_read(log)))
+            if stop or (until and os.path.exists(log) and until in _read(log)):
                 time.sleep(0.2)
                 proc.kill()
                 proc.wait()

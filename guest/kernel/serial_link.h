@@ -1,0 +1,18 @@
+#pragma once
+// The link to the host on the second serial port (COM2), shared by the trace stream
+// (trace=capture) and the relay (relay=com2): one UART set-up, one framing
+// (trace/format/stream_frame.h, trace/PROTOCOL.md and tools/PROTOCOL.md). The kernel is single-
+// threaded and sends whole frames, so the two users' frames never interleave mid-frame.
+#include <stddef.h>
+#include <stdint.h>
+
+namespace kernel::serial_link {
+
+// Asks for I/O permission (PHYSDEVOP_set_iopl) and sets the UART up, the first time: 0, or the
+// hypervisor's error when it gives no permission.
+long open();
+void send_frame(uint8_t type, uint16_t channel, const uint8_t* payload, uint32_t length);
+// Whatever the UART holds now, at most `capacity` bytes; never waits.
+size_t receive(uint8_t* out, size_t capacity);
+
+}  // namespace kernel::serial_link

@@ -1,0 +1,165 @@
+// The allow-list of the dom0 relay. Everything not named here is refused, so a hypercall added
+// to Xen later is refused until someone decides what it can do to dom0.
+#define __XEN_TOOLS__ 1  // sysctl.h and domctl.h are the tools' interface
+#include "lib/relay_policy.h"
+
+#include <xen/xen.h>
+#include <xen/domctl.h>
+#include <xen/event_channel.h>
+#include <xen/memory.h>
+#include <xen/sched.h>
+#include <xen/sysctl.h>
+#include <xen/version.h>
+
+namespace lib::relay {
+namespace {
+
+constexpr bool fits_32(uint64_t value) { return value >> 32 == 0; }
+
+// A pointer argument the hypervisor will access `bytes` bytes at: 0 (the hypervisor faults and
+// returns -EFAULT; nothing of dom0 is at 0 while the relay runs) or inside one buffer.
+bool pointer_ok(const BufferTable& buffers, uint64_t pointer, uint64_t bytes) {
+  return pointer == 0 || buffers.covers(pointer, bytes);
+}
+
+Refusal pointer(const BufferTable& buffers, uint64_t p, uint64_t bytes) {
+  return pointer_ok(buffers, p, bytes) ? Refusal::none : Refusal::pointer;
+}
+
+// The bytes XENVER_* writes at its argument; -1 for a command that is not known.
+int64_t version_bytes(uint64_t command, uint64_t argument, const BufferTable& buffers) {
+  switch (command) {
+    case XENVER_version: case XENVER_pagesize: return 0;
+    case XENVER_extraversion: return sizeof(xen_extraversion_t);
+    case XENVER_compile_info: return sizeof(xen_compile_info_t);
+    case XENVER_capabilities: return sizeof(xen_capabilities_info_t);
+    case XENVER_changeset: return sizeof(xen_changeset_info_t);
+    case XENVER_platform_parameters: return sizeof(xen_platform_parameters_t);
+    case XENVER_get_features: return sizeof(xen_feature_info_t);
+    case XENVER_guest_handle: return sizeof(xen_domain_handle_t);
+    case XENVER_commandline: return sizeof(xen_commandline_t);
+    case XENVER_build_id: {
+      // The caller says how much room follows the header.
+      xen_build_id_t header{};
+      if (argument && buffers.read(argument, &header, sizeof(header.len)) != BufferTable::Status::ok) return 0;
+      return int64_t(sizeof(header)) + header.len;
+    }
+    default: return -1;
+  }
+}
+
+Refusal xen_version(const uint64_t (&a)[5], const BufferTable& buffers) {
+  if (!fits_32(a[0])) return Refusal::sub_op;
+  int64_t bytes = version_bytes(a[0], a[1], buffers);
+  if (bytes < 0) return Refusal::sub_op;
+  return bytes == 0 ? Refusal::none : pointer(buffers, a[1], uint64_t(bytes));
+}
+
+Refusal console_io(const uint64_t (&a)[5], const BufferTable& buffers) {
+  if (a[0] != CONSOLEIO_write && a[0] != CONSOLEIO_read) return Refusal::sub_op;
+  if (!fits_32(a[1])) return Refusal::sub_op;  // Xen's count is an unsigned int
+  return pointer(buffers, a[2], a[1]);
+}
+
+// A structure at `p` whose domid field must not name dom0: read from the buffer (the relay
+// runs one request at a time, so the host cannot change it before the hypercall reads it).
+template <typename Struct, typename Field>
+Refusal foreign_domain_struct(const BufferTable& buffers, uint64_t p, Field Struct::*domid) {
+  if (!pointer_ok(buffers, p, sizeof(Struct))) return Refusal::pointer;
+  if (p == 0) return Refusal::none;
+  Struct s{};
+  buffers.read(p, &s, sizeof(s));
+  return names_dom0(s.*domid) ? Refusal::own_domain : Refusal::none;
+}
+
+Refusal memory_op(const uint64_t (&a)[5], const BufferTable& buffers) {
+  // Bits above the command are Xen's own continuation state.
+  if (a[0] >= 64) return Refusal::sub_op;
+  switch (a[0]) {
+    // Memory of another domain only: dom0's own frames are the kernel's to give back.
+    case XENMEM_increase_reservation:
+    case XENMEM_decrease_reservation:
+    case XENMEM_populate_physmap:
+    case XENMEM_claim_pages:
+      return foreign_domain_struct(buffers, a[1], &xen_memory_reservation::domid);
+    case XENMEM_set_memory_map:
+      return foreign_domain_struct(buffers, a[1], &xen_foreign_memory_map::domid);
+    case XENMEM_maximum_ram_page: return Refusal::none;  // no argument
+    case XENMEM_current_reservation:
+    case XENMEM_maximum_reservation:
+    case XENMEM_maximum_gpfn:
+      return pointer(buffers, a[1], sizeof(domid_t));  // reads only
+    case XENMEM_memory_map:
+    case XENMEM_machine_memory_map:
+      return pointer(buffers, a[1], sizeof(xen_memory_map));
+    default: return Refusal::sub_op;
+  }
+}
+
+Refusal event_channel_op(const uint64_t (&a)[5], const BufferTable& buffers) {
+  // Ports of dom0 come and go through the relay's own event requests, so the host cannot
+  // close or rebind the ones the kernel uses (its timer, the trace buffers' VIRQ).
+  switch (a[0]) {
+    case EVTCHNOP_alloc_unbound:
+      return foreign_domain_struct(buffers, a[1], &evtchn_alloc_unbound::dom);
+    case EVTCHNOP_status: return pointer(buffers, a[1], sizeof(evtchn_status));
+    default: return Refusal::sub_op;
+  }
+}
+
+Refusal sched_op(const uint64_t (&a)[5], const BufferTable& buffers) {
+  // dom0's own shutdown is the relay's SHUTDOWN request (it ends the trace stream first).
+  if (a[0] != SCHEDOP_remote_shutdown) return Refusal::sub_op;
+  return foreign_domain_struct(buffers, a[1], &sched_remote_shutdown::domain_id);
+}
+
+// mmu_update(requests, count, done, foreigndom): foreigndom's upper half is the page-table
+// owner + 1 (Xen's encoding); 0 means dom0's own page tables.
+Refusal mmu_update(const uint64_t (&a)[5], const BufferTable& buffers) {
+  if (!fits_32(a[1]) || (a[1] & 0x80000000u) || !fits_32(a[3])) return Refusal::sub_op;
+  uint32_t page_table_owner_plus_one = uint32_t(a[3]) >> 16;
+  if (page_table_owner_plus_one == 0 || names_dom0(page_table_owner_plus_one - 1)) return Refusal::own_page_tables;
+  if (!pointer_ok(buffers, a[0], a[1] * sizeof(mmu_update_t))) return Refusal::pointer;
+  return pointer(buffers, a[2], sizeof(unsigned int));
+}
+
+// mmuext_op(ops, count, done, foreigndom): pinning and unpinning another domain's tables.
+Refusal mmuext_op(const uint64_t (&a)[5], const BufferTable& buffers) {
+  if (!fits_32(a[1]) || (a[1] & 0x80000000u) || !fits_32(a[3])) return Refusal::sub_op;
+  if (names_dom0(uint32_t(a[3]) & 0xffff) || (a[3] >> 16)) return Refusal::own_page_tables;
+  if (!pointer_ok(buffers, a[0], a[1] * sizeof(mmuext_op_t))) return Refusal::pointer;
+  if (!pointer_ok(buffers, a[2], sizeof(unsigned int))) return Refusal::pointer;
+  for (uint64_t i = 0; a[0] && i < a[1]; ++i) {
+    mmuext_op_t op{};
+    buffers.read(a[0] + i * sizeof(op), &op, sizeof(op));
+    if (op.cmd > MMUEXT_UNPIN_TABLE) return Refusal::sub_op;  // PIN_L1..L4 and UNPIN only
+  }
+  return Refusal::none;
+}
+
+}  // namespace
+
+Refusal check_hypercall(uint32_t number, const uint64_t (&args)[5], const BufferTable& buffers) {
+  switch (number) {
+    case __HYPERVISOR_xen_version: return xen_version(args, buffers);
+    case __HYPERVISOR_console_io: return console_io(args, buffers);
+    case __HYPERVISOR_sysctl: return pointer(buffers, args[0], sizeof(xen_sysctl_t));
+    case __HYPERVISOR_domctl: return pointer(buffers, args[0], sizeof(xen_domctl_t));
+    case __HYPERVISOR_memory_op: return memory_op(args, buffers);
+    case __HYPERVISOR_event_channel_op: return event_channel_op(args, buffers);
+    case __HYPERVISOR_sched_op: return sched_op(args, buffers);
+    case __HYPERVISOR_mmu_update: return mmu_update(args, buffers);
+    case __HYPERVISOR_mmuext_op: return mmuext_op(args, buffers);
+    default: return Refusal::hypercall;
+  }
+}
+
+Refusal check_foreign_access(uint32_t domid, bool write) {
+  if (domid > 0xffff) return Refusal::special_domain;
+  if (domid == DOMID_XEN) return Refusal::none;
+  if (domid >= DOMID_FIRST_RESERVED && domid != DOMID_SELF) return Refusal::special_domain;
+  if (write && names_dom0(domid)) return Refusal::own_domain;
+  return Refusal::none;
+}
+
+}  // namespace lib::relay

@@ -1,0 +1,222 @@
+// The library's relay transport (tools/libxc/relay_transport.h) against the relay's own request
+// handling (guest/lib/relay_server.h) with a fake dom0, over a real Unix socket: sessions,
+// pieces of large transfers, relay errors turned into errno as tools/README.md says, timeouts.
+#include <gtest/gtest.h>
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "lib/relay_server.h"
+#include "tools/libxc/relay_transport.h"
+#include "tools/relay/frame_receiver.h"
+
+namespace {
+namespace proto = ::relay;
+using pvhv::xc::RelaySettings;
+using pvhv::xc::RelayTransport;
+
+constexpr uint64_t kWindow = 0xffffffffb4000000ull;
+
+// dom0 as far as the server can tell: memory for buffers, a hypercall that answers by number.
+struct FakeDom0 final : lib::relay::Backend {
+  std::map<uint64_t, std::vector<uint8_t>> buffers;
+  int shutdowns = 0;
+  long hypercall(uint32_t number, const uint64_t (&a)[5]) override {
+    if (number == 17) return 0x40011;  // xen_version
+    if (number == 35) return -38;      // sysctl: -ENOSYS
+    return a[0];
+  }
+  uint8_t* map_buffer(uint64_t address, uint32_t pages) override {
+    auto& b = buffers[address];
+    b.assign(pages * 4096, 0);
+    return b.data();
+  }
+  void unmap_buffer(uint64_t address, uint32_t) override { buffers.erase(address); }
+  long foreign_copy(uint16_t, uint64_t frame, uint32_t, uint8_t* data, uint32_t length, bool) override {
+    if (frame == 0) return -3;  // -ESRCH
+    std::memset(data, 0x42, length);
+    return 0;
+  }
+  long bind_virq(uint32_t, uint32_t& port) override {
+    port = 7;
+    return 0;
+  }
+  long bind_interdomain(uint16_t, uint32_t, uint32_t&) override { return -22; }
+  long notify(uint32_t) override { return 0; }
+  long unmask(uint32_t) override { return 0; }
+  long close(uint32_t) override { return 0; }
+  void session_opened() override {}
+  void shutdown(uint32_t) override { ++shutdowns; }
+};
+
+// A relay on the host: the pure server behind a listening socket, one client at a time.
+class FakeRelay : lib::relay::Sink {
+ public:
+  FakeRelay() {
+    char dir[] = "/tmp/relaytestXXXXXX";
+    path_ = std::string(mkdtemp(dir)) + "/sock";
+    listener_ = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::strcpy(a.sun_path, path_.c_str());
+    EXPECT_EQ(::bind(listener_, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+    EXPECT_EQ(::listen(listener_, 1), 0);
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~FakeRelay() {
+    stop_ = true;
+    thread_.join();
+    ::close(listener_);
+    ::unlink(path_.c_str());
+  }
+  const std::string& path() const { return path_; }
+  std::atomic<bool> silent{false};  // stops answering (a hung dom0)
+  FakeDom0 dom0;
+
+ private:
+  void send(uint8_t type, uint16_t channel, const uint8_t* payload, uint32_t length) override {
+    std::vector<uint8_t> out(proto::frame::kHeaderBytes);
+    proto::frame::encode_header(out.data(), type, channel, payload, length);
+    out.insert(out.end(), payload, payload + length);
+    ::send(client_, out.data(), out.size(), MSG_NOSIGNAL);
+  }
+  void serve() {
+    std::vector<uint8_t> storage(proto::frame::kHeaderBytes + proto::kMaxRequestPayload);
+    proto::FrameReceiver receiver(storage.data(), storage.size(), proto::kMaxRequestPayload, 1000);
+    lib::relay::Server server(dom0, *this, kWindow, 0);
+    pollfd p{listener_, POLLIN, 0};
+    while (!stop_ && ::poll(&p, 1, 50) <= 0) {}
+    if (stop_) return;
+    client_ = ::accept(listener_, nullptr, nullptr);
+    uint8_t chunk[4096];
+    while (!stop_) {
+      pollfd c{client_, POLLIN, 0};
+      if (::poll(&c, 1, 50) <= 0) continue;
+      ssize_t n = ::recv(client_, chunk, std::min(sizeof(chunk), receiver.space()), 0);
+      if (n <= 0) break;
+      receiver.push(chunk, size_t(n), 0);
+      for (proto::Received r = receiver.next(0); r.kind != proto::Received::Kind::nothing; r = receiver.next(0))
+        if (r.kind == proto::Received::Kind::frame && !silent)
+          server.handle_frame(r.type, r.channel, r.payload, r.length);
+    }
+    ::close(client_);
+  }
+  std::string path_;
+  int listener_ = -1, client_ = -1;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+std::unique_ptr<RelayTransport> connect(FakeRelay& relay, int timeout_ms = 5000) {
+  RelaySettings s;
+  s.socket_path = relay.path();
+  s.request_timeout_ms = timeout_ms;
+  s.open_timeout_ms = 5000;
+  std::string why;
+  auto t = RelayTransport::open(s, why);
+  EXPECT_TRUE(t) << why;
+  return t;
+}
+
+TEST(LibxcRelayTransport, HypercallsAndTheirResults) {
+  FakeRelay relay;
+  auto t = connect(relay);
+  int64_t result = 0;
+  const uint64_t none[5] = {};
+  ASSERT_EQ(t->hypercall(17, none, result), 0);
+  EXPECT_EQ(result, 0x40011);
+  ASSERT_EQ(t->hypercall(35, none, result), 0);  // the hypervisor's error is a result
+  EXPECT_EQ(result, -38);
+  errno = 0;
+  EXPECT_EQ(t->hypercall(0, none, result), -1);  // set_trap_table: refused by the relay
+  EXPECT_EQ(errno, EPERM);
+}
+
+TEST(LibxcRelayTransport, LargeTransfersGoInPieces) {
+  FakeRelay relay;
+  auto t = connect(relay);
+  uint64_t address = 0;
+  ASSERT_EQ(t->buffer_alloc(40, address), 0);
+  EXPECT_EQ(address, kWindow);
+  std::vector<uint8_t> data(40 * 4096);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = uint8_t(i * 31 + 7);
+  ASSERT_EQ(t->buffer_write(address, data.data(), data.size()), 0);  // five frames' worth
+  std::vector<uint8_t> back(data.size());
+  ASSERT_EQ(t->buffer_read(address, back.data(), back.size()), 0);
+  EXPECT_EQ(back, data);
+  EXPECT_EQ(t->buffer_free(address), 0);
+}
+
+TEST(LibxcRelayTransport, RelayErrorsBecomeErrno) {
+  FakeRelay relay;
+  auto t = connect(relay);
+  uint8_t byte = 0;
+  errno = 0;
+  EXPECT_EQ(t->buffer_write(kWindow + 4096, &byte, 1), -1);
+  EXPECT_EQ(errno, EFAULT);  // no such buffer
+  errno = 0;
+  EXPECT_EQ(t->buffer_free(kWindow), -1);
+  EXPECT_EQ(errno, EFAULT);
+  uint64_t address;
+  errno = 0;
+  EXPECT_EQ(t->buffer_alloc(5000, address), -1);
+  EXPECT_EQ(errno, ENOMEM);  // more than the window
+  errno = 0;
+  EXPECT_EQ(t->foreign_read(0x7ff1, 1, 0, &byte, 1), -1);
+  EXPECT_EQ(errno, EPERM);  // DOMID_IO
+  errno = 0;
+  EXPECT_EQ(t->foreign_read(1, 0, 0, &byte, 1), -1);
+  EXPECT_EQ(errno, ESRCH);  // the hypervisor's -ESRCH
+  errno = 0;
+  EXPECT_EQ(t->foreign_read(1, 1, 4000, &byte, 100), -1);
+  EXPECT_EQ(errno, EINVAL);
+  std::vector<uint8_t> page(4096);
+  EXPECT_EQ(t->foreign_read(1, 1, 0, page.data(), page.size()), 0);
+  EXPECT_EQ(page[4095], 0x42);
+}
+
+TEST(LibxcRelayTransport, AHungRelayTimesOut) {
+  FakeRelay relay;
+  auto t = connect(relay, 300);
+  relay.silent = true;
+  int64_t result;
+  const uint64_t none[5] = {};
+  errno = 0;
+  EXPECT_EQ(t->hypercall(17, none, result), -1);
+  EXPECT_EQ(errno, ETIMEDOUT);
+}
+
+TEST(LibxcRelayTransport, NothingAfterShutdown) {
+  FakeRelay relay;
+  auto t = connect(relay);
+  ASSERT_EQ(t->dom0_shutdown(0), 0);
+  EXPECT_EQ(relay.dom0.shutdowns, 1);
+  int64_t result;
+  const uint64_t none[5] = {};
+  errno = 0;
+  EXPECT_EQ(t->hypercall(17, none, result), -1);
+  EXPECT_EQ(errno, ESHUTDOWN);
+}
+
+TEST(LibxcRelayTransport, NoRelayListening) {
+  RelaySettings s;
+  s.socket_path = "/tmp/no-such-relay-socket";
+  s.open_timeout_ms = 300;
+  std::string why;
+  errno = 0;
+  EXPECT_FALSE(RelayTransport::open(s, why));
+  EXPECT_EQ(errno, ENOENT);
+  EXPECT_NE(why.find("/tmp/no-such-relay-socket"), std::string::npos);
+}
+}  // namespace

@@ -1,0 +1,38 @@
+/*
+ * pvhv's additions to the libxenctrl interface (tools/README.md). Xen's tools map another
+ * domain's memory into their own address space (libxenforeignmemory); a host program talking to
+ * dom0 over the relay cannot, so it reads and writes foreign frames explicitly instead. Nothing
+ * is ever mapped behind the caller's back: these calls copy.
+ *
+ * C, usable beside <xenctrl.h>. Each returns 0, or -1 with errno set (as libxenctrl does).
+ */
+#ifndef XENCTRL_PVHV_H
+#define XENCTRL_PVHV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct xc_interface_core;
+
+/* Copies `length` bytes at `offset` of machine frame `frame` owned by `domid` (DOMID_XEN for the
+ * pages the hypervisor shares with dom0, such as the trace buffers). offset + length <= 4096. */
+int pvhv_xc_foreign_read(struct xc_interface_core *xch, uint32_t domid, uint64_t frame,
+                         uint32_t offset, void *out, size_t length);
+int pvhv_xc_foreign_write(struct xc_interface_core *xch, uint32_t domid, uint64_t frame,
+                          uint32_t offset, const void *data, size_t length);
+
+/* Asks dom0 to shut down with `reason` (SHUTDOWN_poweroff, _reboot or _crash): the relay ends
+ * the trace stream, answers, and dom0 stops; on our hypervisor the machine then ends. */
+int pvhv_xc_dom0_shutdown(struct xc_interface_core *xch, unsigned int reason);
+
+/* Which transport the handle uses ("relay:<socket path>"), for messages. */
+const char *pvhv_xc_transport(struct xc_interface_core *xch);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,440 @@
+#include "tools/libxc/relay_transport.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <string>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+namespace pvhv::xc {
+namespace {
+namespace frame = relay::frame;
+using relay::Error;
+
+// The host keeps any frame the framing allows (trace frames are up to 1 MiB).
+constexpr uint32_t kHostMaxPayload = frame::kMaxPayload;
+constexpr uint64_t kStallMs = 10000;
+constexpr int kOpenRetryMs = 500;
+
+uint64_t now_ms() {
+  using namespace std::chrono;
+  return uint64_t(duration_cast<milliseconds>(steady_clock::now().time_since_epoch()).count());
+}
+
+void put32(std::vector<uint8_t>& out, uint64_t value) {
+  for (int i = 0; i < 4; ++i) out.push_back(uint8_t(value >> (8 * i)));
+}
+void put64(std::vector<uint8_t>& out, uint64_t value) {
+  for (int i = 0; i < 8; ++i) out.push_back(uint8_t(value >> (8 * i)));
+}
+
+// The errno a relay error becomes (tools/README.md has the table).
+int errno_for(Error code, int64_t detail) {
+  switch (code) {
+    case Error::hypervisor: return detail < 0 && detail > -4096 ? int(-detail) : EIO;
+    case Error::refused: return EPERM;
+    case Error::no_buffer: return EFAULT;
+    case Error::bad_range: return EINVAL;
+    case Error::no_memory: return ENOMEM;
+    case Error::limit: return ENOSPC;
+    case Error::no_port: return EINVAL;
+    case Error::version: return EPROTONOSUPPORT;
+    default: return EPROTO;  // the link itself: corrupt, out of order, malformed...
+  }
+}
+
+bool debugging() {
+  const char* v = std::getenv("PVHV_XENCTRL_DEBUG");
+  return v && *v && std::strcmp(v, "0") != 0;
+}
+}  // namespace
+
+RelayTransport::RelayTransport(const RelaySettings& settings)
+    : settings_(settings),
+      description_("relay:" + settings.socket_path),
+      storage_(frame::kHeaderBytes + kHostMaxPayload),
+      receiver_(storage_.data(), storage_.size(), kHostMaxPayload, kStallMs) {}
+
+RelayTransport::~RelayTransport() {
+  if (fd_ >= 0) ::close(fd_);
+  if (trace_) std::fclose(trace_);
+}
+
+std::unique_ptr<RelayTransport> RelayTransport::open(const RelaySettings& settings, std::string& why) {
+  std::unique_ptr<RelayTransport> t(new RelayTransport(settings));
+  if (!settings.trace_path.empty() && !(t->trace_ = std::fopen(settings.trace_path.c_str(), "ab"))) {
+    why = "cannot open PVHV_XENCTRL_TRACE=" + settings.trace_path + ": " + std::strerror(errno);
+    return nullptr;
+  }
+  if (t->connect_socket(settings.open_timeout_ms) < 0) {
+    int e = errno;
+    why = "cannot connect to the relay socket " + settings.socket_path + ": " + std::strerror(e);
+    errno = e;
+    return nullptr;
+  }
+  if (t->open_session(why) < 0) return nullptr;
+  return t;
+}
+
+int RelayTransport::connect_socket(int timeout_ms) {
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  if (settings_.socket_path.size() >= sizeof(address.sun_path)) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  std::memcpy(address.sun_path, settings_.socket_path.c_str(), settings_.socket_path.size() + 1);
+  uint64_t deadline = now_ms() + uint64_t(timeout_ms);
+  for (;;) {
+    fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd_ < 0) return -1;
+    if (::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0) return 0;
+    int e = errno;
+    ::close(fd_);
+    fd_ = -1;
+    // QEMU may not be listening yet.
+    if ((e != ENOENT && e != ECONNREFUSED) || now_ms() >= deadline) {
+      errno = e;
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+int RelayTransport::send_frame(uint8_t type, const std::vector<uint8_t>& payload) {
+  std::vector<uint8_t> bytes(frame::kHeaderBytes);
+  frame::encode_header(bytes.data(), type, 0, payload.data(), uint32_t(payload.size()));
+  bytes.insert(bytes.end(), payload.begin(), payload.end());
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::send(fd_, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return -1;
+    done += size_t(n);
+  }
+  return 0;
+}
+
+// Sends OPEN until the relay answers (it may still be booting: what it missed was never read,
+// what it has not read yet it answers in order, and only the answer to the last OPEN counts).
+int RelayTransport::open_session(std::string& why) {
+  uint32_t seq = uint32_t(::getpid()) << 12 ^ uint32_t(now_ms());
+  uint64_t deadline = now_ms() + uint64_t(settings_.open_timeout_ms);
+  for (;;) {
+    ++seq;
+    std::vector<uint8_t> payload;
+    put32(payload, seq);
+    put32(payload, relay::kProtocolVersion);
+    if (send_frame(relay::open, payload) < 0) {
+      why = std::string("cannot write to the relay socket: ") + std::strerror(errno);
+      return -1;
+    }
+    Answer answer;
+    uint64_t now = now_ms();
+    int wait = now >= deadline ? 0 : int(std::min<uint64_t>(kOpenRetryMs, deadline - now));
+    if (await(seq, wait, answer) == 0) {
+      if (answer.type != relay::opened || answer.payload.size() < 24) {
+        why = "the relay answered OPEN with something else";
+        errno = EPROTO;
+        return -1;
+      }
+      relay::Reader r(answer.payload.data(), answer.payload.size());
+      uint32_t version = r.u32();
+      r.u32();  // max request payload
+      max_data_ = r.u32();
+      r.u32();  // buffers
+      r.u32();  // buffer pages
+      trace_on_link_ = r.u32() & relay::kFlagTraceOnLink;
+      if (version != relay::kProtocolVersion || max_data_ == 0) {
+        why = "the relay speaks protocol version " + std::to_string(version);
+        errno = EPROTONOSUPPORT;
+        return -1;
+      }
+      next_seq_ = seq + 1;
+      return 0;
+    }
+    if (errno != ETIMEDOUT || now_ms() >= deadline) {
+      int e = errno;
+      why = std::string("no session with the relay: ") + std::strerror(e);
+      errno = e;
+      return -1;
+    }
+  }
+}
+
+void RelayTransport::take(const relay::Received& f, uint32_t seq, bool& answered, Answer& answer, int& error) {
+  if (f.type < 0x80) {  // the trace stream
+    // The copy starts at the HELLO the relay sends when a session opens: what came before
+    // belongs to a stream an earlier listener was reading.
+    if (f.type == frame::hello) trace_started_ = true;
+    if (f.type == frame::end) saw_trace_end_ = true;
+    if (trace_ && trace_started_) {
+      uint8_t header[frame::kHeaderBytes];
+      frame::encode_header(header, f.type, f.channel, f.payload, f.length);
+      std::fwrite(header, 1, sizeof(header), trace_);
+      std::fwrite(f.payload, 1, f.length, trace_);
+      std::fflush(trace_);
+    }
+    return;
+  }
+  relay::Reader r(f.payload, f.length);
+  if (f.type == relay::event) {
+    uint32_t port = r.u32();
+    if (r.ok()) events_.push_back(port);
+    return;
+  }
+  uint32_t answer_seq = r.u32();
+  if (!r.ok()) return;
+  if (f.type == relay::error) {
+    uint32_t code = r.u32(), type = r.u32();
+    int64_t detail = int64_t(r.u64());
+    if (debugging())
+      std::fprintf(stderr, "xc (pvhv relay): error %u for type 0x%x seq %u detail %lld\n", code, type, answer_seq,
+                   (long long)detail);
+    if (answer_seq != seq) return;
+    answered = true;
+    error = errno_for(Error(code), detail);
+    return;
+  }
+  if (answer_seq != seq) return;  // a late answer to a request given up on
+  answered = true;
+  answer.type = f.type;
+  answer.payload.assign(r.rest(), r.rest() + r.remaining());
+}
+
+int RelayTransport::await(uint32_t seq, int timeout_ms, Answer& answer) {
+  uint64_t deadline = now_ms() + uint64_t(timeout_ms);
+  uint8_t buffer[64 * 1024];
+  for (;;) {
+    bool answered = false;
+    int error = 0;
+    for (relay::Received r = receiver_.next(now_ms()); r.kind != relay::Received::Kind::nothing;
+         r = receiver_.next(now_ms())) {
+      if (r.kind == relay::Received::Kind::frame) take(r, seq, answered, answer, error);
+      else if (debugging())
+        std::fprintf(stderr, "xc (pvhv relay): bad bytes from the relay (error %u, detail %llu)\n",
+                     unsigned(r.error), (unsigned long long)r.detail);
+      if (answered) break;
+    }
+    if (answered) {
+      if (error) {
+        errno = error;
+        return -1;
+      }
+      return 0;
+    }
+    uint64_t now = now_ms();
+    if (now >= deadline) {
+      errno = ETIMEDOUT;
+      return -1;
+    }
+    size_t want = std::min(sizeof(buffer), receiver_.space());
+    if (want == 0) continue;  // next() has a frame to hand out first
+    pollfd p{fd_, POLLIN, 0};
+    int wait = int(std::min<uint64_t>(deadline - now, 100));
+    int ready = ::poll(&p, 1, wait);
+    if (ready < 0 && errno != EINTR) return -1;
+    if (ready <= 0) continue;
+    ssize_t n = ::recv(fd_, buffer, want, 0);
+    if (n == 0) {
+      errno = ECONNRESET;  // QEMU went away: the machine ended
+      return -1;
+    }
+    if (n < 0) {
+      if (errno == EINTR || errno == EAGAIN) continue;
+      return -1;
+    }
+    receiver_.push(buffer, size_t(n), now_ms());
+  }
+}
+
+int RelayTransport::exchange(uint8_t type, const std::vector<uint8_t>& fields, uint8_t expected, Answer& answer) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (dom0_stopped_) {  // nobody is left to answer (the machine may still be up: Xen halts it)
+    errno = ESHUTDOWN;
+    return -1;
+  }
+  uint32_t seq = next_seq_++;
+  std::vector<uint8_t> payload;
+  put32(payload, seq);
+  payload.insert(payload.end(), fields.begin(), fields.end());
+  if (send_frame(type, payload) < 0) return -1;
+  if (await(seq, settings_.request_timeout_ms, answer) < 0) return -1;
+  if (answer.type != expected) {
+    errno = EPROTO;
+    return -1;
+  }
+  return 0;
+}
+
+int RelayTransport::hypercall(uint32_t number, const uint64_t (&args)[5], int64_t& result) {
+  std::vector<uint8_t> f;
+  put32(f, number);
+  for (uint64_t a : args) put64(f, a);
+  Answer answer;
+  if (exchange(relay::hypercall, f, relay::result, answer) < 0) return -1;
+  relay::Reader r(answer.payload.data(), answer.payload.size());
+  result = int64_t(r.u64());
+  if (!r.done()) {
+    errno = EPROTO;
+    return -1;
+  }
+  return 0;
+}
+
+int RelayTransport::buffer_alloc(uint32_t pages, uint64_t& address) {
+  std::vector<uint8_t> f;
+  put32(f, pages);
+  Answer answer;
+  if (exchange(relay::buffer_alloc, f, relay::buffer, answer) < 0) {
+    // Too large or no room left in dom0's buffer window: to the caller, memory it cannot have.
+    if (errno == EINVAL || errno == ENOSPC) errno = ENOMEM;
+    return -1;
+  }
+  relay::Reader r(answer.payload.data(), answer.payload.size());
+  uint32_t got = r.u32();
+  address = r.u64();
+  if (!r.done() || got != pages) {
+    errno = EPROTO;
+    return -1;
+  }
+  return 0;
+}
+
+int RelayTransport::buffer_free(uint64_t address) {
+  std::vector<uint8_t> f;
+  put64(f, address);
+  Answer answer;
+  return exchange(relay::buffer_free, f, relay::ok, answer);
+}
+
+int RelayTransport::buffer_write(uint64_t address, const void* data, size_t length) {
+  const auto* bytes = static_cast<const uint8_t*>(data);
+  for (size_t done = 0; done < length || (length == 0 && done == 0);) {
+    size_t piece = std::min<size_t>(length - done, max_data_);
+    std::vector<uint8_t> f;
+    put64(f, address + done);
+    f.insert(f.end(), bytes + done, bytes + done + piece);
+    Answer answer;
+    if (exchange(relay::buffer_write, f, relay::ok, answer) < 0) return -1;
+    done += piece;
+    if (length == 0) break;
+  }
+  return 0;
+}
+
+int RelayTransport::buffer_read(uint64_t address, void* data, size_t length) {
+  auto* bytes = static_cast<uint8_t*>(data);
+  for (size_t done = 0; done < length;) {
+    size_t piece = std::min<size_t>(length - done, max_data_);
+    std::vector<uint8_t> f;
+    put64(f, address + done);
+    put32(f, piece);
+    Answer answer;
+    if (exchange(relay::buffer_read, f, relay::data, answer) < 0) return -1;
+    if (answer.payload.size() != piece) {
+      errno = EPROTO;
+      return -1;
+    }
+    std::memcpy(bytes + done, answer.payload.data(), piece);
+    done += piece;
+  }
+  return 0;
+}
+
+int RelayTransport::foreign_read(uint32_t domid, uint64_t frame, uint32_t offset, void* out, size_t length) {
+  if (length > relay::kPageBytes) {
+    errno = EINVAL;
+    return -1;
+  }
+  std::vector<uint8_t> f;
+  put32(f, domid);
+  put64(f, frame);
+  put32(f, offset);
+  put32(f, length);
+  Answer answer;
+  if (exchange(relay::foreign_read, f, relay::data, answer) < 0) return -1;
+  if (answer.payload.size() != length) {
+    errno = EPROTO;
+    return -1;
+  }
+  std::memcpy(out, answer.payload.data(), length);
+  return 0;
+}
+
+int RelayTransport::foreign_write(uint32_t domid, uint64_t frame, uint32_t offset, const void* data, size_t length) {
+  if (length > relay::kPageBytes) {
+    errno = EINVAL;
+    return -1;
+  }
+  std::vector<uint8_t> f;
+  put32(f, domid);
+  put64(f, frame);
+  put32(f, offset);
+  const auto* bytes = static_cast<const uint8_t*>(data);
+  f.insert(f.end(), bytes, bytes + length);
+  Answer answer;
+  return exchange(relay::foreign_write, f, relay::ok, answer);
+}
+
+int RelayTransport::dom0_shutdown(uint32_t reason) {
+  std::vector<uint8_t> f;
+  put32(f, reason);
+  Answer answer;
+  if (exchange(relay::shutdown, f, relay::ok, answer) < 0) return -1;
+  dom0_stopped_ = true;
+  // dom0 ends the trace stream after answering: read it to its END, so PVHV_XENCTRL_TRACE holds
+  // all of it (until QEMU closes the socket, or for the request timeout at most).
+  if (trace_ && trace_on_link_) {
+    uint64_t deadline = now_ms() + uint64_t(settings_.request_timeout_ms);
+    Answer none;
+    while (!saw_trace_end_ && now_ms() < deadline)
+      if (await(next_seq_, 200, none) < 0 && errno != ETIMEDOUT) break;
+  }
+  return 0;
+}
+
+namespace {
+int environment_ms(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  long ms = std::strtol(v, &end, 10);
+  return (end && *end == 0 && ms > 0 && ms < 24 * 3600 * 1000) ? int(ms) : fallback;
+}
+}  // namespace
+
+std::unique_ptr<Transport> open_transport_from_environment(std::string& why) {
+  const char* spec = std::getenv("PVHV_XENCTRL");
+  if (!spec || !*spec) {
+    why = "PVHV_XENCTRL is not set (relay:<socket path>, see tools/README.md)";
+    errno = ENOENT;
+    return nullptr;
+  }
+  std::string s(spec);
+  if (s.rfind("relay:", 0) == 0 && s.size() > 6) {
+    RelaySettings settings;
+    settings.socket_path = s.substr(6);
+    settings.request_timeout_ms = environment_ms("PVHV_XENCTRL_TIMEOUT_MS", settings.request_timeout_ms);
+    settings.open_timeout_ms = environment_ms("PVHV_XENCTRL_OPEN_TIMEOUT_MS", settings.open_timeout_ms);
+    if (const char* trace = std::getenv("PVHV_XENCTRL_TRACE")) settings.trace_path = trace;
+    return RelayTransport::open(settings, why);
+  }
+  if (s == "privcmd" || s.rfind("daemon:", 0) == 0) {
+    why = "PVHV_XENCTRL=" + s + ": not implemented yet (relay:<socket path> is)";
+    errno = ENOSYS;
+    return nullptr;
+  }
+  why = "PVHV_XENCTRL=" + s + ": unknown transport (relay:<socket path>)";
+  errno = EINVAL;
+  return nullptr;
+}
+
+}  // namespace pvhv::xc

@@ -1,0 +1,72 @@
+// The relay's socket as a transport: QEMU's chardev for dom0's COM2 as a Unix socket, shared
+// with the trace stream (frames of trace/PROTOCOL.md, skipped here or copied to a file).
+#pragma once
+#include <cstdio>
+#include <deque>
+#include <mutex>
+#include <vector>
+
+#include "tools/libxc/transport.h"
+#include "tools/relay/frame_receiver.h"
+
+namespace pvhv::xc {
+
+struct RelaySettings {
+  std::string socket_path;
+  int request_timeout_ms = 30000;  // PVHV_XENCTRL_TIMEOUT_MS
+  int open_timeout_ms = 30000;     // PVHV_XENCTRL_OPEN_TIMEOUT_MS: the relay may still be booting
+  std::string trace_path;          // PVHV_XENCTRL_TRACE: trace frames seen on the link go here
+};
+
+class RelayTransport final : public Transport {
+ public:
+  // Connects and opens a session (retrying until the open timeout); null with errno on failure.
+  static std::unique_ptr<RelayTransport> open(const RelaySettings& settings, std::string& why);
+  ~RelayTransport() override;
+
+  int hypercall(uint32_t number, const uint64_t (&args)[5], int64_t& result) override;
+  int buffer_alloc(uint32_t pages, uint64_t& address) override;
+  int buffer_free(uint64_t address) override;
+  int buffer_write(uint64_t address, const void* data, size_t length) override;
+  int buffer_read(uint64_t address, void* data, size_t length) override;
+  int foreign_read(uint32_t domid, uint64_t frame, uint32_t offset, void* out, size_t length) override;
+  int foreign_write(uint32_t domid, uint64_t frame, uint32_t offset, const void* data, size_t length) override;
+  int dom0_shutdown(uint32_t reason) override;
+  const std::string& describe() const override { return description_; }
+
+  // Ports with an event the relay pushed, oldest first (for the event-channel interface to come).
+  std::deque<uint32_t>& events() { return events_; }
+
+ private:
+  struct Answer {
+    uint8_t type = 0;
+    std::vector<uint8_t> payload;  // after the sequence number
+  };
+
+  explicit RelayTransport(const RelaySettings& settings);
+  int connect_socket(int timeout_ms);
+  int open_session(std::string& why);
+  // Sends one request (seq prepended) and waits for its answer; a relay error becomes errno.
+  int exchange(uint8_t type, const std::vector<uint8_t>& fields, uint8_t expected, Answer& answer);
+  int send_frame(uint8_t type, const std::vector<uint8_t>& payload);
+  // Reads until an answer to `seq` (or, with `any_opened`, an OPENED for it) arrives.
+  int await(uint32_t seq, int timeout_ms, Answer& answer);
+  void take(const relay::Received& frame, uint32_t seq, bool& answered, Answer& answer, int& error);
+
+  RelaySettings settings_;
+  std::string description_;
+  int fd_ = -1;
+  std::vector<uint8_t> storage_;
+  relay::FrameReceiver receiver_;
+  uint32_t next_seq_ = 1;
+  uint32_t max_data_ = relay::kMaxData;
+  std::FILE* trace_ = nullptr;
+  std::deque<uint32_t> events_;
+  bool dom0_stopped_ = false;
+  bool trace_on_link_ = false;  // OPENED said trace records share the link
+  bool saw_trace_end_ = false;
+  bool trace_started_ = false;  // a HELLO came: trace frames from here on are copied  // after SHUTDOWN: every request fails with ESHUTDOWN
+  std::mutex mutex_;  // one request at a time per handle, as the relay serves them
+};
+
+}  // namespace pvhv::xc

@@ -1,0 +1,34 @@
+// How the library reaches the hypervisor: the operations of the relay protocol
+// (tools/PROTOCOL.md), as Linux's privcmd, evtchn and foreign-memory drivers offer them to
+// Xen's libraries. Chosen at xc_interface_open by PVHV_XENCTRL (tools/README.md).
+// Every operation returns 0, or -1 with errno set.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace pvhv::xc {
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  // privcmd's IOCTL_PRIVCMD_HYPERCALL: `result` is the hypercall's return value (a negative
+  // Xen error included: the caller turns it into errno).
+  virtual int hypercall(uint32_t number, const uint64_t (&args)[5], int64_t& result) = 0;
+  // Hypercall buffers: page runs in dom0 whose addresses hypercalls are given.
+  virtual int buffer_alloc(uint32_t pages, uint64_t& address) = 0;
+  virtual int buffer_free(uint64_t address) = 0;
+  virtual int buffer_write(uint64_t address, const void* data, size_t length) = 0;
+  virtual int buffer_read(uint64_t address, void* data, size_t length) = 0;
+  // One frame of another domain (or DOMID_XEN), by machine frame number.
+  virtual int foreign_read(uint32_t domid, uint64_t frame, uint32_t offset, void* out, size_t length) = 0;
+  virtual int foreign_write(uint32_t domid, uint64_t frame, uint32_t offset, const void* data, size_t length) = 0;
+  virtual int dom0_shutdown(uint32_t reason) = 0;
+  virtual const std::string& describe() const = 0;
+};
+
+// The transport PVHV_XENCTRL names; null with errno and `why` when there is none.
+std::unique_ptr<Transport> open_transport_from_environment(std::string& why);
+
+}  // namespace pvhv::xc

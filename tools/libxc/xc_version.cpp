@@ -1,0 +1,44 @@
+// xc_version: XENVER_* with its argument bounced out (in and out for build_id), as Xen's
+// xc_private.c does; an unknown command is -EINVAL without a hypercall, as there.
+#include <cerrno>
+
+#include "tools/libxc/xc_private.h"
+
+using namespace pvhv::xc;
+
+namespace {
+// What XENVER_* writes at its argument; -1 for a command the library does not know.
+long version_argument_bytes(int cmd, const void* arg) {
+  switch (cmd) {
+    case XENVER_version: case XENVER_pagesize: return 0;
+    case XENVER_extraversion: return sizeof(xen_extraversion_t);
+    case XENVER_compile_info: return sizeof(xen_compile_info_t);
+    case XENVER_capabilities: return sizeof(xen_capabilities_info_t);
+    case XENVER_changeset: return sizeof(xen_changeset_info_t);
+    case XENVER_platform_parameters: return sizeof(xen_platform_parameters_t);
+    case XENVER_get_features: return sizeof(xen_feature_info_t);
+    case XENVER_guest_handle: return sizeof(xen_domain_handle_t);
+    case XENVER_commandline: return sizeof(xen_commandline_t);
+    case XENVER_build_id: return long(sizeof(xen_build_id_t) + static_cast<const xen_build_id_t*>(arg)->len);
+    default: return -1;
+  }
+}
+}  // namespace
+
+int xc_version(xc_interface* xch, int cmd, void* arg) {
+  long size = version_argument_bytes(cmd, arg);
+  if (size < 0) {
+    error(xch, "xc_version: unknown command %d", cmd);
+    return -EINVAL;
+  }
+  Bounce bounce(xch, arg, size_t(size), cmd == XENVER_build_id ? Bounce::both : Bounce::out);
+  if (size != 0 && bounce.prepare() < 0) {
+    perror(xch, "Could not bounce buffer for version hypercall");
+    return -ENOMEM;
+  }
+  long rc = hypercall(xch, __HYPERVISOR_xen_version, uint64_t(cmd), bounce.address());
+  int saved = errno;
+  if (size != 0 && bounce.finish() < 0 && rc >= 0) return -1;
+  errno = saved;
+  return int(rc);
+}
