@@ -9,3 +9,8 @@ list(APPEND PURE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/process_table.cpp
   ${CMAKE_CURRENT_LIST_DIR}/user_stack.cpp
   ${CMAKE_CURRENT_LIST_DIR}/copy_on_write.cpp)
+list(APPEND PURE_SOURCES
+  ${CMAKE_CURRENT_LIST_DIR}/fuzz_options.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/fuzz_generate.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/fuzz_rules.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/fuzz_describe.cpp)
