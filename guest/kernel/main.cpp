@@ -5,6 +5,7 @@
 #include "kernel/boot_info.h"
 #include "kernel/console.h"
 #include "kernel/direct_map.h"
+#include "kernel/fuzz.h"
 #include "kernel/page_allocator.h"
 #include "kernel/panic.h"
 #include "kernel/process.h"
@@ -78,6 +79,8 @@ extern "C" [[noreturn]] void kernel_main(start_info_t* start_info, uint64_t boot
   timer_boot_check();
 
   run_selftest();
+  fuzz_companion_run_if_requested();
+  fuzz_run_if_requested();
 
   char init_path[64] = "/init";
   lib::cmdline_value(boot_info.cmdline, "init", init_path, sizeof(init_path));

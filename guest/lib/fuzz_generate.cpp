@@ -99,6 +99,18 @@ class Generator {
       default: return hypervisor_va();
     }
   }
+  // Where update_va_mapping must fail for want of tables (not the edge page's hole, which
+  // has an L1: mapping something there would end the reads it is meant to stop).
+  uint64_t untabled_va() {
+    switch (random_.below(on(kHypervisorPointers) ? 6 : 5)) {
+      case 0: return random_.below(kPage * 16);
+      case 1: return pool_.unmapped_va + random_.below(kPage);
+      case 2: return non_canonical();
+      case 3: return random_.between(0x1000, 0x00007fffffffffffull);
+      case 4: return 0xffff000000000000ull | (random_.between(272, 299) << 39) | random_.bits(39);
+      default: return hypervisor_va();
+    }
+  }
   // An address in the fuzzed range (the kernel L4's fuzz slots), biased to where the initial
   // tables map something.
   uint64_t fuzz_va() {
@@ -115,7 +127,7 @@ class Generator {
   // must refuse. Never the kernel's memory, never the fuzzed range.
   uint64_t write_pointer(uint64_t bytes) {
     unsigned choice = unsigned(random_.below(100));
-    uint64_t va;
+    uint64_t va = 0;
     if (choice < 70) {
       if (uint8_t* at = take(bytes, va)) {
         fill_random(at, bytes);
@@ -294,11 +306,27 @@ class Generator {
   // The value written to a slot of the fuzzer's: by the level of the table it is in, and
   // read-only for the direct-map slots of scratch tables (their mappings must stay unwritable).
   uint64_t value_for_slot(uint64_t machine_address, unsigned level) {
-    for (unsigned i = 0; i < pool_.table_count; ++i) {
-      if (pool_.direct_map_slot_ma[i] == machine_address) return entry_value(1) & ~kWritableBit;
+    for (unsigned i = 0; i < pool_.table_count + pool_.data_count; ++i) {
+      unsigned slot = i < pool_.table_count ? i : kMaxTables + (i - pool_.table_count);
+      if (pool_.direct_map_slot_ma[slot] == machine_address) return direct_map_value(i);
     }
     if (random_.percent(12)) level = unsigned(random_.between(1, 4));  // the wrong level on purpose
     return entry_value(level);
+  }
+  // A value for the direct-map entry of scratch frame `index` (tables first, then data): mostly
+  // the frame itself again (so stores through it work more often than not), else another
+  // frame; never writable for a table.
+  uint64_t direct_map_value(unsigned index) {
+    bool table = index < pool_.table_count;
+    uint64_t value;
+    if (random_.percent(70)) {
+      uint64_t mfn = table ? pool_.table_mfn[index] : pool_.data_mfn[index - pool_.table_count];
+      value = (mfn << 12) | (leaf_flags() | kPresentBit);
+      if (!table && random_.percent(70)) value |= kWritableBit;
+    } else {
+      value = entry_value(1);
+    }
+    return table ? value & ~kWritableBit : value;
   }
   // A hostile value for a protected slot: what it holds, or a change the hypervisor must refuse.
   uint64_t protected_value(const ProtectedSlot& slot) {
@@ -310,7 +338,7 @@ class Generator {
       case 1:
         if (slot.level == 1 && slot.maps_table) return slot.value | kWritableBit;
         [[fallthrough]];
-      case 2: return slot.value | ((random_.bits(12) | 1) << 40);  // beyond the physical width
+      case 2: return slot.value | kPresentBit | ((random_.bits(12) | 1) << 40);  // beyond the physical width (present: a not-present entry may hold anything)
       default:
         if (slot.level > 1 && (slot.value & kPresentBit)) return slot.value | kLargeBit;
         return slot.value;
@@ -360,7 +388,8 @@ class Generator {
     va = unreadable_va();
     return nullptr;
   }
-  uint64_t hostile_list_pointer() { return random_.coin() ? unreadable_va() : pool_.read_only_va; }
+  // Where a list cannot be read (a readable page would be read as requests, whatever it holds).
+  uint64_t hostile_list_pointer() { return unreadable_va(); }
 
   // ---- the MMU hypercalls ----------------------------------------------------------------
   void mmu_request(uint64_t& ptr, uint64_t& val) {
@@ -395,7 +424,7 @@ class Generator {
 
   void mmu_update(Call& call) {
     uint64_t count = batch_count(random_.percent(70) ? 4 : 32);
-    uint64_t va, written;
+    uint64_t va = 0, written = 0;
     uint8_t* list = random_.percent(5) ? nullptr : batch_list(count, sizeof(mmu_update_t), va, written);
     if (list) {
       auto* requests = reinterpret_cast<mmu_update_t*>(list);
@@ -418,7 +447,7 @@ class Generator {
                                          MMUEXT_FLUSH_CACHE, MMUEXT_SET_LDT, 14, MMUEXT_NEW_USER_BASEPTR, MMUEXT_CLEAR_PAGE,
                                          MMUEXT_COPY_PAGE, MMUEXT_FLUSH_CACHE_GLOBAL, MMUEXT_MARK_SUPER, MMUEXT_UNMARK_SUPER,
                                          21};
-    static const unsigned kWeights[] = {7, 7, 6, 6, 10, 6, 8, 6, 2, 2, 2, 2, 2, 3, 1, 8, 4, 4, 1, 2, 2, 1};
+    static const unsigned kWeights[] = {12, 7, 6, 6, 10, 6, 8, 6, 2, 2, 2, 2, 2, 3, 1, 8, 4, 4, 1, 2, 2, 1};
     static_assert(sizeof(kCommands) == sizeof(kWeights));
     unsigned cmd = kCommands[random_.weighted(kWeights, sizeof(kWeights) / sizeof(kWeights[0]))];
     if (random_.percent(2)) cmd = unsigned(random_.next());
@@ -518,7 +547,7 @@ class Generator {
 
   void mmuext_op(Call& call, uint32_t& restore) {
     uint64_t count = batch_count(random_.percent(70) ? 3 : 8);
-    uint64_t va, written;
+    uint64_t va = 0, written = 0;
     uint8_t* list = random_.percent(5) ? nullptr : batch_list(count, sizeof(mmuext_op_t), va, written);
     if (list) {
       auto* ops = reinterpret_cast<mmuext_op_t*>(list);
@@ -533,33 +562,32 @@ class Generator {
     call.args[3] = foreign_domain();
   }
 
-  // update_va_mapping: an address and the value for its L1 entry.
-  void va_mapping(Call& call) {
-    uint64_t va, value;
+  // update_va_mapping: an address and the value for its L1 entry. An address in the fuzzed
+  // range updates whatever L1 its path leads to now, protected tables included (a scratch
+  // table may link one): the executor checks the path of a call it issues alone, but inside a
+  // batch earlier entries may change it, so batches use the other addresses only.
+  void va_mapping(Call& call, bool in_batch = false) {
+    uint64_t va = 0, value = 0;
     unsigned choice = unsigned(random_.below(100));
+    if (in_batch && choice < 50) choice = 50 + unsigned(random_.below(50));
     if (choice < 50) {
       va = fuzz_va();
       value = entry_value(1);
     } else if (choice < 64) {
       unsigned index = unsigned(random_.below(pool_.table_count + pool_.data_count));
-      if (index < pool_.table_count) {
-        va = pool_.table_va[index];
-        value = entry_value(1) & ~kWritableBit;  // a table's direct-map mapping stays unwritable
-      } else {
-        va = pool_.data_va[index - pool_.table_count];
-        value = entry_value(1);
-      }
+      va = index < pool_.table_count ? pool_.table_va[index] : pool_.data_va[index - pool_.table_count];
+      value = direct_map_value(index);  // a table's direct-map mapping stays unwritable
     } else if (choice < 74 && pool_.protected_slot_count) {
       const ProtectedSlot* slot = protected_l1_slot();
       if (slot) {
         va = slot->va;
         value = protected_value(*slot);
       } else {
-        va = unreadable_va();
+        va = untabled_va();
         value = entry_value(1);
       }
     } else {
-      va = unreadable_va();
+      va = untabled_va();
       value = entry_value(1);
     }
     va &= random_.percent(90) ? ~(kPage - 1) : ~0ull;
@@ -599,10 +627,13 @@ class Generator {
     call.args[1] = argument;
   }
 
-  void sched_op_args(Call& call, Op& op) {
+  // A block inside a batch could follow an entry that moved or cancelled the timer the
+  // operation armed: batches yield instead.
+  void sched_op_args(Call& call, Op& op, bool in_batch = false) {
     static const unsigned kWeights[] = {20, 14, 8, 6, 6, 6, 6, 4, 6};
     unsigned cmd = random_.weighted(kWeights, 9);
-    uint64_t va;
+    if (in_batch && cmd == SCHEDOP_block) cmd = SCHEDOP_yield;
+    uint64_t va = 0;
     switch (cmd) {
       case SCHEDOP_yield: call.args[1] = random_.next(); break;
       case SCHEDOP_block:
@@ -678,7 +709,7 @@ class Generator {
     static const unsigned kWeights[] = {4, 6, 3, 8, 8, 6, 4, 4, 5, 8, 2, 0, 2, 3, 2, 3};
     unsigned cmd = random_.weighted(kWeights, 16);
     if (cmd == 15) cmd = unsigned(random_.between(15, 0xffffffffull));
-    uint64_t va;
+    uint64_t va = 0;
     uint8_t* at = take(32, va);
     if (!at) {
       call.args[0] = command(cmd);
@@ -750,7 +781,7 @@ class Generator {
     unsigned cmd = random_.weighted(kWeights, 15);
     if (cmd == 14) cmd = unsigned(random_.between(14, 0xffffffffull));
     uint64_t vcpu = random_.percent(80) ? 0 : (random_.coin() ? random_.between(1, 8) : random_.next());
-    uint64_t va;
+    uint64_t va = 0;
     switch (cmd) {
       case VCPUOP_set_periodic_timer: case VCPUOP_set_singleshot_timer: {
         restore |= kRestoreTimers;
@@ -802,7 +833,7 @@ class Generator {
       call.args[2] = pool_.text_va + offset;
     } else if (choice < 85) {  // text that runs into the unmapped page
       uint64_t length = random_.between(1, 40);
-      uint64_t va;
+      uint64_t va = 0;
       if (uint8_t* at = edge_tail(length, 0, va)) {
         for (uint64_t i = 0; i < length; ++i) at[i] = uint8_t('a' + random_.below(26));
         call.args[1] = length + random_.between(1, 100000);
@@ -821,7 +852,7 @@ class Generator {
   }
 
   void sysctl_args(Call& call, uint32_t& restore) {
-    uint64_t va;
+    uint64_t va = 0;
     auto* request = reinterpret_cast<xen_sysctl_t*>(take(sizeof(xen_sysctl_t), va));
     if (!request) {
       call.args[0] = unreadable_va_no_user();
@@ -863,7 +894,7 @@ class Generator {
     uint64_t cmd = random_.pick(kSafe);
     if (random_.percent(10)) cmd |= random_.between(1, 0xffffff) << 6;  // a continuation index above the command
     call.args[0] = command(cmd);
-    uint64_t va;
+    uint64_t va = 0;
     uint8_t* at = take(64, va);
     if (!at) {
       call.args[1] = unreadable_va_no_user();
@@ -882,9 +913,9 @@ class Generator {
   }
 
   // Arguments for hypercall `number` (its low 32 bits), which is not one of the MMU calls.
-  void call_args(uint32_t number, Op& op, Call& call, uint32_t& restore) {
+  void call_args(uint32_t number, Op& op, Call& call, uint32_t& restore, bool in_batch) {
     for (uint64_t& arg : call.args) arg = random_arg();
-    uint64_t va;
+    uint64_t va = 0;
     switch (number) {
       case __HYPERVISOR_set_trap_table: {
         restore |= kRestoreTraps;
@@ -944,6 +975,7 @@ class Generator {
       case __HYPERVISOR_sched_op_compat: {
         static const uint64_t kCommands[] = {SCHEDOP_yield, SCHEDOP_block, SCHEDOP_poll, SCHEDOP_shutdown_code, 7, 8, 100};
         uint64_t cmd = random_.pick(kCommands);
+        if (cmd == SCHEDOP_block && in_batch) cmd = SCHEDOP_yield;
         if (cmd == SCHEDOP_block) arm(op, random_.pick(kTimerDelays));
         call.args[0] = command(cmd);
         break;
@@ -1040,7 +1072,7 @@ class Generator {
         call.args[1] = at ? va : unreadable_va_no_user();
         break;
       }
-      case __HYPERVISOR_sched_op: sched_op_args(call, op); break;
+      case __HYPERVISOR_sched_op: sched_op_args(call, op, in_batch); break;
       case __HYPERVISOR_callback_op: {
         restore |= kRestoreCallbacks | kRestoreNmi;
         call.args[0] = command(random_.below(3));
@@ -1105,8 +1137,10 @@ class Generator {
     switch (low) {
       case __HYPERVISOR_mmu_update: mmu_update(call); break;
       case __HYPERVISOR_mmuext_op: mmuext_op(call, restore); break;
-      case __HYPERVISOR_update_va_mapping: case __HYPERVISOR_update_va_mapping_otherdomain: va_mapping(call); break;
-      default: call_args(low, op, call, restore); call.number = low; break;
+      case __HYPERVISOR_update_va_mapping: case __HYPERVISOR_update_va_mapping_otherdomain:
+        va_mapping(call, in_multicall);
+        break;
+      default: call_args(low, op, call, restore, in_multicall); call.number = low; break;
     }
     // High bits: Xen compares the whole register (-ENOSYS); a hypervisor that truncates runs
     // the low part, whose arguments were made safe above.
@@ -1118,7 +1152,7 @@ class Generator {
   // ---- multicall -----------------------------------------------------------------------
   void multicall(Op& op, Call& call, uint32_t& restore, unsigned depth) {
     uint64_t count = batch_count(random_.percent(75) ? 6 : 24);
-    uint64_t va, written;
+    uint64_t va = 0, written = 0;
     uint8_t* list = random_.percent(5) ? nullptr : batch_list(count, sizeof(multicall_entry_t), va, written);
     if (list) {
       auto* entries = reinterpret_cast<multicall_entry_t*>(list);
@@ -1138,7 +1172,7 @@ class Generator {
     unsigned choice = unsigned(random_.below(100));
     if (choice < 20) mmu_update(inner);
     else if (choice < 35) mmuext_op(inner, restore);
-    else if (choice < 50) va_mapping(inner);
+    else if (choice < 50) va_mapping(inner, true);
     else if (choice < 80) any_call(op, inner, restore, true);
     else if (choice < 90 && on(kNested)) {
       // A multicall or an iret inside a batch: Xen refuses both per entry.
@@ -1179,8 +1213,9 @@ class Generator {
       store_operand(step, 4);
       return;
     }
-    unsigned table;
-    scratch_table(table);
+    // Mostly the L1s: their direct writes are what writable pagetables detach.
+    unsigned table = random_.percent(65) ? table_of_level(1) : 0;
+    if (table == 0) scratch_table(table);
     if (table < pool_.clone_count && random_.percent(70)) scratch_table(table);  // clones less often
     step.table = uint8_t(table);
     unsigned span = step.store == StoreKind::rep_stos ? unsigned(random_.between(1, 3)) : 1;

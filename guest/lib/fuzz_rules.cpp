@@ -34,7 +34,8 @@ bool unreadable(const Pool& pool, uint64_t va) {
   if (va < 0x0000800000000000ull) return true;  // user half: the kernel's tables map none of it while fuzzing
   if (!canonical(va)) return true;
   if (va >= kHypervisorStart && va < kHypervisorEnd) return true;
-  // The kernel's L4 links only its own slot and the fuzz slots while fuzzing.
+  // The kernel's L4 links only its own slot and the fuzz slots while fuzzing, and the fuzzer
+  // writes no slot of the kernel's own (the unmapped page and the edge page's hole stay so).
   unsigned slot = unsigned((va >> 39) & 511);
   if (slot != kKernelL4Slot && !in_fuzz_area(va)) return true;
   if (in_range(va, pool.unmapped_va, kPage)) return true;
@@ -92,7 +93,8 @@ bool refused_or_same(const ProtectedSlot& slot, uint64_t value) {
   if (value == slot.value) return true;
   unsigned index = unsigned((slot.machine_address & (kPage - 1)) / 8);
   if (slot.level == 4 && index >= kFirstHypervisorSlot && index <= kLastHypervisorSlot) return true;
-  uint64_t changed = value ^ slot.value;
+  if (!(value & kPresentBit)) return false;  // a not-present entry may hold anything: accepted
+  uint64_t changed = (value ^ slot.value) & ~kPresentBit;
   if ((value & 0x000fff0000000000ull) && !(changed & ~0x000fff0000000000ull)) return true;  // beyond the physical width
   if (slot.level == 1 && slot.maps_table && changed == kWritableBit) return true;          // a table writable
   if (slot.level > 1 && changed == kLargeBit) return true;                                // a superpage
@@ -126,8 +128,7 @@ const char* check_mmu_update(const Pool& pool, const uint64_t* args) {
   for (uint64_t i = 0; i < count && i < 4096; ++i) {
     const uint8_t* bytes = buffer_bytes(pool, args[0] + i * sizeof(mmu_update_t), sizeof(mmu_update_t));
     if (!bytes) {
-      if (i == 0 && !unreadable(pool, args[0]) && !in_range(args[0], pool.read_only_va, kPage) &&
-          !in_range(args[0], pool.edge_va, 2 * kPage))
+      if (i == 0 && !unreadable(pool, args[0]) && !in_range(args[0], pool.edge_va, 2 * kPage))
         return "mmu_update's list outside the operation's buffers";
       break;
     }
@@ -183,8 +184,7 @@ const char* check_mmuext_op(const Pool& pool, const uint64_t* args, uint32_t res
   for (uint64_t i = 0; i < args[1] && i < 4096; ++i) {
     const uint8_t* bytes = buffer_bytes(pool, args[0] + i * sizeof(mmuext_op_t), sizeof(mmuext_op_t));
     if (!bytes) {
-      if (i == 0 && !unreadable(pool, args[0]) && !in_range(args[0], pool.read_only_va, kPage) &&
-          !in_range(args[0], pool.edge_va, 2 * kPage))
+      if (i == 0 && !unreadable(pool, args[0]) && !in_range(args[0], pool.edge_va, 2 * kPage))
         return "mmuext_op's list outside the operation's buffers";
       break;
     }
@@ -195,10 +195,21 @@ const char* check_mmuext_op(const Pool& pool, const uint64_t* args, uint32_t res
   return "";
 }
 
-const char* check_va_mapping(const Pool& pool, const uint64_t* args) {
+// No L1 can exist for it while fuzzing: outside the kernel's slot and the fuzz slots, or in
+// the kernel's 2 MiB with no L1.
+bool untabled(const Pool& pool, uint64_t va) {
+  if (va < 0x0000800000000000ull || !canonical(va)) return true;
+  if (va >= kHypervisorStart && va < kHypervisorEnd) return true;
+  unsigned slot = unsigned((va >> 39) & 511);
+  if (slot != kKernelL4Slot && !in_fuzz_area(va)) return true;
+  return in_range(va, pool.unmapped_va & ~((2ull << 20) - 1), 2ull << 20);
+}
+
+const char* check_va_mapping(const Pool& pool, const uint64_t* args, unsigned depth) {
   uint64_t va = args[0] & ~(kPage - 1);
   uint64_t value = args[1];
-  if (in_fuzz_area(va) || unreadable(pool, va) || va < 0x0000800000000000ull)
+  if (depth > 0 && in_fuzz_area(va)) return "a batched update_va_mapping through the fuzzed range";
+  if (in_fuzz_area(va) || untabled(pool, va))
     return entry_safe(pool, value) ? "" : "a fuzzed address mapped writable to a protected frame";
   for (unsigned i = 0; i < pool.table_count; ++i)
     if (pool.table_va[i] == va) return (value & kWritableBit) ? "a scratch table mapped writable" : "";
@@ -208,8 +219,6 @@ const char* check_va_mapping(const Pool& pool, const uint64_t* args) {
     const ProtectedSlot& slot = pool.protected_slots[i];
     if (slot.level == 1 && slot.va == va) return refused_or_same(slot, value) ? "" : "a kernel address given a new mapping";
   }
-  // Other kernel addresses without an L1 (the unmapped window) are refused; any other is ours.
-  if (in_range(va, pool.unmapped_va & ~((2ull << 20) - 1), 2ull << 20)) return "";
   return "update_va_mapping of a kernel address";
 }
 
@@ -226,8 +235,7 @@ const char* check_multicall(const Pool& pool, const Op& op, const uint64_t* args
   for (uint64_t i = 0; i < args[1] && i < 4096; ++i) {
     const uint8_t* bytes = buffer_bytes(pool, args[0] + i * sizeof(multicall_entry_t), sizeof(multicall_entry_t));
     if (!bytes) {
-      if (i == 0 && !unreadable(pool, args[0]) && !in_range(args[0], pool.read_only_va, kPage) &&
-          !in_range(args[0], pool.edge_va, 2 * kPage))
+      if (i == 0 && !unreadable(pool, args[0]) && !in_range(args[0], pool.edge_va, 2 * kPage))
         return "a multicall list outside the operation's buffers";
       break;
     }
@@ -249,12 +257,13 @@ const char* check_call(const Pool& pool, const Op& op, const uint64_t* args, uin
   uint32_t cmd = uint32_t(args[0]);
   const uint32_t restore = op.restore;
   if (is_block_call(number, args[0]) && !op.arm_timer) return "a block with no timer armed";
+  if (is_block_call(number, args[0]) && depth > 0) return "a block inside a batch (the timer may have moved)";
   switch (low) {
     case __HYPERVISOR_set_trap_table: return (restore & kRestoreTraps) ? "" : "set_trap_table without kRestoreTraps";
     case __HYPERVISOR_mmu_update: return check_mmu_update(pool, args);
     case __HYPERVISOR_mmuext_op: return check_mmuext_op(pool, args, restore);
     case __HYPERVISOR_update_va_mapping: case __HYPERVISOR_update_va_mapping_otherdomain:
-      return check_va_mapping(pool, args);
+      return check_va_mapping(pool, args, depth);
     case __HYPERVISOR_multicall: return check_multicall(pool, op, args, depth);
     case __HYPERVISOR_iret: return depth == 0 ? "an iret outside the iret class" : "";
     case __HYPERVISOR_set_callbacks: case __HYPERVISOR_callback_op:

@@ -311,9 +311,10 @@ TEST(guest_fuzz_generate, SkipOptionsLeaveTheirKindOut) {
       collect_numbers(test.pool, op.call.number, op.call.args, numbers);
     for (size_t i = 0; i < numbers.size(); ++i) {
       ASSERT_EQ(numbers[i] >> 32, 0u) << text_of(test.pool, op);
-      if (i > 0 && op.kind == OpKind::multicall)
+      if (i > 0 && op.kind == OpKind::multicall) {
         ASSERT_TRUE(uint32_t(numbers[i]) != __HYPERVISOR_iret && uint32_t(numbers[i]) != __HYPERVISOR_multicall)
             << text_of(test.pool, op);
+      }
     }
     if (op.kind == OpKind::rflags) ASSERT_FALSE(op.rflags & kNtFlag);
     if (op.kind == OpKind::iret) {
@@ -389,6 +390,26 @@ TEST(guest_fuzz_rules, CatchBrokenOperations) {
   EXPECT_STRNE(check_rules(test.pool, base), "");
   ext->arg1.mfn = test.pool.table_mfn[1];
   EXPECT_STREQ(check_rules(test.pool, base), "");
+
+  // A readable page is read as requests, whatever it holds: only the buffers, or nowhere.
+  Op batch;
+  batch.kind = OpKind::multicall;
+  batch.call.number = __HYPERVISOR_multicall;
+  batch.call.args[0] = test.pool.read_only_va;
+  batch.call.args[1] = 3;
+  EXPECT_STRNE(check_rules(test.pool, batch), "");
+  batch.call.args[0] = test.pool.unmapped_va;
+  EXPECT_STREQ(check_rules(test.pool, batch), "");
+
+  // The edge page's hole is unreadable, but it has an L1: nothing may be mapped there.
+  Op hole;
+  hole.kind = OpKind::va_mapping;
+  hole.call.number = __HYPERVISOR_update_va_mapping;
+  hole.call.args[0] = test.pool.edge_va + 4096 + 0x80;
+  hole.call.args[1] = (test.pool.data_mfn[0] << 12) | 3;
+  EXPECT_STRNE(check_rules(test.pool, hole), "");
+  hole.call.args[0] = test.pool.unmapped_va;
+  EXPECT_STREQ(check_rules(test.pool, hole), "");
 }
 
 TEST(guest_fuzz_entries, StoreResults) {
