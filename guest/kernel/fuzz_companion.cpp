@@ -50,10 +50,13 @@ bool owned_by_domu(const pv::PageTableSlot& slot, uint64_t mfn) {
   return true;
 }
 
-// The domU's first frame: probe every 256th frame for one it owns, then search down.
+// The domU's first frame: probe every 256th frame above dom0's memory (the boot domains are
+// built in order) for one it owns, then search down. Not below: the hypervisor lets dom0 map
+// I/O frames whatever page owner it names (Xen checks the named owner's I/O permission).
 uint64_t find_first_frame(const pv::PageTableSlot& slot, uint64_t max_ram_page) {
-  uint64_t below = 0;
-  for (uint64_t mfn = 0; mfn < max_ram_page; mfn += 256) {
+  uint64_t own_end = boot_info.p2m[boot_info.nr_pages - 1] + 1;
+  uint64_t below = own_end;
+  for (uint64_t mfn = own_end; mfn < max_ram_page; mfn += 256) {
     if (!owned_by_domu(slot, mfn)) {
       below = mfn;
       continue;

@@ -73,7 +73,7 @@ void describe_call(const Pool& pool, Text& text, uint64_t number, const uint64_t
       uint64_t entry_args[6];
       for (unsigned a = 0; a < 6; ++a) entry_args[a] = entry.args[a];
       if (uint32_t(entry.op) == __HYPERVISOR_multicall && entry.args[0] == args[0])
-        text.add("multicall(itself, 0x%lx)", entry.args[1]);
+        text.add("hypercall 0x%lx(itself, 0x%lx): the multicall's own list", entry.op, entry.args[1]);
       else
         describe_call(pool, text, entry.op, entry_args, depth + 1);
     }
