@@ -26,6 +26,7 @@ Campaign campaign;
 namespace {
 
 constexpr uint64_t kAuditWaitNs = 5'000'000'000ull;  // how long a domU waits for dom0's audit
+constexpr uint64_t kSlowOperationNs = 200'000'000ull;
 
 char description[8192];
 
@@ -125,8 +126,17 @@ void run_operation(Campaign& c, uint64_t n) {
     }
     return;
   }
+  uint64_t before = system_time_ns();
   execute(c, op);
+  uint64_t took = system_time_ns() - before;
   ++c.stats.ops;
+  // An operation that holds the vCPU this long is worth a look (a loop in the hypervisor, a
+  // timer that did not fire): name it.
+  if (took > kSlowOperationNs && c.stats.slow_ops++ < 20) {
+    lib::fuzz::describe(c.pool, op, description, sizeof(description));
+    print("fuzz: op %lu took %lu ms\n", n, took / 1000000);
+    print_description("fuzz: slow op", n, description);
+  }
   check_protected(c, n);
   check_kernel_tables(c, n, 256);
   if (logged) print("fuzz: op %lu: done\n", n);

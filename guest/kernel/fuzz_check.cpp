@@ -168,6 +168,7 @@ void snapshot_kernel_tables(Campaign& c) {
     for (unsigned i2 = 0; l2_entries && i2 < 512; ++i2)
       if ((l2_entries[i2] & 1) && !(l2_entries[i2] & kLargeBit)) add_kernel_table(c, (l2_entries[i2] & kAddressBits) >> 12);
   }
+  print("fuzz: watching %u of the kernel's page tables (%u entries)\n", kernel_table_count, kernel_table_count * 512);
 }
 
 uint64_t check_kernel_tables(Campaign& c, uint64_t op, unsigned count) {

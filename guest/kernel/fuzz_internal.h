@@ -31,7 +31,8 @@ struct Stats {
   uint64_t rejected = 0;     // operations the rule check refused to run (a generator bug)
   uint64_t audits = 0, audit_mismatches = 0, audits_missed = 0;
   uint64_t oracle_violations = 0;
-  uint64_t protected_changes = 0;  // protected entries found changed after an operation
+  uint64_t protected_changes = 0;
+  uint64_t slow_ops = 0;     // operations that took more than 200 ms  // protected entries found changed after an operation
   uint64_t unexpected = 0;   // traps of ours the hypervisor should not have caused
 };
 

@@ -792,6 +792,7 @@ class Generator {
           static const uint64_t kNs[] = {0, 1, 999999, 1000000, 1000001, 10000000, ~0ull};
           words[0] = random_.coin() ? random_.pick(kNs) : random_.next();
           if (cmd == VCPUOP_set_singleshot_timer) words[1] = random_.below(4);  // flags
+          if (cmd == VCPUOP_set_periodic_timer && !on(kHugeTimers)) words[0] &= (1ull << 62) - 1;
         } else {
           va = unreadable_va_no_user();
         }

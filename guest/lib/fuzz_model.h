@@ -58,6 +58,7 @@ enum Feature : unsigned {
   kBasePointer,            // NEW_BASEPTR to a clone of the kernel L4
   kForeign,                // foreigndom / otherdomain values other than DOMID_SELF
   kHypervisorSlots,        // values for the hypervisor's L4 slots of the kernel L4
+  kHugeTimers,             // timer periods of 2^62 ns and more (Xen refuses them)
   kFeatureCount
 };
 

@@ -92,6 +92,18 @@ class Outcome:
         return sorted({kind for kind, _ in self.failures})
 
 
+def known_failures():
+    """The fuzz_skip= names of tests/fuzz/known_failures, joined with '+'."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "known_failures")
+    names = []
+    with open(path) as f:
+        for line in f:
+            word = line.split("#", 1)[0].strip()
+            if word:
+                names.append(word)
+    return "+".join(names)
+
+
 def timeout_for(chunk):
     """Generous: the operations themselves run at about 20,000 a second under TCG; the
     audits (every frame of the machine) and dom0's work come on top."""

@@ -185,6 +185,12 @@ TEST(guest_fuzz_options, ParsesTheCommandLine) {
   EXPECT_FALSE(options.enabled(kNt));
   EXPECT_FALSE(options.enabled(kRaxHigh));
   EXPECT_TRUE(options.enabled(kTf));
+  // Every feature has a name that parses back to it.
+  for (unsigned f = 0; f < kFeatureCount; ++f) {
+    uint64_t mask = 0;
+    ASSERT_TRUE(parse_features(feature_name(Feature(f)), mask, nullptr)) << f;
+    EXPECT_EQ(mask, 1ull << f);
+  }
   ASSERT_TRUE(parse_options("fuzz=7 fuzz_only=mmu+ptwrite", options, error, sizeof(error)));
   EXPECT_TRUE(options.enabled(kMmu));
   EXPECT_FALSE(options.enabled(kCall));
@@ -316,7 +322,9 @@ TEST(guest_fuzz_generate, SkipOptionsLeaveTheirKindOut) {
             << text_of(test.pool, op);
       }
     }
-    if (op.kind == OpKind::rflags) ASSERT_FALSE(op.rflags & kNtFlag);
+    if (op.kind == OpKind::rflags) {
+      ASSERT_FALSE(op.rflags & kNtFlag);
+    }
     if (op.kind == OpKind::iret) {
       ASSERT_FALSE(op.iret.rflags & kNtFlag);
       ASSERT_EQ(op.iret.ss, 0xe02bu);
