@@ -157,10 +157,17 @@ Probe store_probe(StoreKind kind) {
   return fuzz_store64;
 }
 
-// A read-only mapping of frame `mfn` in the fuzzed range (the `choice`-th found), or 0: the
-// second way a guest reaches its page tables with plain stores.
-uint64_t find_alias(const Campaign& c, uint64_t mfn, uint64_t choice) {
-  uint64_t found[16];
+// The read-only mappings of frame `mfn` in the fuzzed range (the second way a guest reaches
+// its page tables with plain stores): the `choice`-th found (modulo how many), with the L1
+// entry that holds it. False if there is none.
+struct Alias {
+  uint64_t va;
+  uint64_t holder_mfn;
+  unsigned holder_index;
+};
+
+bool find_alias(const Campaign& c, uint64_t mfn, uint64_t choice, Alias& alias) {
+  Alias found[16];
   unsigned count = 0, examined = 0;
   auto* l4 = reinterpret_cast<volatile uint64_t*>(c.kernel_l4_va);
   for (unsigned s = 0; s < kFuzzSlotCount && count < 16; ++s) {
@@ -173,40 +180,69 @@ uint64_t find_alias(const Campaign& c, uint64_t mfn, uint64_t choice) {
       for (unsigned i2 = 0; l2 && i2 < 512 && count < 16 && examined < 4096; ++i2) {
         uint64_t e2 = l2[i2];
         if (!(e2 & 1) || (e2 & kLargeBit)) continue;
-        auto* l1 = reinterpret_cast<volatile uint64_t*>(readable_va(c, (e2 & kAddressBits) >> 12));
+        uint64_t holder = (e2 & kAddressBits) >> 12;
+        auto* l1 = reinterpret_cast<volatile uint64_t*>(readable_va(c, holder));
         for (unsigned i1 = 0; l1 && i1 < 512 && count < 16; ++i1, ++examined) {
           uint64_t e1 = l1[i1];
           if ((e1 & 1) && ((e1 & kAddressBits) >> 12) == mfn)
-            found[count++] = 0xffff000000000000ull | (uint64_t(kFuzzL4Slots[s]) << 39) | (uint64_t(i3) << 30) |
-                             (uint64_t(i2) << 21) | (uint64_t(i1) << 12);
+            found[count++] = Alias{0xffff000000000000ull | (uint64_t(kFuzzL4Slots[s]) << 39) | (uint64_t(i3) << 30) |
+                                       (uint64_t(i2) << 21) | (uint64_t(i1) << 12),
+                                   holder, i1};
         }
       }
     }
   }
-  return count ? found[choice % count] : 0;
+  if (!count) return false;
+  alias = found[choice % count];
+  return true;
+}
+
+int scratch_table_index(const Pool& pool, uint64_t mfn) {
+  for (unsigned i = 0; i < pool.table_count; ++i)
+    if (pool.table_mfn[i] == mfn) return int(i);
+  return -1;
 }
 
 void store(Campaign& c, const Step& step) {
   const Pool& pool = c.pool;
+  // Which table and slot the store changes, where the kernel reads them, where it stores.
   uint64_t mfn, page;
+  unsigned slot = step.slot;
   if (step.table == kKernelL4Table) {
     mfn = pool.kernel_l4_mfn;
     page = c.kernel_l4_va;
   } else {
     if (step.table >= pool.table_count) return;
     mfn = pool.table_mfn[step.table];
-    // The table's contents are read through its direct-map address, so that must map it.
-    if (direct_map_target(c, step.table) != mfn) {
+    page = pool.table_va[step.table];
+  }
+  uint64_t target = page;
+  Alias alias{};
+  bool aliased = step.table != kKernelL4Table && step.path != StorePath::direct_map && find_alias(c, mfn, step.alias, alias);
+  if (step.path == StorePath::alias_holder) {
+    int holder = aliased ? scratch_table_index(pool, alias.holder_mfn) : -1;
+    if (holder < 0 || !is_scratch_table_slot(pool, alias.holder_mfn * 4096 + alias.holder_index * 8ull) ||
+        (step.store == StoreKind::misaligned || step.store == StoreKind::rep_stos)) {
       ++c.stats.stores_skipped;
       return;
     }
-    page = pool.table_va[step.table];
+    mfn = alias.holder_mfn;
+    page = target = pool.table_va[holder];
+    slot = alias.holder_index;
+  } else if (aliased) {
+    target = alias.va;
+  }
+  // The table's contents are read through its direct-map address, so that must map it.
+  int index = scratch_table_index(pool, mfn);
+  if (step.table != kKernelL4Table && (index < 0 || direct_map_target(c, unsigned(index)) != mfn)) {
+    ++c.stats.stores_skipped;
+    return;
   }
   // What the store leaves in the entries it touches must keep the rules too.
   auto* entries = reinterpret_cast<volatile uint64_t*>(page);
   uint64_t current[8], result[8];
   unsigned span = store_span(step);
-  for (unsigned i = 0; i < span; ++i) current[i] = entries[step.slot + i];
+  for (unsigned i = 0; i < span; ++i) current[i] = entries[slot + i];
   store_result(step, current, result);
   for (unsigned i = 0; i < span; ++i) {
     if (!entry_safe(pool, result[i])) {
@@ -214,12 +250,7 @@ void store(Campaign& c, const Step& step) {
       return;
     }
   }
-  uint64_t target = page;
-  if (step.path == StorePath::alias && step.table != kKernelL4Table) {
-    uint64_t alias = find_alias(c, mfn, step.value ^ step.slot);
-    if (alias) target = alias;
-  }
-  uint64_t address = target + step.slot * 8ull + (step.store == StoreKind::misaligned ? (step.operand & 7) : 0);
+  uint64_t address = target + slot * 8ull + (step.store == StoreKind::misaligned ? (step.operand & 7) : 0);
   uint64_t operand = step.operand;
   if (step.store == StoreKind::cmpxchg && operand == kUseCurrent) operand = current[0];
   ++c.stats.stores;
@@ -259,6 +290,13 @@ void steps(Campaign& c, const Op& op) {
       case Step::Kind::load: load(c, step.va); break;
       case Step::Kind::touch_store: touch_store(c, step); break;
       case Step::Kind::settle: settle(); break;
+      case Step::Kind::rebuild: rebuild(c); break;
+      case Step::Kind::alias_load: {
+        Alias alias;
+        if (step.table < c.pool.table_count && find_alias(c, c.pool.table_mfn[step.table], step.alias, alias))
+          load(c, alias.va + (step.slot & 511) * 8ull);
+        break;
+      }
     }
   }
 }

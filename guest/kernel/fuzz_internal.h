@@ -56,6 +56,7 @@ struct Campaign {
   // operation, since only a hypervisor that accepted what it must refuse can change one.
   volatile uint64_t* protected_slot_va[lib::fuzz::kMaxProtectedSlots] = {};
   uint64_t kernel_l4_va = 0;
+  uint64_t kernel_slot_value = 0;  // the kernel L4's slot 511, which the clones share
   uint64_t shared_info_mfn = 0;
   uint64_t nr_pages = 0;
   bool own_contiguous = false;
@@ -68,6 +69,8 @@ extern Campaign campaign;
 // not give back (still typed: left out of the allocator).
 bool setup(Campaign& c);
 uint64_t teardown(Campaign& c);
+// The scratch tables back towards the tree setup built (a step of some ptwrite operations).
+void rebuild(Campaign& c);
 
 // One operation (fuzz_exec.cpp), and the state it may have changed put back.
 void execute(Campaign& c, const Op& op);

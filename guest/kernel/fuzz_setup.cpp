@@ -174,35 +174,41 @@ void find_own_memory(Campaign& c) {
 
 // The initial tree: L1s mapping data frames (and other tables, read-only, for the alias
 // path), L2s and L3s linking them, the kernel L4's fuzz slots and the two clones of the kernel
-// L4 (slot 511 = the kernel's L3, pinned) linking the L3s.
+// L4 (slot 511 = the kernel's L3, pinned) linking the L3s. Each L1 hangs from one L2 slot
+// (writable pagetables detach only those); the last two hang from none (pinned only).
+constexpr unsigned kFirstL1 = 14, kFirstL2 = 6, kFirstL3 = 2;
+
+uint64_t link(const Pool& pool, unsigned table) { return (pool.table_mfn[table] << 12) | kTableBits; }
+
+uint64_t initial_entry(const Campaign& c, unsigned table, unsigned index) {
+  const Pool& pool = c.pool;
+  unsigned l1_count = pool.table_count - kFirstL1;
+  if (table >= kFirstL1) {
+    if (index < 16) return (pool.data_mfn[(table * 3 + index) % pool.data_count] << 12) | ((index & 1) ? kReadOnly : kWritable);
+    if (index == 16) return (pool.table_mfn[kFirstL1 + (table - kFirstL1 + 1) % l1_count] << 12) | kReadOnly;  // another L1
+    if (index == 17) return (pool.table_mfn[kFirstL2 + table % 8] << 12) | kReadOnly;                          // an L2
+    if (index == 18) return (pool.protected_frames[5 % pool.protected_frame_count].mfn << 12) | kReadOnly;
+    return 0;
+  }
+  if (table >= kFirstL2) return index < 2 ? link(pool, kFirstL1 + ((table - kFirstL2) * 2 + index) % l1_count) : 0;
+  if (table >= kFirstL3) return index < 2 ? link(pool, kFirstL2 + ((table - kFirstL3) * 2 + index) % 8) : 0;
+  if (index == kKernelL4Slot) return c.kernel_slot_value;
+  if (index == kFuzzL4Slots[0]) return link(pool, 4 + table);
+  if (index == kFuzzL4Slots[1]) return link(pool, 2 + table);
+  return 0;
+}
+
 void build_tables(Campaign& c) {
   Pool& pool = c.pool;
-  uint64_t kernel_slot = read_slot(kernel_l4(), kKernelL4Slot);
-  auto ma = [&](unsigned table, unsigned index) { return pool.table_mfn[table] * 4096 + index * 8ull; };
-  auto link = [&](unsigned table) { return (pool.table_mfn[table] << 12) | kTableBits; };
+  c.kernel_slot_value = read_slot(kernel_l4(), kKernelL4Slot);
   long rc = 0;
-  unsigned first_l1 = 14, l1_count = pool.table_count - first_l1;
-  for (unsigned t = first_l1; t < pool.table_count; ++t) {
-    for (unsigned k = 0; k < 16; ++k) {
-      uint64_t data = pool.data_mfn[(t * 3 + k) % pool.data_count];
-      rc |= mmu_update_raw(ma(t, k), (data << 12) | ((k & 1) ? kReadOnly : kWritable));
-    }
-    unsigned other = first_l1 + (t - first_l1 + 1) % l1_count;
-    rc |= mmu_update_raw(ma(t, 16), (pool.table_mfn[other] << 12) | kReadOnly);       // another table, read-only
-    rc |= mmu_update_raw(ma(t, 17), (pool.table_mfn[6 + t % 8] << 12) | kReadOnly);   // an L2, read-only
-    rc |= mmu_update_raw(ma(t, 18), (pool.protected_frames[5 % pool.protected_frame_count].mfn << 12) | kReadOnly);
-  }
-  // Each L1 hangs from one L2 slot (writable pagetables detach only those); the last two
-  // hang from none (pinned only).
-  for (unsigned t = 6; t < 14; ++t)
-    for (unsigned k = 0; k < 2; ++k) rc |= mmu_update_raw(ma(t, k), link(first_l1 + ((t - 6) * 2 + k) % l1_count));
-  for (unsigned t = 2; t < 6; ++t)
-    for (unsigned k = 0; k < 2; ++k) rc |= mmu_update_raw(ma(t, k), link(6 + ((t - 2) * 2 + k) % 8));
+  for (unsigned t = pool.table_count; t-- > pool.clone_count;)  // L1s first, then the tables that link them
+    for (unsigned k = 0; k < 512; ++k)
+      if (uint64_t value = initial_entry(c, t, k)) rc |= mmu_update_raw(pool.table_mfn[t] * 4096 + k * 8ull, value);
   if (rc) panic("fuzz: building the scratch tables: %ld", rc);
   for (unsigned clone = 0; clone < pool.clone_count; ++clone) {
-    rc |= mmu_update_raw(ma(clone, kKernelL4Slot), kernel_slot);
-    rc |= mmu_update_raw(ma(clone, kFuzzL4Slots[0]), link(4 + clone));
-    rc |= mmu_update_raw(ma(clone, kFuzzL4Slots[1]), link(2 + clone));
+    for (unsigned k = 0; k < 512; ++k)
+      if (uint64_t value = initial_entry(c, clone, k)) rc |= mmu_update_raw(pool.table_mfn[clone] * 4096 + k * 8ull, value);
     if (rc == 0) rc = pv::ops.raw_mmuext(MMUEXT_PIN_L4_TABLE, pool.table_mfn[clone]);
   }
   if (rc) {
@@ -211,9 +217,9 @@ void build_tables(Campaign& c) {
   }
   // The L1s pinned too: typed whatever happens to the links above them, so direct writes to
   // them take the writable-pagetable path until the fuzzer unpins and unlinks them.
-  for (unsigned t = first_l1; t < pool.table_count; ++t) pv::ops.raw_mmuext(MMUEXT_PIN_L1_TABLE, pool.table_mfn[t]);
-  rc = mmu_update_raw(pool.fuzz_slot_ma[0], link(2));
-  rc |= mmu_update_raw(pool.fuzz_slot_ma[1], link(3));
+  for (unsigned t = kFirstL1; t < pool.table_count; ++t) pv::ops.raw_mmuext(MMUEXT_PIN_L1_TABLE, pool.table_mfn[t]);
+  rc = mmu_update_raw(pool.fuzz_slot_ma[0], link(pool, 2));
+  rc |= mmu_update_raw(pool.fuzz_slot_ma[1], link(pool, 3));
   if (rc) panic("fuzz: linking the fuzz slots: %ld", rc);
   settle();
 }
@@ -221,6 +227,34 @@ void build_tables(Campaign& c) {
 }  // namespace
 
 void settle() { pv::ops.raw_mmuext(MMUEXT_TLB_FLUSH_LOCAL, 0); }
+
+// Back towards the initial tree, so the structure the operations need (L1s linked once, pinned,
+// reachable, mapped at their own addresses) keeps coming back however the operations tore it
+// down: every scratch frame's direct-map entry mapping it again, then every entry that differs
+// from the initial tree set back (L1s first), the pins taken again, the fuzz slots relinked.
+void rebuild(Campaign& c) {
+  Pool& pool = c.pool;
+  for (unsigned i = 0; i < pool.table_count; ++i)
+    if (direct_map_target(c, i) != pool.table_mfn[i]) mmu_update_raw(pool.direct_map_slot_ma[i], (pool.table_mfn[i] << 12) | kReadOnly);
+  for (unsigned i = 0; i < pool.data_count; ++i)
+    if (direct_map_target(c, kMaxTables + i) != pool.data_mfn[i])
+      mmu_update_raw(pool.direct_map_slot_ma[kMaxTables + i], (pool.data_mfn[i] << 12) | kWritable);
+  settle();
+  for (unsigned t = pool.table_count; t-- > 0;) {
+    auto* entries = reinterpret_cast<volatile uint64_t*>(pool.table_va[t]);
+    for (unsigned k = 0; k < 512; ++k) {
+      if (t < pool.clone_count && k == kKernelL4Slot) continue;
+      uint64_t wanted = initial_entry(c, t, k);
+      constexpr uint64_t kHardwareBits = kAccessedBit | kDirtyBit;
+      if ((entries[k] & ~kHardwareBits) != (wanted & ~kHardwareBits)) mmu_update_raw(pool.table_mfn[t] * 4096 + k * 8ull, wanted);
+    }
+    if (t >= kFirstL1) pv::ops.raw_mmuext(MMUEXT_PIN_L1_TABLE, pool.table_mfn[t]);
+    if (t < pool.clone_count) pv::ops.raw_mmuext(MMUEXT_PIN_L4_TABLE, pool.table_mfn[t]);
+  }
+  mmu_update_raw(pool.fuzz_slot_ma[0], link(pool, 2));
+  mmu_update_raw(pool.fuzz_slot_ma[1], link(pool, 3));
+  settle();
+}
 
 uint64_t direct_map_target(const Campaign& c, unsigned slot_index) {
   volatile uint64_t* slot = c.direct_map_slot_va[slot_index];

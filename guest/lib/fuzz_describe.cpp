@@ -107,13 +107,18 @@ size_t describe(const Pool& pool, const Op& op, char* buffer, size_t capacity) {
       for (unsigned i = 0; i < op.step_count && i < kMaxSteps; ++i) {
         const Step& step = op.steps[i];
         switch (step.kind) {
-          case Step::Kind::store:
-            text.add("\n  store %s %s table %u slot %u value 0x%lx operand 0x%lx", store_name(step.store),
-                     step.path == StorePath::alias ? "alias" : "direct", step.table, step.slot, step.value, step.operand);
+          case Step::Kind::store: {
+            static const char* const kPaths[] = {"direct", "alias", "alias-holder"};
+            text.add("\n  store %s %s", store_name(step.store), kPaths[unsigned(step.path) % 3]);
+            if (step.path != StorePath::direct_map) text.add(" %u", step.alias);
+            text.add(" table %u slot %u value 0x%lx operand 0x%lx", step.table, step.slot, step.value, step.operand);
             break;
+          }
+          case Step::Kind::alias_load: text.add("\n  load through alias %u of table %u", step.alias, step.table); break;
           case Step::Kind::load: text.add("\n  load 0x%lx", step.va); break;
           case Step::Kind::touch_store: text.add("\n  touch store 0x%lx = 0x%lx", step.va, step.value); break;
           case Step::Kind::settle: text.add("\n  settle"); break;
+          case Step::Kind::rebuild: text.add("\n  rebuild the initial tables"); break;
         }
       }
       break;

@@ -291,6 +291,7 @@ class Generator {
       unsigned index;
       unsigned choice = unsigned(random_.below(100));
       if (choice < 45) index = unsigned(random_.below(8));
+      else if (choice < 50) index = unsigned(random_.between(16, 18));  // where the initial tree keeps its aliases
       else if (choice < 55 && pool_.table_level[table] == 4) index = kFuzzL4Slots[random_.below(kFuzzSlotCount)];
       else if (choice < 60 && pool_.table_level[table] == 4) index = unsigned(random_.between(kFirstHypervisorSlot, kLastHypervisorSlot));
       else if (choice < 66) index = 511 - unsigned(random_.below(2));
@@ -1205,6 +1206,7 @@ class Generator {
     step.kind = Step::Kind::store;
     step.store = StoreKind(random_.weighted(kWeights, 14));
     step.path = random_.percent(30) ? StorePath::alias : StorePath::direct_map;
+    step.alias = uint8_t(random_.below(16));
     if (random_.percent(6)) {  // the kernel L4's fuzz slots (always through its direct map)
       step.table = kKernelL4Table;
       step.slot = uint16_t(kFuzzL4Slots[random_.below(kFuzzSlotCount)]);
@@ -1261,7 +1263,55 @@ class Generator {
       }
     }
   }
+  // Both pagetable-write paths on the same table through two of its aliases: a store through
+  // one (writable pagetables detach the table and make that alias's entry writable in place),
+  // a store into the L1 holding that entry, a load through another alias, a reattach, and a
+  // store through the other alias again: the sequences that leave stale writable entries
+  // behind in a snapshot or in the TLB if the hypervisor does not re-validate them.
+  void alias_sequence(Op& op) {
+    unsigned table = table_of_level(1);
+    uint8_t first = uint8_t(random_.below(16)), second = uint8_t(first + 1 + random_.below(15));
+    auto add = [&](Step step) {
+      if (op.step_count < kMaxSteps) op.steps[op.step_count++] = step;
+    };
+    Step store;
+    store.kind = Step::Kind::store;
+    store.table = uint8_t(table);
+    store.slot = uint16_t(table_slot_index(table, false));
+    store.value = entry_value(1);
+    store.path = StorePath::alias;
+    store.alias = first;
+    add(store);
+    if (random_.percent(60) && on(kAliasHolder)) {
+      Step holder = store;
+      holder.path = StorePath::alias_holder;
+      holder.value = entry_value(1);
+      add(holder);
+    }
+    Step load;
+    load.kind = Step::Kind::alias_load;
+    load.table = uint8_t(table);
+    load.alias = second;
+    add(load);
+    if (random_.percent(70)) add(Step{});  // settle
+    Step again = store;
+    again.alias = second;
+    again.slot = uint16_t(table_slot_index(table, false));
+    again.value = entry_value(1);
+    add(again);
+    if (random_.coin()) add(Step{});
+  }
+
   void ptwrite(Op& op) {
+    if (random_.percent(6)) {
+      Step rebuild;
+      rebuild.kind = Step::Kind::rebuild;
+      op.steps[op.step_count++] = rebuild;
+    }
+    if (random_.percent(20)) {
+      alias_sequence(op);
+      return;
+    }
     unsigned stores = unsigned(random_.between(1, 8));
     for (unsigned i = 0; i < stores && op.step_count < kMaxSteps; ++i) {
       store_step(op.steps[op.step_count++]);

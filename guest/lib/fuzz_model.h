@@ -59,6 +59,7 @@ enum Feature : unsigned {
   kForeign,                // foreigndom / otherdomain values other than DOMID_SELF
   kHypervisorSlots,        // values for the hypervisor's L4 slots of the kernel L4
   kHugeTimers,             // timer periods of 2^62 ns and more (Xen refuses them)
+  kAliasHolder,            // stores into the L1 that holds the mapping entry of a table just stored to
   kFeatureCount
 };
 
@@ -193,14 +194,20 @@ struct Call {
 // Stores into a page table (arch probes: each may fault).
 enum class StoreKind : uint8_t { mov64, mov32_low, mov32_high, mov16, mov8, xchg, cmpxchg, or64, and64, bts, btr, misaligned, rep_stos, movnti };
 // Through which address a store reaches the table: its read-only direct-map mapping, or a
-// read-only mapping of it in the fuzzed range (the executor finds one, else falls back).
-enum class StorePath : uint8_t { direct_map, alias };
+// read-only mapping of it in the fuzzed range (the executor finds them: Step::alias picks one,
+// else it falls back to the direct map). alias_holder stores instead into the L1 that holds
+// that alias's mapping entry, at that entry (writable pagetables make it writable in place
+// when the aliased table is detached).
+enum class StorePath : uint8_t { direct_map, alias, alias_holder };
 
 struct Step {
-  enum class Kind : uint8_t { store, load, touch_store, settle } kind = Kind::settle;
+  // alias_load: a load through the `alias`-th read-only mapping of scratch table `table`;
+  // rebuild: the scratch tables back towards the initial tree (the executor knows it).
+  enum class Kind : uint8_t { store, load, touch_store, settle, alias_load, rebuild } kind = Kind::settle;
   StoreKind store = StoreKind::mov64;
   StorePath path = StorePath::direct_map;
-  uint8_t table = 0;      // store: scratch table index
+  uint8_t alias = 0;      // which of the table's aliases (modulo how many there are)
+  uint8_t table = 0;      // store / alias_load: scratch table index
   uint16_t slot = 0;      // store: entry index
   uint64_t value = 0;     // store / touch_store value
   uint64_t operand = 0;   // cmpxchg: expected value; bts/btr: bit; rep_stos: count

@@ -10,7 +10,7 @@ namespace {
 const char* const kFeatureNames[kFeatureCount] = {
     "call", "mmu", "mmuext", "va", "multicall", "ptwrite", "touch", "iret", "rflags", "sched", "ports", "insn",
     "rax_high", "nested", "nt", "tf", "iret_selectors", "iret_rip", "iret_rsp", "io", "hypervisor_ptr",
-    "fuzz_area_ptr", "console", "huge_count", "base", "foreign", "hypervisor_slots", "huge_timers"};
+    "fuzz_area_ptr", "console", "huge_count", "base", "foreign", "hypervisor_slots", "huge_timers", "alias_holder"};
 
 bool parse_feature_word(const char* word, size_t length, unsigned& feature) {
   for (unsigned i = 0; i < kFeatureCount; ++i) {

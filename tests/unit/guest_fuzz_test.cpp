@@ -253,7 +253,7 @@ TEST(guest_fuzz_generate, CoversEveryClassAndHostileKind) {
   Options options = options_with(99);
   std::set<int> kinds, stores, mmuext_commands;
   bool high_number = false, nested = false, iret_bad_selector = false, nt = false, reserved_bits = false;
-  bool protected_target = false, huge_count = false, foreign = false;
+  bool protected_target = false, huge_count = false, foreign = false, holder = false, alias_load = false;
   for (uint64_t n = 0; n < 20000; ++n) {
     Op op;
     generate(test.pool, options, n, op);
@@ -271,8 +271,10 @@ TEST(guest_fuzz_generate, CoversEveryClassAndHostileKind) {
     nt |= (op.kind == OpKind::rflags && (op.rflags & kNtFlag)) || (op.kind == OpKind::iret && (op.iret.rflags & kNtFlag));
     if (op.kind == OpKind::ptwrite) {
       for (unsigned i = 0; i < op.step_count; ++i) {
+        alias_load |= op.steps[i].kind == Step::Kind::alias_load;
         if (op.steps[i].kind != Step::Kind::store) continue;
         stores.insert(int(op.steps[i].store));
+        holder |= op.steps[i].path == StorePath::alias_holder;
         uint64_t value = op.steps[i].value;
         reserved_bits |= (value & 0x000fff0000000000ull) != 0;
         uint64_t mfn = (value & kAddressBits) >> 12;
@@ -303,6 +305,8 @@ TEST(guest_fuzz_generate, CoversEveryClassAndHostileKind) {
   EXPECT_TRUE(protected_target);
   EXPECT_TRUE(huge_count);
   EXPECT_TRUE(foreign);
+  EXPECT_TRUE(holder);
+  EXPECT_TRUE(alias_load);
 }
 
 TEST(guest_fuzz_generate, SkipOptionsLeaveTheirKindOut) {
