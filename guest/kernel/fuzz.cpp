@@ -30,6 +30,8 @@ constexpr uint64_t kSlowOperationNs = 200'000'000ull;
 
 char description[8192];
 
+uint64_t c_buffer_va() { return campaign.pool.buffer_va; }
+
 // A description is several lines; print() takes at most 512 bytes at a time.
 void print_description(const char* prefix, uint64_t n, const char* text) {
   print("%s %lu: ", prefix, n);
@@ -109,6 +111,23 @@ void check_protected(Campaign& c, uint64_t n) {
   }
 }
 
+// fuzz_step_op/fuzz_step_mask: keep only the chosen steps of a store sequence, or the chosen
+// entries of a multicall (the others become no-ops: op 0xffff... is -ENOSYS).
+void cut_down(Op& op, uint64_t mask) {
+  if (op.kind == lib::fuzz::OpKind::ptwrite || op.kind == lib::fuzz::OpKind::touch) {
+    unsigned kept = 0;
+    for (unsigned i = 0; i < op.step_count; ++i)
+      if ((mask >> i) & 1) op.steps[kept++] = op.steps[i];
+    op.step_count = kept;
+  } else if (op.kind == lib::fuzz::OpKind::multicall && op.call.args[0] >= c_buffer_va() &&
+             op.call.args[0] < c_buffer_va() + campaign.pool.buffer_size) {
+    auto* entries = reinterpret_cast<pv::multicall_entry_like*>(campaign.pool.buffer + (op.call.args[0] - c_buffer_va()));
+    for (uint64_t i = 0; i < op.call.args[1] && i < 64; ++i)
+      if (!((mask >> i) & 1)) entries[i].op = ~0ull;
+  }
+  print("fuzz: operation cut down to steps 0x%lx\n", mask);
+}
+
 void run_operation(Campaign& c, uint64_t n) {
   Op op;
   lib::fuzz::generate(c.pool, c.options, n, op);
@@ -126,6 +145,7 @@ void run_operation(Campaign& c, uint64_t n) {
     }
     return;
   }
+  if (n == c.options.step_op) cut_down(op, c.options.step_mask);
   uint64_t before = system_time_ns();
   execute(c, op);
   uint64_t took = system_time_ns() - before;
@@ -171,7 +191,7 @@ void fuzz_run_if_requested() {
     run_operation(c, n);
     fuzz_mailbox.op = n + 1;
     uint64_t done = n + 1 - options.start;
-    if (options.audit_every && done % options.audit_every == 0) audit(c, n);
+    if (options.audit_every && done % options.audit_every == 0 && n >= options.audit_from) audit(c, n);
     if (options.progress && done % options.progress == 0) progress(c, n);
   }
   progress(c, end - 1);

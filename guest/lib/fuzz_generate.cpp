@@ -1207,6 +1207,7 @@ class Generator {
     step.store = StoreKind(random_.weighted(kWeights, 14));
     step.path = random_.percent(30) ? StorePath::alias : StorePath::direct_map;
     step.alias = uint8_t(random_.below(16));
+    if (!on(kAlias)) step.path = StorePath::direct_map;
     if (random_.percent(6)) {  // the kernel L4's fuzz slots (always through its direct map)
       step.table = kKernelL4Table;
       step.slot = uint16_t(kFuzzL4Slots[random_.below(kFuzzSlotCount)]);
@@ -1282,7 +1283,7 @@ class Generator {
     store.path = StorePath::alias;
     store.alias = first;
     add(store);
-    if (random_.percent(60) && on(kAliasHolder)) {
+    if (random_.percent(60)) {
       Step holder = store;
       holder.path = StorePath::alias_holder;
       holder.value = entry_value(1);
@@ -1308,7 +1309,7 @@ class Generator {
       rebuild.kind = Step::Kind::rebuild;
       op.steps[op.step_count++] = rebuild;
     }
-    if (random_.percent(20)) {
+    if (random_.percent(20) && on(kAlias)) {
       alias_sequence(op);
       return;
     }

@@ -59,7 +59,7 @@ enum Feature : unsigned {
   kForeign,                // foreigndom / otherdomain values other than DOMID_SELF
   kHypervisorSlots,        // values for the hypervisor's L4 slots of the kernel L4
   kHugeTimers,             // timer periods of 2^62 ns and more (Xen refuses them)
-  kAliasHolder,            // stores into the L1 that holds the mapping entry of a table just stored to
+  kAlias,                  // stores through read-only mappings of a table in the fuzzed range (and into their holder)
   kFeatureCount
 };
 
@@ -74,8 +74,12 @@ struct Options {
   uint64_t ops = 10000;       // how many operations
   uint64_t progress = 1000;   // a progress line every this many operations (0: none)
   uint64_t audit_every = 0;   // the frame audit every this many operations (0: only at the end)
+  uint64_t audit_from = 0;    // ...from this operation on (to find, with fuzz_audit=1, where counts went wrong)
   uint64_t log_from = 1, log_to = 0;  // operations described before they run (empty: none)
   uint64_t skip = 0;          // features left out (mask)
+  // To cut one operation down to what makes it fail: only the steps of operation step_op
+  // whose bit is set in step_mask run (a store sequence, or a multicall's entries).
+  uint64_t step_op = ~0ull, step_mask = ~0ull;
   uint64_t only = 0;          // if not 0: the only operation classes (mask of classes)
   bool enabled(Feature feature) const;
 };

@@ -10,7 +10,7 @@ namespace {
 const char* const kFeatureNames[kFeatureCount] = {
     "call", "mmu", "mmuext", "va", "multicall", "ptwrite", "touch", "iret", "rflags", "sched", "ports", "insn",
     "rax_high", "nested", "nt", "tf", "iret_selectors", "iret_rip", "iret_rsp", "io", "hypervisor_ptr",
-    "fuzz_area_ptr", "console", "huge_count", "base", "foreign", "hypervisor_slots", "huge_timers", "alias_holder"};
+    "fuzz_area_ptr", "console", "huge_count", "base", "foreign", "hypervisor_slots", "huge_timers", "alias"};
 
 bool parse_feature_word(const char* word, size_t length, unsigned& feature) {
   for (unsigned i = 0; i < kFeatureCount; ++i) {
@@ -107,7 +107,10 @@ bool parse_options(const char* cmdline, Options& options, char* error, size_t ca
   const NumberOption numbers[] = {{"fuzz_start", &options.start},
                                   {"fuzz_ops", &options.ops},
                                   {"fuzz_progress", &options.progress},
-                                  {"fuzz_audit", &options.audit_every}};
+                                  {"fuzz_audit", &options.audit_every},
+                                  {"fuzz_audit_from", &options.audit_from},
+                                  {"fuzz_step_op", &options.step_op},
+                                  {"fuzz_step_mask", &options.step_mask}};
   for (const NumberOption& option : numbers) {
     if (!cmdline_value(cmdline, option.key, value, sizeof(value))) continue;
     if (!parse_number(value, *option.field)) {

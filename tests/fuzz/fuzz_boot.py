@@ -37,6 +37,8 @@ class Chunk:
     skip: str = ""
     log: str = ""        # fuzz_log=<from>-<to>
     dom0_init: str = "/forktest"
+    audit_from: int = 0
+    extra: str = ""      # more fuzz_* words (fuzz_step_op=, fuzz_step_mask=...)
 
     def fuzzer_args(self):
         args = [f"fuzz={self.seed:#x}", f"fuzz_start={self.start}", f"fuzz_ops={self.ops}",
@@ -45,6 +47,10 @@ class Chunk:
             args.append(f"fuzz_skip={self.skip}")
         if self.log:
             args.append(f"fuzz_log={self.log}")
+        if self.audit_from:
+            args.append(f"fuzz_audit_from={self.audit_from}")
+        if self.extra:
+            args.append(self.extra)
         return " ".join(args)
 
     def modules(self, build):
@@ -69,6 +75,10 @@ class Chunk:
             parts.append(f"--skip {self.skip}")
         if self.log:
             parts.append(f"--log {self.log}")
+        if self.audit_from:
+            parts.append(f"--audit-from {self.audit_from}")
+        if self.extra:
+            parts.append(f"--extra '{self.extra}'")
         return " ".join(parts)
 
 
@@ -280,10 +290,13 @@ def main():
     parser.add_argument("--progress", type=int, default=1000)
     parser.add_argument("--skip", default="")
     parser.add_argument("--log", default="")
+    parser.add_argument("--audit-from", type=int, default=0, help="audit only from this operation on")
+    parser.add_argument("--extra", default="", help="more guest options, e.g. 'fuzz_step_op=N fuzz_step_mask=0x5'")
     parser.add_argument("--locate", action="store_true", help="on a failure, find the operation it happened in")
     parser.add_argument("--show", action="store_true", help="print the whole console")
     args = parser.parse_args()
-    chunk = Chunk(args.role, args.mode, args.seed, args.start, args.ops, args.audit, args.progress, args.skip, args.log)
+    chunk = Chunk(args.role, args.mode, args.seed, args.start, args.ops, args.audit, args.progress, args.skip, args.log,
+                  audit_from=args.audit_from, extra=args.extra)
     outcome = run(args.build, chunk)
     if args.show:
         print(outcome.serial)

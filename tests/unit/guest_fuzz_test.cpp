@@ -311,11 +311,16 @@ TEST(guest_fuzz_generate, CoversEveryClassAndHostileKind) {
 
 TEST(guest_fuzz_generate, SkipOptionsLeaveTheirKindOut) {
   TestPool test;
-  Options options = options_with(5, "nt+rax_high+nested+iret_selectors+huge_count+foreign+ptwrite");
+  Options options = options_with(5, "nt+rax_high+nested+iret_selectors+huge_count+foreign+alias");
   for (uint64_t n = 0; n < 20000; ++n) {
     Op op;
     generate(test.pool, options, n, op);
-    ASSERT_NE(op.kind, OpKind::ptwrite);
+    for (unsigned i = 0; i < op.step_count; ++i) {
+      ASSERT_NE(op.steps[i].kind, Step::Kind::alias_load);
+      if (op.steps[i].kind == Step::Kind::store) {
+        ASSERT_EQ(op.steps[i].path, StorePath::direct_map);
+      }
+    }
     std::vector<uint64_t> numbers;
     if (op.kind <= OpKind::multicall || op.kind == OpKind::rflags || op.kind == OpKind::sched)
       collect_numbers(test.pool, op.call.number, op.call.args, numbers);
@@ -339,6 +344,12 @@ TEST(guest_fuzz_generate, SkipOptionsLeaveTheirKindOut) {
       ASSERT_LE(op.call.args[1], 64u);
       ASSERT_EQ(op.call.args[3], uint64_t(DOMID_SELF));
     }
+  }
+  Options no_ptwrite = options_with(5, "ptwrite");
+  for (uint64_t n = 0; n < 2000; ++n) {
+    Op op;
+    generate(test.pool, no_ptwrite, n, op);
+    ASSERT_NE(op.kind, OpKind::ptwrite);
   }
   Options only;
   only.seed = 5;
