@@ -22,6 +22,7 @@ extern "C" {
 long fuzz_hypercall(uint64_t call, uint64_t, uint64_t);
 long fuzz_hypercall_flags(uint64_t call, uint64_t flags, uint64_t);
 long fuzz_iret_probe(uint64_t context, uint64_t number, uint64_t);
+long fuzz_iret_call(uint64_t context, uint64_t call, uint64_t);
 long fuzz_load64(uint64_t, uint64_t, uint64_t);
 long fuzz_store64(uint64_t, uint64_t, uint64_t);
 long fuzz_store32_low(uint64_t, uint64_t, uint64_t);
@@ -312,8 +313,27 @@ uint64_t iret_rip(const IretFrame& frame) {
   return reinterpret_cast<uint64_t>(fuzz_iret_landing);
 }
 
+// The iret context on the landing stack (where the iret probes put the stack pointer).
+uint64_t* iret_context(const IretFrame& frame);
+
 void iret(Campaign& c, const Op& op) {
-  const IretFrame& frame = op.iret;
+  uint64_t* context = iret_context(op.iret);
+  ++c.stats.irets;
+  bool faulted;
+  attempt(fuzz_iret_probe, reinterpret_cast<uint64_t>(context), op.iret.number, 0, &faulted);
+  if (faulted) ++c.stats.iret_faults;
+}
+
+// A multicall that may run an iret entry (Xen does): made with the stack pointer at a context.
+void iret_call(Campaign& c, const Op& op) {
+  uint64_t* context = iret_context(op.iret);
+  ++c.stats.calls;
+  bool faulted;
+  attempt(fuzz_iret_call, reinterpret_cast<uint64_t>(context), reinterpret_cast<uint64_t>(&op.call), 0, &faulted);
+  if (faulted) ++c.stats.iret_faults;
+}
+
+uint64_t* iret_context(const IretFrame& frame) {
   uint64_t top = reinterpret_cast<uint64_t>(iret_stack + sizeof(iret_stack));
   uint64_t landing_rsp = top - 4096;
   switch (frame.rsp) {
@@ -327,10 +347,7 @@ void iret(Campaign& c, const Op& op) {
   const uint64_t words[9] = {frame.rax, frame.r11, frame.rcx, frame.flags, iret_rip(frame), frame.cs, frame.rflags,
                              landing_rsp, frame.ss};
   for (unsigned i = 0; i < 9; ++i) context[i] = words[i];
-  ++c.stats.irets;
-  bool faulted;
-  attempt(fuzz_iret_probe, reinterpret_cast<uint64_t>(context), frame.number, 0, &faulted);
-  if (faulted) ++c.stats.iret_faults;
+  return context;
 }
 
 // ---- ports and instructions -----------------------------------------------------------
@@ -448,7 +465,10 @@ void execute(Campaign& c, const Op& op) {
   switch (op.kind) {
     case OpKind::call: case OpKind::mmu: case OpKind::mmuext: case OpKind::va_mapping: case OpKind::multicall:
     case OpKind::sched:
-      hypercall(c, op.call);
+      if (op.iret_frame)
+        iret_call(c, op);
+      else
+        hypercall(c, op.call);
       break;
     case OpKind::rflags: {
       if (!va_mapping_allowed(c, op.call)) break;

@@ -98,6 +98,24 @@ fuzz_iret_landing:
         popfq
         ret
 
+/* Any hypercall made with the stack pointer at an iret context (a multicall with an iret
+ * entry: Xen runs it and ends the batch there). It comes back at fuzz_iret_landing either way.
+ * long fuzz_iret_call(uint64_t* context, const lib::fuzz::Call* call) */
+        .global fuzz_iret_call
+fuzz_iret_call:
+        mov     %rsp, fuzz_iret_rsp(%rip)
+        mov     %rsi, %r11
+        mov     %rdi, %rsp
+        mov     0(%r11), %rax
+        mov     8(%r11), %rdi
+        mov     16(%r11), %rsi
+        mov     24(%r11), %rdx
+        mov     32(%r11), %r10
+        mov     40(%r11), %r8
+        mov     48(%r11), %r9
+        syscall
+        jmp     fuzz_iret_landing
+
 /* Loads and stores that may fault: (address, value, operand) -> 0, or the value loaded. */
         .global fuzz_load64, fuzz_store64, fuzz_store32_low, fuzz_store32_high, fuzz_store16, fuzz_store8
         .global fuzz_xchg64, fuzz_cmpxchg64, fuzz_or64, fuzz_and64, fuzz_bts64, fuzz_btr64, fuzz_rep_stosq

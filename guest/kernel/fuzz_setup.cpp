@@ -154,12 +154,21 @@ void collect_protected(Campaign& c) {
   if (pool.max_ram_page > 2) pool.foreign_mfns[pool.foreign_mfn_count++] = pool.max_ram_page - 2;
 }
 
-// Event channels that exist now are the kernel's (its timer): never closed or moved.
+// Event channels that exist now are the kernel's (its timer): never closed or moved. Xen
+// answers EVTCHNOP_status; where that is missing, a send to a bound VIRQ port succeeds.
+bool port_in_use(uint32_t port) {
+  evtchn_status_t status{};
+  status.dom = DOMID_SELF;
+  status.port = port;
+  long rc = xen::event_channel_op(EVTCHNOP_status, &status);
+  if (rc == 0) return status.status != EVTCHNSTAT_closed;
+  evtchn_send_t send{port};
+  return rc == -XEN_ENOSYS && xen::event_channel_op(EVTCHNOP_send, &send) == 0;
+}
+
 void collect_ports(Pool& pool) {
-  for (uint32_t port = 1; port < 64 && pool.protected_port_count < kMaxPorts; ++port) {
-    evtchn_send_t send{port};
-    if (xen::event_channel_op(EVTCHNOP_send, &send) == 0) pool.protected_ports[pool.protected_port_count++] = uint16_t(port);
-  }
+  for (uint32_t port = 1; port < 64 && pool.protected_port_count < kMaxPorts; ++port)
+    if (port_in_use(port)) pool.protected_ports[pool.protected_port_count++] = uint16_t(port);
 }
 
 void find_own_memory(Campaign& c) {

@@ -102,6 +102,10 @@ size_t describe(const Pool& pool, const Op& op, char* buffer, size_t capacity) {
     case OpKind::sched:
       text.add(" ");
       describe_call(pool, text, op.call.number, op.call.args, 0);
+      if (op.iret_frame)
+        text.add("\n  with the stack at an iret context: rax 0x%lx flags 0x%lx cs 0x%lx rflags 0x%lx ss 0x%lx rip-kind %u rsp-kind %u",
+                 op.iret.rax, op.iret.flags, op.iret.cs, op.iret.rflags, op.iret.ss, unsigned(op.iret.rip),
+                 unsigned(op.iret.rsp));
       break;
     case OpKind::ptwrite: case OpKind::touch:
       for (unsigned i = 0; i < op.step_count && i < kMaxSteps; ++i) {

@@ -252,6 +252,10 @@ struct Op {
   uint64_t arm_timer_ns = 0;
   Call call;                  // call, mmu, mmuext, va_mapping, multicall, sched, rflags
   uint64_t rflags = 0;        // rflags: the value loaded (popf) before the call
+  // A multicall with an iret entry: Xen runs iret inside a batch (and ends the batch there),
+  // reading its context at the caller's stack pointer, so the call is made with the stack
+  // pointer at `iret` (a context that returns to the landing pad), as the iret class does.
+  bool iret_frame = false;
   Step steps[kMaxSteps];
   unsigned step_count = 0;
   IretFrame iret;

@@ -242,7 +242,10 @@ const char* check_multicall(const Pool& pool, const Op& op, const uint64_t* args
     multicall_entry_t entry;
     __builtin_memcpy(&entry, bytes, sizeof(entry));
     uint32_t low = uint32_t(entry.op);
-    if (low == __HYPERVISOR_iret) continue;  // refused inside a batch
+    if (low == __HYPERVISOR_iret) {  // Xen runs it, on the context at the caller's stack pointer
+      if (!op.iret_frame) return "an iret in a batch with no iret context prepared";
+      continue;
+    }
     if (low == __HYPERVISOR_multicall && entry.args[0] == args[0]) continue;  // itself: checked here
     uint64_t entry_args[6];
     for (unsigned a = 0; a < 6; ++a) entry_args[a] = entry.args[a];
@@ -299,12 +302,8 @@ const char* check_call(const Pool& pool, const Op& op, const uint64_t* args, uin
           __builtin_memcpy(&poll, bytes, sizeof(poll));
           return poll.timeout == 0 || poll.timeout > 1000000 ? "a poll that could wait" : "";
         }
-        case SCHEDOP_shutdown_code: {
-          if (!bytes) return unreadable(pool, pointer) ? "" : "a shutdown code from unknown memory";
-          sched_shutdown_t code;
-          __builtin_memcpy(&code, bytes, sizeof(code));
-          return (code.reason & 0xff) <= SHUTDOWN_MAX ? "a valid shutdown code" : "";
-        }
+        case SCHEDOP_shutdown_code:
+          return unreadable(pool, pointer) ? "" : "a shutdown code that can be read (Xen keeps the first one)";
         default: return "";
       }
     }
@@ -352,7 +351,7 @@ const char* check_call(const Pool& pool, const Op& op, const uint64_t* args, uin
         if ((args[0] & 0x3f) == changing) return "a memory_op that changes our memory";
       return "";
     }
-    case __HYPERVISOR_kexec_op: return cmd == 0 ? "kexec" : "";
+    case __HYPERVISOR_kexec_op: return cmd == 0 || cmd == 1 || cmd == 4 ? "kexec or a kexec load" : "";
     case __HYPERVISOR_console_io: {
       if (cmd != CONSOLEIO_write) return "";
       uint64_t length = args[1], pointer = args[2];
@@ -366,6 +365,15 @@ const char* check_call(const Pool& pool, const Op& op, const uint64_t* args, uin
     case __HYPERVISOR_set_timer_op: return (restore & kRestoreTimers) ? "" : "a timer without kRestoreTimers";
     default: return "";
   }
+}
+
+const char* check_iret_frame(const IretFrame& frame) {
+  if ((frame.cs & 3) == 3) return "an iret to user mode";
+  if ((frame.cs | 3) == 0xe023) return "an iret to 32-bit code";
+  if (frame.rsp != IretFrame::Rsp::landing_stack && frame.rsp != IretFrame::Rsp::misaligned &&
+      ((frame.rflags & (kIfFlag | kTfFlag)) || frame.rip != IretFrame::Rip::landing))
+    return "an iret to a bad stack that something would need";
+  return "";
 }
 
 }  // namespace
@@ -452,8 +460,16 @@ unsigned store_result(const Step& step, const uint64_t* current, uint64_t* resul
 const char* check_rules(const Pool& pool, const Op& op) {
   switch (op.kind) {
     case OpKind::call: case OpKind::mmu: case OpKind::mmuext: case OpKind::va_mapping: case OpKind::multicall:
-    case OpKind::rflags: case OpKind::sched:
-      return check_call(pool, op, op.call.args, op.call.number, 0, 0);
+    case OpKind::rflags: case OpKind::sched: {
+      const char* problem = check_call(pool, op, op.call.args, op.call.number, 0, 0);
+      if (*problem) return problem;
+      constexpr uint32_t kHandlers = kRestoreTraps | kRestoreCallbacks | kRestoreNmi;
+      if (op.kind == OpKind::rflags && (op.rflags & kTfFlag) && (op.restore & kHandlers))
+        return "a single-step trap with the handlers replaced";
+      if (!op.iret_frame) return "";
+      if (op.restore & kHandlers) return "an iret in a batch that replaces the handlers";
+      return check_iret_frame(op.iret);
+    }
     case OpKind::ptwrite: case OpKind::touch:
       for (unsigned i = 0; i < op.step_count && i < kMaxSteps; ++i) {
         const Step& step = op.steps[i];
@@ -479,12 +495,7 @@ const char* check_rules(const Pool& pool, const Op& op) {
           return "a btr of an address bit";
       }
       return "";
-    case OpKind::iret:
-      if ((op.iret.cs & 3) == 3) return "an iret to user mode";
-      if (op.iret.rsp != IretFrame::Rsp::landing_stack && op.iret.rsp != IretFrame::Rsp::misaligned &&
-          ((op.iret.rflags & (kIfFlag | kTfFlag)) || op.iret.rip != IretFrame::Rip::landing))
-        return "an iret to a bad stack that something would need";
-      return "";
+    case OpKind::iret: return check_iret_frame(op.iret);
     case OpKind::ports:
       if (pool.privileged && op.port.out) {
         for (unsigned i = 0; i < op.port.width; ++i)
