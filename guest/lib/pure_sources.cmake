@@ -12,5 +12,8 @@ list(APPEND PURE_SOURCES
 list(APPEND PURE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/fuzz_options.cpp
   ${CMAKE_CURRENT_LIST_DIR}/fuzz_generate.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/fuzz_generate_mmu.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/fuzz_generate_calls.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/fuzz_generate_cpu.cpp
   ${CMAKE_CURRENT_LIST_DIR}/fuzz_rules.cpp
   ${CMAKE_CURRENT_LIST_DIR}/fuzz_describe.cpp)
