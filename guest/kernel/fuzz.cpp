@@ -28,7 +28,9 @@ namespace {
 constexpr uint64_t kAuditWaitNs = 5'000'000'000ull;  // how long a domU waits for dom0's audit
 constexpr uint64_t kSlowOperationNs = 200'000'000ull;
 
-char description[8192];
+// The log's text, after the checks' frame sets in the campaign's work pages.
+constexpr size_t kDescriptionBytes = 8192;
+char* description_buffer() { return reinterpret_cast<char*>(campaign.work + campaign.work_size - kDescriptionBytes); }
 
 uint64_t c_buffer_va() { return campaign.pool.buffer_va; }
 
@@ -133,15 +135,15 @@ void run_operation(Campaign& c, uint64_t n) {
   lib::fuzz::generate(c.pool, c.options, n, op);
   bool logged = n >= c.options.log_from && n <= c.options.log_to;
   if (logged) {
-    lib::fuzz::describe(c.pool, op, description, sizeof(description));
-    print_description("fuzz: op", n, description);
+    lib::fuzz::describe(c.pool, op, description_buffer(), kDescriptionBytes);
+    print_description("fuzz: op", n, description_buffer());
   }
   // The generator keeps the rules; the check is the second opinion before anything runs.
   if (const char* problem = lib::fuzz::check_rules(c.pool, op); *problem) {
     if (c.stats.rejected++ < 10) {
-      lib::fuzz::describe(c.pool, op, description, sizeof(description));
+      lib::fuzz::describe(c.pool, op, description_buffer(), kDescriptionBytes);
       print("fuzz: op %lu refused by the rule check (%s)\n", n, problem);
-      print_description("fuzz: refused op", n, description);
+      print_description("fuzz: refused op", n, description_buffer());
     }
     return;
   }
@@ -153,9 +155,9 @@ void run_operation(Campaign& c, uint64_t n) {
   // An operation that holds the vCPU this long is worth a look (a loop in the hypervisor, a
   // timer that did not fire): name it.
   if (took > kSlowOperationNs && c.stats.slow_ops++ < 20) {
-    lib::fuzz::describe(c.pool, op, description, sizeof(description));
+    lib::fuzz::describe(c.pool, op, description_buffer(), kDescriptionBytes);
     print("fuzz: op %lu took %lu ms\n", n, took / 1000000);
-    print_description("fuzz: slow op", n, description);
+    print_description("fuzz: slow op", n, description_buffer());
   }
   check_protected(c, n);
   check_kernel_tables(c, n, 256);

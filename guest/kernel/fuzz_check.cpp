@@ -6,6 +6,7 @@
 #include "arch/xen.h"
 #include "kernel/console.h"
 #include "kernel/fuzz_internal.h"
+#include "kernel/page_allocator.h"
 #include "lib/fuzz_entries.h"
 #include "pv-kernel-patches/pv_ops.h"
 
@@ -14,17 +15,23 @@ namespace {
 
 using namespace lib::fuzz;
 
-// A set of frame numbers (open addressing; the trees hold a few hundred tables at most).
+// A set of frame numbers (open addressing; the trees hold a few hundred tables at most), in
+// memory the campaign maps (Campaign::work).
 class FrameSet {
  public:
+  static constexpr unsigned kSize = 1024;
+  static constexpr uint64_t kBytes = kSize * (sizeof(uint64_t) + 1);
+  void attach(uint8_t* memory) {
+    frames_ = reinterpret_cast<uint64_t*>(memory);
+    used_ = memory + kSize * sizeof(uint64_t);
+  }
   bool insert(uint64_t mfn) {
     for (unsigned probe = 0; probe < kSize; ++probe) {
       unsigned slot = unsigned((mfn * 0x9e3779b97f4a7c15ull >> 54) + probe) & (kSize - 1);
       if (used_[slot] && frames_[slot] == mfn) return false;
       if (!used_[slot]) {
-        used_[slot] = true;
+        used_[slot] = 1;
         frames_[slot] = mfn;
-        ++count_;
         return true;
       }
     }
@@ -39,16 +46,12 @@ class FrameSet {
     return false;
   }
   void clear() {
-    for (bool& used : used_) used = false;
-    count_ = 0;
+    for (unsigned i = 0; i < kSize; ++i) used_[i] = 0;
   }
-  unsigned size() const { return count_; }
 
  private:
-  static constexpr unsigned kSize = 1024;
-  uint64_t frames_[kSize];
-  bool used_[kSize] = {};
-  unsigned count_ = 0;
+  uint64_t* frames_ = nullptr;
+  uint8_t* used_ = nullptr;
 };
 
 FrameSet tables, visited;
@@ -107,11 +110,13 @@ struct Checker {
 // The kernel's own tables as they were when the campaign started: every entry but the slots
 // the fuzzer owns (the fuzz slots of the L4, the direct-map slots of scratch frames) and the
 // hypervisor's L4 slots. Checked a few hundred entries after every operation, all at audits.
+// The snapshots are frames from the allocator, taken when a campaign starts: every kernel
+// image carries this code, and 200 KiB more of it in .bss would move the kernel's own layout.
 constexpr unsigned kMaxKernelTables = 48;
 struct KernelTable {
   volatile uint64_t* entries;
   uint64_t mfn;
-  uint64_t values[512];
+  uint64_t* values;   // a frame of ours: the entries as they were
   uint64_t owned[8];  // bit per entry: the fuzzer's (not checked)
 };
 KernelTable kernel_tables[kMaxKernelTables];
@@ -125,6 +130,7 @@ void add_kernel_table(Campaign& c, uint64_t mfn) {
   KernelTable& table = kernel_tables[kernel_table_count++];
   table.entries = reinterpret_cast<volatile uint64_t*>(va);
   table.mfn = mfn;
+  if (!table.values) table.values = pfn_pointer<uint64_t>(allocate_zeroed_frame());
   for (unsigned i = 0; i < 512; ++i) table.values[i] = table.entries[i];
   for (uint64_t& word : table.owned) word = 0;
   auto own = [&](uint64_t machine_address) {
@@ -184,6 +190,8 @@ uint64_t check_kernel_tables(Campaign& c, uint64_t op, unsigned count) {
 
 uint64_t check_tables(Campaign& c, uint64_t op) {
   settle();
+  tables.attach(c.work);
+  visited.attach(c.work + FrameSet::kBytes);
   Checker checker{c, op};
   tables.clear();
   visited.clear();

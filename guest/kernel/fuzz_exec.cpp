@@ -81,7 +81,6 @@ using Probe = long (*)(uint64_t, uint64_t, uint64_t);
 constexpr uint64_t kFlatKernelCsFrame = 0xe030;  // as Xen writes it in frames of kernel context
 constexpr uint64_t kFlatKernelSs = 0xe02b;
 
-alignas(16) uint8_t iret_stack[16384];
 
 // Runs a probe; a trap inside it is counted (and recorded) by fuzz_fixup.
 long attempt(Probe probe, uint64_t a = 0, uint64_t b = 0, uint64_t c = 0, bool* faulted = nullptr) {
@@ -314,10 +313,10 @@ uint64_t iret_rip(const IretFrame& frame) {
 }
 
 // The iret context on the landing stack (where the iret probes put the stack pointer).
-uint64_t* iret_context(const IretFrame& frame);
+uint64_t* iret_context(const Campaign& c, const IretFrame& frame);
 
 void iret(Campaign& c, const Op& op) {
-  uint64_t* context = iret_context(op.iret);
+  uint64_t* context = iret_context(c, op.iret);
   ++c.stats.irets;
   bool faulted;
   attempt(fuzz_iret_probe, reinterpret_cast<uint64_t>(context), op.iret.number, 0, &faulted);
@@ -326,15 +325,15 @@ void iret(Campaign& c, const Op& op) {
 
 // A multicall that may run an iret entry (Xen does): made with the stack pointer at a context.
 void iret_call(Campaign& c, const Op& op) {
-  uint64_t* context = iret_context(op.iret);
+  uint64_t* context = iret_context(c, op.iret);
   ++c.stats.calls;
   bool faulted;
   attempt(fuzz_iret_call, reinterpret_cast<uint64_t>(context), reinterpret_cast<uint64_t>(&op.call), 0, &faulted);
   if (faulted) ++c.stats.iret_faults;
 }
 
-uint64_t* iret_context(const IretFrame& frame) {
-  uint64_t top = reinterpret_cast<uint64_t>(iret_stack + sizeof(iret_stack));
+uint64_t* iret_context(const Campaign& c, const IretFrame& frame) {
+  uint64_t top = c.iret_stack_top;
   uint64_t landing_rsp = top - 4096;
   switch (frame.rsp) {
     case IretFrame::Rsp::landing_stack: break;

@@ -57,6 +57,9 @@ struct Campaign {
   volatile uint64_t* protected_slot_va[lib::fuzz::kMaxProtectedSlots] = {};
   uint64_t kernel_l4_va = 0;
   uint64_t kernel_slot_value = 0;  // the kernel L4's slot 511, which the clones share
+  uint64_t iret_stack_top = 0;     // the iret probes' landing stack (window pages)
+  uint8_t* work = nullptr;         // window pages for the checks and the log
+  uint64_t work_size = 0;
   uint64_t shared_info_mfn = 0;
   uint64_t nr_pages = 0;
   bool own_contiguous = false;

@@ -27,11 +27,15 @@ constexpr uint64_t kWritable = kReadOnly | PageTableEntry::kWritable | PageTable
 constexpr uint64_t kWindowVa = kVirtBase + (1ull << 30) - (8ull << 20);
 constexpr uint64_t kTextPage = kWindowVa, kEdgePage = kWindowVa + 0x1000, kHolePage = kWindowVa + 0x2000;
 constexpr uint64_t kReadOnlyPage = kWindowVa + 0x3000;
+// Memory of the campaign's own, mapped in the window rather than carried in every kernel's
+// .bss (a bigger image moves the kernel's own layout): the operation buffer, the landing
+// stack of the iret probes, and room for the checks and the log.
+constexpr uint64_t kBufferPages = kWindowVa + 0x8000, kBufferSize = 4 * 4096;
+constexpr uint64_t kIretStackPages = kWindowVa + 0x10000, kIretStackSize = 4 * 4096;
+constexpr uint64_t kWorkPages = kWindowVa + 0x18000, kWorkSize = 8 * 4096;
 // A 2 MiB range of the kernel's space with no L1 table at all.
 constexpr uint64_t kUnmappedVa = kWindowVa - (2ull << 20);
 
-alignas(4096) uint8_t operation_buffer[16384];
-alignas(16) uint8_t stack_probe_page[4096];
 
 long mmu_update_raw(uint64_t ptr, uint64_t value) { return pv::ops.raw_mmu_update(ptr, value); }
 
@@ -81,8 +85,23 @@ void fill_text(uint8_t* page) {
   for (unsigned i = 0; i < 4096; ++i) page[i] = uint8_t(kLine[i % (sizeof(kLine) - 1)]);
 }
 
+uint64_t current_stack_page() {
+  uint64_t rsp;
+  asm volatile("mov %%rsp, %0" : "=r"(rsp));
+  return rsp & ~0xfffull;
+}
+
 void build_window(Campaign& c) {
   Pool& pool = c.pool;
+  for (uint64_t page = 0; page < kBufferSize + kIretStackSize + kWorkSize; page += 4096) {
+    uint64_t va = page < kBufferSize ? kBufferPages + page
+                  : page < kBufferSize + kIretStackSize ? kIretStackPages + (page - kBufferSize)
+                                                        : kWorkPages + (page - kBufferSize - kIretStackSize);
+    add_protected_frame(pool, map_window_page(va, kWritable), 0);
+  }
+  c.iret_stack_top = kIretStackPages + kIretStackSize;
+  c.work = reinterpret_cast<uint8_t*>(kWorkPages);
+  c.work_size = kWorkSize;
   uint64_t text_mfn = map_window_page(kTextPage, kWritable);
   fill_text(reinterpret_cast<uint8_t*>(kTextPage));
   uint64_t edge_mfn = map_window_page(kEdgePage, kWritable);
@@ -93,12 +112,12 @@ void build_window(Campaign& c) {
   pool.edge_va = kEdgePage;
   pool.unmapped_va = kUnmappedVa + 0x1000 * 37;
   pool.read_only_va = kReadOnlyPage;
-  pool.buffer = operation_buffer;
-  pool.buffer_va = reinterpret_cast<uint64_t>(operation_buffer);
-  pool.buffer_size = sizeof(operation_buffer);
+  pool.buffer = reinterpret_cast<uint8_t*>(kBufferPages);
+  pool.buffer_va = kBufferPages;
+  pool.buffer_size = kBufferSize;
   pool.kernel_image_va = reinterpret_cast<uint64_t>(_image_start);
   pool.kernel_image_size = (boot_info.first_free_pfn.value << 12) - 0x1000;
-  pool.stack_va = reinterpret_cast<uint64_t>(stack_probe_page);
+  pool.stack_va = current_stack_page();
   add_protected_frame(pool, text_mfn, 0);
   add_protected_frame(pool, edge_mfn, 0);
   add_protected_frame(pool, read_only_mfn, 0);
@@ -127,8 +146,8 @@ void collect_protected(Campaign& c) {
   add_protected_slot(c, l2, lib::table_index(kUnmappedVa, Level::l2), 2, false, 0);
   protect_kernel_page(c, kVirtBase + 0x1000, false);                                   // kernel text
   protect_kernel_page(c, reinterpret_cast<uint64_t>(hypercall_page), false);
-  protect_kernel_page(c, reinterpret_cast<uint64_t>(operation_buffer), false);
-  protect_kernel_page(c, reinterpret_cast<uint64_t>(stack_probe_page), false);
+  protect_kernel_page(c, kBufferPages, false);
+  protect_kernel_page(c, current_stack_page(), false);
   protect_kernel_page(c, reinterpret_cast<uint64_t>(boot_info.start_info), false);
   protect_kernel_page(c, reinterpret_cast<uint64_t>(shared_info()), false);
   protect_kernel_page(c, reinterpret_cast<uint64_t>(boot_info.p2m), false);
