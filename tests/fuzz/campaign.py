@@ -7,11 +7,13 @@ operations k*chunk .. (k+1)*chunk-1 of the one seed. Operation N of a seed is th
 chunk it is in, so every failure is "seed S, operation N" and replays with the command printed.
 
 Results go to build/fuzz/state.json as chunks finish: running the same command again skips the
-chunks already done (--fresh starts over); failed chunks' consoles are kept in build/fuzz/.
+chunks already done by the same hypervisor and guest images (--fresh starts over); failed
+chunks' consoles are kept in build/fuzz/.
 The summary counts operations, boots and failures (hypervisor faults, hangs, audit mismatches,
 the fuzzer's own isolation checks, ...); the exit status is non-zero if anything failed.
 """
 import argparse
+import hashlib
 import json
 import os
 import sys
@@ -24,8 +26,17 @@ ROLES = ("dom0", "domU")
 MODES = ("emulate", "writable")
 
 
-def key(chunk):
-    return f"{chunk.role}/{chunk.mode}/{chunk.seed:#x}/{chunk.start}/{chunk.ops}/{chunk.skip}/{chunk.audit_every}"
+def images_digest(build):
+    """Which hypervisor and guest kernel ran: a chunk done by other images is not done."""
+    digest = hashlib.sha1()
+    for path in (os.path.join(build, "xen", "xen"), os.path.join(build, "guest", "kernel")):
+        with open(path, "rb") as f:
+            digest.update(f.read())
+    return digest.hexdigest()[:12]
+
+
+def key(chunk, images):
+    return f"{images}/{chunk.role}/{chunk.mode}/{chunk.seed:#x}/{chunk.start}/{chunk.ops}/{chunk.skip}/{chunk.audit_every}"
 
 
 def load_state(path):
@@ -97,10 +108,11 @@ def main():
     os.makedirs(out_dir, exist_ok=True)
     state_path = os.path.join(out_dir, "state.json")
     state = {} if args.fresh else load_state(state_path)
+    images = images_digest(args.build)
     roles = [r for r in args.roles.split(",") if r]
     modes = [m for m in args.modes.split(",") if m]
     print(f"fuzz: seed {args.seed:#x}, {args.ops} operations per campaign in chunks of {args.chunk}, "
-          f"audit every {args.audit}, campaigns {', '.join(f'{r}/{m}' for r in roles for m in modes)}"
+          f"audit every {args.audit}, images {images}, campaigns {', '.join(f'{r}/{m}' for r in roles for m in modes)}"
           f"{', skip ' + args.skip if args.skip else ''}", flush=True)
     started = time.monotonic()
     summary = []
@@ -110,10 +122,10 @@ def main():
             for start in range(0, args.ops, args.chunk):
                 ops = min(args.chunk, args.ops - start)
                 chunk = fuzz_boot.Chunk(role, mode, args.seed, start, ops, args.audit, args.progress, args.skip)
-                record = state.get(key(chunk))
+                record = state.get(key(chunk, images))
                 if record is None:
                     record = run_chunk(args.build, out_dir, chunk, not args.no_locate)
-                    state[key(chunk)] = record
+                    state[key(chunk, images)] = record
                     save_state(state_path, state)
                 else:
                     totals["reused"] += 1
