@@ -84,6 +84,7 @@ failsafe_callback_entry:
     jmp   trap_common
 
 trap_common:
+    cld                          /* C++ code needs DF clear; the interrupted context may have set it */
     push  %rax
     push  %rbx
     push  %rcx

@@ -3,6 +3,7 @@
 #include "arch/xen.h"
 #include "kernel/console.h"
 #include "kernel/events.h"
+#include "kernel/fuzz.h"
 #include "kernel/panic.h"
 #include "kernel/probe.h"
 #include "kernel/hostile_probes.h"
@@ -95,6 +96,7 @@ namespace {
 }
 
 void dispatch(kernel::TrapFrame& frame) {
+  if (kernel::fuzz_fixup(frame)) return;  // a trap inside one of the fuzzer's probes
   switch (frame.vector) {
     case kernel::TrapFrame::kEventVector:
       kernel::events_handle_upcall();

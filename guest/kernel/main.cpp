@@ -5,6 +5,7 @@
 #include "kernel/boot_info.h"
 #include "kernel/console.h"
 #include "kernel/direct_map.h"
+#include "kernel/fuzz.h"
 #include "kernel/page_allocator.h"
 #include "kernel/panic.h"
 #include "kernel/process.h"
@@ -79,6 +80,8 @@ extern "C" [[noreturn]] void kernel_main(start_info_t* start_info, uint64_t boot
   timer_boot_check();
 
   run_selftest();
+  fuzz_companion_run_if_requested();
+  fuzz_run_if_requested();
   relay::run_if_requested();  // relay=com2: serves the host until it says SHUTDOWN
 
   char init_path[64] = "/init";

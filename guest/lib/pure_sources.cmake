@@ -12,4 +12,11 @@ list(APPEND PURE_SOURCES
 list(APPEND PURE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/relay_buffer_table.cpp
   ${CMAKE_CURRENT_LIST_DIR}/relay_policy.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/relay_server.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/relay_server.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/fuzz_options.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/fuzz_generate.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/fuzz_generate_mmu.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/fuzz_generate_calls.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/fuzz_generate_cpu.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/fuzz_rules.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/fuzz_describe.cpp)

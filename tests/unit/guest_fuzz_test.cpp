@@ -1,0 +1,501 @@
+// The fuzzing domain's pure part (guest/lib/fuzz_*): the seeded random numbers, the options,
+// and the generated operations: deterministic per (seed, operation), every class and hostile
+// kind present, the skip options honoured, and the rules that keep the fuzzer alive kept on
+// every operation of long runs (check_rules, which re-derives them from the buffers).
+#include <gtest/gtest.h>
+#include <xen/xen.h>
+#include <xen/sched.h>
+
+#include <cstring>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "guest/lib/fuzz_entries.h"
+#include "guest/lib/fuzz_model.h"
+#include "guest/lib/fuzz_random.h"
+
+using namespace lib::fuzz;
+
+namespace {
+
+constexpr uint64_t kVirtBase = 0xffffffff80000000ull;
+constexpr uint64_t kOwnFirst = 0x1000, kOwnCount = 16384;
+
+// A pool laid out as the kernel lays it out (kernel/fuzz.cpp), with made-up frame numbers.
+struct TestPool {
+  Pool pool;
+  std::vector<uint8_t> buffer = std::vector<uint8_t>(16384);
+  std::vector<uint8_t> edge = std::vector<uint8_t>(4096);
+
+  TestPool(bool privileged = true) {
+    pool.privileged = privileged;
+    pool.domid = privileged ? 0 : 1;
+    pool.max_ram_page = 0x1ffdf;
+    pool.own_runs[0] = {kOwnFirst, kOwnCount};
+    pool.own_run_count = 1;
+    pool.own_count = kOwnCount;
+    auto va_of = [](uint64_t mfn) { return kVirtBase + ((mfn - kOwnFirst) << 12); };
+    pool.table_count = kMaxTables;
+    pool.clone_count = 2;
+    for (unsigned i = 0; i < kMaxTables; ++i) {
+      pool.table_mfn[i] = 0x2000 + i;
+      pool.table_va[i] = va_of(pool.table_mfn[i]);
+      pool.table_level[i] = i < 2 ? 4 : i < 6 ? 3 : i < 14 ? 2 : 1;
+    }
+    pool.data_count = kMaxData;
+    for (unsigned i = 0; i < kMaxData; ++i) {
+      pool.data_mfn[i] = 0x2100 + i;
+      pool.data_va[i] = va_of(pool.data_mfn[i]);
+    }
+    pool.kernel_l4_mfn = 0x11b5;
+    const uint64_t kernel_l1 = 0x11b8;
+    for (unsigned i = 0; i < kFuzzSlotCount; ++i) pool.fuzz_slot_ma[i] = pool.kernel_l4_mfn * 4096 + kFuzzL4Slots[i] * 8;
+    for (unsigned i = 0; i < kMaxTables; ++i) pool.direct_map_slot_ma[i] = 0x1300 * 4096ull + i * 8;
+    for (unsigned i = 0; i < kMaxData; ++i) pool.direct_map_slot_ma[kMaxTables + i] = 0x1301 * 4096ull + i * 8;
+    const OtherFrame frames[] = {{pool.kernel_l4_mfn, 4}, {0x11b6, 3}, {0x11b7, 2}, {kernel_l1, 1}, {0x1300, 1},
+                                 {0x1000, 0}, {0x1001, 0}, {0x1100, 0}, {0x11bb, 0}};
+    for (const OtherFrame& frame : frames) pool.protected_frames[pool.protected_frame_count++] = frame;
+    const ProtectedSlot slots[] = {
+        {pool.kernel_l4_mfn * 4096 + 511 * 8, 0x11b6067, 4, false, 0},
+        {pool.kernel_l4_mfn * 4096 + 256 * 8, 0x50063, 4, false, 0},
+        {0x11b6 * 4096ull + 510 * 8, 0x11b7067, 3, false, 0},
+        {0x11b7 * 4096ull + 0 * 8, 0x11b8067, 2, false, 0},
+        {kernel_l1 * 4096 + 1 * 8, 0x1001067, 1, false, kVirtBase + 0x1000},
+        {kernel_l1 * 4096 + 0x1b5 * 8, 0x11b5025, 1, true, kVirtBase + 0x1b5000},
+    };
+    for (const ProtectedSlot& slot : slots) pool.protected_slots[pool.protected_slot_count++] = slot;
+    const uint64_t hypervisor[] = {0x50, 0x51, 0x100, 0x2f1};
+    for (uint64_t mfn : hypervisor) pool.hypervisor_mfns[pool.hypervisor_mfn_count++] = mfn;
+    const uint64_t foreign[] = {0x8000, 0x8001, 0x9abc};
+    for (uint64_t mfn : foreign) pool.foreign_mfns[pool.foreign_mfn_count++] = mfn;
+    pool.protected_ports[pool.protected_port_count++] = 1;
+    pool.buffer = buffer.data();
+    pool.buffer_va = kVirtBase + 0x180000;
+    pool.buffer_size = buffer.size();
+    pool.edge = edge.data();
+    pool.edge_va = kVirtBase + 0x3f801000;
+    pool.unmapped_va = kVirtBase + 0x3f600000;
+    pool.text_va = kVirtBase + 0x3f800000;
+    pool.text_size = 4096;
+    pool.read_only_va = kVirtBase + 0x3f803000;
+    pool.kernel_image_va = kVirtBase;
+    pool.kernel_image_size = 0x1b0000;
+    pool.stack_va = kVirtBase + 0x1a0000;
+  }
+};
+
+Options options_with(uint64_t seed, const char* skip = "") {
+  Options options;
+  options.seed = seed;
+  const char* unknown = nullptr;
+  EXPECT_TRUE(parse_features(skip, options.skip, &unknown));
+  return options;
+}
+
+std::string text_of(const Pool& pool, const Op& op) {
+  char text[8192];
+  describe(pool, op, text, sizeof(text));
+  return text;
+}
+
+// Every hypercall number an operation issues, multicall entries included (one level down).
+void collect_numbers(const Pool& pool, uint64_t number, const uint64_t* args, std::vector<uint64_t>& out, int depth = 0) {
+  out.push_back(number);
+  if (uint32_t(number) != __HYPERVISOR_multicall || depth > 1) return;
+  for (uint64_t i = 0; i < args[1] && i < 64; ++i) {
+    uint64_t va = args[0] + i * sizeof(multicall_entry_t);
+    const uint8_t* at = nullptr;
+    if (va >= pool.buffer_va && va + sizeof(multicall_entry_t) <= pool.buffer_va + pool.buffer_size) at = pool.buffer + (va - pool.buffer_va);
+    if (va >= pool.edge_va && va + sizeof(multicall_entry_t) <= pool.edge_va + 4096) at = pool.edge + (va - pool.edge_va);
+    if (!at) break;
+    multicall_entry_t entry;
+    std::memcpy(&entry, at, sizeof(entry));
+    uint64_t entry_args[6];
+    for (int a = 0; a < 6; ++a) entry_args[a] = entry.args[a];
+    if (uint32_t(entry.op) == __HYPERVISOR_multicall && entry.args[0] == args[0]) {
+      out.push_back(entry.op);
+      continue;
+    }
+    collect_numbers(pool, entry.op, entry_args, out, depth + 1);
+  }
+}
+
+}  // namespace
+
+TEST(guest_fuzz_random, SameSeedAndOperationSameStream) {
+  Random a = Random::for_operation(42, 1000), b = Random::for_operation(42, 1000);
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(a.next(), b.next());
+  Random c = Random::for_operation(42, 1001), d = Random::for_operation(43, 1000);
+  Random e = Random::for_operation(42, 1000);
+  int same_c = 0, same_d = 0;
+  for (int i = 0; i < 100; ++i) {
+    uint64_t value = e.next();
+    same_c += c.next() == value;
+    same_d += d.next() == value;
+  }
+  EXPECT_EQ(same_c, 0);
+  EXPECT_EQ(same_d, 0);
+}
+
+TEST(guest_fuzz_random, KnownValuesDoNotChange) {
+  // Replays of recorded failures depend on the streams staying what they were.
+  Random random = Random::for_operation(1, 0);
+  const uint64_t first = random.next();
+  Random again(0);
+  EXPECT_NE(first, again.next());
+  uint64_t state = 0;
+  EXPECT_EQ(splitmix64(state), 0xe220a8397b1dcdafull);  // the published first output for seed 0
+}
+
+TEST(guest_fuzz_random, RangesAndWeights) {
+  Random random(7);
+  std::set<uint64_t> seen;
+  for (int i = 0; i < 10000; ++i) {
+    uint64_t value = random.below(10);
+    ASSERT_LT(value, 10u);
+    seen.insert(value);
+    uint64_t between = random.between(5, 9);
+    ASSERT_GE(between, 5u);
+    ASSERT_LE(between, 9u);
+  }
+  EXPECT_EQ(seen.size(), 10u);
+  const unsigned weights[] = {0, 3, 0, 1};
+  int counts[4] = {};
+  for (int i = 0; i < 10000; ++i) ++counts[random.weighted(weights, 4)];
+  EXPECT_EQ(counts[0], 0);
+  EXPECT_EQ(counts[2], 0);
+  EXPECT_GT(counts[1], counts[3] * 2);
+  EXPECT_EQ(random.below(0), 0u);
+}
+
+TEST(guest_fuzz_options, ParsesTheCommandLine) {
+  Options options;
+  char error[128];
+  ASSERT_TRUE(parse_options("fuzz=0x2a fuzz_ops=5000 fuzz_start=100 fuzz_audit=1000 fuzz_log=120-130 "
+                            "fuzz_skip=nt+rax_high fuzz_progress=50",
+                            options, error, sizeof(error)))
+      << error;
+  EXPECT_EQ(options.seed, 42u);
+  EXPECT_EQ(options.ops, 5000u);
+  EXPECT_EQ(options.start, 100u);
+  EXPECT_EQ(options.audit_every, 1000u);
+  EXPECT_EQ(options.progress, 50u);
+  EXPECT_EQ(options.log_from, 120u);
+  EXPECT_EQ(options.log_to, 130u);
+  EXPECT_FALSE(options.enabled(kNt));
+  EXPECT_FALSE(options.enabled(kRaxHigh));
+  EXPECT_TRUE(options.enabled(kTf));
+  // Every feature has a name that parses back to it.
+  for (unsigned f = 0; f < kFeatureCount; ++f) {
+    uint64_t mask = 0;
+    ASSERT_TRUE(parse_features(feature_name(Feature(f)), mask, nullptr)) << f;
+    EXPECT_EQ(mask, 1ull << f);
+  }
+  ASSERT_TRUE(parse_options("fuzz=7 fuzz_only=mmu+ptwrite", options, error, sizeof(error)));
+  EXPECT_TRUE(options.enabled(kMmu));
+  EXPECT_FALSE(options.enabled(kCall));
+  EXPECT_TRUE(options.enabled(kNt));  // only= restricts classes, not hostile values
+  ASSERT_TRUE(parse_options("fuzz=7 fuzz_log=9", options, error, sizeof(error)));
+  EXPECT_EQ(options.log_from, 9u);
+  EXPECT_EQ(options.log_to, 9u);
+}
+
+TEST(guest_fuzz_options, RefusesBadValues) {
+  Options options;
+  char error[128];
+  EXPECT_FALSE(parse_options("fuzz_ops=5", options, error, sizeof(error)));
+  EXPECT_FALSE(parse_options("fuzz=abc", options, error, sizeof(error)));
+  EXPECT_FALSE(parse_options("fuzz=1 fuzz_ops=1e6", options, error, sizeof(error)));
+  EXPECT_FALSE(parse_options("fuzz=1 fuzz_skip=nt+bogus", options, error, sizeof(error)));
+  EXPECT_NE(std::string(error).find("bogus"), std::string::npos);
+  EXPECT_FALSE(parse_options("fuzz=1 fuzz_only=nt", options, error, sizeof(error)));
+  EXPECT_FALSE(parse_options("fuzz=1 fuzz_log=9-3", options, error, sizeof(error)));
+  uint64_t value;
+  EXPECT_FALSE(parse_number("99999999999999999999", value));
+  EXPECT_TRUE(parse_number("0xffffffffffffffff", value));
+  EXPECT_EQ(value, ~0ull);
+}
+
+TEST(guest_fuzz_generate, DeterministicPerSeedAndOperation) {
+  TestPool first, second;
+  Options options = options_with(0x5eed);
+  for (uint64_t n = 0; n < 2000; ++n) {
+    Op a, b;
+    generate(first.pool, options, n, a);
+    generate(second.pool, options, n, b);
+    ASSERT_EQ(text_of(first.pool, a), text_of(second.pool, b)) << "op " << n;
+  }
+  // Operation 1500 is the same whether or not the ones before it were generated.
+  TestPool fresh;
+  Op late, again;
+  generate(fresh.pool, options, 1500, late);
+  generate(first.pool, options, 1500, again);
+  EXPECT_EQ(text_of(fresh.pool, late), text_of(first.pool, again));
+}
+
+// Recorded findings name (seed, operation): they replay only while the generator draws the
+// same operations. This digest of the first operations of one seed changes when it does not;
+// then update it, and know that recorded seeds and operation numbers no longer apply.
+TEST(guest_fuzz_generate, OperationStreamsAreStable) {
+  TestPool test;
+  Options options = options_with(0x2026);
+  uint64_t digest = 0xcbf29ce484222325ull;  // FNV-1a over the descriptions
+  for (uint64_t n = 0; n < 5000; ++n) {
+    Op op;
+    generate(test.pool, options, n, op);
+    for (char c : text_of(test.pool, op)) digest = (digest ^ uint8_t(c)) * 0x100000001b3ull;
+  }
+  EXPECT_EQ(digest, 0xf24c61f66d56589eull) << std::hex << digest;
+}
+
+TEST(guest_fuzz_generate, KeepsTheRulesOnLongRuns) {
+  for (bool privileged : {true, false}) {
+    TestPool test(privileged);
+    for (uint64_t seed : {1ull, 0xdeadbeefull, 0x1234567890abcdefull}) {
+      Options options = options_with(seed);
+      for (uint64_t n = 0; n < 30000; ++n) {
+        Op op;
+        generate(test.pool, options, n, op);
+        const char* problem = check_rules(test.pool, op);
+        ASSERT_STREQ(problem, "") << "seed " << seed << " op " << n << ": " << text_of(test.pool, op);
+      }
+    }
+  }
+}
+
+TEST(guest_fuzz_generate, CoversEveryClassAndHostileKind) {
+  TestPool test;
+  Options options = options_with(99);
+  std::set<int> kinds, stores, mmuext_commands;
+  bool high_number = false, nested = false, iret_bad_selector = false, nt = false, reserved_bits = false;
+  bool protected_target = false, huge_count = false, foreign = false, holder = false, alias_load = false;
+  for (uint64_t n = 0; n < 20000; ++n) {
+    Op op;
+    generate(test.pool, options, n, op);
+    kinds.insert(int(op.kind));
+    std::vector<uint64_t> numbers;
+    if (op.kind <= OpKind::multicall || op.kind == OpKind::rflags || op.kind == OpKind::sched)
+      collect_numbers(test.pool, op.call.number, op.call.args, numbers);
+    for (uint64_t number : numbers) high_number |= number >> 32 != 0;
+    if (op.kind == OpKind::multicall) {
+      for (size_t i = 1; i < numbers.size(); ++i) {
+        nested |= uint32_t(numbers[i]) == __HYPERVISOR_multicall || uint32_t(numbers[i]) == __HYPERVISOR_iret;
+      }
+    }
+    if (op.kind == OpKind::iret) iret_bad_selector |= (op.iret.cs & ~3ull) != 0xe030 || op.iret.ss != 0xe02b;
+    nt |= (op.kind == OpKind::rflags && (op.rflags & kNtFlag)) || (op.kind == OpKind::iret && (op.iret.rflags & kNtFlag));
+    if (op.kind == OpKind::ptwrite) {
+      for (unsigned i = 0; i < op.step_count; ++i) {
+        alias_load |= op.steps[i].kind == Step::Kind::alias_load;
+        if (op.steps[i].kind != Step::Kind::store) continue;
+        stores.insert(int(op.steps[i].store));
+        holder |= op.steps[i].path == StorePath::alias_holder;
+        uint64_t value = op.steps[i].value;
+        reserved_bits |= (value & 0x000fff0000000000ull) != 0;
+        uint64_t mfn = (value & kAddressBits) >> 12;
+        protected_target |= is_own_frame(test.pool, mfn) && !is_scratch_frame(test.pool, mfn) && (value & kPresentBit);
+      }
+    }
+    if (op.kind == OpKind::mmuext) {
+      if (op.call.args[0] >= test.pool.buffer_va && op.call.args[0] < test.pool.buffer_va + test.pool.buffer_size) {
+        const auto* ops = reinterpret_cast<const mmuext_op_t*>(test.pool.buffer + (op.call.args[0] - test.pool.buffer_va));
+        for (uint64_t i = 0; i < op.call.args[1] && i < 8; ++i) mmuext_commands.insert(int(ops[i].cmd));
+      }
+    }
+    if (op.kind == OpKind::mmu || op.kind == OpKind::mmuext) {
+      huge_count |= op.call.args[1] > 0xffffffffull || op.call.args[1] == 0xffffffffull;
+      foreign |= op.call.args[3] != DOMID_SELF;
+    }
+  }
+  EXPECT_EQ(kinds.size(), unsigned(kClassCount));
+  EXPECT_EQ(stores.size(), 14u);
+  for (int cmd : {MMUEXT_PIN_L1_TABLE, MMUEXT_PIN_L4_TABLE, MMUEXT_UNPIN_TABLE, MMUEXT_NEW_BASEPTR,
+                  MMUEXT_NEW_USER_BASEPTR, MMUEXT_CLEAR_PAGE, MMUEXT_COPY_PAGE, MMUEXT_SET_LDT, MMUEXT_INVLPG_MULTI})
+    EXPECT_TRUE(mmuext_commands.count(cmd)) << "mmuext cmd " << cmd;
+  EXPECT_TRUE(high_number);
+  EXPECT_TRUE(nested);
+  EXPECT_TRUE(iret_bad_selector);
+  EXPECT_TRUE(nt);
+  EXPECT_TRUE(reserved_bits);
+  EXPECT_TRUE(protected_target);
+  EXPECT_TRUE(huge_count);
+  EXPECT_TRUE(foreign);
+  EXPECT_TRUE(holder);
+  EXPECT_TRUE(alias_load);
+}
+
+TEST(guest_fuzz_generate, SkipOptionsLeaveTheirKindOut) {
+  TestPool test;
+  Options options = options_with(5, "nt+rax_high+nested+iret_selectors+huge_count+foreign+alias");
+  for (uint64_t n = 0; n < 20000; ++n) {
+    Op op;
+    generate(test.pool, options, n, op);
+    for (unsigned i = 0; i < op.step_count; ++i) {
+      ASSERT_NE(op.steps[i].kind, Step::Kind::alias_load);
+      if (op.steps[i].kind == Step::Kind::store) {
+        ASSERT_EQ(op.steps[i].path, StorePath::direct_map);
+      }
+    }
+    std::vector<uint64_t> numbers;
+    if (op.kind <= OpKind::multicall || op.kind == OpKind::rflags || op.kind == OpKind::sched)
+      collect_numbers(test.pool, op.call.number, op.call.args, numbers);
+    for (size_t i = 0; i < numbers.size(); ++i) {
+      ASSERT_EQ(numbers[i] >> 32, 0u) << text_of(test.pool, op);
+      if (i > 0 && op.kind == OpKind::multicall) {
+        ASSERT_TRUE(uint32_t(numbers[i]) != __HYPERVISOR_iret && uint32_t(numbers[i]) != __HYPERVISOR_multicall)
+            << text_of(test.pool, op);
+      }
+    }
+    if (op.kind == OpKind::rflags) {
+      ASSERT_FALSE(op.rflags & kNtFlag);
+    }
+    if (op.kind == OpKind::iret) {
+      ASSERT_FALSE(op.iret.rflags & kNtFlag);
+      ASSERT_EQ(op.iret.ss, 0xe02bu);
+      ASSERT_EQ(op.iret.cs & ~3ull, 0xe030u);
+      ASSERT_EQ(op.iret.number, uint64_t(__HYPERVISOR_iret));
+    }
+    if (op.kind == OpKind::mmu || op.kind == OpKind::mmuext) {
+      ASSERT_LE(op.call.args[1], 64u);
+      ASSERT_EQ(op.call.args[3], uint64_t(DOMID_SELF));
+    }
+  }
+  Options no_ptwrite = options_with(5, "ptwrite");
+  for (uint64_t n = 0; n < 2000; ++n) {
+    Op op;
+    generate(test.pool, no_ptwrite, n, op);
+    ASSERT_NE(op.kind, OpKind::ptwrite);
+  }
+  Options only;
+  only.seed = 5;
+  only.only = (1ull << kMmu) | (1ull << kIret);
+  for (uint64_t n = 0; n < 2000; ++n) {
+    Op op;
+    generate(test.pool, only, n, op);
+    ASSERT_TRUE(op.kind == OpKind::mmu || op.kind == OpKind::iret);
+  }
+}
+
+TEST(guest_fuzz_generate, Dom0PortWritesOnlyReachHypervisorPorts) {
+  TestPool test(true);
+  Options options = options_with(11);
+  options.only = 1ull << kPorts;
+  int writes = 0;
+  for (uint64_t n = 0; n < 5000; ++n) {
+    Op op;
+    generate(test.pool, options, n, op);
+    if (!op.port.out) continue;
+    ++writes;
+    for (unsigned i = 0; i < op.port.width; ++i) ASSERT_TRUE(hypervisor_owned_port(uint16_t(op.port.port + i)));
+  }
+  EXPECT_GT(writes, 1000);
+}
+
+TEST(guest_fuzz_rules, CatchBrokenOperations) {
+  TestPool test;
+  Op op;
+  op.kind = OpKind::ptwrite;
+  op.step_count = 1;
+  op.steps[0].kind = Step::Kind::store;
+  op.steps[0].table = 0;  // a clone of the kernel L4
+  op.steps[0].slot = kKernelL4Slot;
+  EXPECT_STRNE(check_rules(test.pool, op), "");
+  op.steps[0].slot = 3;
+  op.steps[0].value = (0x1001ull << 12) | kPresentBit | kWritableBit;  // a protected frame, writable
+  EXPECT_STRNE(check_rules(test.pool, op), "");
+  op.steps[0].value = (0x1001ull << 12) | kPresentBit;
+  EXPECT_STREQ(check_rules(test.pool, op), "");
+
+  Op call;
+  call.kind = OpKind::call;
+  call.call.number = 0x10000001dull;  // sched_op through a truncating hypervisor
+  call.call.args[0] = SCHEDOP_shutdown;
+  call.call.args[1] = test.pool.buffer_va;
+  EXPECT_STRNE(check_rules(test.pool, call), "");
+  call.call.args[1] = test.pool.unmapped_va;
+  EXPECT_STREQ(check_rules(test.pool, call), "");
+
+  Op base;
+  base.kind = OpKind::mmuext;
+  base.restore = kRestoreBase;
+  base.call.number = __HYPERVISOR_mmuext_op;
+  auto* ext = reinterpret_cast<mmuext_op_t*>(test.pool.buffer);
+  *ext = mmuext_op_t{};
+  ext->cmd = MMUEXT_NEW_BASEPTR;
+  ext->arg1.mfn = test.pool.table_mfn[5];  // a scratch table that is no clone
+  base.call.args[0] = test.pool.buffer_va;
+  base.call.args[1] = 1;
+  EXPECT_STRNE(check_rules(test.pool, base), "");
+  ext->arg1.mfn = test.pool.table_mfn[1];
+  EXPECT_STREQ(check_rules(test.pool, base), "");
+
+  // A readable page is read as requests, whatever it holds: only the buffers, or nowhere.
+  Op batch;
+  batch.kind = OpKind::multicall;
+  batch.call.number = __HYPERVISOR_multicall;
+  batch.call.args[0] = test.pool.read_only_va;
+  batch.call.args[1] = 3;
+  EXPECT_STRNE(check_rules(test.pool, batch), "");
+  batch.call.args[0] = test.pool.unmapped_va;
+  EXPECT_STREQ(check_rules(test.pool, batch), "");
+
+  // The edge page's hole is unreadable, but it has an L1: nothing may be mapped there.
+  Op hole;
+  hole.kind = OpKind::va_mapping;
+  hole.call.number = __HYPERVISOR_update_va_mapping;
+  hole.call.args[0] = test.pool.edge_va + 4096 + 0x80;
+  hole.call.args[1] = (test.pool.data_mfn[0] << 12) | 3;
+  EXPECT_STRNE(check_rules(test.pool, hole), "");
+  hole.call.args[0] = test.pool.unmapped_va;
+  EXPECT_STREQ(check_rules(test.pool, hole), "");
+}
+
+TEST(guest_fuzz_entries, StoreResults) {
+  Step step;
+  step.kind = Step::Kind::store;
+  uint64_t current[2] = {0x1111222233334444ull, 0x5555666677778888ull}, result[8];
+  step.store = StoreKind::mov32_low;
+  step.value = 0xaaaaaaaabbbbbbbbull;
+  ASSERT_EQ(store_result(step, current, result), 1u);
+  EXPECT_EQ(result[0], 0x11112222bbbbbbbbull);
+  step.store = StoreKind::mov32_high;
+  store_result(step, current, result);
+  EXPECT_EQ(result[0], 0xaaaaaaaa33334444ull);
+  step.store = StoreKind::misaligned;
+  step.operand = 4;
+  ASSERT_EQ(store_result(step, current, result), 2u);
+  EXPECT_EQ(result[0], 0xbbbbbbbb33334444ull);
+  EXPECT_EQ(result[1], 0x55556666aaaaaaaaull);
+  step.store = StoreKind::cmpxchg;
+  step.operand = kUseCurrent;
+  store_result(step, current, result);
+  EXPECT_EQ(result[0], step.value);
+  step.operand = 1;
+  store_result(step, current, result);
+  EXPECT_EQ(result[0], current[0]);
+  step.store = StoreKind::btr;
+  step.operand = 2;
+  store_result(step, current, result);
+  EXPECT_EQ(result[0], current[0] & ~4ull);
+  TestPool test;
+  EXPECT_FALSE(entry_safe(test.pool, (0x1001ull << 12) | 3));
+  EXPECT_TRUE(entry_safe(test.pool, (0x2100ull << 12) | 3));
+  EXPECT_TRUE(entry_safe(test.pool, (0x9000ull << 12) | 3));  // not ours: the hypervisor decides
+  EXPECT_EQ(sanitize_entry(test.pool, (0x1001ull << 12) | 3), (0x1001ull << 12) | 1);
+}
+
+TEST(guest_fuzz_describe, NamesTheCallAndItsRequests) {
+  TestPool test;
+  Options options = options_with(3);
+  options.only = 1ull << kMmu;
+  bool listed = false;
+  for (uint64_t n = 0; n < 50 && !listed; ++n) {
+    Op op;
+    generate(test.pool, options, n, op);
+    std::string text = text_of(test.pool, op);
+    EXPECT_EQ(text.rfind("mmu hypercall 0x1(", 0), 0u) << text;
+    listed |= text.find("] ptr 0x") != std::string::npos;
+  }
+  EXPECT_TRUE(listed);
+}
