@@ -1,6 +1,8 @@
 # Entry point. `make run` and `make test` install what is missing, build and run.
 BUILD := build
 JOBS  := $(shell nproc)
+# No "Entering directory" lines from the makes CMake runs below us.
+MAKEFLAGS += --no-print-directory
 
 .PHONY: all deps build run test unit integration clean bench fuzz
 all: build
