@@ -2,7 +2,12 @@
 // dom0 does it for it. dom0 finds domain 1's memory (the frames it may map with foreigndom 1),
 // maps the domU's mailbox page (kernel/fuzz_mailbox.h), audits whenever the domU asks, checks
 // that pages of its own keep their contents, and returns when the domU's campaign is done or
-// has made no progress for a while (the hypervisor then reports the domU's end).
+// has shut down or crashed (getdomaininfo), or has made no progress for a while.
+#define __XEN_TOOLS__ 1  // domctl.h is the tools' interface: getdomaininfo tells when domain 1 stopped
+#include <stdint.h>
+#include <xen/xen.h>
+#include <xen/domctl.h>
+#include "arch/hypercall.h"
 #include "arch/xen.h"
 #include "kernel/console.h"
 #include "kernel/direct_map.h"
@@ -42,6 +47,18 @@ bool map_foreign(const pv::PageTableSlot& slot, uint64_t mfn, uint64_t flags) {
 void unmap(const pv::PageTableSlot& slot) {
   pv::ops.raw_mmu_update(slot.machine_address, 0);
   pv::ops.invalidate_page(kWindowVa);
+}
+
+// Whether domain 1 has shut down or crashed (then it makes no more progress: no need to wait
+// for the stall timeout). -ENOSYS or an error: not known, keep waiting.
+bool domu_stopped(unsigned& reason) {
+  xen_domctl_t op{};
+  op.cmd = XEN_DOMCTL_getdomaininfo;
+  op.interface_version = XEN_DOMCTL_INTERFACE_VERSION;
+  op.domain = kFuzzedDomain;
+  if (arch::hypercall(__HYPERVISOR_domctl, arch::arg(&op)) != 0 || op.domain != kFuzzedDomain) return false;
+  reason = (op.u.getdomaininfo.flags >> XEN_DOMINF_shutdownshift) & XEN_DOMINF_shutdownmask;
+  return op.u.getdomaininfo.flags & (XEN_DOMINF_shutdown | XEN_DOMINF_dying);
 }
 
 bool owned_by_domu(const pv::PageTableSlot& slot, uint64_t mfn) {
@@ -127,7 +144,7 @@ void fuzz_companion_run_if_requested() {
   print("fuzz-companion: domain %u's mailbox at mfn %lx (seed 0x%lx)\n", kFuzzedDomain, first + mailbox_pfn, mailbox->seed);
   uint64_t audits = 0, mismatches = 0, canary_damage = 0, last_op = mailbox->op;
   uint64_t last_progress = system_time_ns(), last_report = last_progress;
-  bool stalled = false;
+  const char* end = nullptr;  // why the domU's campaign did not finish, if it did not
   for (;;) {
     uint64_t request = mailbox->audit_request;
     if (request != mailbox->audit_done) {
@@ -145,12 +162,17 @@ void fuzz_companion_run_if_requested() {
       canary.fill();
     }
     if (mailbox->state == FuzzMailbox::kDone) break;
+    if (unsigned reason = 0; domu_stopped(reason)) {
+      print("fuzz-companion: domain %u shut down (reason %u) before its campaign ended\n", kFuzzedDomain, reason);
+      end = "shut down";
+      break;
+    }
     uint64_t now = system_time_ns();
     if (mailbox->op != last_op) {
       last_op = mailbox->op;
       last_progress = now;
     } else if (now - last_progress > kStallTimeoutNs) {
-      stalled = true;
+      end = "stopped making progress";
       break;
     }
     if (now - last_report > 30 * kSecond) {
@@ -162,8 +184,8 @@ void fuzz_companion_run_if_requested() {
   uint64_t final_op = mailbox->op;
   unmap(slot);
   print("fuzz-companion: domain %u %s at op %lu: %lu audits, %lu mismatches, %lu canary words changed\n", kFuzzedDomain,
-        stalled ? "stopped making progress" : "finished", final_op, audits, mismatches, canary_damage);
-  print("fuzz-companion: result: %s\n", !stalled && mismatches == 0 && canary_damage == 0 ? "passed" : "failed");
+        end ? end : "finished", final_op, audits, mismatches, canary_damage);
+  print("fuzz-companion: result: %s\n", !end && mismatches == 0 && canary_damage == 0 ? "passed" : "failed");
 }
 
 }  // namespace kernel

@@ -162,7 +162,8 @@ void Generator::iret(Op& op) {
     bad_selector = true;
   }
   if ((frame.cs & 3) == 3) frame.cs &= ~3ull;  // RPL 3 would switch to user mode
-  if ((frame.cs | 3) == kFlatUserCs32) frame.cs = 0xe018;
+  // The hypervisor loads the low 16 bits: a random 64-bit value can still name FLAT_RING3_CS32.
+  if (((frame.cs & 0xffff) | 3) == kFlatUserCs32) frame.cs = 0xe018;
   bool events = random_.percent(40);
   frame.rflags = hostile_rflags(true) | (events ? kIfFlag : 0);
   frame.rip = IretFrame::Rip::landing;

@@ -165,7 +165,7 @@ DONE = re.compile(r"fuzz: done seed 0x([0-9a-f]+) ops (\d+)-(\d+): (\d+) ran, (\
                   r"(\d+) mismatches, (\d+) violations, (\d+) protected changes, (\d+) frames left typed")
 PROGRESS = re.compile(r"fuzz: seed 0x[0-9a-f]+ op (\d+):")
 AUDIT_BAD = re.compile(r"\(XEN\) audit: (\d+) frames disagree")
-COMPANION = re.compile(r"fuzz-companion: domain 1 (finished|stopped making progress) at op (\d+): (\d+) audits, "
+COMPANION = re.compile(r"fuzz-companion: domain 1 (finished|shut down|stopped making progress) at op (\d+): (\d+) audits, "
                        r"(\d+) mismatches, (\d+) canary words changed")
 
 
