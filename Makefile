@@ -23,8 +23,10 @@ run: build
 
 # Fork benchmarks in every page-table mode, deterministic (-icount shift=0): the table goes to
 # the terminal and to build/bench/results.{json,md}. Fails when any mode or benchmark fails.
-# The untraced modes run build/xen/xen-untraced: the "tracing off" table compares them.
-BENCH_MODES := writable,emulate,hypercall,writable-untraced,emulate-untraced
+# The untraced modes run build/xen/xen-untraced: the "tracing off" table compares them. The
+# xen417 modes run real Xen 4.17 with the same guest (with and without XPTI, and the guest's
+# hypercall and batched modes): the ratio table puts each of our modes over its Xen columns.
+BENCH_MODES := writable,emulate,hypercall,batched,xen417,xen417-nopti,xen417-hypercall,xen417-batched,writable-untraced,emulate-untraced
 bench: build
 	@python3 bench/run_bench.py --deterministic --strict --jobs 2 --modes $(BENCH_MODES) --build $(BUILD)
 

@@ -7,11 +7,15 @@
     hypercall  guest pte=hypercall                         (explicit mmu_update and friends)
     batched    guest pte=batched                           (hypercalls queued in multicalls)
     xen417     real Xen 4.17, guest pte=direct             (the peer: Xen emulates)
+    xen417-nopti       the same with xpti=false (Xen's Meltdown mitigation off)
+    xen417-hypercall   real Xen 4.17, guest pte=hypercall
+    xen417-batched     real Xen 4.17, guest pte=batched
     writable-untraced, emulate-untraced
                the same on build/xen/xen-untraced (trace points compiled out): the baseline
                of the "tracing off" table, which shows what compiled-in trace points cost
 
-Writes <build>/bench/results.json and results.md, a serial log per mode, and prints the table.
+Writes <build>/bench/results.json and results.md, a serial log per mode, and prints the table,
+with the ratio of each of our modes to the Xen 4.17 columns that ran the same guest.
 Figures are guest CLOCK_MONOTONIC time under QEMU TCG: with --deterministic (-icount shift=0)
 one nanosecond per guest instruction, repeatable, and never hardware time.
 
@@ -58,6 +62,7 @@ COUNTERS = [
 COUNTER_KEYS = [key for key, _ in COUNTERS]
 
 GUEST_MEMORY = "dom0_mem=256M"
+XEN_ARGS = f"console=com1 com1=115200,8n1 {GUEST_MEMORY}"
 
 
 @dataclass
@@ -80,8 +85,22 @@ MODES = {
                       "pte=hypercall", "one mmu_update hypercall per write"),
     "batched": Mode("batched", "ours", f"ptwr=emulate {GUEST_MEMORY} loglvl=info", "pte=batched",
                     "page-table hypercalls batched in multicalls"),
-    "xen417": Mode("xen417", "xen417", f"console=com1 com1=115200,8n1 {GUEST_MEMORY}",
-                   "pte=direct", "real Xen 4.17 (emulates direct writes)"),
+    "xen417": Mode("xen417", "xen417", XEN_ARGS, "pte=direct", "real Xen 4.17 (emulates direct writes)"),
+    "xen417-nopti": Mode("xen417-nopti", "xen417", f"{XEN_ARGS} xpti=false", "pte=direct",
+                         "real Xen 4.17 without XPTI, its Meltdown mitigation (emulates direct writes)"),
+    "xen417-hypercall": Mode("xen417-hypercall", "xen417", XEN_ARGS, "pte=hypercall",
+                             "real Xen 4.17, one mmu_update hypercall per write"),
+    "xen417-batched": Mode("xen417-batched", "xen417", XEN_ARGS, "pte=batched",
+                           "real Xen 4.17, page-table hypercalls batched in multicalls"),
+}
+# Each of our modes against the Xen 4.17 columns with the same guest: Xen has no writable
+# pagetables (since 4.x it emulates every direct write), so writable and emulate meet the
+# same Xen columns, with XPTI and without.
+XEN_PEERS = {
+    "writable": ["xen417", "xen417-nopti"],
+    "emulate": ["xen417", "xen417-nopti"],
+    "hypercall": ["xen417-hypercall"],
+    "batched": ["xen417-batched"],
 }
 for _traced in ("writable", "emulate"):
     _mode = MODES[_traced]
@@ -288,13 +307,8 @@ def judge(mode, parsed, serial, exit_value, timed_out, expected=None, args_passe
 # ---------------------------------------------------------------- running the machines
 
 def qemu_command(image, append, modules, memory, extra):
-    """The command machine.boot runs (it builds the same list; the serial file is its own)."""
-    initrd = ",".join(f"{p} {a}".strip() for p, a in modules)
-    cmd = ["qemu-system-x86_64", "-accel", "tcg", "-cpu", "Westmere", "-m", memory,
-           "-nographic", "-monitor", "none", "-serial", "file:<serial.log>", "-no-reboot",
-           "-device", "isa-debug-exit,iobase=0xf4,iosize=4",
-           "-kernel", image, "-append", append, "-initrd", initrd, *extra]
-    return shlex.join(cmd)
+    """The command machine.boot runs (its serial file is a temporary one)."""
+    return shlex.join(machine.qemu_command(image, append, modules, memory, extra, "<serial.log>"))
 
 
 def bench_arguments(scale, extra):
@@ -520,6 +534,40 @@ def tracing_rows(runs):
     return rows
 
 
+def xen_ratios(runs):
+    """Per benchmark, each of our modes over each matching Xen 4.17 column that ran: below 1
+    is faster than Xen. Exact under -icount (both count the same machine's instructions)."""
+    by_name = {run.mode.name: run for run in runs}
+    rows = []
+    for ours, peers in XEN_PEERS.items():
+        for peer in peers:
+            if ours not in by_name or peer not in by_name:
+                continue
+            for name, label, unit in BENCHMARKS:
+                mine = _per_op(by_name[ours].parsed.results.get(name))
+                xen = _per_op(by_name[peer].parsed.results.get(name))
+                ratio = mine / xen if mine is not None and xen else None
+                rows.append({"mode": ours, "xen": peer, "benchmark": name, "label": label, "unit": unit,
+                             "ours": mine, "xen_figure": xen, "ratio": ratio})
+    return rows
+
+
+def ratio_rows(runs):
+    ratios = xen_ratios(runs)
+    pairs = list(dict.fromkeys((r["mode"], r["xen"]) for r in ratios))
+    if not pairs:
+        return None
+    by_key = {(r["mode"], r["xen"], r["benchmark"]): r for r in ratios}
+    rows = [["benchmark", *[f"{mode} / {xen}" for mode, xen in pairs], "unit"]]
+    for name, label, _ in BENCHMARKS:
+        cells = []
+        for mode, xen in pairs:
+            ratio = by_key[(mode, xen, name)]["ratio"]
+            cells.append("-" if ratio is None else f"{ratio:.3f}")
+        rows.append([label, *cells, "ratio of per-operation figures"])
+    return rows
+
+
 def report_text(runs, deterministic, markdown=False):
     fmt = format_markdown if markdown else format_text
     all_runs, runs = runs, primary_runs(runs)
@@ -541,6 +589,13 @@ def report_text(runs, deterministic, markdown=False):
             out.append(fmt(rows))
         else:
             out.append("(no counters)")
+    ratios = ratio_rows(all_runs)
+    if ratios:
+        title = "ours / Xen 4.17, the same guest on the same QEMU (below 1: faster than Xen)"
+        out += ["", f"## {title}" if markdown else title]
+        if markdown:
+            out.append("")
+        out.append(fmt(ratios))
     tracing = tracing_rows(all_runs)
     if tracing:
         title = ("tracing off: trace points compiled in but not recording (build/xen/xen) against "
@@ -562,7 +617,7 @@ def report_text(runs, deterministic, markdown=False):
 def write_results(output_dir, runs, deterministic, scale, started):
     os.makedirs(output_dir, exist_ok=True)
     document = {"metadata": metadata(runs, deterministic, scale, started), "results": records(runs),
-                "tracing_off_cost": tracing_cost(runs)}
+                "tracing_off_cost": tracing_cost(runs), "xen_ratios": xen_ratios(runs)}
     with open(os.path.join(output_dir, "results.json"), "w") as f:
         json.dump(document, f, indent=2)
         f.write("\n")

@@ -42,19 +42,25 @@ def xen417(build):
     return os.path.join(build, "deps", "xen-4.17", "xen")
 
 
+def qemu_command(hypervisor, append, modules, memory="512M", extra=(), serial="serial.log"):
+    """The one QEMU command line of the project's boots: no display, VGA or NIC (so SeaBIOS
+    never writes to COM1), the serial port to a file, isa-debug-exit for the exit value."""
+    # QEMU separates modules with commas; a comma inside a command line is written twice.
+    initrd = ",".join(f"{p} {a}".strip().replace(",", ",,") for p, a in modules)
+    return ["qemu-system-x86_64", "-accel", "tcg", "-cpu", "Westmere", "-m", memory,
+            "-display", "none", "-vga", "none", "-nic", "none", "-monitor", "none",
+            "-serial", f"file:{serial}", "-no-reboot",
+            "-device", "isa-debug-exit,iobase=0xf4,iosize=4",
+            "-kernel", hypervisor, "-append", append, "-initrd", initrd, *extra]
+
+
 def boot(hypervisor, append, modules, timeout=120, until=None, memory="512M", extra=(), watch=None):
     """modules: list of (path, command line). until: a string that ends the boot when seen.
     watch: called with the serial output so far while the machine runs (about every 0.1 s),
     for tests that act on the running machine; returning True ends the machine there."""
     with tempfile.TemporaryDirectory() as tmp:
         log = os.path.join(tmp, "serial.log")
-        # QEMU separates modules with commas; a comma inside a command line is written twice.
-        initrd = ",".join(f"{p} {a}".strip().replace(",", ",,") for p, a in modules)
-        cmd = ["qemu-system-x86_64", "-accel", "tcg", "-cpu", "Westmere", "-m", memory,
-               "-display", "none", "-vga", "none", "-nic", "none", "-monitor", "none",
-               "-serial", f"file:{log}", "-no-reboot",
-               "-device", "isa-debug-exit,iobase=0xf4,iosize=4",
-               "-kernel", hypervisor, "-append", append, "-initrd", initrd, *extra]
+        cmd = qemu_command(hypervisor, append, modules, memory, extra, log)
         start = time.monotonic()
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE)

@@ -281,6 +281,62 @@ class TracingOffTable(unittest.TestCase):
         self.assertEqual(len(document["tracing_off_cost"]), len(run_bench.BENCHMARKS))
 
 
+class XenRatios(unittest.TestCase):
+    def test_the_xen_modes_run_xen_with_the_guest_of_their_column(self):
+        for name, guest in (("xen417", "pte=direct"), ("xen417-nopti", "pte=direct"),
+                            ("xen417-hypercall", "pte=hypercall"), ("xen417-batched", "pte=batched")):
+            mode = run_bench.MODES[name]
+            self.assertEqual((mode.hypervisor, mode.guest_args), ("xen417", guest))
+        self.assertIn("xpti=false", run_bench.MODES["xen417-nopti"].hypervisor_args)
+        self.assertNotIn("xpti", run_bench.MODES["xen417"].hypervisor_args)
+        for ours, peers in run_bench.XEN_PEERS.items():
+            for peer in peers:
+                self.assertEqual(run_bench.MODES[ours].guest_args, run_bench.MODES[peer].guest_args)
+
+    def test_each_mode_over_its_xen_columns(self):
+        runs = [mode_run("writable", output_with_fork_ns(500000.0)),
+                mode_run("hypercall", output_with_fork_ns(900000.0)),
+                mode_run("xen417", output_with_fork_ns(1000000.0)),
+                mode_run("xen417-nopti", output_with_fork_ns(800000.0))]
+        ratios = {(r["mode"], r["xen"], r["benchmark"]): r for r in run_bench.xen_ratios(runs)}
+        self.assertAlmostEqual(ratios[("writable", "xen417", "fork_exit")]["ratio"], 0.5)
+        self.assertAlmostEqual(ratios[("writable", "xen417-nopti", "fork_exit")]["ratio"], 0.625)
+        self.assertAlmostEqual(ratios[("writable", "xen417", "pte_write")]["ratio"], 1.0)
+        # hypercall has no Xen column here (xen417-hypercall did not run): no ratio is invented.
+        self.assertNotIn("hypercall", {mode for mode, _, _ in ratios})
+        text = run_bench.report_text(runs, True)
+        self.assertIn("ours / Xen 4.17", text)
+        self.assertIn("writable / xen417-nopti", text)
+        self.assertIn("0.625", text)
+
+    def test_a_missing_figure_has_no_ratio(self):
+        gone = output_with_fork_ns(1000000.0).replace("bench fork_exit iterations=4", "bench fork_exit_gone iterations=4")
+        runs = [mode_run("emulate", good_output()), mode_run("xen417", gone)]
+        ratios = {(r["mode"], r["benchmark"]): r["ratio"] for r in run_bench.xen_ratios(runs)}
+        self.assertIsNone(ratios[("emulate", "fork_exit")])
+        self.assertAlmostEqual(ratios[("emulate", "fork_execve")], 1.0)
+
+    def test_no_xen_column_no_ratio_table(self):
+        runs = [mode_run("writable", good_output()), mode_run("emulate", good_output())]
+        self.assertEqual(run_bench.xen_ratios(runs), [])
+        self.assertNotIn("ours / Xen 4.17", run_bench.report_text(runs, True))
+
+    def test_results_json_has_the_ratios(self):
+        runs = [mode_run("batched", good_output()), mode_run("xen417-batched", good_output())]
+        with tempfile.TemporaryDirectory() as out:
+            document = run_bench.write_results(out, runs, True, 1.0, "now")
+            with open(os.path.join(out, "results.json")) as f:
+                self.assertEqual(json.load(f)["xen_ratios"], document["xen_ratios"])
+        self.assertEqual(len(document["xen_ratios"]), len(run_bench.BENCHMARKS))
+
+    def test_the_printed_command_is_the_one_machine_boots(self):
+        command = run_bench.qemu_command("xen", "ptwr=emulate", [("kernel", "init=/bench"), ("initrd", "")],
+                                         "512M", ("-icount", "shift=0"))
+        self.assertIn("-display none -vga none -nic none", command)
+        self.assertNotIn("-nographic", command)
+        self.assertTrue(command.endswith("-icount shift=0"))
+
+
 class CommandLine(unittest.TestCase):
     def test_options(self):
         args = run_bench.arguments(["--modes", "hypercall", "--xen417", "--iterations-scale",
