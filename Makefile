@@ -4,7 +4,7 @@ JOBS  := $(shell nproc)
 # No "Entering directory" lines from the makes CMake runs below us.
 MAKEFLAGS += --no-print-directory
 
-.PHONY: all deps build run test unit integration clean bench fuzz
+.PHONY: all deps build run test unit integration clean bench fuzz linux
 all: build
 
 deps:
@@ -42,6 +42,12 @@ FUZZ_SKIP  ?=
 fuzz: build
 	@python3 tests/fuzz/campaign.py --build $(BUILD) --seed $(FUZZ_SEED) --ops $(FUZZ_OPS) --chunk $(FUZZ_CHUNK) \
 		$(if $(FUZZ_SKIP),--skip $(FUZZ_SKIP)) $(if $(FUZZ_FRESH),--fresh)
+
+# Debian's Linux PV kernel with a busybox initramfs as dom0, on Xen 4.17 and on ours: the
+# fork loop's figures, or where the boot stopped (linux/README.md).
+LINUX_ITERATIONS ?= 1000
+linux: build
+	@python3 linux/run.py --build $(BUILD) --iterations $(LINUX_ITERATIONS)
 
 # Every test: host unit tests and QEMU integration tests, through CTest.
 test: build

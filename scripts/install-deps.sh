@@ -44,6 +44,13 @@ apt_private() {
   fi
   apt-get "${opts[@]}" "$@"
 }
+# apt-cache on the same private state (apt_private has updated it first).
+apt_private_cache() {
+  local state="$deps/apt"
+  [ -f "$state/updated" ] || apt_private -qq check >/dev/null
+  apt-cache -o Dir::Etc::sourcelist="$state/sources.list" -o Dir::Etc::sourceparts=/dev/null \
+            -o Dir::State::Lists="$state/lists" "$@"
+}
 
 # Zydis decoder sources (never committed: fetched here, compiled freestanding by CMake).
 if [ ! -f "$deps/zydis/src/Decoder.c" ]; then
@@ -65,5 +72,23 @@ if [ ! -f "$deps/xen-4.17/xen" ]; then
   dpkg-deb -x "$deps"/xen-dl/xen-hypervisor-4.17-amd64_*.deb "$deps/xen-dl/root"
   gz=$(ls "$deps"/xen-dl/root/boot/xen-4.17*-amd64.gz | head -n1)
   gunzip -c "$gz" > "$deps/xen-4.17/xen"
+fi
+# Debian's own Linux PV kernel (whatever linux-image-amd64 resolves to today: the ABI number
+# changes with security updates) and busybox for its initramfs, downloaded and unpacked, never
+# installed (linux/README.md). Only the kernel image is kept, not the modules.
+if [ ! -f "$deps/linux/vmlinuz" ] || [ ! -f "$deps/linux/busybox" ]; then
+  echo "install-deps: fetching Debian's Linux kernel and busybox"
+  rm -rf "$deps/linux-dl" && mkdir -p "$deps/linux-dl" "$deps/linux"
+  rm -f "$deps/apt/updated"  # fresh lists: an older kernel's package leaves the mirror
+  image=$(apt_private_cache depends linux-image-amd64 | awk '/Depends: linux-image-[0-9]/ {print $2; exit}')
+  test -n "$image"
+  (cd "$deps/linux-dl" && apt_private download -qq "$image" busybox-static)
+  dpkg-deb --fsys-tarfile "$deps"/linux-dl/"$image"_*.deb | tar -x -C "$deps/linux-dl" ./boot
+  cp "$deps"/linux-dl/boot/vmlinuz-* "$deps/linux/vmlinuz"
+  cp "$deps"/linux-dl/boot/config-* "$deps/linux/config"
+  dpkg-deb --fsys-tarfile "$deps"/linux-dl/busybox-static_*.deb | tar -x -C "$deps/linux-dl" ./bin/busybox
+  cp "$deps/linux-dl/bin/busybox" "$deps/linux/busybox"
+  echo "$image" > "$deps/linux/package"
+  rm -rf "$deps/linux-dl"
 fi
 echo "install-deps: ok"

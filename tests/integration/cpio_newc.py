@@ -30,17 +30,18 @@ def read_members(data):
         members.append((name, mode, body))
 
 
-def _member(ino, name, mode, body):
+def _member(ino, name, mode, body, rdev=(0, 0)):
     encoded = name.encode() + b"\0"
-    fields = (ino, mode, 0, 0, 1, 0, len(body), 0, 0, 0, 0, len(encoded), 0)
+    fields = (ino, mode, 0, 0, 1, 0, len(body), 0, 0, rdev[0], rdev[1], len(encoded), 0)
     header = MAGIC + b"".join(b"%08X" % f for f in fields)
     return header + encoded + b"\0" * _pad4(110 + len(encoded)) + body + b"\0" * _pad4(len(body))
 
 
 def write(members):
+    """members: (name, mode, body) or, for a device node, (name, mode, b"", (major, minor))."""
     out = bytearray()
-    for ino, (name, mode, body) in enumerate(members, start=1):
-        out += _member(ino, name, mode, body)
+    for ino, member in enumerate(members, start=1):
+        out += _member(ino, *member)
     out += _member(0, TRAILER, 0, b"")
     return bytes(out)
 

@@ -1,0 +1,95 @@
+"""Boots Debian's Linux PV kernel with the project's initramfs (linux/initramfs.py) and prints
+what its fork loop measured: `make linux`.
+
+    python3 linux/run.py [--hypervisor xen417,ours] [--iterations N] [--deterministic] [--show]
+
+Linux runs as dom0 (a boot-module domU on ours comes with issue 11's later milestones). Xen
+4.17 boots the bzImage itself; ours is given the vmlinux inside it (linux/bzimage.py), as its
+boot builder reads ELF images only. Each boot ends at /init's last line, by timeout, or with
+the machine; the exit status is 0 only when every hypervisor asked for ran the loop to its end.
+"""
+import argparse
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bzimage  # noqa: E402
+import initramfs  # noqa: E402
+import machine  # noqa: E402
+import run_bench  # noqa: E402
+
+DONE = "linux-init: done"
+MEMORY = "1G"
+DOM0_MEMORY = "dom0_mem=512M"
+KERNEL_ARGS = "console=hvc0 earlyprintk=xen"
+
+
+def images(build):
+    """(bzImage, vmlinux, initramfs): the vmlinux and initramfs made if missing or older."""
+    deps = os.path.join(build, "deps", "linux")
+    vmlinuz = os.path.join(deps, "vmlinuz")
+    if not os.path.exists(vmlinuz):
+        raise SystemExit(f"linux: {vmlinuz} missing: run `make deps` (scripts/install-deps.sh)")
+    out = os.path.join(build, "linux")
+    os.makedirs(out, exist_ok=True)
+    vmlinux = os.path.join(out, "vmlinux")
+    if not os.path.exists(vmlinux) or os.path.getmtime(vmlinux) < os.path.getmtime(vmlinuz):
+        bzimage.main([vmlinuz, vmlinux])
+    return vmlinuz, vmlinux, initramfs.build(build)
+
+
+def boot(build, hypervisor, iterations, deterministic=False, timeout=600):
+    vmlinuz, vmlinux, initrd = images(build)
+    kernel_args = f"{KERNEL_ARGS} bench_iterations={iterations}"
+    if hypervisor == "xen417":
+        image, append, kernel = machine.xen417(build), f"console=com1 com1=115200,8n1 {DOM0_MEMORY}", vmlinuz
+    else:
+        image, append, kernel = machine.ours(build), f"loglvl=info {DOM0_MEMORY}", vmlinux
+    extra = ("-icount", "shift=0") if deterministic else ()
+    return machine.boot(image, append, [(kernel, kernel_args), (initrd, "")], timeout=timeout, until=DONE,
+                        memory=MEMORY, extra=extra)
+
+
+def summary(hypervisor, result):
+    """(ok, lines): the loop's figures, or where the boot stopped."""
+    parsed = run_bench.parse_output(result.serial)
+    figures = {name: r for name, r in parsed.results.items() if r.status == "ok"}
+    ok = parsed.done and DONE in result.serial and {"fork_execve", "fork_sh"} <= set(figures)
+    lines = [f"{hypervisor}: " + ("ran the fork loop" if ok else "did not finish the fork loop")
+             + f" ({result.seconds:.0f} s)"]
+    for name, r in figures.items():
+        lines.append(f"  {name}: {r.iterations} iterations, {r.ns_per_op / 1000.0:.1f} us/op")
+    if not ok:
+        last = [line for line in result.serial.splitlines() if line.strip()][-6:]
+        lines.append("  " + ("timed out" if result.timed_out else f"ended, QEMU exit status {result.exit_status}")
+                     + "; last lines:")
+        lines += [f"    {line}" for line in last]
+    return ok, lines
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--build", default=os.path.join(ROOT, "build"))
+    parser.add_argument("--hypervisor", default="xen417,ours")
+    parser.add_argument("--iterations", type=int, default=1000)
+    parser.add_argument("--deterministic", action="store_true", help="-icount shift=0 (virtual time)")
+    parser.add_argument("--timeout", type=float, default=900)
+    parser.add_argument("--show", action="store_true", help="print each console")
+    args = parser.parse_args(argv)
+    build = os.path.abspath(args.build)
+    all_ok = True
+    for hypervisor in args.hypervisor.split(","):
+        result = boot(build, hypervisor, args.iterations, args.deterministic, args.timeout)
+        if args.show:
+            print(result.serial)
+        ok, lines = summary(hypervisor, result)
+        print("\n".join(lines), flush=True)
+        all_ok = all_ok and ok
+    return 0 if all_ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
