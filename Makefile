@@ -4,7 +4,7 @@ JOBS  := $(shell nproc)
 # No "Entering directory" lines from the makes CMake runs below us.
 MAKEFLAGS += --no-print-directory
 
-.PHONY: all deps build run test unit integration clean bench fuzz linux
+.PHONY: all deps build run test unit integration clean bench fuzz linux profile
 all: build
 
 deps:
@@ -29,6 +29,13 @@ run: build
 BENCH_MODES := writable,emulate,hypercall,batched,xen417,xen417-nopti,xen417-hypercall,xen417-batched,writable-untraced,emulate-untraced
 bench: build
 	@python3 bench/run_bench.py --deterministic --strict --jobs 2 --modes $(BENCH_MODES) --build $(BUILD)
+
+# Where the instructions go (bench/run_profile.py): instructions per function and events per
+# operation inside the timed window, ours and Xen 4.17, through the project's QEMU plugin.
+PROFILE_MODES      ?= writable,emulate,hypercall,xen417,xen417-hypercall
+PROFILE_BENCHMARKS ?= fork_exit,pte_write
+profile: build
+	@python3 bench/run_profile.py --build $(BUILD) --modes $(PROFILE_MODES) --benchmarks $(PROFILE_BENCHMARKS)
 
 # The fuzzing domain (tests/fuzz/campaign.py): FUZZ_OPS operations per ptwr= mode as dom0 and
 # as a domU beside a working dom0 (four campaigns), in chunks of FUZZ_CHUNK (one boot each).

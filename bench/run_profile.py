@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""Where the instructions go: `make profile` runs chosen benchmarks of /bench in chosen modes
+(bench/run_bench.py's, ours and Xen 4.17) under QEMU with the project's TCG plugin
+(bench/profiler/pvhv_profile.c), counts every instruction inside the timed window per
+address, names the addresses and prints, per mode, instructions per operation by function
+(hypervisor, guest kernel, guest user) and the events per operation: traps and interrupts
+into the hypervisor, syscall instructions of the guest kernel (hypercalls) and of guest user
+code, CR3 writes and invlpg.
+
+    python3 bench/run_profile.py --modes emulate,xen417 --benchmarks fork_exit,pte_write [--top 25]
+
+Deterministic (-icount shift=0): the counts are exact and repeatable; the plugin does not
+change the guest's virtual time. Our hypervisor and guest are named from their ELF symbols
+(nm). Xen 4.17's image is stripped; its functions are named from the symbol table Xen embeds
+for its own backtraces (bench/xen_symbols.py), and shown as offsets when that fails.
+"""
+import argparse
+import bisect
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
+sys.path.insert(0, HERE)
+import machine  # noqa: E402
+import run_bench  # noqa: E402
+import xen_symbols  # noqa: E402
+
+MARKER = "kernel::sys_pvhv_counters(unsigned long)"  # opens and closes /bench's timed windows
+USER_HIGH = 0x0000800000000000
+HYPERVISOR = (0xFFFF800000000000, 0xFFFF880000000000)
+EVENTS = [("traps", "traps+interrupts"), ("kernel_syscalls", "hypercalls (kernel syscall)"),
+          ("user_syscalls", "user syscalls"), ("cr3_writes", "CR3 writes"), ("invlpgs", "invlpg")]
+
+
+class Symbols:
+    """Address -> function name, from (address, name) pairs; None outside every function."""
+
+    def __init__(self, pairs):
+        pairs = sorted(pairs)
+        self.addresses = [a for a, _ in pairs]
+        self.names = [n for _, n in pairs]
+
+    def name(self, address):
+        i = bisect.bisect_right(self.addresses, address) - 1
+        return self.names[i] if i >= 0 else None
+
+
+def elf_symbols(path):
+    """Function symbols of an ELF with a symbol table (ours: the hypervisor, the guest kernel)."""
+    out = subprocess.run(["nm", "-n", "-C", "--defined-only", path], capture_output=True, text=True,
+                         check=True).stdout
+    pairs = []
+    for line in out.splitlines():
+        parts = line.split(" ", 2)
+        if len(parts) == 3 and parts[1] in "tTwW":
+            pairs.append((int(parts[0], 16), short_name(parts[2])))
+    return pairs
+
+
+def short_name(demangled, width=90):
+    """A demangled C++ name without its parameter list (the last balanced parentheses, and a
+    trailing const or clone suffix), cut to `width`: `kernel::(anonymous namespace)::f(int)`
+    becomes `kernel::(anonymous namespace)::f`."""
+    name = re.sub(r"( const)?( \[clone [^]]*\])*$", "", demangled)
+    if name.endswith(")"):
+        depth = 0
+        for i in range(len(name) - 1, -1, -1):
+            depth += {")": 1, "(": -1}.get(name[i], 0)
+            if depth == 0:
+                name = name[:i]
+                break
+    return name if len(name) <= width else name[:width - 3] + "..."
+
+
+def read_profile(path):
+    totals, counts = {}, {}
+    with open(path) as f:
+        for line in f:
+            words = line.split()
+            if words[0] == "pc":
+                counts[int(words[1], 16)] = int(words[2])
+            elif len(words) == 2:
+                totals[words[0]] = int(words[1])
+    return totals, counts
+
+
+def region(address):
+    if address < USER_HIGH:
+        return "user"
+    if HYPERVISOR[0] <= address < HYPERVISOR[1]:
+        return "hypervisor"
+    return "kernel"
+
+
+def run(build, mode, benchmark, iterations, plugin, marker, timeout):
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "profile.txt")
+        image = os.path.join(build, "xen", mode.image) if mode.hypervisor == "ours" else machine.xen417(build)
+        count = f"--pte-writes {iterations}" if benchmark == "pte_write" else f"--iterations {iterations}"
+        guest = f"{mode.guest_args} init=/bench -- --only {benchmark} {count}"
+        modules = [(os.path.join(build, "guest", "kernel"), guest), (os.path.join(build, "guest", "initrd.cpio"), "")]
+        extra = ("-icount", "shift=0", "-plugin", f"{plugin},marker={marker:#x},out={out}")
+        until = None if mode.hypervisor == "ours" else "bench done"
+        result = machine.boot(image, mode.hypervisor_args, modules, timeout=timeout, until=until, extra=extra)
+        parsed = run_bench.parse_output(result.serial)
+        bench = parsed.results.get(benchmark)
+        if not os.path.exists(out):
+            # Xen's machine is killed at "bench done": QEMU's atexit still runs the plugin's.
+            raise SystemExit(f"profile: {mode.name}: the plugin wrote nothing (boot: {result.seconds:.0f} s)")
+        totals, counts = read_profile(out)
+    if bench is None or bench.status != "ok":
+        raise SystemExit(f"profile: {mode.name}: {benchmark} did not run")
+    return bench, totals, counts
+
+
+def report(mode, benchmark, bench, totals, counts, names, top):
+    ops = bench.iterations
+    by_function, by_region = {}, {}
+    for address, count in counts.items():
+        where = region(address)
+        name = names[where](address) if where != "user" else "(user code)"
+        key = (where, name or f"{address:#x}")
+        by_function[key] = by_function.get(key, 0) + count
+        by_region[where] = by_region.get(where, 0) + count
+    total = sum(counts.values())
+    lines = [f"{mode.name} {benchmark}: {ops} operations, {total / ops:,.0f} instructions per operation "
+             f"(timed: {bench.ns_per_op:,.0f} ns/op)"]
+    lines.append("  " + ", ".join(f"{where} {by_region.get(where, 0) / ops:,.0f}" for where in ("hypervisor", "kernel", "user")))
+    lines.append("  events per operation: " + ", ".join(f"{label} {totals.get(key, 0) / ops:.2f}" for key, label in EVENTS))
+    lines.append(f"  {'instructions/op':>15}  {'share':>6}  where       function")
+    for (where, name), count in sorted(by_function.items(), key=lambda item: -item[1])[:top]:
+        lines.append(f"  {count / ops:15,.1f}  {100.0 * count / total:5.1f}%  {where:<10}  {name}")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--build", default=os.path.join(ROOT, "build"))
+    parser.add_argument("--modes", default="emulate,xen417")
+    parser.add_argument("--benchmarks", default="fork_exit,pte_write")
+    parser.add_argument("--iterations", type=int, default=20, help="per fork benchmark (pte_write: 1000 times as many writes)")
+    parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--timeout", type=float, default=600)
+    args = parser.parse_args(argv)
+    build = os.path.abspath(args.build)
+    plugin = os.path.join(build, "bench", "libpvhv_profile.so")
+    kernel_pairs = elf_symbols(os.path.join(build, "guest", "kernel"))
+    marker = next((a for a, n in kernel_pairs if n == MARKER.split("(")[0]), None)
+    if marker is None or not os.path.exists(plugin):
+        raise SystemExit("profile: build first (the plugin or the guest kernel's marker is missing)")
+    kernel = Symbols(kernel_pairs).name
+    ours = Symbols(elf_symbols(os.path.join(build, "xen", "xen"))).name
+    xen_pairs = xen_symbols.read(machine.xen417(build))
+    xen = Symbols(xen_pairs).name if xen_pairs else (lambda address: None)
+    for name in args.modes.split(","):
+        mode = run_bench.MODES[name]
+        names = {"kernel": kernel, "hypervisor": ours if mode.hypervisor == "ours" else xen}
+        for benchmark in args.benchmarks.split(","):
+            iterations = args.iterations * (1000 if benchmark == "pte_write" else 1)
+            bench, totals, counts = run(build, mode, benchmark, iterations, plugin, marker, args.timeout)
+            print(report(mode, benchmark, bench, totals, counts, names, args.top), flush=True)
+            print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
