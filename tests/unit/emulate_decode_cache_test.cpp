@@ -9,7 +9,6 @@ using pte_write::DecodeCache;
 using pte_write::DecodedWrite;
 
 constexpr uint64_t kRip = 0xffffffff81234567ULL;
-constexpr uint64_t kCodeMfn = 0x4321;
 
 DecodedWrite decoded(const uint8_t* bytes, size_t count) {
   pte_write::DecodeResult result = pte_write::decode(bytes, count);
@@ -25,10 +24,10 @@ class EmulateDecodeCache : public ::testing::Test {
 };
 }  // namespace
 
-TEST_F(EmulateDecodeCache, HitsForTheSameRipFrameAndBytes) {
-  EXPECT_EQ(cache_->find(kRip, kCodeMfn, bytes_, sizeof bytes_), nullptr);
-  cache_->insert(kRip, kCodeMfn, bytes_, decoded(bytes_, sizeof bytes_));
-  const DecodedWrite* hit = cache_->find(kRip, kCodeMfn, bytes_, sizeof bytes_);
+TEST_F(EmulateDecodeCache, HitsForTheSameRipAndBytes) {
+  EXPECT_EQ(cache_->find(kRip, bytes_, sizeof bytes_), nullptr);
+  cache_->insert(kRip, bytes_, decoded(bytes_, sizeof bytes_));
+  const DecodedWrite* hit = cache_->find(kRip, bytes_, sizeof bytes_);
   ASSERT_NE(hit, nullptr);
   EXPECT_EQ(hit->operation, pte_write::Operation::cmpxchg);
   EXPECT_EQ(hit->length, 5);
@@ -38,56 +37,68 @@ TEST_F(EmulateDecodeCache, HitsForTheSameRipFrameAndBytes) {
 }
 
 TEST_F(EmulateDecodeCache, BytesBeyondTheInstructionDoNotMatter) {
-  cache_->insert(kRip, kCodeMfn, bytes_, decoded(bytes_, sizeof bytes_));
+  cache_->insert(kRip, bytes_, decoded(bytes_, sizeof bytes_));
   bytes_[5] = 0x90;
-  EXPECT_NE(cache_->find(kRip, kCodeMfn, bytes_, sizeof bytes_), nullptr);
-  EXPECT_NE(cache_->find(kRip, kCodeMfn, bytes_, 5), nullptr) << "exactly the instruction available";
+  EXPECT_NE(cache_->find(kRip, bytes_, sizeof bytes_), nullptr);
+  EXPECT_NE(cache_->find(kRip, bytes_, 5), nullptr) << "exactly the instruction available";
 }
 
 TEST_F(EmulateDecodeCache, ChangedCodeMisses) {
-  cache_->insert(kRip, kCodeMfn, bytes_, decoded(bytes_, sizeof bytes_));
+  cache_->insert(kRip, bytes_, decoded(bytes_, sizeof bytes_));
   bytes_[3] = 0xb3;  // now lock btr %rsi,(%rdi): same length, different instruction
-  EXPECT_EQ(cache_->find(kRip, kCodeMfn, bytes_, sizeof bytes_), nullptr);
+  EXPECT_EQ(cache_->find(kRip, bytes_, sizeof bytes_), nullptr);
   bytes_[3] = 0xb1;
-  EXPECT_NE(cache_->find(kRip, kCodeMfn, bytes_, sizeof bytes_), nullptr);
+  EXPECT_NE(cache_->find(kRip, bytes_, sizeof bytes_), nullptr);
   EXPECT_EQ(cache_->hits(), 1u);
   EXPECT_EQ(cache_->misses(), 1u);
 }
 
-TEST_F(EmulateDecodeCache, AnotherRipOrFrameMisses) {
-  cache_->insert(kRip, kCodeMfn, bytes_, decoded(bytes_, sizeof bytes_));
-  EXPECT_EQ(cache_->find(kRip + 1, kCodeMfn, bytes_, sizeof bytes_), nullptr);
-  EXPECT_EQ(cache_->find(kRip, kCodeMfn + 1, bytes_, sizeof bytes_), nullptr);
+TEST_F(EmulateDecodeCache, AnotherRipMisses) {
+  cache_->insert(kRip, bytes_, decoded(bytes_, sizeof bytes_));
+  EXPECT_EQ(cache_->find(kRip + 1, bytes_, sizeof bytes_), nullptr);
+}
+
+TEST_F(EmulateDecodeCache, OtherCodeAtTheSameRipMisses) {
+  // Another address space (or a remapped page) with different code at the same address: the
+  // bytes decide, not the frame they came from.
+  cache_->insert(kRip, bytes_, decoded(bytes_, sizeof bytes_));
+  const uint8_t mov[] = {0x48, 0x89, 0x07, 0xcc, 0xcc};
+  EXPECT_EQ(cache_->find(kRip, mov, sizeof mov), nullptr);
+  cache_->insert(kRip, mov, decoded(mov, sizeof mov));
+  const DecodedWrite* hit = cache_->find(kRip, mov, sizeof mov);
+  ASSERT_NE(hit, nullptr);
+  EXPECT_EQ(hit->length, 3);
+  EXPECT_EQ(cache_->find(kRip, bytes_, sizeof bytes_), nullptr);
 }
 
 TEST_F(EmulateDecodeCache, FewerBytesThanTheInstructionMiss) {
-  cache_->insert(kRip, kCodeMfn, bytes_, decoded(bytes_, sizeof bytes_));
+  cache_->insert(kRip, bytes_, decoded(bytes_, sizeof bytes_));
   // The next page became unreadable and the fetch stopped short of the cached length.
-  EXPECT_EQ(cache_->find(kRip, kCodeMfn, bytes_, 4), nullptr);
+  EXPECT_EQ(cache_->find(kRip, bytes_, 4), nullptr);
 }
 
 TEST_F(EmulateDecodeCache, ManyRipsKeepTheirOwnDecodes) {
   // A few distinct PTE-writing sites, as a kernel has, mostly stay cached together.
   const uint8_t mov[] = {0x48, 0x89, 0x07};
   const uint64_t sites = 8;
-  for (uint64_t i = 0; i < sites; ++i) cache_->insert(kRip + 0x40 * i, kCodeMfn, mov, decoded(mov, sizeof mov));
+  for (uint64_t i = 0; i < sites; ++i) cache_->insert(kRip + 0x40 * i, mov, decoded(mov, sizeof mov));
   unsigned found = 0;
-  for (uint64_t i = 0; i < sites; ++i) found += cache_->find(kRip + 0x40 * i, kCodeMfn, mov, sizeof mov) != nullptr;
+  for (uint64_t i = 0; i < sites; ++i) found += cache_->find(kRip + 0x40 * i, mov, sizeof mov) != nullptr;
   EXPECT_GE(found, sites - 1);
   // A slot shared by two keys holds the newer one and never answers for the older.
   for (uint64_t i = 0; i < 4 * DecodeCache::kSlots; ++i) {
     const uint64_t rip = kRip + 0x1000 * i;
-    cache_->insert(rip, kCodeMfn, mov, decoded(mov, sizeof mov));
-    const DecodedWrite* hit = cache_->find(rip, kCodeMfn, mov, sizeof mov);
+    cache_->insert(rip, mov, decoded(mov, sizeof mov));
+    const DecodedWrite* hit = cache_->find(rip, mov, sizeof mov);
     ASSERT_NE(hit, nullptr);
     EXPECT_EQ(hit->length, 3);
   }
 }
 
 TEST_F(EmulateDecodeCache, ClearForgetsEverything) {
-  cache_->insert(kRip, kCodeMfn, bytes_, decoded(bytes_, sizeof bytes_));
-  cache_->find(kRip, kCodeMfn, bytes_, sizeof bytes_);
+  cache_->insert(kRip, bytes_, decoded(bytes_, sizeof bytes_));
+  cache_->find(kRip, bytes_, sizeof bytes_);
   cache_->clear();
   EXPECT_EQ(cache_->hits(), 0u);
-  EXPECT_EQ(cache_->find(kRip, kCodeMfn, bytes_, sizeof bytes_), nullptr);
+  EXPECT_EQ(cache_->find(kRip, bytes_, sizeof bytes_), nullptr);
 }

@@ -2,15 +2,13 @@
 
 namespace pte_write {
 
-unsigned DecodeCache::slot_index(uint64_t rip, uint64_t code_mfn) {
+unsigned DecodeCache::slot_index(uint64_t rip) {
   // Fibonacci hashing spreads nearby RIPs (several PTE writes in one function) over slots.
-  const uint64_t key = rip ^ (code_mfn << 12);
-  return static_cast<unsigned>((key * 0x9e3779b97f4a7c15ULL) >> 58) % kSlots;
+  return static_cast<unsigned>((rip * 0x9e3779b97f4a7c15ULL) >> 58) % kSlots;
 }
 
-bool DecodeCache::matches(const Slot& slot, uint64_t rip, uint64_t code_mfn, const uint8_t* bytes,
-                          size_t available) {
-  if (!slot.used || slot.rip != rip || slot.code_mfn != code_mfn) return false;
+bool DecodeCache::matches(const Slot& slot, uint64_t rip, const uint8_t* bytes, size_t available) {
+  if (!slot.used || slot.rip != rip) return false;
   // The guest must still have every byte the decode consumed, unchanged.
   if (available < slot.write.length) return false;
   for (unsigned i = 0; i < slot.write.length; ++i)
@@ -18,9 +16,9 @@ bool DecodeCache::matches(const Slot& slot, uint64_t rip, uint64_t code_mfn, con
   return true;
 }
 
-const DecodedWrite* DecodeCache::find(uint64_t rip, uint64_t code_mfn, const uint8_t* bytes, size_t available) {
-  const Slot& slot = slots_[slot_index(rip, code_mfn)];
-  if (matches(slot, rip, code_mfn, bytes, available)) {
+const DecodedWrite* DecodeCache::find(uint64_t rip, const uint8_t* bytes, size_t available) {
+  const Slot& slot = slots_[slot_index(rip)];
+  if (matches(slot, rip, bytes, available)) {
     ++hits_;
     return &slot.write;
   }
@@ -28,12 +26,11 @@ const DecodedWrite* DecodeCache::find(uint64_t rip, uint64_t code_mfn, const uin
   return nullptr;
 }
 
-void DecodeCache::insert(uint64_t rip, uint64_t code_mfn, const uint8_t* bytes, const DecodedWrite& write) {
+void DecodeCache::insert(uint64_t rip, const uint8_t* bytes, const DecodedWrite& write) {
   if (write.length == 0 || write.length > kMaxInstructionBytes) return;
-  Slot& slot = slots_[slot_index(rip, code_mfn)];
+  Slot& slot = slots_[slot_index(rip)];
   slot.used = true;
   slot.rip = rip;
-  slot.code_mfn = code_mfn;
   for (unsigned i = 0; i < write.length; ++i) slot.bytes[i] = bytes[i];
   slot.write = write;
 }

@@ -1,8 +1,7 @@
 // Remembers decoded page-table-writing instructions so a guest that writes PTEs from the
 // same few instructions (set_pte, ptep_get_and_clear, ...) skips Zydis after the first time.
 //
-// Keyed by the guest RIP and the machine frame holding the instruction's first byte, and
-// validated by the instruction bytes themselves: a slot stores the bytes it was decoded
+// Keyed by the guest RIP and validated by the instruction bytes themselves: a slot stores the bytes it was decoded
 // from and matches only if the guest's current bytes are the same. Since decoding is a pure
 // function of those bytes (DecodedWrite holds no address or register value), a byte match
 // makes a stale entry impossible whatever the guest did to its code or its mappings in the
@@ -24,12 +23,12 @@ class DecodeCache {
  public:
   static constexpr unsigned kSlots = 64;  // a kernel has a handful of PTE-writing sites
 
-  // The decoded form of the instruction at `rip` in `code_mfn` whose first `available`
-  // bytes are `bytes`, or null. Counts a hit or a miss.
-  const DecodedWrite* find(uint64_t rip, uint64_t code_mfn, const uint8_t* bytes, size_t available);
+  // The decoded form of the instruction at `rip` whose first `available` bytes are `bytes`,
+  // or null. Counts a hit or a miss.
+  const DecodedWrite* find(uint64_t rip, const uint8_t* bytes, size_t available);
   // Stores `write`, decoded from `bytes` (write.length of them are kept), replacing whatever
   // shared its slot.
-  void insert(uint64_t rip, uint64_t code_mfn, const uint8_t* bytes, const DecodedWrite& write);
+  void insert(uint64_t rip, const uint8_t* bytes, const DecodedWrite& write);
   void clear();
 
   uint64_t hits() const { return hits_; }
@@ -39,12 +38,11 @@ class DecodeCache {
   struct Slot {
     bool used = false;
     uint64_t rip = 0;
-    uint64_t code_mfn = 0;
     uint8_t bytes[kMaxInstructionBytes]{};
     DecodedWrite write{};
   };
-  static unsigned slot_index(uint64_t rip, uint64_t code_mfn);
-  static bool matches(const Slot& slot, uint64_t rip, uint64_t code_mfn, const uint8_t* bytes, size_t available);
+  static unsigned slot_index(uint64_t rip);
+  static bool matches(const Slot& slot, uint64_t rip, const uint8_t* bytes, size_t available);
 
   Slot slots_[kSlots]{};
   uint64_t hits_ = 0;

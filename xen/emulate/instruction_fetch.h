@@ -1,6 +1,5 @@
-// Reads the instruction bytes at a guest RIP through the guest's current page tables (the
-// same software walk guest_memory uses), and reports the machine frame of the first byte,
-// which keys the decode cache.
+// Reads the instruction bytes at a guest RIP from the guest's current address space, as the
+// guest's own fetch would (pv/guest_memory: direct access with fault fixups).
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
@@ -12,8 +11,7 @@ namespace instruction_fetch {
 
 struct FetchedInstruction {
   uint8_t bytes[pte_write::kMaxInstructionBytes]{};
-  size_t count = 0;       // bytes readable from rip on, at most 15
-  uint64_t code_mfn = 0;  // frame holding bytes[0]
+  size_t count = 0;  // bytes readable from rip on, at most 15
 };
 
 // False if not even the first byte is readable. When the instruction may run into a next

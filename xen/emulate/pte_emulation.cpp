@@ -31,13 +31,13 @@ pte_write::SegmentBases segment_bases(const Vcpu& vcpu) {
 const pte_write::DecodedWrite* decoded_instruction(const instruction_fetch::FetchedInstruction& fetched,
                                                    uint64_t rip, pte_write::DecodedWrite& storage) {
   if (cache_enabled) {
-    if (const pte_write::DecodedWrite* cached = decode_cache.find(rip, fetched.code_mfn, fetched.bytes, fetched.count))
+    if (const pte_write::DecodedWrite* cached = decode_cache.find(rip, fetched.bytes, fetched.count))
       return cached;
   }
   const pte_write::DecodeResult decoded = pte_write::decode(fetched.bytes, fetched.count);
   if (decoded.status != pte_write::Status::ok) return nullptr;
   storage = decoded.write;
-  if (cache_enabled) decode_cache.insert(rip, fetched.code_mfn, fetched.bytes, storage);
+  if (cache_enabled) decode_cache.insert(rip, fetched.bytes, storage);
   return &storage;
 }
 
