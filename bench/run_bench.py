@@ -58,6 +58,9 @@ COUNTERS = [
     ("flushes", "TLB flushes"),
     ("mmu_hypercalls", "MMU hypercalls"),
     ("hypercalls", "hypercalls"),
+    ("cr3_writes", "CR3 writes"),
+    ("invlpgs", "invlpg"),
+    ("guest_syscalls", "guest syscalls"),
 ]
 COUNTER_KEYS = [key for key, _ in COUNTERS]
 

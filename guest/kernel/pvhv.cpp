@@ -58,6 +58,9 @@ uint64_t* field_for(pvhv_counters& out, const char* name) {
       {"tlb_flushes", &pvhv_counters::flushes},
       {"mmu_hypercalls", &pvhv_counters::mmu_hypercalls},
       {"hypercalls", &pvhv_counters::hypercalls},
+      {"cr3_writes", &pvhv_counters::cr3_writes},
+      {"tlb_invlpgs", &pvhv_counters::invlpgs},
+      {"guest_syscalls", &pvhv_counters::guest_syscalls},
   };
   for (const Mapping& mapping : kMappings) {
     if (lib::string_equal(name, mapping.name)) return &(out.*mapping.field);

@@ -113,6 +113,9 @@ static void window_close(struct window *w, struct measurement *m) {
   m->counters.flushes += after.flushes - w->before.flushes;
   m->counters.mmu_hypercalls += after.mmu_hypercalls - w->before.mmu_hypercalls;
   m->counters.hypercalls += after.hypercalls - w->before.hypercalls;
+  m->counters.cr3_writes += after.cr3_writes - w->before.cr3_writes;
+  m->counters.invlpgs += after.invlpgs - w->before.invlpgs;
+  m->counters.guest_syscalls += after.guest_syscalls - w->before.guest_syscalls;
 }
 
 /* The hypervisor checks every frame's counts against the page tables after each benchmark. */
@@ -134,11 +137,12 @@ static void report(const char *name, uint64_t iterations, const struct measureme
   }
   const struct pvhv_counters *c = &m->counters;
   emit("counters %s page_faults=%llu emulations=%llu unhooks=%llu rehooks=%llu revalidated=%llu "
-       "flushes=%llu mmu_hypercalls=%llu hypercalls=%llu",
+       "flushes=%llu mmu_hypercalls=%llu hypercalls=%llu cr3_writes=%llu invlpgs=%llu guest_syscalls=%llu",
        name, (unsigned long long)c->page_faults, (unsigned long long)c->emulations,
        (unsigned long long)c->unhooks, (unsigned long long)c->rehooks,
        (unsigned long long)c->revalidated, (unsigned long long)c->flushes,
-       (unsigned long long)c->mmu_hypercalls, (unsigned long long)c->hypercalls);
+       (unsigned long long)c->mmu_hypercalls, (unsigned long long)c->hypercalls,
+       (unsigned long long)c->cr3_writes, (unsigned long long)c->invlpgs, (unsigned long long)c->guest_syscalls);
 }
 
 /* ---- the operations ---- */

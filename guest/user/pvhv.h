@@ -26,6 +26,9 @@ struct pvhv_counters {
   uint64_t flushes;        /* tlb_flushes */
   uint64_t mmu_hypercalls; /* mmu_update, mmuext_op, update_va_mapping (multicall entries too) */
   uint64_t hypercalls;     /* every hypercall */
+  uint64_t cr3_writes;     /* CR3 loads: address-space switches and full TLB flushes */
+  uint64_t invlpgs;        /* tlb_invlpgs: single-page invalidations */
+  uint64_t guest_syscalls; /* user system calls bounced to the guest kernel */
 };
 
 #define PVHV_SYS_counters 1000

@@ -24,6 +24,7 @@ bool type_change_flush_pending = false;
 void flush_for_type_change() {
   cpu::flush_tlb_local();
   perf::add(perf::Counter::tlb_flushes);
+  perf::add(perf::Counter::cr3_writes);
   type_change_flush_pending = false;
 }
 }  // namespace detail
@@ -92,6 +93,7 @@ void apply_effects(const mm::MmuEffects& effects, FlushReason reason) {
   } else if (effects.flush_domain_tlbs || effects.flush_local_tlb || effects.flush_all_vcpu_tlbs) {
     cpu::flush_tlb_local();
     perf::add(perf::Counter::tlb_flushes);
+    perf::add(perf::Counter::cr3_writes);
     detail::type_change_flush_pending = false;
   } else {
     if (effects.invalidate_page_local || effects.invalidate_page_all_vcpus) {

@@ -22,6 +22,8 @@ enum class Counter : unsigned {
   sched_ctx,             // context switches between vCPUs, idle included (Xen's name)
   sched_preempt,         // of which forced by the end of a time slice
   hypercall_continuations,  // hypercalls stopped part way to let an interrupt in (re-executed)
+  cr3_writes,            // CR3 loads for guests: address-space switches and full flushes
+  guest_syscalls,        // system calls of guest user code bounced to the guest kernel
   count
 };
 
