@@ -87,6 +87,34 @@ probe_int3_resume:
         xor     %eax, %eax
         ret
 
+/* long probe_wrmsr(uint32_t msr [edi], uint64_t value [rsi]): a raw wrmsr, as Linux's
+ * startup_xen does one; 0 if it completed, else (vector << 16 | error code) of the exception
+ * (the trap handler resumes at probe_msr_fixup through hostile_probe_fixup).
+ * long probe_rdmsr(uint32_t msr [edi], uint64_t* value [rsi]): a raw rdmsr into *value. */
+        .global probe_wrmsr, probe_rdmsr, probe_wrmsr_insn, probe_rdmsr_insn, probe_msr_fixup
+probe_wrmsr:
+        mov     %edi, %ecx
+        mov     %esi, %eax
+        mov     %rsi, %rdx
+        shr     $32, %rdx
+probe_wrmsr_insn:
+        wrmsr
+        xor     %eax, %eax
+        ret
+probe_rdmsr:
+        mov     %edi, %ecx
+        mov     %rsi, %r8
+probe_rdmsr_insn:
+        rdmsr
+        shl     $32, %rdx
+        mov     %eax, %eax
+        or      %rdx, %rax
+        mov     %rax, (%r8)
+        xor     %eax, %eax
+        ret
+probe_msr_fixup:                        /* rax = vector << 16 | error code */
+        ret
+
         .data
         .global probe_iret_armed, probe_iret_saved_rsp
 probe_iret_armed:

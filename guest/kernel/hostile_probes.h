@@ -11,6 +11,9 @@ long hypercall_raw(uint64_t rax, uint64_t a1, uint64_t a2, uint64_t a3);
 // probe_iret_landing), else (vector << 16 | error code) of the exception it raised.
 long probe_iret_on(uint64_t stack, const uint64_t* context);
 long probe_int3_on(uint64_t stack);
+// Raw wrmsr / rdmsr from the guest kernel: 0, or (vector << 16 | error code) of the fault.
+long probe_wrmsr(uint32_t msr, uint64_t value);
+long probe_rdmsr(uint32_t msr, uint64_t* value);
 extern char probe_iret_landing[];
 }
 

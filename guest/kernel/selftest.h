@@ -35,6 +35,7 @@ void selftest_ptwrite(SelfTest& test);
 void selftest_tbuf(SelfTest& test);
 void selftest_unprivileged(SelfTest& test);
 void selftest_fpu(SelfTest& test);
+void selftest_privop(SelfTest& test);
 void selftest_hostile_cpu(SelfTest& test);
 // The groups of selftest_hostile_cpu, each runnable alone under its own name.
 struct HostileGroup {

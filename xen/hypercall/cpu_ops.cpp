@@ -1,5 +1,6 @@
 // Hypercalls that set up the PV CPU: trap table, callbacks, kernel stack, segment bases,
 // the FPU switch flag and the return from a bounce frame (iret).
+#include "arch/x86/cpu/canonical.h"
 #include "mm/xen_abi.h"
 #include <xen/callback.h>
 #include <xen/errno.h>
@@ -15,10 +16,7 @@
 namespace hypercall {
 namespace {
 
-bool canonical(uint64_t va) {
-  uint64_t top = va >> 47;
-  return top == 0 || top == 0x1ffff;
-}
+using cpu::canonical;
 
 long register_callback(Vcpu& vcpu, const callback_register& cb) {
   if (!canonical(cb.address)) return -XEN_EINVAL;

@@ -11,7 +11,7 @@
 #include "hypercall/dispatch.h"
 #include "pv/bounce.h"
 #include "pv/page_fault.h"
-#include "pv/port_io.h"
+#include "pv/privileged_op.h"
 #include "domain/shared_info.h"
 #include "hypervisor/perf_counters.h"
 #include "trace/format/events.h"
@@ -96,7 +96,7 @@ void inject_exception(Vcpu& vcpu, TrapFrame& frame, unsigned vector, uint32_t er
 void handle_guest_exception(TrapFrame& frame) {
   Vcpu& vcpu = *domains::current();
   unsigned vector = unsigned(frame.vector);
-  if (vector == vector_general_protection && port_io::emulate(vcpu, frame)) return;
+  if (vector == vector_general_protection && privileged_op::emulate(vcpu, frame)) return;
   if (vector == 14) {
     perf::add(perf::Counter::pv_page_faults);
     uint64_t address = cpu::read_cr2();

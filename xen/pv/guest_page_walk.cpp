@@ -1,13 +1,11 @@
 #include "pv/guest_page_walk.h"
+#include "arch/x86/cpu/canonical.h"
 
 namespace {
 constexpr uint64_t present = 1, writable = 2, user = 4, superpage = 0x80;
 constexpr uint64_t address_mask = 0x000ffffffffff000ULL;
 
-constexpr bool canonical(uint64_t va) {
-  uint64_t top = va >> 47;
-  return top == 0 || top == 0x1ffff;
-}
+using cpu::canonical;
 
 constexpr unsigned index_at(uint64_t va, int level) { return (va >> (12 + 9 * (level - 1))) & 511; }
 }  // namespace

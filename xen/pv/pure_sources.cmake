@@ -1,3 +1,4 @@
 list(APPEND PURE_SOURCES ${CMAKE_CURRENT_LIST_DIR}/guest_page_walk.cpp)
 list(APPEND PURE_SOURCES ${CMAKE_CURRENT_LIST_DIR}/hypercall_page.cpp)
 list(APPEND PURE_SOURCES ${CMAKE_CURRENT_LIST_DIR}/port_io_decode.cpp)
+list(APPEND PURE_SOURCES ${CMAKE_CURRENT_LIST_DIR}/msr_emulation.cpp)

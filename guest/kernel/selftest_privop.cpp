@@ -1,0 +1,58 @@
+// selftest=privop: privileged instructions a PV kernel executes as if it ran in ring 0, which
+// the hypervisor performs for it after their #GP (Xen 4.17's emul-priv-op.c): the raw wrmsr
+// of MSR_GS_BASE Linux's startup_xen does before anything else, and the FS and shadow GS
+// bases, each read back with rdmsr and checked through the segment itself; a non-canonical
+// base and MSRs that are not the kernel's stay its #GP(0). The same checks run on Xen 4.17.
+#include "arch/xen.h"
+#include "kernel/hostile_probes.h"
+#include "kernel/selftest.h"
+
+namespace kernel {
+namespace {
+constexpr uint32_t kFsBase = 0xc0000100, kGsBase = 0xc0000101, kShadowGsBase = 0xc0000102;
+constexpr uint32_t kEfer = 0xc0000080, kLstar = 0xc0000082, kUnknown = 0x12345678;
+constexpr long kGeneralProtection0 = 13l << 16;
+
+volatile uint64_t fs_target = 0x5a5a0001f5f5f5f5ull, gs_target = 0x6b6b0002a6a6a6a6ull;
+
+uint64_t read_fs0() {
+  uint64_t value;
+  asm volatile("mov %%fs:0, %0" : "=r"(value));
+  return value;
+}
+uint64_t read_gs0() {
+  uint64_t value;
+  asm volatile("mov %%gs:0, %0" : "=r"(value));
+  return value;
+}
+
+long read_back(uint32_t msr, uint64_t expected) {
+  uint64_t value = 0;
+  long rc = probe_rdmsr(msr, &value);
+  return rc != 0 ? rc : long(value == expected);
+}
+
+void base(SelfTest& test, const char* name, uint32_t msr, uint64_t target, uint64_t (*through_segment)()) {
+  uint64_t saved = 0;
+  test.check(name, probe_rdmsr(msr, &saved), 0);
+  test.check("wrmsr of the base works", probe_wrmsr(msr, target), 0);
+  test.check("rdmsr reads it back", read_back(msr, target), 1);
+  if (through_segment) test.check("the segment uses it", through_segment() == *reinterpret_cast<volatile uint64_t*>(target), true);
+  test.check("a non-canonical base is #GP(0)", probe_wrmsr(msr, 0x0000800000000000ull), kGeneralProtection0);
+  test.check("and leaves the base as it was", read_back(msr, target), 1);
+  test.check("the old base is back", probe_wrmsr(msr, saved), 0);
+}
+}  // namespace
+
+void selftest_privop(SelfTest& test) {
+  base(test, "rdmsr MSR_FS_BASE works", kFsBase, reinterpret_cast<uint64_t>(&fs_target), read_fs0);
+  base(test, "rdmsr MSR_GS_BASE (the kernel's) works", kGsBase, reinterpret_cast<uint64_t>(&gs_target), read_gs0);
+  base(test, "rdmsr MSR_SHADOW_GS_BASE (user mode's) works", kShadowGsBase, reinterpret_cast<uint64_t>(&gs_target),
+       nullptr);
+  uint64_t value = 0;
+  test.check("rdmsr of an MSR that does not exist is #GP(0)", probe_rdmsr(kUnknown, &value), kGeneralProtection0);
+  test.check("wrmsr of an MSR that does not exist is #GP(0)", probe_wrmsr(kUnknown, 0), kGeneralProtection0);
+  test.check("wrmsr of MSR_LSTAR (the hypervisor's syscall entry) is #GP(0)", probe_wrmsr(kLstar, 0), kGeneralProtection0);
+  test.check("wrmsr of MSR_EFER clearing NX, LME, SCE is #GP(0)", probe_wrmsr(kEfer, 0), kGeneralProtection0);
+}
+}  // namespace kernel

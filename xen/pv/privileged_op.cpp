@@ -1,0 +1,56 @@
+#include "pv/privileged_op.h"
+#include "arch/x86/cpu/registers.h"
+#include "domain/domain.h"
+#include "pv/guest_memory.h"
+#include "pv/msr_emulation.h"
+#include "pv/port_io.h"
+
+namespace privileged_op {
+namespace {
+constexpr size_t kMsrInstructionBytes = 3;  // REX + 0f 30/32
+
+msr_emulation::SegmentBases bases_of(const Vcpu& vcpu) { return {vcpu.fs_base, vcpu.gs_base_kernel, vcpu.gs_base_user}; }
+
+// The new bases into the vCPU and the CPU (the guest is in kernel mode: GS is the kernel's).
+void load_bases(Vcpu& vcpu, const msr_emulation::SegmentBases& bases) {
+  vcpu.fs_base = bases.fs;
+  vcpu.gs_base_kernel = bases.gs_kernel;
+  vcpu.gs_base_user = bases.gs_user;
+  cpu::write_msr(cpu::msr::fs_base, bases.fs);
+  cpu::write_msr(cpu::msr::gs_base, vcpu.active_gs_base());
+}
+
+bool emulate_msr(Vcpu& vcpu, TrapFrame& frame) {
+  uint8_t bytes[kMsrInstructionBytes] = {};
+  size_t available = 0;
+  while (available < kMsrInstructionBytes && guest_memory::copy_from(vcpu, &bytes[available], frame.rip + available, 1))
+    ++available;
+  const msr_emulation::Decoded decoded = msr_emulation::decode(bytes, available);
+  const uint32_t msr = uint32_t(frame.rcx);
+  msr_emulation::SegmentBases bases = bases_of(vcpu);
+  switch (decoded.instruction) {
+    case msr_emulation::Instruction::rdmsr: {
+      uint64_t value = 0;
+      if (!msr_emulation::read(msr, bases, value)) return false;
+      frame.rax = uint32_t(value);
+      frame.rdx = value >> 32;
+      break;
+    }
+    case msr_emulation::Instruction::wrmsr:
+      if (!msr_emulation::write(msr, (frame.rdx << 32) | uint32_t(frame.rax), bases)) return false;
+      load_bases(vcpu, bases);
+      break;
+    case msr_emulation::Instruction::none: return false;
+  }
+  frame.rip += decoded.length;
+  return true;
+}
+}  // namespace
+
+bool emulate(Vcpu& vcpu, TrapFrame& frame) {
+  // Guest user code gets no help: only a kernel may think it runs in ring 0 (Xen's check).
+  if (!vcpu.kernel_mode || frame.error_code != 0) return false;
+  return port_io::emulate(vcpu, frame) || emulate_msr(vcpu, frame);
+}
+
+}  // namespace privileged_op

@@ -1,0 +1,13 @@
+// The privileged instructions a PV guest kernel executes as if it ran in ring 0 and that the
+// hypervisor performs for it after their #GP, as Xen's emul-priv-op.c: I/O ports (pv/port_io)
+// and rdmsr / wrmsr of its segment bases (pv/msr_emulation). Anything else stays the guest's
+// #GP.
+#pragma once
+#include "arch/x86/cpu/trap_frame.h"
+
+struct Vcpu;
+
+namespace privileged_op {
+// true if the faulting instruction was performed (rip moved past it).
+bool emulate(Vcpu& vcpu, TrapFrame& frame);
+}  // namespace privileged_op
