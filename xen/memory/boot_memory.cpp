@@ -4,6 +4,7 @@
 #include "console/console.h"
 #include "memory/hypervisor_page_tables.h"
 #include "memory/machine.h"
+#include "memory/reservation.h"
 
 extern "C" char __image_start[], __image_end[];
 
@@ -113,6 +114,10 @@ void assign_boot_owners(uint64_t nr_frames) {
   }
 }
 
+// Local, so its address is taken RIP-relative (an external function's goes through a GOT
+// entry the static link of this position-independent image cannot resolve this high).
+void release_domain_frame(uint64_t mfn, domid_t owner) { reservation::frame_released(mfn, owner); }
+
 bool init_frame_table(uint64_t nr_frames) {
   uint64_t table_frames = round_up(nr_frames * sizeof(mm::PageInfo), page) / page;
   uint64_t first;
@@ -121,6 +126,7 @@ bool init_frame_table(uint64_t nr_frames) {
   frames = new (frame_table_storage) mm::FrameTable(
       infos, nr_frames, mm::MachineMemory{reinterpret_cast<uint8_t*>(DIRECTMAP_VIRT_START), nr_frames});
   frames->reset();
+  frames->set_release_hook({release_domain_frame});  // a domain's freed frame goes back
   assign_boot_owners(nr_frames);
   printk("Frame table: %lu frames, %lu KiB at %lx\n", nr_frames, table_frames * 4, first * page);
   return true;
