@@ -35,8 +35,8 @@ TEST(MemoryReservationRules, WhatMakesXenDoNothing) {
   EXPECT_FALSE(reservation_proceeds(started, false, true)) << "start extent at the end";
   ReservationRequest order{0x1000, 4, 10, 0};
   EXPECT_FALSE(reservation_proceeds(order, false, true)) << "order 10 beyond a domU's 9";
-  EXPECT_TRUE(reservation_proceeds(order, true, true)) << "the control domain's 12";
-  order.extent_order = 13;
+  EXPECT_TRUE(reservation_proceeds(order, true, true)) << "within the control domain's 18";
+  order.extent_order = 19;
   EXPECT_FALSE(reservation_proceeds(order, true, true));
   ReservationRequest hypervisor_list{0xffff830000000000ull, 1, 0, 0};
   EXPECT_FALSE(reservation_proceeds(hypervisor_list, true, true));

@@ -21,9 +21,9 @@ struct MemoryCommand {
 constexpr MemoryCommand decode_command(uint64_t cmd) { return MemoryCommand{unsigned(cmd & command_mask), cmd >> extent_shift}; }
 constexpr uint64_t continuation_command(unsigned op, uint64_t done) { return op | (done << extent_shift); }
 
-// Xen's max_order for the caller: CONFIG_DOMU_MAX_ORDER 9 for a domU, CONFIG_CTLDOM_MAX_ORDER
-// (and HWDOM) 12 for the control domain.
-constexpr unsigned max_extent_order(bool control_domain) { return control_domain ? 12 : 9; }
+// Xen's max_order for the caller, as x86 configures it: CONFIG_DOMU_MAX_ORDER 9 for a domU,
+// CONFIG_CTLDOM_MAX_ORDER (= PAGEALLOC_MAX_ORDER) 18 for the control domain.
+constexpr unsigned max_extent_order(bool control_domain) { return control_domain ? 18 : 9; }
 
 // The checks before any extent is touched; true when the call goes ahead.
 struct ReservationRequest {
