@@ -175,6 +175,14 @@ void memory_self_frames(SelfTest& test) {
   test.check("... current_reservation back", current_pages(DOMID_SELF), pages);
   test.check("... free_pages back", free_pages(), free_before);
 
+  list[0] = 0;
+  test.check("increase_reservation of one frame: 1 extent",
+             reservation(XENMEM_increase_reservation, DOMID_SELF, list, 1), 1);
+  test.check("... its MFN written to the list", list[0] != 0, true);
+  test.check("... current_reservation grew by 1", current_pages(DOMID_SELF), pages + 1);
+  test.check("... given back", decrease(DOMID_SELF, list, 1), 1);
+  test.check("... current_reservation back", current_pages(DOMID_SELF), pages);
+
   list[0] = gpfn;
   test.check("populate_physmap of order 1: 1 extent", populate(DOMID_SELF, list, 1, 1), 1);
   test.check("... an aligned pair", long(list[0] & 1), 0);
@@ -545,6 +553,8 @@ bool wait_pending(evtchn_port_t port, unsigned ms) {
 void events_domu(SelfTest& test, evtchn_port_t dom_exc) {
   const long domu_ports = ports_in_use(kDomU), our_ports = ports_in_use(DOMID_SELF);
   test.note("domain 1's ports in use", domu_ports);
+  const E820Entry map[1] = {{0, uint64_t(current_pages(kDomU)) * 4096, 1}};
+  test.check("set_memory_map of domain 1 (its companion reads it back)", set_map(kDomU, map, 1), 0);
   evtchn_port_t remote = 0, local = 0;
   test.check("alloc_unbound in domain 1 for dom0", alloc_unbound(kDomU, 0, remote), 0);
   expect_unbound(test, "... status in domain 1: unbound for domain 0", kDomU, remote, 0);
@@ -590,6 +600,9 @@ volatile bool peer_event_seen;
 void on_peer_event(uint32_t) { peer_event_seen = true; }
 
 void peer_refused(SelfTest& test) {
+  E820Entry none[1];
+  unsigned count = 1;
+  test.check("memory_map before dom0 set one: -ENOSYS", get_map(none, count), -XEN_ENOSYS);
   xen_pfn_t list[1] = {0};
   evtchn_port_t port = 0;
   evtchn_status_t s;
@@ -655,6 +668,11 @@ void peer_events(SelfTest& test) {
   test.check("send on it now: dropped, 0", send(port), 0);
   events_detach(port);
   test.check("close it", close(port), 0);
+  E820Entry map[4] = {};
+  unsigned count = 4;
+  test.check("memory_map: the map dom0 set for us", get_map(map, count), 0);
+  test.check("... one RAM entry of our size",
+             count == 1 && map[0].address == 0 && map[0].size == boot_info.nr_pages * 4096 && map[0].type == 1, true);
 }
 
 // Garbage in the ring's indexes: the hypervisor skips it and the console goes on.
