@@ -21,28 +21,19 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import guest_boot  # noqa: E402
 import machine  # noqa: E402
 from two_domains import boot_two  # noqa: E402
 
 INCONSISTENT = "d1: console ring indexes inconsistent"
 
 
-def check_selftest(result, prefix, name, minimum):
-    lines = result.lines()
-    checks = [l for l in lines if l.startswith(f"{prefix}selftest {name}: ")]
-    failures = [l for l in checks if ": FAIL" in l]
-    machine.expect(not failures, "; ".join(failures), result)
-    machine.expect(f"{prefix}selftest {name}: passed" in lines, f"no '{prefix}selftest {name}: passed' line", result)
-    machine.expect(len(checks) >= minimum, f"{prefix}{name}: only {len(checks)} lines", result)
-    return len(checks) - 1
-
-
 def main():
     build = machine.build_dir(sys.argv[2] if len(sys.argv) > 2 and sys.argv[1] == "--build" else None)
     for mode in ("ptwr=emulate", "ptwr=writable"):
         result = boot_two(build, "selftest=xdom-domu", "selftest=xdom-peer+xdom-wait", mode)
-        dom0_checks = check_selftest(result, "", "xdom-domu", 60)
-        domu_checks = check_selftest(result, "(d1) ", "xdom-peer", 20)
+        dom0_checks = guest_boot.check_selftest(result, "xdom-domu", 60)
+        domu_checks = guest_boot.check_selftest(result, "xdom-peer", 20, prefix="(d1) ")
         lines = result.lines()
         garbage = [i for i, l in enumerate(lines) if INCONSISTENT in l]
         machine.expect(len(garbage) >= 2, "the hypervisor did not report the domU's garbage ring indexes", result)

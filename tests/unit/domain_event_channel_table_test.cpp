@@ -95,6 +95,16 @@ TEST_F(TwoDomains, FullTableIsNoSpace) {
   EXPECT_EQ(bind_interdomain(domu, dom0, 1), -XEN_ENOSPC);
 }
 
+TEST_F(TwoDomains, AHypervisorBackedPortIsInterdomainToXen) {
+  int port = bind_to_hypervisor(domu);
+  ASSERT_EQ(port, 1);
+  evtchn_status_t s = status_of(domu, 1);
+  EXPECT_EQ(s.status, uint32_t(EVTCHNSTAT_interdomain));
+  EXPECT_EQ(s.u.interdomain.dom, DOMID_XEN);
+  EXPECT_EQ(bind_interdomain(dom0, domu, 1), -XEN_EINVAL) << "not unbound: nobody else may bind it";
+  EXPECT_EQ(close(domu, 1, find).error, 0);
+}
+
 TEST_F(TwoDomains, StatusOfVirqAndHypervisorPorts) {
   domu_ports[3].state = Channel::State::virq;
   domu_ports[3].virq = VIRQ_TIMER;

@@ -16,15 +16,20 @@ unsigned Table::count_in_use() const {
   return count;
 }
 
-int alloc_unbound(Table& table, domid_t remote) {
+namespace {
+int take_port(Table& table, State state, domid_t remote) {
   int port = table.allocate();
   if (port < 0) return port;
   Channel& channel = table.ports[port];
   channel = Channel{};
-  channel.state = State::unbound;
+  channel.state = state;
   channel.remote_domain = remote;
   return port;
 }
+}  // namespace
+
+int alloc_unbound(Table& table, domid_t remote) { return take_port(table, State::unbound, remote); }
+int bind_to_hypervisor(Table& table) { return take_port(table, State::hypervisor, DOMID_XEN); }
 
 int bind_interdomain(Table& local, Table& remote, evtchn_port_t remote_port) {
   int port = local.allocate();

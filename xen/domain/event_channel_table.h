@@ -40,6 +40,10 @@ struct Table {
 // id). The port, or -ENOSPC.
 int alloc_unbound(Table& table, domid_t remote);
 
+// A port connected to a backend the hypervisor serves (State::hypervisor, remote DOMID_XEN):
+// the port, or -ENOSPC.
+int bind_to_hypervisor(Table& table);
+
 // EVTCHNOP_bind_interdomain: connects a new port of `local` to `remote_port` of `remote`, which
 // must be unbound and waiting for `local` (-EINVAL otherwise, also for a port out of range).
 // `local` and `remote` may be the same table (a domain binding to itself, which Xen allows).

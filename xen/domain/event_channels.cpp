@@ -177,13 +177,8 @@ void raise_domain_exception() {
 }
 
 int bind_to_hypervisor(Domain& domain) {
-  int port = domain.channel_table().allocate();
-  if (port < 0) return port;
-  Channel& channel = domain.event_channels[port];
-  channel = Channel{};
-  channel.state = State::hypervisor;
-  channel.remote_domain = DOMID_XEN;
-  return port;
+  evtchn::Table table = domain.channel_table();
+  return evtchn::bind_to_hypervisor(table);
 }
 
 unsigned ports_in_use(Domain& domain) { return domain.channel_table().count_in_use(); }
