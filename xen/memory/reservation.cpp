@@ -23,6 +23,7 @@ void set_m2p(uint64_t mfn, uint64_t pfn) {
 uint64_t allocate_extent(Domain& domain, unsigned order) {
   if (!memory::fits_reservation(domain.tot_pages, domain.max_pages, order)) return 0;
   uint64_t count = uint64_t(1) << order, first = 0;
+  boot_memory::before_reuse();
   if (boot_memory::allocator().allocate_contiguous(count, count, first) != boot::FrameAllocatorError::none) return 0;
   mm::FrameTable& frames = boot_memory::frame_table();
   for (uint64_t i = 0; i < count; ++i) {
