@@ -16,6 +16,12 @@ void boot_info_init(start_info_t* si, uint64_t boot_rsp) {
   uint64_t pt_end = si->pt_base + si->nr_pt_frames * lib::kPageSize;
   uint64_t region_end = boot_rsp > pt_end ? boot_rsp : pt_end;
   boot_info.first_free_pfn = lib::Pfn{lib::page_ceil(region_end - kVirtBase) / lib::kPageSize};
+  // A domU's console page may be the first page of the padding (our boot builder puts it
+  // there): it is the console's, not free.
+  if (!(si->flags & SIF_INITDOMAIN) && si->console.domU.mfn) {
+    uint64_t pfn = machine_to_phys_mapping[si->console.domU.mfn];
+    if (pfn == boot_info.first_free_pfn.value) boot_info.first_free_pfn = lib::Pfn{pfn + 1};
+  }
 
   if (si->mod_len == 0) {
     boot_info.initrd = nullptr;

@@ -151,6 +151,7 @@ void collect_protected(Campaign& c) {
   protect_kernel_page(c, reinterpret_cast<uint64_t>(boot_info.start_info), false);
   protect_kernel_page(c, reinterpret_cast<uint64_t>(shared_info()), false);
   protect_kernel_page(c, reinterpret_cast<uint64_t>(boot_info.p2m), false);
+  if (console_ring()) protect_kernel_page(c, reinterpret_cast<uint64_t>(console_ring()), false);  // a domU's console
   protect_kernel_page(c, c.kernel_l4_va, true);                                         // the L4's mapping
   protect_kernel_page(c, mfn_to_va(l2), true);
   protect_kernel_page(c, kTextPage, false);

@@ -59,6 +59,7 @@ void run_selftest() {
 extern "C" [[noreturn]] void kernel_main(start_info_t* start_info, uint64_t boot_rsp) {
   using namespace kernel;
   boot_info_init(start_info, boot_rsp);
+  console_init();
   print_banner();
   choose_pte_mode();
   print("pv: page-table updates by %s\n", pv::pte_mode_name(pv::ops.mode()));

@@ -58,6 +58,12 @@ void selftest_domctl_domu(SelfTest& test);
 void selftest_domctl_unprivileged(SelfTest& test);
 void selftest_domctl_leave_paused(SelfTest& test);
 
+// Work across domains (selftest_xdom.cpp): dom0 alone, dom0 beside domain 1, domain 1.
+void selftest_xdom_self(SelfTest& test);
+void selftest_xdom_domu(SelfTest& test);
+void selftest_xdom_peer(SelfTest& test);
+void selftest_xdom_wait(SelfTest& test);
+
 // Shared by the MMU checks: the L1 slot of a scratch page of the kernel image, and an
 // mmu_update of it that must return `expected` (the slot is checked unchanged when refused
 // and restored when accepted).

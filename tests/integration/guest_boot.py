@@ -62,3 +62,15 @@ def expect_ended(result, hv, ending, exit_value):
         machine.expect("audit: clean" in result.serial, f"{hv.name}: frame-table audit not clean", result)
         machine.expect(result.debug_exit_value() == exit_value,
                        f"{hv.name}: exit value {result.debug_exit_value()}, expected {exit_value}", result)
+
+
+def check_selftest(result, name, minimum, prefix=""):
+    """A guest selftest's lines (`prefix` "(d1) " for a domU's): no FAIL, its "passed" line,
+    at least `minimum` lines. Returns the number of checks."""
+    lines = result.lines()
+    checks = [l for l in lines if l.startswith(f"{prefix}selftest {name}: ")]
+    failures = [l for l in checks if ": FAIL" in l]
+    machine.expect(not failures, "; ".join(failures), result)
+    machine.expect(f"{prefix}selftest {name}: passed" in lines, f"no '{prefix}selftest {name}: passed' line", result)
+    machine.expect(len(checks) >= minimum, f"{prefix}{name}: only {len(checks)} lines", result)
+    return len(checks) - 1

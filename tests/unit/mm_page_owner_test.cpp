@@ -50,10 +50,32 @@ TEST(MmPageOwner, DomidXenNeedsPrivilegeDomidIoDoesNot) {
 }
 
 TEST(MmPageOwner, TableOwnerInTheHighHalf) {
-    EXPECT_EQ(resolve(dom0, (1u << 16) | DOMID_SELF).error, 0) << "domain 0 + 1: the caller itself";
+    PageOwnerResult self = resolve(dom0, (1u << 16) | DOMID_SELF);
+    EXPECT_EQ(self.error, 0) << "domain 0 + 1: the caller itself";
+    EXPECT_EQ(self.table_owner, DOMID_SELF);
+    EXPECT_FALSE(self.needs_privilege);
     EXPECT_EQ(resolve(guest, (2u << 16) | DOMID_XEN).owner, DOMID_XEN);
-    EXPECT_EQ(resolve(dom0, (2u << 16) | DOMID_SELF).error, -XEN_ESRCH) << "another domain's tables";
-    EXPECT_EQ(resolve(dom0, (0xffffu << 16) | DOMID_SELF).error, -XEN_ESRCH);
+    EXPECT_EQ(resolve(dom0, (0xffffu << 16) | DOMID_SELF).error, -XEN_ESRCH) << "no domain 0xfffe";
+    EXPECT_EQ(resolve(dom0, (8u << 16) | DOMID_SELF).error, -XEN_ESRCH) << "no domain 7";
+}
+
+// Xen's domain builder: dom0 updates domain 1's tables, mapping domain 1's frames.
+TEST(MmPageOwner, AnotherDomainsTablesNeedPrivilege) {
+    PageOwnerResult r = resolve(dom0, (2u << 16) | 1);
+    EXPECT_EQ(r.error, 0);
+    EXPECT_EQ(r.table_owner, 1);
+    EXPECT_EQ(r.owner, 1) << "the page owner may be the table owner (it is not the caller)";
+    EXPECT_TRUE(r.needs_privilege);
+    PageOwnerResult own_frames = resolve(dom0, (2u << 16) | DOMID_SELF);
+    EXPECT_EQ(own_frames.error, 0);
+    EXPECT_EQ(own_frames.table_owner, 1);
+    EXPECT_EQ(own_frames.owner, DOMID_SELF) << "DOMID_SELF is the caller's frames";
+    EXPECT_TRUE(own_frames.needs_privilege);
+    PageOwnerResult from_guest = resolve(guest, (1u << 16) | DOMID_SELF);
+    EXPECT_EQ(from_guest.error, 0) << "found; the XSM check refuses it on the first request";
+    EXPECT_EQ(from_guest.table_owner, 0);
+    EXPECT_TRUE(from_guest.needs_privilege);
+    EXPECT_EQ(resolve(dom0, (2u << 16) | 0).error, -XEN_ESRCH) << "the page owner naming the caller";
 }
 }  // namespace
 }  // namespace mm

@@ -3,6 +3,7 @@
 #include <xen/sched.h>
 #include "arch/x86/cpu/fpu.h"
 #include "console/console.h"
+#include "domain/event_channels.h"
 
 vcpu_info_t* Vcpu::info() const { return &domain->shared_info->vcpu_info[id]; }
 
@@ -54,11 +55,13 @@ void crash(Domain& domain, const char* why) {
   printk("Domain %u crashed: %s\n", domain.id, why);
   domain.state = DomainState::crashed;
   domain.shutdown_reason = SHUTDOWN_crash;
+  event_channels::raise_domain_exception();  // VIRQ_DOM_EXC, as Xen's domain_shutdown
 }
 
 void shutdown(Domain& domain, unsigned reason) {
   if (!domain.alive()) return;
   domain.state = reason == SHUTDOWN_crash ? DomainState::crashed : DomainState::shut_down;
   domain.shutdown_reason = reason;
+  event_channels::raise_domain_exception();
 }
 }  // namespace domains

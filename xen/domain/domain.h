@@ -7,6 +7,8 @@
 #include <xen/event_channel.h>
 #include "arch/x86/cpu/trap_frame.h"
 #include "control/pause_count.h"
+#include "domain/event_channel_table.h"
+#include "memory/domain_memory_map.h"
 #include "mm/vcpu_base_pointers.h"
 #include "ptwr/writable_pagetables.h"
 
@@ -78,13 +80,18 @@ struct Domain {
   char console_line[console_line_capacity + 1]{};  // room for the terminator
   unsigned console_line_length = 0;
 
-  struct EventChannel {
-    enum class State : uint8_t { free, virq, interdomain, unbound } state = State::free;
-    uint32_t virq = 0;
-    uint32_t vcpu = 0;
-  };
+  // Event channels (domain/event_channel_table: the rules; domain/event_channels: the glue).
+  using EventChannel = evtchn::Channel;
   static constexpr unsigned max_event_channels = 1024;
   EventChannel event_channels[max_event_channels]{};
+  evtchn::Table channel_table() { return evtchn::Table{event_channels, max_event_channels, id}; }
+  // The console ring of a domain built at boot (start_info->console.domU), drained by the
+  // hypervisor when the domain notifies `console_port` (domain/guest_console).
+  uint64_t console_mfn = 0;
+  evtchn_port_t console_port = 0;
+  uint32_t console_out_cons = 0;  // the hypervisor's own consumer index (the page's is the guest's to scribble)
+  // XENMEM_set_memory_map's per-domain e820 (memory/reservation): none set is Xen's -ENOSYS.
+  memory::DomainMemoryMap memory_map;
 
   bool alive() const { return state == DomainState::running; }
   bool paused() const { return controller_pause.paused(); }

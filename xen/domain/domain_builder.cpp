@@ -9,6 +9,7 @@
 #include "console/console.h"
 #include "domain/domain.h"
 #include "domain/domain_mmu.h"
+#include "domain/guest_console.h"
 #include "domain/scheduler.h"
 #include "domain/shared_info.h"
 #include "memory/boot_memory.h"
@@ -296,6 +297,16 @@ uint32_t start_info_flags(const Domain& domain) {
   return SIF_PRIVILEGED | SIF_INITDOMAIN | (processor_pm_bits & SIF_PM_MASK);
 }
 
+// A domU's PV console ring is the first page of the region's padding (Xen guarantees at
+// least 512 KiB after the boot stack), connected to the hypervisor (domain/guest_console).
+void attach_console(Domain& domain, const boot::Dom0Layout& layout, const DomainMemory& memory, start_info_t& info) {
+  uint64_t mfn = memory.mfn_of_va(layout.boot_stack.end);
+  int port = mfn ? guest_console::attach(domain, mfn) : -1;
+  if (port <= 0) return;
+  info.console.domU.mfn = mfn;
+  info.console.domU.evtchn = uint32_t(port);
+}
+
 bool write_start_info(Domain& domain, const boot::BootDomain& plan, const boot::XenKernelInfo& kernel,
                       const boot::Dom0Layout& layout, const DomainMemory& memory) {
   start_info_t info{};
@@ -312,6 +323,7 @@ bool write_start_info(Domain& domain, const boot::BootDomain& plan, const boot::
     info.mod_start = layout.initrd.start;
     info.mod_len = module_bytes(unsigned(plan.initrd_module)).size();
   }
+  if (!domain.privileged) attach_console(domain, layout, memory, info);
   const char* command_line = module_command_line(plan);
   for (size_t i = 0; i + 1 < MAX_GUEST_CMDLINE && command_line[i]; ++i) info.cmd_line[i] = int8_t(command_line[i]);
   return memory.copy_in(layout.start_info.start, reinterpret_cast<const uint8_t*>(&info), sizeof(info));

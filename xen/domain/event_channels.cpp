@@ -4,12 +4,15 @@
 #include <xen/event_channel.h>
 #include <xen/xen.h>
 #include "domain/domain.h"
+#include "domain/event_channel_table.h"
+#include "domain/guest_console.h"
 #include "domain/scheduler.h"
 #include "pv/guest_memory.h"
 
 namespace event_channels {
 namespace {
 using Channel = Domain::EventChannel;
+using State = Channel::State;
 constexpr unsigned bits_per_word = 64;
 
 bool test_and_set(xen_ulong_t* words, unsigned bit) {
@@ -21,6 +24,7 @@ bool test_and_set(xen_ulong_t* words, unsigned bit) {
 bool test(const xen_ulong_t* words, unsigned bit) {
   return words[bit / bits_per_word] & (xen_ulong_t(1) << (bit % bits_per_word));
 }
+void clear(xen_ulong_t* words, unsigned bit) { words[bit / bits_per_word] &= ~(xen_ulong_t(1) << (bit % bits_per_word)); }
 
 void raise_upcall(Vcpu& vcpu, unsigned port) {
   vcpu_info_t* info = vcpu.info();
@@ -29,10 +33,19 @@ void raise_upcall(Vcpu& vcpu, unsigned port) {
   scheduler::wake(vcpu);
 }
 
-int allocate(Domain& domain) {
-  for (unsigned port = 1; port < Domain::max_event_channels; ++port)  // port 0 is reserved
-    if (domain.event_channels[port].state == Channel::State::free) return int(port);
-  return -XEN_ENOSPC;
+// Xen's rcu_lock_domain_by_any_id: DOMID_SELF is the caller.
+Domain* by_any_id(Vcpu& vcpu, domid_t id) { return id == DOMID_SELF ? vcpu.domain : domains::find(id); }
+
+// Xen's default policy for XSM_TARGET: a domain may act on itself; the control domain on any.
+bool may_target(const Vcpu& vcpu, const Domain& target) { return vcpu.domain == &target || vcpu.domain->privileged; }
+
+// The table of another domain, for evtchn::close (which needs a pointer that outlives the call).
+evtchn::Table* table_of(domid_t id) {
+  static evtchn::Table found;
+  Domain* domain = domains::find(id);
+  if (!domain) return nullptr;
+  found = domain->channel_table();
+  return &found;
 }
 
 long bind_virq(Vcpu& vcpu, uint64_t argument) {
@@ -41,52 +54,112 @@ long bind_virq(Vcpu& vcpu, uint64_t argument) {
   if (bind.virq >= NR_VIRQS) return -XEN_EINVAL;
   if (bind.vcpu != 0) return -XEN_ENOENT;
   if (vcpu.virq_to_port[bind.virq]) return -XEN_EEXIST;
-  int port = allocate(*vcpu.domain);
+  int port = vcpu.domain->channel_table().allocate();
   if (port < 0) return port;
-  vcpu.domain->event_channels[port] = {Channel::State::virq, bind.virq, bind.vcpu};
+  Channel& channel = vcpu.domain->event_channels[port];
+  channel = Channel{};
+  channel.state = State::virq;
+  channel.virq = bind.virq;
+  channel.vcpu = bind.vcpu;
   vcpu.virq_to_port[bind.virq] = unsigned(port);
   bind.port = evtchn_port_t(port);
   if (!guest_memory::write(vcpu, argument, bind)) return -XEN_EFAULT;
   return 0;
 }
 
-bool valid_port(const Domain& domain, evtchn_port_t port) {
-  return port > 0 && port < Domain::max_event_channels && domain.event_channels[port].state != Channel::State::free;
+// Xen's evtchn_alloc_unbound: a port of `dom` (the caller's, or any for the control domain)
+// that `remote_dom` may bind; DOMID_SELF as the remote is the caller.
+long alloc_unbound(Vcpu& vcpu, uint64_t argument) {
+  evtchn_alloc_unbound_t alloc;
+  if (!guest_memory::read(vcpu, argument, alloc)) return -XEN_EFAULT;
+  Domain* domain = by_any_id(vcpu, alloc.dom);
+  if (!domain) return -XEN_ESRCH;
+  if (!may_target(vcpu, *domain)) return -XEN_EPERM;
+  domid_t remote = alloc.remote_dom == DOMID_SELF ? vcpu.domain->id : alloc.remote_dom;
+  evtchn::Table table = domain->channel_table();
+  int port = evtchn::alloc_unbound(table, remote);
+  if (port < 0) return port;
+  alloc.port = evtchn_port_t(port);
+  return guest_memory::write(vcpu, argument, alloc) ? 0 : -XEN_EFAULT;
+}
+
+// Xen's evtchn_bind_interdomain: connects a new port of the caller to an unbound port of
+// `remote_dom` that waits for the caller. As Xen, the new port is marked pending at once (a
+// notification sent to the unbound end before may have been lost).
+long bind_interdomain(Vcpu& vcpu, uint64_t argument) {
+  evtchn_bind_interdomain_t bind;
+  if (!guest_memory::read(vcpu, argument, bind)) return -XEN_EFAULT;
+  Domain& local = *vcpu.domain;
+  Domain* remote = domains::find(bind.remote_dom == DOMID_SELF ? local.id : bind.remote_dom);
+  if (!remote) return -XEN_ESRCH;
+  evtchn::Table ours = local.channel_table(), theirs = remote->channel_table();
+  int port = evtchn::bind_interdomain(ours, theirs, bind.remote_port);
+  if (port < 0) return port;
+  set_pending(local, unsigned(port));
+  bind.local_port = evtchn_port_t(port);
+  return guest_memory::write(vcpu, argument, bind) ? 0 : -XEN_EFAULT;
 }
 
 long unmask(Vcpu& vcpu, uint64_t argument) {
   evtchn_unmask_t request;
   if (!guest_memory::read(vcpu, argument, request)) return -XEN_EFAULT;
   Domain& domain = *vcpu.domain;
-  if (!valid_port(domain, request.port)) return -XEN_EINVAL;
+  if (!domain.channel_table().in_use(request.port)) return -XEN_EINVAL;
   shared_info_t* shared = domain.shared_info;
-  shared->evtchn_mask[request.port / bits_per_word] &= ~(xen_ulong_t(1) << (request.port % bits_per_word));
+  clear(shared->evtchn_mask, request.port);
   if (test(shared->evtchn_pending, request.port)) raise_upcall(vcpu, request.port);
   return 0;
 }
 
+// Xen's evtchn_close: a free port (or 0) is -EINVAL; the pending bit goes with the port.
 long close(Vcpu& vcpu, uint64_t argument) {
   evtchn_close_t request;
   if (!guest_memory::read(vcpu, argument, request)) return -XEN_EFAULT;
   Domain& domain = *vcpu.domain;
-  if (!valid_port(domain, request.port)) return -XEN_EINVAL;
-  Channel& channel = domain.event_channels[request.port];
-  if (channel.state == Channel::State::virq) vcpu.virq_to_port[channel.virq] = 0;
-  channel = Channel{};
+  evtchn::Table table = domain.channel_table();
+  evtchn::CloseResult result = evtchn::close(table, request.port, table_of);
+  if (result.error) return result.error;
+  if (result.closed.state == State::virq && result.closed.virq < NR_VIRQS) vcpu.virq_to_port[result.closed.virq] = 0;
+  if (result.closed.state == State::hypervisor && domain.console_port == request.port) domain.console_port = 0;
+  if (domain.shared_info) clear(domain.shared_info->evtchn_pending, request.port);
   return 0;
 }
 
+// Xen's evtchn_send: an interdomain port notifies the remote end, an unbound one drops the
+// notification silently; any other kind of port (a VIRQ's) is -EINVAL.
 long send(Vcpu& vcpu, uint64_t argument) {
   evtchn_send_t request;
   if (!guest_memory::read(vcpu, argument, request)) return -XEN_EFAULT;
-  if (!valid_port(*vcpu.domain, request.port)) return -XEN_EINVAL;
-  // A VIRQ port has no remote end: sending to it is accepted and does nothing, as in Xen.
-  return 0;
+  Domain& domain = *vcpu.domain;
+  if (!domain.channel_table().in_use(request.port)) return -XEN_EINVAL;
+  const Channel& channel = domain.event_channels[request.port];
+  switch (channel.state) {
+    case State::interdomain:
+      if (Domain* remote = domains::find(channel.remote_domain)) set_pending(*remote, channel.remote_port);
+      return 0;
+    case State::hypervisor: guest_console::notify(domain); return 0;
+    case State::unbound: return 0;
+    default: return -XEN_EINVAL;
+  }
+}
+
+// Xen's evtchn_status: the domain (-ESRCH), the port (-EINVAL), then the XSM check (-EPERM).
+long status(Vcpu& vcpu, uint64_t argument) {
+  evtchn_status_t request;
+  if (!guest_memory::read(vcpu, argument, request)) return -XEN_EFAULT;
+  Domain* domain = by_any_id(vcpu, request.dom);
+  if (!domain) return -XEN_ESRCH;
+  evtchn::Table table = domain->channel_table();
+  if (!table.valid(request.port)) return -XEN_EINVAL;
+  if (!may_target(vcpu, *domain)) return -XEN_EPERM;
+  if (long rc = evtchn::status(table, request.port, request)) return rc;
+  return guest_memory::write(vcpu, argument, request) ? 0 : -XEN_EFAULT;
 }
 }  // namespace
 
 void set_pending(Domain& domain, unsigned port) {
   shared_info_t* shared = domain.shared_info;
+  if (!shared || port >= Domain::max_event_channels) return;
   if (test_and_set(shared->evtchn_pending, port)) return;
   if (test(shared->evtchn_mask, port)) return;
   raise_upcall(domain.vcpu0, port);
@@ -98,12 +171,27 @@ void send_virq(Vcpu& vcpu, unsigned virq) {
   else if (virq == VIRQ_TIMER) scheduler::wake(vcpu);  // a timer still wakes SCHEDOP_block
 }
 
+void raise_domain_exception() {
+  Domain* dom0 = domains::dom0();
+  if (dom0 && dom0->alive()) send_virq(dom0->vcpu0, VIRQ_DOM_EXC);
+}
+
+int bind_to_hypervisor(Domain& domain) {
+  evtchn::Table table = domain.channel_table();
+  return evtchn::bind_to_hypervisor(table);
+}
+
+unsigned ports_in_use(Domain& domain) { return domain.channel_table().count_in_use(); }
+
 long hypercall(Vcpu& vcpu, int command, uint64_t argument) {
   switch (command) {
     case EVTCHNOP_bind_virq: return bind_virq(vcpu, argument);
+    case EVTCHNOP_alloc_unbound: return alloc_unbound(vcpu, argument);
+    case EVTCHNOP_bind_interdomain: return bind_interdomain(vcpu, argument);
     case EVTCHNOP_unmask: return unmask(vcpu, argument);
     case EVTCHNOP_close: return close(vcpu, argument);
     case EVTCHNOP_send: return send(vcpu, argument);
+    case EVTCHNOP_status: return status(vcpu, argument);
     default: return -XEN_ENOSYS;
   }
 }

@@ -1,5 +1,9 @@
 // 2-level event channels (the shared_info bitmaps) and the EVTCHNOP hypercalls this
-// hypervisor serves: bind_virq, send (to a local VIRQ port), unmask, close, status.
+// hypervisor serves: bind_virq, alloc_unbound, bind_interdomain, send (delivered to the remote
+// end: its pending bit, its upcall, a blocked vCPU woken), unmask, close (the remote end of an
+// interdomain channel becomes unbound again), status. The rules on one domain's table are pure
+// (domain/event_channel_table); this is the glue: domain lookup, Xen's default XSM policy
+// (XSM_TARGET: the domain itself or the control domain), guest copies and delivery.
 #pragma once
 #include <stdint.h>
 
@@ -10,5 +14,12 @@ namespace event_channels {
 // Marks `port` pending and, unless masked, raises the vCPU's upcall.
 void set_pending(Domain& domain, unsigned port);
 void send_virq(Vcpu& vcpu, unsigned virq);
+// VIRQ_DOM_EXC to dom0 (Xen's send_global_virq): a domain shut down, crashed or died.
+void raise_domain_exception();
+// A port of `domain` connected to a backend the hypervisor serves (the console ring of a
+// domain built at boot): the port, or a negative Xen errno.
+int bind_to_hypervisor(Domain& domain);
+// How many ports of `domain` are in use (for the tests' before/after counts and the reports).
+unsigned ports_in_use(Domain& domain);
 long hypercall(Vcpu& vcpu, int command, uint64_t argument);
 }  // namespace event_channels

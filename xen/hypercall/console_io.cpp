@@ -8,6 +8,7 @@
 #include <xen/xen.h>
 #include "console/console.h"
 #include "domain/domain.h"
+#include "hypercall/console_io.h"
 #include "hypercall/dispatch.h"
 #include "pv/guest_memory.h"
 
@@ -26,13 +27,14 @@ void write_prefixed(Domain& domain, const char* text, uint64_t length) {
   }
 }
 
-void write(Domain& domain, const char* text, uint64_t length) {
+}  // namespace
+
+void write_guest_text(Domain& domain, const char* text, uint64_t length) {
   if (domain.privileged)
     console::write_raw(text, length);
   else
     write_prefixed(domain, text, length);
 }
-}  // namespace
 
 // CONSOLEIO_write copies the guest's text out in chunks; a bad buffer is -EFAULT (and whatever
 // was readable before the bad page has been printed, as on Xen). The count is 32 bits, as
@@ -51,7 +53,7 @@ long console_io(Vcpu& vcpu, TrapFrame&, Arguments& args) {
         }
         uint32_t n = count - done < sizeof(chunk) ? count - done : uint32_t(sizeof(chunk));
         if (!guest_memory::copy_from(vcpu, chunk, buffer + done, n)) return -XEN_EFAULT;
-        write(*vcpu.domain, chunk, n);
+        write_guest_text(*vcpu.domain, chunk, n);
         done += n;
       }
       return 0;

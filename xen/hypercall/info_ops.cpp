@@ -1,14 +1,11 @@
-// Hypercalls that describe the hypervisor and the domain's memory: xen_version, vm_assist,
-// memory_op (memory maps and reservation queries).
+// Hypercalls that describe the hypervisor: xen_version, vm_assist (memory_op: memory_op.cpp).
 #include "mm/xen_abi.h"
 #include <xen/errno.h>
 #include <xen/features.h>
-#include <xen/memory.h>
 #include <xen/version.h>
 #include <xen/xen.h>
 #include "domain/domain.h"
 #include "hypercall/dispatch.h"
-#include "memory/machine.h"
 #include "pv/guest_memory.h"
 
 extern const char* hypervisor_command_line;
@@ -36,23 +33,6 @@ long get_features(Vcpu& vcpu, uint64_t argument) {
   return guest_memory::write(vcpu, argument, info) ? 0 : -XEN_EFAULT;
 }
 
-long read_domid(Vcpu& vcpu, uint64_t argument, Domain*& domain) {
-  domid_t id;
-  if (!guest_memory::read(vcpu, argument, id)) return -XEN_EFAULT;
-  if (id != DOMID_SELF && id != vcpu.domain->id) return -XEN_ESRCH;
-  domain = vcpu.domain;
-  return 0;
-}
-
-// Copies at most the guest's nr_entries and reports how many it got, as Xen does.
-long write_memory_map(Vcpu& vcpu, uint64_t argument, const E820Entry* entries, unsigned count) {
-  xen_memory_map_t map;
-  if (!guest_memory::read(vcpu, argument, map)) return -XEN_EFAULT;
-  unsigned n = map.nr_entries < count ? map.nr_entries : count;
-  if (!guest_memory::copy_to(vcpu, uint64_t(map.buffer.p), entries, n * sizeof(E820Entry))) return -XEN_EFAULT;
-  map.nr_entries = n;
-  return guest_memory::write(vcpu, argument, map) ? 0 : -XEN_EFAULT;
-}
 }  // namespace
 
 long xen_version(Vcpu& vcpu, TrapFrame&, Arguments& args) {
@@ -92,33 +72,6 @@ long vm_assist(Vcpu& vcpu, TrapFrame&, Arguments& args) {
   else if (command == VMASST_CMD_disable) vcpu.domain->vm_assist &= ~(1UL << type);
   else return -XEN_ENOSYS;
   return 0;
-}
-
-long memory_op(Vcpu& vcpu, TrapFrame&, Arguments& args) {
-  Domain* domain = nullptr;
-  long error;
-  constexpr uint64_t command_bits = 0x3f;  // Xen keeps a continuation index above bit 6
-  switch (args.a[0] & command_bits) {
-    case XENMEM_maximum_ram_page: return long(machine::nr_frames() - 1);
-    case XENMEM_current_reservation:
-      if ((error = read_domid(vcpu, args.a[1], domain))) return error;
-      return long(domain->tot_pages);
-    case XENMEM_maximum_reservation:
-      if ((error = read_domid(vcpu, args.a[1], domain))) return error;
-      return long(domain->max_pages);
-    case XENMEM_maximum_gpfn:
-      if ((error = read_domid(vcpu, args.a[1], domain))) return error;
-      return long(domain->tot_pages - 1);
-    case XENMEM_memory_map: {
-      // No map was set for the domain: it sees one RAM range covering its pages.
-      E820Entry ram{0, vcpu.domain->tot_pages << 12, 1};
-      return write_memory_map(vcpu, args.a[1], &ram, 1);
-    }
-    case XENMEM_machine_memory_map:
-      if (!vcpu.domain->privileged) return -XEN_EPERM;
-      return write_memory_map(vcpu, args.a[1], machine::e820(), machine::e820_count());
-    default: return -XEN_ENOSYS;
-  }
 }
 
 }  // namespace hypercall

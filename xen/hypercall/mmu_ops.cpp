@@ -26,15 +26,65 @@ mm::PageOwnerResult named_owner(const Vcpu& vcpu, uint32_t foreigndom) {
   return mm::resolve_page_owner(domain_mmu::identity(*vcpu.domain), foreigndom, domain_exists);
 }
 
-// mmu_update's and mmuext_op's `foreigndom`, with Xen's default XSM policy: naming DOMID_XEN
-// or another domain is -EPERM for an unprivileged caller, on its first request (so an empty
-// batch succeeds). Returns 0 and the page owner, or the error.
-long page_owner(const Vcpu& vcpu, uint64_t foreigndom, uint64_t count, domid_t& owner) {
+// Whose tables a batch updates and whose frames it maps (mmu_update's `foreigndom`).
+struct Target {
+  Domain* tables = nullptr;       // the caller, or the domain named by pt_dom
+  domid_t page_owner = DOMID_SELF;  // for MmuContext::page_owner
+};
+
+// mmu_update's `foreigndom`, with Xen's default XSM policy (XSM_TARGET for both the page
+// owner and the table owner, DOMID_IO exempt): naming DOMID_XEN or another domain is -EPERM
+// for an unprivileged caller, on its first request (so an empty batch succeeds).
+long mmu_target(Vcpu& vcpu, uint64_t foreigndom, uint64_t count, Target& target) {
   mm::PageOwnerResult result = named_owner(vcpu, uint32_t(foreigndom));
   if (result.error) return result.error;
   if (result.needs_privilege && !vcpu.domain->privileged && count != 0) return -XEN_EPERM;
-  owner = result.owner;
+  target.tables = result.table_owner == DOMID_SELF ? vcpu.domain : domains::find(result.table_owner);
+  if (!target.tables) return -XEN_ESRCH;
+  target.page_owner = result.owner;
+  // DOMID_SELF always means the caller's frames, also in another domain's tables.
+  if (target.tables != vcpu.domain && target.page_owner == DOMID_SELF) target.page_owner = vcpu.domain->id;
   return 0;
+}
+
+// mmuext_op's `foreigndom` (16 bits: get_pg_owner's domid_t), checked before any operation as
+// Xen's xsm_mmuext_op(XSM_TARGET): another domain, DOMID_IO or DOMID_XEN is -EPERM for an
+// unprivileged caller even in an empty batch. The control domain may name a guest domain;
+// DOMID_IO and DOMID_XEN own no page tables here (-ESRCH, not served).
+long mmuext_target(Vcpu& vcpu, uint64_t foreigndom, Domain*& target) {
+  mm::PageOwnerResult result = named_owner(vcpu, uint16_t(foreigndom));
+  if (result.error) return result.error;
+  if (result.owner == DOMID_SELF) {
+    target = vcpu.domain;
+    return 0;
+  }
+  if (!vcpu.domain->privileged) return -XEN_EPERM;
+  target = mm::is_guest_domain(result.owner) ? domains::find(result.owner) : nullptr;
+  return target ? 0 : -XEN_ESRCH;
+}
+
+// What mmuext_op does on another domain's behalf (Xen's do_mmuext_op with pg_owner != currd):
+// pin and unpin its tables; base pointers, flushes and LDTs are the caller's own (-EPERM).
+long foreign_mmuext(mm::MmuContext& context, Domain& target, const mmuext_op_t& op) {
+  switch (op.cmd) {
+    case MMUEXT_PIN_L1_TABLE:
+    case MMUEXT_PIN_L2_TABLE:
+    case MMUEXT_PIN_L3_TABLE:
+    case MMUEXT_PIN_L4_TABLE:
+    case MMUEXT_UNPIN_TABLE: return mm::mmuext_op(context, target.vcpu0.bases, op);
+    case MMUEXT_NEW_BASEPTR:
+    case MMUEXT_NEW_USER_BASEPTR:
+    case MMUEXT_TLB_FLUSH_LOCAL:
+    case MMUEXT_INVLPG_LOCAL:
+    case MMUEXT_TLB_FLUSH_MULTI:
+    case MMUEXT_INVLPG_MULTI:
+    case MMUEXT_TLB_FLUSH_ALL:
+    case MMUEXT_INVLPG_ALL:
+    case MMUEXT_FLUSH_CACHE:
+    case MMUEXT_FLUSH_CACHE_GLOBAL:
+    case MMUEXT_SET_LDT: return -XEN_EPERM;
+    default: return -XEN_ENOSYS;  // CLEAR_PAGE, COPY_PAGE, [UN]MARK_SUPER: not served here either
+  }
 }
 
 // Xen's MMU_UPDATE_PREEMPTED: bit 31 of the (32-bit) count marks the continuation of a batch
@@ -51,7 +101,7 @@ long finish(Vcpu& vcpu, uint64_t done_pointer, uint32_t done, long result) {
 // completed count written to args.a[2]. Preemptible: a batch stopped part way rewrites its
 // arguments to continue with the rest.
 template <typename Request, typename Run>
-long run_batch(Vcpu& vcpu, Arguments& args, Run run, domid_t page_owner = DOMID_SELF) {
+long run_batch(Vcpu& vcpu, Arguments& args, Run run, Domain& tables, domid_t page_owner = DOMID_SELF) {
   const uint64_t list = args.a[0], done_pointer = args.a[2];
   uint32_t count = uint32_t(args.a[1]);
   uint32_t done = 0;
@@ -59,8 +109,9 @@ long run_batch(Vcpu& vcpu, Arguments& args, Run run, domid_t page_owner = DOMID_
     count &= ~count_preempted;
     if (done_pointer) (void)guest_memory::read(vcpu, done_pointer, done);
   }
-  mm::MmuContext context = domain_mmu::context(*vcpu.domain);
+  mm::MmuContext context = domain_mmu::context(tables);
   context.page_owner = page_owner;
+  context.tables_of_caller = &tables == vcpu.domain;
   uint32_t i = 0;
   long result = 0;
   for (; i < count; ++i) {
@@ -102,25 +153,33 @@ long apply_va_flags(Vcpu& vcpu, uint64_t va, uint64_t flags) {
 long mmu_update(Vcpu& vcpu, TrapFrame&, Arguments& args) {
   perf::add(perf::Counter::mmu_hypercalls);
   writable_page_tables::reattach_all(*vcpu.domain);  // MMU operations see validated tables
-  domid_t owner = DOMID_SELF;
-  if (long rc = page_owner(vcpu, args.a[3], uint32_t(args.a[1]), owner)) return finish(vcpu, args.a[2], 0, rc);
+  Target target;
+  if (long rc = mmu_target(vcpu, args.a[3], uint32_t(args.a[1]), target)) return finish(vcpu, args.a[2], 0, rc);
+  // The tables updated and the frames mapped are seen validated too, whoever owns them.
+  if (target.tables != vcpu.domain) writable_page_tables::reattach_all(*target.tables);
+  if (Domain* frames = mm::is_guest_domain(target.page_owner) ? domains::find(target.page_owner) : nullptr)
+    if (frames != vcpu.domain && frames != target.tables) writable_page_tables::reattach_all(*frames);
   return run_batch<mmu_update_t>(
       vcpu, args,
       [](mm::MmuContext& context, const mmu_update_t& request) { return mm::mmu_update(context, request); },
-      owner);
+      *target.tables, target.page_owner);
 }
 
 long mmuext_op(Vcpu& vcpu, TrapFrame&, Arguments& args) {
   perf::add(perf::Counter::mmu_hypercalls);
   writable_page_tables::reattach_all(*vcpu.domain);  // MMU operations see validated tables
-  domid_t owner = DOMID_SELF;
-  if (long rc = page_owner(vcpu, args.a[3], uint32_t(args.a[1]), owner)) return finish(vcpu, args.a[2], 0, rc);
-  // Extended operations on another domain's tables or frames are the toolstack's, not served.
-  if (owner != DOMID_SELF) return finish(vcpu, args.a[2], 0, -XEN_ESRCH);
-  return run_batch<mmuext_op_t>(vcpu, args,
-                                [&vcpu](mm::MmuContext& context, const mmuext_op_t& op) {
-                                  return mm::mmuext_op(context, vcpu.bases, op);
-                                });
+  Domain* target = nullptr;
+  if (long rc = mmuext_target(vcpu, args.a[3], target)) return finish(vcpu, args.a[2], 0, rc);
+  if (target == vcpu.domain)
+    return run_batch<mmuext_op_t>(
+        vcpu, args,
+        [&vcpu](mm::MmuContext& context, const mmuext_op_t& op) { return mm::mmuext_op(context, vcpu.bases, op); },
+        *vcpu.domain);
+  writable_page_tables::reattach_all(*target);
+  return run_batch<mmuext_op_t>(
+      vcpu, args,
+      [target](mm::MmuContext& context, const mmuext_op_t& op) { return foreign_mmuext(context, *target, op); },
+      *target);
 }
 
 namespace {

@@ -8,6 +8,7 @@
 #include "domain/scheduler.h"
 #include "domain/timers.h"
 #include "hypercall/dispatch.h"
+#include "hypervisor/summary.h"
 #include "pv/guest_memory.h"
 #include "time/clock.h"
 
@@ -18,6 +19,20 @@ long shutdown(Vcpu& vcpu, uint64_t argument) {
   if (!guest_memory::read(vcpu, argument, request)) return -XEN_EFAULT;
   if (request.reason > SHUTDOWN_MAX) return -XEN_EINVAL;
   domains::shutdown(*vcpu.domain, request.reason);
+  return 0;
+}
+
+// Xen's SCHEDOP_remote_shutdown: the domain by id (-ESRCH), then XSM_DM_PRIV (the control
+// domain, or a device model of the target: none here), then domain_shutdown, which accepts
+// any reason (beyond SHUTDOWN_MAX it is only recorded).
+long remote_shutdown(Vcpu& vcpu, uint64_t argument) {
+  sched_remote_shutdown_t request;
+  if (!guest_memory::read(vcpu, argument, request)) return -XEN_EFAULT;
+  Domain* target = domains::find(request.domain_id);
+  if (!target) return -XEN_ESRCH;
+  if (!vcpu.domain->privileged) return -XEN_EPERM;
+  domains::shutdown(*target, uint8_t(request.reason));  // Xen's domain_shutdown takes a u8
+  if (target != vcpu.domain) summary::domain_stopped(*target);  // it will not run again to report it
   return 0;
 }
 
@@ -45,6 +60,7 @@ long sched_op(Vcpu& vcpu, TrapFrame&, Arguments& args) {
     case SCHEDOP_yield: scheduler::yield(); return 0;
     case SCHEDOP_block: scheduler::block(); return 0;
     case SCHEDOP_shutdown: return shutdown(vcpu, args.a[1]);
+    case SCHEDOP_remote_shutdown: return remote_shutdown(vcpu, args.a[1]);
     case SCHEDOP_shutdown_code: {
       sched_shutdown_t request;
       if (!guest_memory::read(vcpu, args.a[1], request)) return -XEN_EFAULT;

@@ -4,6 +4,9 @@
 #include "console/console.h"
 #include "memory/hypervisor_page_tables.h"
 #include "memory/machine.h"
+#include "memory/reservation.h"
+#include "arch/x86/cpu/registers.h"
+#include "mm/domain_identity.h"
 
 extern "C" char __image_start[], __image_end[];
 
@@ -113,6 +116,19 @@ void assign_boot_owners(uint64_t nr_frames) {
   }
 }
 
+// A guest frame given back may still be reachable through a stale TLB entry of the domain that
+// mapped it (removing a mapping does not flush by itself, as on Xen, which keeps a flush
+// timestamp per page for this): the next allocation flushes first (before_reuse).
+bool frames_released_since_flush = false;
+
+// Local, so its address is taken RIP-relative (an external function's goes through a GOT
+// entry the static link of this position-independent image cannot resolve this high).
+void release_domain_frame(uint64_t mfn, domid_t owner) {
+  if (!mm::is_guest_domain(owner)) return;
+  reservation::frame_released(mfn, owner);
+  frames_released_since_flush = true;
+}
+
 bool init_frame_table(uint64_t nr_frames) {
   uint64_t table_frames = round_up(nr_frames * sizeof(mm::PageInfo), page) / page;
   uint64_t first;
@@ -121,6 +137,7 @@ bool init_frame_table(uint64_t nr_frames) {
   frames = new (frame_table_storage) mm::FrameTable(
       infos, nr_frames, mm::MachineMemory{reinterpret_cast<uint8_t*>(DIRECTMAP_VIRT_START), nr_frames});
   frames->reset();
+  frames->set_release_hook({release_domain_frame});  // a domain's freed frame goes back
   assign_boot_owners(nr_frames);
   printk("Frame table: %lu frames, %lu KiB at %lx\n", nr_frames, table_frames * 4, first * page);
   return true;
@@ -167,7 +184,14 @@ void seal_hypervisor_slots() {
     slots.entries[i] = mm::PageTableEntry(l4[mm::kFirstHypervisorSlot + i]);
 }
 
+void before_reuse() {
+  if (!frames_released_since_flush) return;
+  cpu::flush_tlb_local();  // one CPU runs guests; a CR3 load drops every entry (PGE is off)
+  frames_released_since_flush = false;
+}
+
 uint64_t allocate_frame(domid_t owner) {
+  before_reuse();
   uint64_t mfn;
   if (frame_allocator.allocate(mfn) != boot::FrameAllocatorError::none) return 0;
   __builtin_memset(machine::to_virtual(mfn * page), 0, page);

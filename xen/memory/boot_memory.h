@@ -25,6 +25,10 @@ mm::FrameTable& frame_table();
 mm::MachToPhysTable m2p();
 const mm::HypervisorL4Slots& hypervisor_slots();  // valid after seal_hypervisor_slots()
 void seal_hypervisor_slots();
+// Flushes the TLB if a guest's frame went back to the allocator since the last flush (a stale
+// translation of the domain that mapped it must not reach its next owner). Whoever takes
+// frames from allocator() for a new owner calls it first; allocate_frame does.
+void before_reuse();
 // A zeroed frame owned by `owner` (DOMID_XEN for the hypervisor's own use), or 0.
 uint64_t allocate_frame(domid_t owner);
 }  // namespace boot_memory

@@ -24,6 +24,17 @@ public:
 
     // Marks every frame free and unowned.
     void reset();
+    // Called when a frame's last general reference goes (put_page), with the owner it had:
+    // the hypervisor gives a guest domain's frame back to its allocator there (Xen's
+    // free_domheap_page). Unset in the unit tests unless a test installs one.
+    struct ReleaseHook {
+        void (*released)(uint64_t mfn, domid_t owner) = nullptr;
+    };
+    void set_release_hook(ReleaseHook hook) { release_hook_ = hook; }
+    void released(uint64_t mfn, domid_t owner) const {
+        if (release_hook_.released != nullptr) release_hook_.released(mfn, owner);
+    }
+
     // Hands a free frame to `owner`; the allocation holds one general ref (Xen's
     // PGC_allocated). Returns false if the frame does not exist or is in use.
     bool assign(uint64_t mfn, domid_t owner);
@@ -32,6 +43,7 @@ private:
     PageInfo* infos_;
     uint64_t nr_frames_;
     MachineMemory memory_;
+    ReleaseHook release_hook_{};
 };
 
 }  // namespace mm

@@ -36,6 +36,9 @@ struct MmuContext {
     // mmu_update named (its `foreigndom`, checked by the hypercall: a guest domain or
     // DOMID_XEN for privileged callers, DOMID_IO for anyone).
     domid_t page_owner = DOMID_SELF;
+    // False when `domain` is not the caller: the control domain updates another domain's
+    // tables (mmu_update's pt_dom). MMU_MACHPHYS_UPDATE is then -EPERM, as Xen's.
+    bool tables_of_caller = true;
     // The interrupt hardware no domain may program (io_frame_access): set from the machine.
     InterruptHardware interrupt_hardware{};
 

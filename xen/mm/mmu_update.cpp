@@ -33,7 +33,8 @@ int update_entry_at(MmuContext& context, uint64_t machine_address, uint64_t valu
 
 int update_machine_to_phys(MmuContext& context, uint64_t machine_address, uint64_t pfn) {
     const uint64_t mfn = machine_address >> kPageShift;
-    if (get_page(context.frames, mfn, context.domain.id) != 0) return error(XEN_EINVAL);
+    if (!context.tables_of_caller) return error(XEN_EPERM);
+    if (get_page(context.frames, mfn, context.owner_of_mapped_frames()) != 0) return error(XEN_EINVAL);
     int rc = error(XEN_EINVAL);
     if (context.m2p.entries != nullptr && mfn < context.m2p.nr_entries) {
         context.m2p.entries[mfn] = pfn;

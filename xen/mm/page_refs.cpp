@@ -15,7 +15,10 @@ int get_page(FrameTable& frames, uint64_t mfn, domid_t owner) {
 void put_page(FrameTable& frames, uint64_t mfn) {
     PageInfo& page = frames.info(mfn);
     if (page.general_refs == 0) return;  // a bookkeeping bug; the audit will report it
-    if (--page.general_refs == 0) page = PageInfo{};
+    if (--page.general_refs != 0) return;
+    const domid_t owner = page.owner;
+    page = PageInfo{};
+    frames.released(mfn, owner);
 }
 
 namespace {

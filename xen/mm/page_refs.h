@@ -8,7 +8,7 @@ namespace mm {
 // `owner`, or its count would overflow. Count unchanged on failure.
 int get_page(FrameTable& frames, uint64_t mfn, domid_t owner);
 // Drops one general reference. The last one frees the frame (owner becomes kNoOwner, all
-// state reset); the hypervisor's allocator may then reuse it.
+// state reset) and calls the frame table's release hook.
 void put_page(FrameTable& frames, uint64_t mfn);
 
 // Type references: "this frame must stay of this type while I rely on it". The caller must

@@ -1,0 +1,123 @@
+// The event-channel rules of Xen 4.17 (alloc_unbound, bind_interdomain, close, status) on two
+// domains' port tables.
+#include <gtest/gtest.h>
+#include "domain/event_channel_table.h"
+
+namespace evtchn {
+namespace {
+struct TwoDomains : ::testing::Test {
+  Channel dom0_ports[16]{}, domu_ports[16]{};
+  Table dom0{dom0_ports, 16, 0}, domu{domu_ports, 16, 1};
+  static TwoDomains* current;
+  void SetUp() override { current = this; }
+  static Table* find(domid_t id) { return id == 0 ? &current->dom0 : id == 1 ? &current->domu : nullptr; }
+  evtchn_status_t status_of(const Table& table, evtchn_port_t port) {
+    evtchn_status_t out{};
+    EXPECT_EQ(status(table, port, out), 0);
+    return out;
+  }
+};
+TwoDomains* TwoDomains::current = nullptr;
+
+TEST_F(TwoDomains, PortZeroIsNeverAllocated) {
+  EXPECT_EQ(alloc_unbound(domu, 0), 1);
+  EXPECT_EQ(status_of(domu, 0).status, uint32_t(EVTCHNSTAT_closed));
+  EXPECT_EQ(close(domu, 0, find).error, -XEN_EINVAL);
+}
+
+TEST_F(TwoDomains, UnboundThenBoundByTheNamedRemote) {
+  int unbound = alloc_unbound(domu, 0);
+  evtchn_status_t s = status_of(domu, evtchn_port_t(unbound));
+  EXPECT_EQ(s.status, uint32_t(EVTCHNSTAT_unbound));
+  EXPECT_EQ(s.u.unbound.dom, 0);
+  int local = bind_interdomain(dom0, domu, evtchn_port_t(unbound));
+  ASSERT_EQ(local, 1);
+  s = status_of(domu, evtchn_port_t(unbound));
+  EXPECT_EQ(s.status, uint32_t(EVTCHNSTAT_interdomain));
+  EXPECT_EQ(s.u.interdomain.dom, 0);
+  EXPECT_EQ(s.u.interdomain.port, uint32_t(local));
+  s = status_of(dom0, evtchn_port_t(local));
+  EXPECT_EQ(s.u.interdomain.dom, 1);
+  EXPECT_EQ(s.u.interdomain.port, uint32_t(unbound));
+  EXPECT_EQ(dom0.count_in_use(), 1u);
+  EXPECT_EQ(domu.count_in_use(), 1u);
+}
+
+TEST_F(TwoDomains, BindingRefusesWhatIsNotUnboundForUs) {
+  int for_dom0 = alloc_unbound(domu, 0);
+  EXPECT_EQ(bind_interdomain(domu, domu, evtchn_port_t(for_dom0)), -XEN_EINVAL) << "waits for dom0, not domU";
+  EXPECT_EQ(bind_interdomain(dom0, domu, 7), -XEN_EINVAL) << "a free port";
+  EXPECT_EQ(bind_interdomain(dom0, domu, 16), -XEN_EINVAL) << "out of range";
+  EXPECT_EQ(bind_interdomain(dom0, domu, 0xffffffffu), -XEN_EINVAL);
+  ASSERT_GT(bind_interdomain(dom0, domu, evtchn_port_t(for_dom0)), 0);
+  EXPECT_EQ(bind_interdomain(dom0, domu, evtchn_port_t(for_dom0)), -XEN_EINVAL) << "already bound";
+  EXPECT_EQ(dom0.count_in_use(), 1u) << "the failed binds took no port";
+}
+
+TEST_F(TwoDomains, ADomainMayBindToItself) {
+  int unbound = alloc_unbound(dom0, 0);
+  int local = bind_interdomain(dom0, dom0, evtchn_port_t(unbound));
+  ASSERT_EQ(local, 2);
+  EXPECT_EQ(status_of(dom0, 1).u.interdomain.port, 2u);
+  EXPECT_EQ(status_of(dom0, 2).u.interdomain.port, 1u);
+  CloseResult closed = close(dom0, 1, find);
+  EXPECT_EQ(closed.error, 0);
+  evtchn_status_t s = status_of(dom0, 2);
+  EXPECT_EQ(s.status, uint32_t(EVTCHNSTAT_unbound));
+  EXPECT_EQ(s.u.unbound.dom, 0);
+  EXPECT_EQ(status_of(dom0, 1).status, uint32_t(EVTCHNSTAT_closed));
+}
+
+TEST_F(TwoDomains, ClosingOneEndLeavesTheOtherUnboundForTheCloser) {
+  int unbound = alloc_unbound(domu, 0);
+  int local = bind_interdomain(dom0, domu, evtchn_port_t(unbound));
+  EXPECT_EQ(close(dom0, evtchn_port_t(local), find).error, 0);
+  evtchn_status_t s = status_of(domu, evtchn_port_t(unbound));
+  EXPECT_EQ(s.status, uint32_t(EVTCHNSTAT_unbound));
+  EXPECT_EQ(s.u.unbound.dom, 0);
+  EXPECT_EQ(close(dom0, evtchn_port_t(local), find).error, -XEN_EINVAL) << "closed twice";
+  EXPECT_GT(bind_interdomain(dom0, domu, evtchn_port_t(unbound)), 0) << "dom0 may bind it again";
+  EXPECT_EQ(close(domu, evtchn_port_t(unbound), find).error, 0);
+  EXPECT_EQ(status_of(dom0, 1).status, uint32_t(EVTCHNSTAT_unbound));
+  EXPECT_EQ(status_of(dom0, 1).u.unbound.dom, 1);
+}
+
+TEST_F(TwoDomains, AGoneRemoteDoesNotStopTheClose) {
+  int unbound = alloc_unbound(domu, 0);
+  int local = bind_interdomain(dom0, domu, evtchn_port_t(unbound));
+  EXPECT_EQ(close(dom0, evtchn_port_t(local), [](domid_t) -> Table* { return nullptr; }).error, 0);
+  EXPECT_EQ(dom0.count_in_use(), 0u);
+}
+
+TEST_F(TwoDomains, FullTableIsNoSpace) {
+  for (unsigned i = 1; i < 16; ++i) EXPECT_EQ(alloc_unbound(domu, 0), int(i));
+  EXPECT_EQ(alloc_unbound(domu, 0), -XEN_ENOSPC);
+  EXPECT_EQ(bind_interdomain(domu, dom0, 1), -XEN_ENOSPC);
+}
+
+TEST_F(TwoDomains, AHypervisorBackedPortIsInterdomainToXen) {
+  int port = bind_to_hypervisor(domu);
+  ASSERT_EQ(port, 1);
+  evtchn_status_t s = status_of(domu, 1);
+  EXPECT_EQ(s.status, uint32_t(EVTCHNSTAT_interdomain));
+  EXPECT_EQ(s.u.interdomain.dom, DOMID_XEN);
+  EXPECT_EQ(bind_interdomain(dom0, domu, 1), -XEN_EINVAL) << "not unbound: nobody else may bind it";
+  EXPECT_EQ(close(domu, 1, find).error, 0);
+}
+
+TEST_F(TwoDomains, StatusOfVirqAndHypervisorPorts) {
+  domu_ports[3].state = Channel::State::virq;
+  domu_ports[3].virq = VIRQ_TIMER;
+  evtchn_status_t s = status_of(domu, 3);
+  EXPECT_EQ(s.status, uint32_t(EVTCHNSTAT_virq));
+  EXPECT_EQ(s.u.virq, uint32_t(VIRQ_TIMER));
+  domu_ports[4].state = Channel::State::hypervisor;
+  domu_ports[4].remote_domain = DOMID_XEN;
+  s = status_of(domu, 4);
+  EXPECT_EQ(s.status, uint32_t(EVTCHNSTAT_interdomain));
+  EXPECT_EQ(s.u.interdomain.dom, DOMID_XEN);
+  evtchn_status_t out{};
+  EXPECT_EQ(status(domu, 16, out), -XEN_EINVAL);
+}
+}  // namespace
+}  // namespace evtchn

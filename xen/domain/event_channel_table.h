@@ -1,0 +1,69 @@
+// One domain's 2-level event channels as a table of ports, and the rules of Xen 4.17's
+// EVTCHNOP_alloc_unbound, bind_interdomain, close and status on them (xen/common/event_channel.c).
+// Pure: no domain lookup, no guest memory, no delivery; the glue (domain/event_channels) finds
+// the domains, checks privilege, copies the requests and raises the events. Unit-tested on the
+// host (tests/unit/domain_event_channel_table_test.cpp).
+#pragma once
+#include <stdint.h>
+#include "mm/xen_abi.h"
+#include <xen/xen.h>
+#include <xen/event_channel.h>
+
+namespace evtchn {
+
+struct Channel {
+  // free: closed (port 0 is reserved and never leaves this state); unbound: waits for
+  // `remote_domain` to bind (Xen's ECS_UNBOUND); interdomain: connected to `remote_port` of
+  // `remote_domain`; virq: a virtual IRQ of `vcpu`; hypervisor: connected to a backend the
+  // hypervisor itself serves (the console of a domain built at boot), remote_domain DOMID_XEN.
+  enum class State : uint8_t { free, virq, interdomain, unbound, hypervisor } state = State::free;
+  uint32_t virq = 0;
+  uint32_t vcpu = 0;
+  domid_t remote_domain = 0;
+  evtchn_port_t remote_port = 0;
+};
+
+// A domain's ports 0 .. size-1. Port 0 is never allocated (Xen reserves it).
+struct Table {
+  Channel* ports;
+  unsigned size;
+  domid_t owner;
+
+  bool valid(evtchn_port_t port) const { return port < size; }
+  bool in_use(evtchn_port_t port) const { return port > 0 && port < size && ports[port].state != Channel::State::free; }
+  // Lowest free port (Xen's get_free_port), or -ENOSPC.
+  int allocate() const;
+  unsigned count_in_use() const;
+};
+
+// EVTCHNOP_alloc_unbound in `table` for `remote` (already resolved: DOMID_SELF is the caller's
+// id). The port, or -ENOSPC.
+int alloc_unbound(Table& table, domid_t remote);
+
+// A port connected to a backend the hypervisor serves (State::hypervisor, remote DOMID_XEN):
+// the port, or -ENOSPC.
+int bind_to_hypervisor(Table& table);
+
+// EVTCHNOP_bind_interdomain: connects a new port of `local` to `remote_port` of `remote`, which
+// must be unbound and waiting for `local` (-EINVAL otherwise, also for a port out of range).
+// `local` and `remote` may be the same table (a domain binding to itself, which Xen allows).
+// The new local port, or the error; on error nothing changed.
+int bind_interdomain(Table& local, Table& remote, evtchn_port_t remote_port);
+
+// What EVTCHNOP_close did besides freeing the port: the remote end of an interdomain channel
+// is left unbound, waiting for the closer again (as Xen), and its domain is reported so the
+// glue can find it. A virq port's binding must be cleared by the glue (it owns the vCPU's
+// virq table).
+struct CloseResult {
+  int error = 0;                     // -EINVAL: port out of range, port 0 or free
+  Channel closed{};                  // the channel as it was
+};
+// `remote_of` finds another domain's table by id (null: gone); the remote end of an
+// interdomain channel to the same domain is in `table` itself.
+CloseResult close(Table& table, evtchn_port_t port, Table* (*remote_of)(domid_t));
+
+// EVTCHNOP_status fields for a port of `table` (the caller checked the domain and privilege):
+// -EINVAL out of range; closed for free ports and port 0.
+int status(const Table& table, evtchn_port_t port, evtchn_status_t& out);
+
+}  // namespace evtchn
