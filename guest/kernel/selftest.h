@@ -56,6 +56,11 @@ void selftest_domctl(SelfTest& test);
 void selftest_domctl_domu(SelfTest& test);
 void selftest_domctl_unprivileged(SelfTest& test);
 void selftest_domctl_leave_paused(SelfTest& test);
+// A domain's life (selftest_lifecycle.cpp): dom0 creates and destroys domains, destroys the
+// boot domU while it runs; a boot domU is refused all of it.
+void selftest_lifecycle(SelfTest& test);
+void selftest_lifecycle_domu(SelfTest& test);
+void selftest_lifecycle_unprivileged(SelfTest& test);
 
 // Shared by the MMU checks: the L1 slot of a scratch page of the kernel image, and an
 // mmu_update of it that must return `expected` (the slot is checked unchanged when refused

@@ -98,6 +98,11 @@ void send_virq(Vcpu& vcpu, unsigned virq) {
   else if (virq == VIRQ_TIMER) scheduler::wake(vcpu);  // a timer still wakes SCHEDOP_block
 }
 
+void close_all(Domain& domain) {
+  for (Channel& channel : domain.event_channels) channel = Channel{};
+  for (uint64_t& port : domain.vcpu0.virq_to_port) port = 0;
+}
+
 long hypercall(Vcpu& vcpu, int command, uint64_t argument) {
   switch (command) {
     case EVTCHNOP_bind_virq: return bind_virq(vcpu, argument);

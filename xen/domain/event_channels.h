@@ -11,4 +11,6 @@ namespace event_channels {
 void set_pending(Domain& domain, unsigned port);
 void send_virq(Vcpu& vcpu, unsigned virq);
 long hypercall(Vcpu& vcpu, int command, uint64_t argument);
+// Closes every port of the domain (destroydomain: Xen's evtchn_destroy).
+void close_all(Domain& domain);
 }  // namespace event_channels

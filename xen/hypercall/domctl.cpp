@@ -1,12 +1,16 @@
 // HYPERVISOR_domctl: the control domain's operations on domains, with Xen 4.17's structures
 // (xen/domctl.h, interface version 0x15) and answers. The rules are pure (control/); this is
 // the glue: copy in, look up, apply to the Domain, copy back where Xen copies back.
-// Served: getdomaininfo, pausedomain / unpausedomain, max_mem, max_vcpus, setdomainhandle,
-// getvcpuinfo. Xen's other sub-ops are -EOPNOTSUPP, numbers it does not know -ENOSYS.
+// Served: createdomain, destroydomain, getdomaininfo, pausedomain / unpausedomain, max_mem,
+// max_vcpus, setdomainhandle, getvcpuinfo, setvcpucontext / getvcpucontext, set_address_size /
+// get_address_size, hypercall_init (domain/domain_lifecycle). Xen's other sub-ops are
+// -EOPNOTSUPP, numbers it does not know -ENOSYS.
 #include "control/control_abi.h"
 #include "control/domctl_rules.h"
+#include "control/vcpu_context.h"
 #include "domain/domain.h"
 #include "domain/domain_control.h"
+#include "domain/domain_lifecycle.h"
 #include "domain/scheduler.h"
 #include "hypercall/dispatch.h"
 #include "pv/guest_memory.h"
@@ -28,12 +32,42 @@ long get_domain_info(xen_domctl_t& op) {
 long get_vcpu_info(Domain& domain, xen_domctl_getvcpuinfo& info) {
   if (long error = control::check_vcpu_index(info.vcpu, domain.max_vcpus, info.vcpu == 0)) return error;
   const Vcpu& vcpu = domain.vcpu0;
-  info.online = 1;
+  info.online = vcpu.initialised && vcpu.online;  // Xen: not VPF_down
   info.blocked = vcpu.blocked;
   info.running = domains::current() == &vcpu;
   info.cpu_time = scheduler::running_ns(vcpu);
   info.cpu = 0;
   return 0;
+}
+
+long create_domain(xen_domctl_t& op) {
+  Domain* created = nullptr;
+  if (long error = domain_lifecycle::create(op.domain, op.u.createdomain, created)) return error;
+  op.domain = created->id;
+  op.u.createdomain.flags = created->config.flags;  // as Xen, which adds oos_off for PV in place
+  return 0;
+}
+
+// The context is 5 KiB: kept off the hypervisor stack (one CPU, and domctl does not nest).
+vcpu_guest_context context_buffer;
+
+// setvcpucontext: -EINVAL on the caller itself or a vCPU it does not have; a null handle
+// resets the vCPU (Xen's vcpu_reset), else the context is copied in (-EFAULT) and applied.
+long set_vcpu_context(Vcpu& caller, Domain& target, const xen_domctl_vcpucontext& request) {
+  if (&target == caller.domain || request.vcpu >= target.max_vcpus) return -XEN_EINVAL;
+  uint64_t handle = uint64_t(reinterpret_cast<uintptr_t>(request.ctxt.p));
+  if (handle == 0) return domain_lifecycle::reset_vcpu(target);
+  if (!guest_memory::read(caller, handle, context_buffer)) return -XEN_EFAULT;
+  return domain_lifecycle::set_vcpu_context(target, context_buffer);
+}
+
+// getvcpucontext: -EINVAL as above, -ENODATA before the vCPU has a context, -EFAULT when the
+// context cannot be copied out.
+long get_vcpu_context(Vcpu& caller, const Domain& target, const xen_domctl_vcpucontext& request) {
+  if (&target == caller.domain || request.vcpu >= target.max_vcpus) return -XEN_EINVAL;
+  if (long error = domain_lifecycle::get_vcpu_context(target, context_buffer)) return error;
+  uint64_t handle = uint64_t(reinterpret_cast<uintptr_t>(request.ctxt.p));
+  return guest_memory::write(caller, handle, context_buffer) ? 0 : -XEN_EFAULT;
 }
 
 long run(Vcpu& caller, xen_domctl_t& op, Domain* target) {
@@ -51,6 +85,13 @@ long run(Vcpu& caller, xen_domctl_t& op, Domain* target) {
       __builtin_memcpy(target->handle, op.u.setdomainhandle.handle, sizeof(target->handle));
       return 0;
     case XEN_DOMCTL_getvcpuinfo: return get_vcpu_info(*target, op.u.getvcpuinfo);
+    case XEN_DOMCTL_createdomain: return create_domain(op);
+    case XEN_DOMCTL_destroydomain: return domain_lifecycle::destroy(*target, caller.domain, true);
+    case XEN_DOMCTL_setvcpucontext: return set_vcpu_context(caller, *target, op.u.vcpucontext);
+    case XEN_DOMCTL_getvcpucontext: return get_vcpu_context(caller, *target, op.u.vcpucontext);
+    case XEN_DOMCTL_set_address_size: return control::check_address_size(op.u.address_size.size);
+    case XEN_DOMCTL_get_address_size: op.u.address_size.size = control::pv_address_size; return 0;
+    case XEN_DOMCTL_hypercall_init: return domain_lifecycle::hypercall_init(*target, op.u.hypercall_init.gmfn);
     default: return control::domctl_unserved_answer(op.cmd);
   }
 }

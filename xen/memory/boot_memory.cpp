@@ -16,6 +16,7 @@ constexpr uint64_t invalid_m2p_entry = ~0ULL;
 
 Module modules[max_modules];
 unsigned nr_modules;
+unsigned nr_dropped_modules;
 boot::PhysicalRange ram[max_ranges];
 unsigned nr_ram;
 boot::PhysicalRange reserved[max_ranges];
@@ -54,7 +55,10 @@ bool read_memory_map(const boot::MultibootInfo& info) {
 
 bool read_modules(const boot::MultibootInfo& info) {
   nr_modules = info.module_count();
-  if (nr_modules > max_modules) nr_modules = max_modules;
+  if (nr_modules > max_modules) {
+    nr_dropped_modules = nr_modules - max_modules;
+    nr_modules = max_modules;
+  }
   for (unsigned i = 0; i < nr_modules; ++i) {
     boot::MultibootModule m;
     if (info.module(i, m) != boot::MultibootError::none) return false;
@@ -155,6 +159,7 @@ bool init(const boot::MultibootInfo& info) {
 }
 
 unsigned module_count() { return nr_modules; }
+unsigned modules_dropped() { return nr_dropped_modules; }
 const Module& module(unsigned index) { return modules[index]; }
 boot::FrameAllocator& allocator() { return frame_allocator; }
 mm::FrameTable& frame_table() { return *frames; }
