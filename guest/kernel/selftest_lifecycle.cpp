@@ -251,10 +251,25 @@ void new_domain_as_reported(SelfTest& test, domid_t id) {
   test.check("... flags as a whole", long(info.flags), 0xffff0000l | XEN_DOMINF_paused);
   test.check("... no memory yet", long(info.tot_pages), 0);
   test.check("... nr_online_vcpus 0", info.nr_online_vcpus, 0);
-  test.check("... max_vcpu_id 0", info.max_vcpu_id, 0);
+  test.check("... no vCPU yet (max_vcpu_id invalid: max_vcpus makes them)", long(info.max_vcpu_id),
+             long(XEN_INVALID_MAX_VCPU_ID));
   test.check("... a shared_info frame", info.shared_info_frame != 0, true);
-  test.note("max_pages", long(info.max_pages));
+  test.check("... max_pages 0 until max_mem", long(info.max_pages), 0);
   xen_domctl_t op = request(XEN_DOMCTL_getvcpuinfo, id);
+  test.check("getvcpuinfo of vCPU 0 before max_vcpus: -ESRCH", domctl(op), -XEN_ESRCH);
+  test.check("getvcpucontext before max_vcpus: -EINVAL",
+             vcpu_context(XEN_DOMCTL_getvcpucontext, id, 0, &context_buffer), -XEN_EINVAL);
+  op = request(XEN_DOMCTL_max_vcpus, id);
+  op.u.max_vcpus.max = 2;
+  test.check("max_vcpus 2 (createdomain said 1): -EINVAL", domctl(op), -XEN_EINVAL);
+  op.u.max_vcpus.max = 1;
+  test.check("max_vcpus 1: the vCPU is made", domctl(op), 0);
+  test.check("max_vcpus 1 again: nothing more to make", domctl(op), 0);
+  get_info(id, info);
+  test.check("getdomaininfo: max_vcpu_id 0 now", info.max_vcpu_id, 0);
+  test.check("... still no vCPU online", info.nr_online_vcpus, 0);
+  test.check("... flags unchanged", long(info.flags), 0xffff0000l | XEN_DOMINF_paused);
+  op = request(XEN_DOMCTL_getvcpuinfo, id);
   test.check("getvcpuinfo of its vCPU 0", domctl(op), 0);
   test.check("... offline (VPF_down)", op.u.getvcpuinfo.online, 0);
   test.check("... not running", op.u.getvcpuinfo.running, 0);
@@ -387,10 +402,13 @@ void cycles(SelfTest& test, uint64_t baseline_free, long baseline_domains) {
     domid_t id = 0;
     if (create(pv_config(), 0, id) != 0) break;
     ++created;
+    xen_domctl_t op = request(XEN_DOMCTL_max_vcpus, id);
+    op.u.max_vcpus.max = 1;
+    if (domctl(op) != 0) break;
     if (destroy(id) != 0) break;
     ++destroyed;
   }
-  test.check("10 create/destroy cycles: all created", created, kCycles);
+  test.check("10 create/max_vcpus/destroy cycles: all created", created, kCycles);
   test.check("... all destroyed", destroyed, kCycles);
   test.check("... free pages back at their baseline", long(free_pages_settled(baseline_free)), long(baseline_free));
   test.check("... domain count back at its baseline", domain_count(), baseline_domains);
@@ -444,6 +462,21 @@ void selftest_lifecycle_domu(SelfTest& test) {
     get_info(domu, info);
   }
   test.check("... it ran", info.cpu_time > 0, true);
+  // Its vCPU context as the boot builder set it up and the domain has run with it since.
+  static vcpu_guest_context context;
+  test.check("getvcpucontext of domain 1", vcpu_context(XEN_DOMCTL_getvcpucontext, domu, 0, &context), 0);
+  test.check("... online", long(context.flags & VGCF_online), VGCF_online);
+  test.check("... an L4 in ctrlreg[3]", context.ctrlreg[3] != 0 && (context.ctrlreg[3] & 0xfff) == 0, true);
+  test.check("... selectors with RPL 3", long(context.user_regs.cs & context.user_regs.ss & 3), 3);
+  test.check("... a canonical rip", long(context.user_regs.rip >> 47 == 0 || context.user_regs.rip >> 47 == 0x1ffff),
+             1);
+  const uint64_t l4 = context.ctrlreg[3];
+  context.ctrlreg[3] = l4 + 4096;
+  test.check("setvcpucontext with another L4 on its initialised vCPU: -EOPNOTSUPP",
+             vcpu_context(XEN_DOMCTL_setvcpucontext, domu, 0, &context), -XEN_EOPNOTSUPP);
+  context.ctrlreg[3] = l4;
+  test.check("hypercall_init into its L4: -EPERM (a page table cannot be writable)", hypercall_init(domu, l4 >> 12),
+             -XEN_EPERM);
   const uint64_t before = free_pages();
   const long domains_before = domain_count();
   test.note("its tot_pages", long(info.tot_pages));

@@ -39,6 +39,8 @@ struct Vcpu {
   bool fpu_switched_out = false;  // guest asked CR0.TS set (fpu_taskswitch)
   unsigned iopl = 0;              // PHYSDEVOP_set_iopl: I/O ports for the guest kernel when > 0
   bool blocked = false;
+  // Created by XEN_DOMCTL_max_vcpus (Xen's vcpu_create): createdomain only sizes the array.
+  bool created = false;
   // Xen's is_initialised (a context was set: setvcpucontext or the boot builder) and the
   // opposite of VPF_down (VGCF_online in that context). A vCPU runs only when both hold.
   bool initialised = false;

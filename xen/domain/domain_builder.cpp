@@ -387,6 +387,7 @@ BuildResult build(const boot::BootDomain& plan, const boot::CommandLine& options
   if (rc == -XEN_ENOMEM) return failure(plan, "no free domain slot or no memory for it");
   if (rc) return failure(plan, "the domain could not be created");
   Domain& domain = *created;
+  domain_lifecycle::create_vcpus(domain);  // XEN_DOMCTL_max_vcpus, as the toolstack follows up
   DomainMemory memory;
   if (!allocate_memory(domain, plan, layout, hand_over_initrd, max_pages, memory))
     return abandon(domain, plan, "not enough memory for the domain");

@@ -31,7 +31,7 @@ void describe(const Domain& domain, xen_domctl_getdomaininfo& info) {
   control::DomainFacts facts;
   facts.id = domain.id;
   facts.vcpus = &vcpu;
-  facts.vcpu_count = 1;
+  facts.vcpu_count = domain.vcpu0.created ? 1 : 0;  // none before max_vcpus (max_vcpu_id invalid)
   const bool stopped = domain.state != DomainState::running;  // shut down or crashed
   facts.dead = domain.teardown.state() == control::Dying::dead;  // XEN_DOMINF_dying: dead, as Xen
   facts.shut_down = stopped;

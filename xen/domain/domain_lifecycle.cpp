@@ -198,7 +198,6 @@ long create_with_id(domid_t id, const xen_domctl_createdomain& config, bool priv
     destroy(*domain, nullptr, false);
     return -XEN_ENOMEM;
   }
-  scheduler::vcpu_down(domain->vcpu0);
   created = domain;
   return 0;
 }
@@ -207,6 +206,14 @@ long create(uint32_t requested, const xen_domctl_createdomain& config, Domain*& 
   control::DomidAllocator::Choice choice = domids.choose(requested, id_in_use, nullptr);
   if (choice.error) return choice.error;
   return create_with_id(choice.id, config, false, created);
+}
+
+long create_vcpus(Domain& target) {
+  Vcpu& vcpu = target.vcpu0;
+  if (vcpu.created || target.dying()) return 0;
+  vcpu.created = true;
+  scheduler::vcpu_down(vcpu);
+  return 0;
 }
 
 long destroy(Domain& target, const Domain* caller, bool preemptible) {

@@ -21,6 +21,10 @@ long create(uint32_t requested, const xen_domctl_createdomain& config, Domain*& 
 // The same with the id given (the boot builder: dom0 is 0, boot domUs 1, 2, ...).
 long create_with_id(domid_t id, const xen_domctl_createdomain& config, bool privileged, Domain*& created);
 
+// XEN_DOMCTL_max_vcpus with the count createdomain was given: the vCPUs are made (Xen's
+// vcpu_create: down, offline); again, nothing more to do. 0.
+long create_vcpus(Domain& target);
+
 // XEN_DOMCTL_destroydomain: 0 once the domain is dead, hypercall::restart when preempted
 // (`preemptible`), -EINVAL on the caller's own domain. The slot is given back when no frame
 // of the domain is left (frames another domain still maps keep it, dead, until a later call).

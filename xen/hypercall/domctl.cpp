@@ -30,7 +30,8 @@ long get_domain_info(xen_domctl_t& op) {
 }
 
 long get_vcpu_info(Domain& domain, xen_domctl_getvcpuinfo& info) {
-  if (long error = control::check_vcpu_index(info.vcpu, domain.max_vcpus, info.vcpu == 0)) return error;
+  if (long error = control::check_vcpu_index(info.vcpu, domain.max_vcpus, info.vcpu == 0 && domain.vcpu0.created))
+    return error;
   const Vcpu& vcpu = domain.vcpu0;
   info.online = vcpu.initialised && vcpu.online;  // Xen: not VPF_down
   info.blocked = vcpu.blocked;
@@ -53,8 +54,13 @@ vcpu_guest_context context_buffer;
 
 // setvcpucontext: -EINVAL on the caller itself or a vCPU it does not have; a null handle
 // resets the vCPU (Xen's vcpu_reset), else the context is copied in (-EFAULT) and applied.
+// Xen's answer for the caller itself, a vCPU beyond max_vcpus, or one max_vcpus has not made.
+bool no_such_vcpu(const Vcpu& caller, const Domain& target, uint32_t vcpu) {
+  return &target == caller.domain || vcpu >= target.max_vcpus || !target.vcpu0.created;
+}
+
 long set_vcpu_context(Vcpu& caller, Domain& target, const xen_domctl_vcpucontext& request) {
-  if (&target == caller.domain || request.vcpu >= target.max_vcpus) return -XEN_EINVAL;
+  if (no_such_vcpu(caller, target, request.vcpu)) return -XEN_EINVAL;
   uint64_t handle = uint64_t(reinterpret_cast<uintptr_t>(request.ctxt.p));
   if (handle == 0) return domain_lifecycle::reset_vcpu(target);
   if (!guest_memory::read(caller, handle, context_buffer)) return -XEN_EFAULT;
@@ -64,7 +70,7 @@ long set_vcpu_context(Vcpu& caller, Domain& target, const xen_domctl_vcpucontext
 // getvcpucontext: -EINVAL as above, -ENODATA before the vCPU has a context, -EFAULT when the
 // context cannot be copied out.
 long get_vcpu_context(Vcpu& caller, const Domain& target, const xen_domctl_vcpucontext& request) {
-  if (&target == caller.domain || request.vcpu >= target.max_vcpus) return -XEN_EINVAL;
+  if (no_such_vcpu(caller, target, request.vcpu)) return -XEN_EINVAL;
   if (long error = domain_lifecycle::get_vcpu_context(target, context_buffer)) return error;
   uint64_t handle = uint64_t(reinterpret_cast<uintptr_t>(request.ctxt.p));
   return guest_memory::write(caller, handle, context_buffer) ? 0 : -XEN_EFAULT;
@@ -79,8 +85,9 @@ long run(Vcpu& caller, xen_domctl_t& op, Domain* target) {
       return domain_control::pause(*target);
     case XEN_DOMCTL_unpausedomain: return domain_control::unpause(*target);
     case XEN_DOMCTL_max_mem: target->max_pages = control::max_pages_from_kb(op.u.max_mem.max_memkb); return 0;
-    case XEN_DOMCTL_max_vcpus:  // the vCPUs were made with the domain: nothing to create
-      return control::check_max_vcpus(on_itself, op.u.max_vcpus.max, target->max_vcpus);
+    case XEN_DOMCTL_max_vcpus:  // the number createdomain was given: the vCPUs are made now
+      if (long error = control::check_max_vcpus(on_itself, op.u.max_vcpus.max, target->max_vcpus)) return error;
+      return domain_lifecycle::create_vcpus(*target);
     case XEN_DOMCTL_setdomainhandle:
       __builtin_memcpy(target->handle, op.u.setdomainhandle.handle, sizeof(target->handle));
       return 0;
