@@ -38,7 +38,7 @@ bool selftest_run(const char* name) {
       {"ptwr-links", selftest_ptwr_links}, {"ptwr-unlink", selftest_ptwr_unlink},
       {"domctl", selftest_domctl}, {"domctl-domu", selftest_domctl_domu}, {"domctl-unprivileged", selftest_domctl_unprivileged},
       {"domctl-leave-paused", selftest_domctl_leave_paused},
-      {"lifecycle", selftest_lifecycle}, {"lifecycle-domu", selftest_lifecycle_domu},
+      {"lifecycle", selftest_lifecycle}, {"lifecycle-100", selftest_lifecycle_100}, {"lifecycle-domu", selftest_lifecycle_domu},
       {"lifecycle-unprivileged", selftest_lifecycle_unprivileged}};
   for (const Entry& entry : kTests) {
     if (!lib::string_equal(name, entry.name)) continue;
