@@ -155,9 +155,11 @@ uint64_t domain_pages(const boot::BootDomain& plan, const boot::CommandLine& opt
 }
 
 // Takes the domain's pages: a run of fresh frames for all of them, or for all but the
-// initrd's when its module is handed over. Fills the frame table's owners and the M2P.
-bool allocate_memory(Domain& domain, const boot::BootDomain& plan, const boot::Dom0Layout& layout,
-                     bool hand_over_initrd, uint64_t max_pages, DomainMemory& memory) {
+// initrd's when its module is handed over. Taken before the domain is created, so that the run
+// comes first among the domain's frames (its shared_info page follows), as tools that look for
+// a boot domain's memory by its first frame expect (kernel/fuzz_companion).
+bool reserve_memory(const boot::BootDomain& plan, const boot::Dom0Layout& layout, bool hand_over_initrd,
+                    DomainMemory& memory) {
   memory.nr_pages = layout.nr_pages;
   memory.virt_start = layout.bootstrap.start;
   memory.mapped_pages = layout.bootstrap_pages;
@@ -167,8 +169,15 @@ bool allocate_memory(Domain& domain, const boot::BootDomain& plan, const boot::D
     memory.initrd_mfn = boot_memory::module(unsigned(plan.initrd_module)).start / page;
   }
   uint64_t run = memory.nr_pages - memory.initrd_pages;
-  if (boot_memory::allocator().allocate_contiguous(run, 1, memory.first_mfn) != boot::FrameAllocatorError::none)
-    return false;
+  return boot_memory::allocator().allocate_contiguous(run, 1, memory.first_mfn) == boot::FrameAllocatorError::none;
+}
+
+void unreserve_memory(const DomainMemory& memory) {
+  boot_memory::allocator().free_contiguous(memory.first_mfn, memory.nr_pages - memory.initrd_pages);
+}
+
+// The reserved pages become the domain's: the frame table's owners and the M2P are filled.
+void assign_memory(Domain& domain, uint64_t max_pages, const DomainMemory& memory) {
   mm::FrameTable& frames = boot_memory::frame_table();
   mm::MachToPhysTable m2p = boot_memory::m2p();
   for (uint64_t pfn = 0; pfn < memory.nr_pages; ++pfn) {
@@ -180,7 +189,7 @@ bool allocate_memory(Domain& domain, const boot::BootDomain& plan, const boot::D
   }
   domain.tot_pages = memory.nr_pages;
   domain.max_pages = max_pages;
-  return true;
+  domain.shared_info->arch.max_pfn = domain.tot_pages;
 }
 
 // The initrd's bytes at its place in the region: already there when its module was handed
@@ -382,16 +391,17 @@ BuildResult build(const boot::BootDomain& plan, const boot::CommandLine& options
   // The domain comes from createdomain's own code (paused by the controller, vCPU down).
   domain_lifecycle::set_page_table_write_mode(options.ptwr == boot::PtwrMode::writable ? PageTableWriteMode::writable
                                                                                       : PageTableWriteMode::emulate);
+  DomainMemory memory;
+  if (!reserve_memory(plan, layout, hand_over_initrd, memory)) return failure(plan, "not enough memory for the domain");
   Domain* created = nullptr;
   long rc = domain_lifecycle::create_with_id(plan.id, domain_lifecycle::default_config(), plan.privileged, created);
-  if (rc == -XEN_ENOMEM) return failure(plan, "no free domain slot or no memory for it");
-  if (rc) return failure(plan, "the domain could not be created");
+  if (rc) {
+    unreserve_memory(memory);
+    return failure(plan, rc == -XEN_ENOMEM ? "no free domain slot or no memory for it" : "the domain could not be created");
+  }
   Domain& domain = *created;
   domain_lifecycle::create_vcpus(domain);  // XEN_DOMCTL_max_vcpus, as the toolstack follows up
-  DomainMemory memory;
-  if (!allocate_memory(domain, plan, layout, hand_over_initrd, max_pages, memory))
-    return abandon(domain, plan, "not enough memory for the domain");
-  domain.shared_info->arch.max_pfn = domain.tot_pages;
+  assign_memory(domain, max_pages, memory);
   printk("%s%u: %s %s, %lu MiB, entry %lx, start_info %lx, %lu page-table frames, guest PTE writes: %s\n",
          plan.id == 0 ? "dom" : "d", plan.id, kernel.guest_os.text, kernel.guest_version.text, memory.nr_pages / 256,
          layout.entry, layout.start_info.start, layout.nr_pt_frames(),
