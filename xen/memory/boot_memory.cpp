@@ -19,7 +19,9 @@ unsigned nr_modules;
 unsigned nr_dropped_modules;
 boot::PhysicalRange ram[max_ranges];
 unsigned nr_ram;
-boot::PhysicalRange reserved[max_ranges];
+// Every module is a reserved range, besides the firmware's, the image and the boot structures.
+constexpr unsigned max_reserved = max_ranges + max_modules;
+boot::PhysicalRange reserved[max_reserved];
 unsigned nr_reserved;
 boot::FrameAllocator frame_allocator;
 alignas(mm::FrameTable) uint8_t frame_table_storage[sizeof(mm::FrameTable)];
@@ -30,7 +32,7 @@ mm::HypervisorL4Slots slots;
 uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) & ~(a - 1); }
 
 void add_reserved(uint64_t start, uint64_t end) {
-  if (nr_reserved < max_ranges) reserved[nr_reserved++] = {start & ~(page - 1), round_up(end, page)};
+  if (nr_reserved < max_reserved) reserved[nr_reserved++] = {start & ~(page - 1), round_up(end, page)};
 }
 
 bool read_memory_map(const boot::MultibootInfo& info) {
