@@ -41,6 +41,7 @@
 #include "kernel/selftest.h"
 #include "kernel/time.h"
 #include "kernel/timer.h"
+#include "pv-kernel-patches/pv_ops.h"
 
 namespace kernel {
 namespace {
@@ -340,6 +341,11 @@ void before_a_context(SelfTest& test, domid_t id) {
   context_buffer.flags = VGCF_online;
   test.check("... user mode without a user L4: -EINVAL",
              vcpu_context(XEN_DOMCTL_setvcpucontext, id, 0, &context_buffer), -XEN_EINVAL);
+  xen_domctl_getdomaininfo info;
+  get_info(id, info);
+  context_buffer = first_context(info.shared_info_frame);
+  test.check("... its shared_info page as its L4: -EINVAL (the page stays writable)",
+             vcpu_context(XEN_DOMCTL_setvcpucontext, id, 0, &context_buffer), -XEN_EINVAL);
   context_buffer = first_context(dom0_frame);
   test.check("... an L4 that is dom0's frame: -EINVAL", vcpu_context(XEN_DOMCTL_setvcpucontext, id, 0, &context_buffer),
              -XEN_EINVAL);
@@ -426,6 +432,11 @@ void selftest_lifecycle(SelfTest& test) {
   const long baseline_domains = domain_count();
   test.note("free pages before", long(baseline_free));
   test.check("one domain to start with", baseline_domains, 1);
+  // The shared_info page can never become a page table: the hypervisor rewrites it unchecked.
+  const Mfn shared_info_frame{boot_info.start_info->shared_info >> 12};
+  test.check("pinning dom0's own shared_info page as an L1: -EINVAL", pv::ops.pin(Level::l1, shared_info_frame),
+             -XEN_EINVAL);
+  test.check("... as an L4: -EINVAL", pv::ops.pin(Level::l4, shared_info_frame), -XEN_EINVAL);
   bad_creations(test);
   test.check("refused creations took nothing", long(free_pages_settled(baseline_free)), long(baseline_free));
   test.check("... and left no domain", domain_count(), baseline_domains);

@@ -90,7 +90,7 @@ void release_frames(Domain& domain, uint64_t first, uint64_t end) {
 // The domain's shared_info page: the hypervisor stops writing it before it is given back.
 void release_shared_info(Domain& domain) {
   if (!domain.shared_info_mfn) return;
-  domain.shared_info = nullptr;
+  shared_info_page::release(domain);
   const mm::PageInfo* info = boot_memory::frame_table().find(domain.shared_info_mfn);
   if (info && owned_by(*info, domain) && give_back(domain.shared_info_mfn)) domain.shared_info_mfn = 0;
 }
