@@ -17,9 +17,10 @@
 //
 // selftest=lifecycle-100: the 100-cycle loop alone (by hand, for its figures).
 //
-// selftest=lifecycle-domu, in dom0 beside the boot domain 1 (ours): destroys domain 1 while it
-// runs (its page tables, pinned L4, event channels, timers, writable-pagetable slots), and
-// checks it is gone, its frames back and the audit clean.
+// selftest=lifecycle-domu, in dom0 beside the boot domain 1 (ours): reads domain 1's vCPU
+// context, maps one of its frames, destroys it while it runs (its page tables, pinned L4, event
+// channels, timers, writable-pagetable slots): it stays dead (XEN_DOMINF_dying) while dom0
+// holds the frame, and is gone once dom0 unmaps it, every frame back, the audit clean.
 //
 // selftest=lifecycle-unprivileged, in a boot domU: createdomain, destroydomain, setvcpucontext,
 // getvcpucontext, hypercall_init, set_address_size are -EPERM (after -EACCES for a stale
@@ -35,6 +36,7 @@
 #include "arch/xen.h"
 #include "kernel/boot_info.h"
 #include "kernel/console.h"
+#include "kernel/direct_map.h"
 #include "kernel/linux_abi.h"
 #include "kernel/physical_memory.h"
 #include "kernel/pvhv.h"
@@ -494,6 +496,24 @@ bool console_ring_has(const char* needle) {
   return false;
 }
 
+// A page of dom0's kernel range where it maps a frame of another domain (foreigndom).
+constexpr uint64_t kForeignWindowVa = kVirtBase + (1ull << 30) - (16ull << 20);
+
+pv::PageTableSlot foreign_window() {
+  return table_slot(kernel_l1_for(kForeignWindowVa), lib::table_index(kForeignWindowVa, Level::l1), Level::l1);
+}
+
+long map_foreign_read_only(domid_t owner, uint64_t mfn) {
+  long rc = pv::ops.map_foreign(foreign_window(), PageTableEntry::make(Mfn{mfn}, PageTableEntry::kPresent), owner);
+  pv::ops.invalidate_page(kForeignWindowVa);
+  return rc;
+}
+
+void unmap_foreign() {
+  pv::ops.raw_mmu_update(foreign_window().machine_address, 0);
+  pv::ops.invalidate_page(kForeignWindowVa);
+}
+
 // dom0 beside the boot domain 1: destroyed while it runs.
 void selftest_lifecycle_domu(SelfTest& test) {
   constexpr domid_t domu = 1;
@@ -532,20 +552,33 @@ void selftest_lifecycle_domu(SelfTest& test) {
   const uint64_t before = free_pages();
   const long domains_before = domain_count();
   test.note("its tot_pages", long(info.tot_pages));
+  // dom0 holds one of its frames (its shared_info page, mapped with foreigndom 1): the domain
+  // dies but stays, dead, until dom0 lets the frame go.
+  const uint64_t held = info.shared_info_frame;
+  test.check("dom0 maps domain 1's shared_info page (foreigndom 1)", map_foreign_read_only(domu, held), 0);
   // A timer due in 300 us: its interrupt is pending while the teardown runs, so destroydomain
   // stops part way and is continued (the summary's hypercall_continuations counts it).
   const uint64_t destroy_start = system_time_ns();
   xen::set_timer(destroy_start + 300'000);
   test.check("destroydomain of domain 1 while it runs", destroy(domu), 0);
   test.note("... microseconds it took", long((system_time_ns() - destroy_start) / 1000));
-  const uint64_t after = free_pages();
   domid_t reported = domu;
   long rc = get_info(domu, info, &reported);
+  test.check("... still there while dom0 maps its frame", rc == 0 && reported == domu, true);
+  test.check("... dead: XEN_DOMINF_dying", flag(info, XEN_DOMINF_dying), true);
+  test.check("... not reported shut down", flag(info, XEN_DOMINF_shutdown), false);
+  test.check("... the one frame left", long(info.tot_pages), 1);
+  test.check("... no vCPU online", info.nr_online_vcpus, 0);
+  test.check("destroydomain of it again while held: 0", destroy(domu), 0);
+  test.check("... still there", domain_count(), domains_before);
+  unmap_foreign();
+  rc = get_info(domu, info, &reported);  // the first domctl after the unmap finds the domain's last frame free
+  const uint64_t after = free_pages();
   test.check("... gone from getdomaininfo", rc == -XEN_ESRCH || (rc == 0 && reported != domu), true);
   test.check("... one domain fewer", domain_count(), domains_before - 1);
   // The hypervisor says how many frames it gave back; the test compares.
   print("selftest lifecycle-domu: frames back: %lu\n", after - before);
-  test.check("... frames came back", after > before, true);
+  test.check("... frames came back, the held one too", after > before, true);
   test.check("... frame audit clean", sys_pvhv_audit(), 0);
   test.check("destroydomain of it again: -ESRCH", destroy(domu), -XEN_ESRCH);
 }

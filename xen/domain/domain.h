@@ -83,6 +83,13 @@ struct Domain {
   uint32_t max_vcpus = 1;  // fixed at creation; one vCPU per domain here
   control::DomainConfig config;      // what createdomain was given, checked
   control::DomainTeardown teardown;  // alive, dying (destroydomain under way), dead
+  // A dead domain's frames another holder still referenced (a foreign mapping): it stays, dead,
+  // until they are released. The first few are remembered so they can be looked at cheaply.
+  static constexpr unsigned max_held_frames = 16;
+  uint64_t held_frames[max_held_frames]{};
+  unsigned held_count = 0;
+  bool held_overflow = false;  // more than max_held_frames: a full scan finds them
+  uint64_t frames_given_back = 0, module_frames_unowned = 0;  // by its destroydomain, for the report
   ptwr::WritablePagetables writable_pagetables;
   uint64_t ptwr_snapshot_mfns[2]{};  // the hypervisor frames holding its two snapshots (0: none)
   Vcpu vcpu0;

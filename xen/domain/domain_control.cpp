@@ -1,6 +1,7 @@
 #include "domain/domain_control.h"
 #include "arch/x86/cpu/registers.h"
 #include "control/physinfo.h"
+#include "domain/domain_lifecycle.h"
 #include "domain/scheduler.h"
 
 namespace domain_control {
@@ -48,6 +49,7 @@ void describe(const Domain& domain, xen_domctl_getdomaininfo& info) {
 }
 
 void list(DomainList& list) {
+  domain_lifecycle::reap_dead();  // getdomaininfolist too sees a dead domain gone once nothing holds it
   unsigned count = 0;
   domains::for_each([&](const Domain& domain) {  // slot order: sorted into id order as it goes
     unsigned at = count++;

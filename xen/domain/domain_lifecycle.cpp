@@ -32,21 +32,16 @@ bool id_in_use(const void*, domid_t id) { return domains::find(id) != nullptr; }
 // A frame the domain's allocation held and nothing else holds any more goes back to the
 // allocator (a handed-over initrd module's frames were never the allocator's: they only
 // become unowned). Frames another holder still references stay the domain's.
-struct GivenBack {
-  uint64_t to_allocator = 0, unowned = 0;  // the latter: boot-module frames
-};
-GivenBack given_back;  // by the destroydomain under way (one at a time: domctl does not nest)
-
-bool give_back(uint64_t mfn) {
+bool give_back(Domain& domain, uint64_t mfn) {
   mm::FrameTable& frames = boot_memory::frame_table();
   mm::PageInfo& info = frames.info(mfn);
   if (!info.allocated || info.general_refs != 1) return false;
   mm::drop_allocation(frames, mfn);
   if (boot_memory::allocator().is_allocated(mfn) &&
       boot_memory::allocator().free(mfn) == boot::FrameAllocatorError::none)
-    ++given_back.to_allocator;
+    ++domain.frames_given_back;
   else
-    ++given_back.unowned;
+    ++domain.module_frames_unowned;  // a handed-over boot module's frame: never the allocator's
   return true;
 }
 
@@ -60,7 +55,7 @@ void release_vcpu_state(Domain& domain) {
   timers::reprogram();
   uint64_t free_before = boot_memory::allocator().free_count();
   writable_page_tables::disable(domain);
-  given_back.to_allocator += boot_memory::allocator().free_count() - free_before;
+  domain.frames_given_back += boot_memory::allocator().free_count() - free_before;
   mm::release_base_pointers(boot_memory::frame_table(), vcpu.bases);
   vcpu.online = false;
   vcpu.initialised = false;
@@ -83,7 +78,7 @@ void release_frames(Domain& domain, uint64_t first, uint64_t end) {
   for (uint64_t mfn = first; mfn < end; ++mfn) {
     mm::PageInfo* info = frames.find(mfn);
     if (!info || !owned_by(*info, domain) || mfn == domain.shared_info_mfn) continue;
-    if (give_back(mfn) && domain.tot_pages) --domain.tot_pages;
+    if (give_back(domain, mfn) && domain.tot_pages) --domain.tot_pages;
   }
 }
 
@@ -92,7 +87,7 @@ void release_shared_info(Domain& domain) {
   if (!domain.shared_info_mfn) return;
   shared_info_page::release(domain);
   const mm::PageInfo* info = boot_memory::frame_table().find(domain.shared_info_mfn);
-  if (info && owned_by(*info, domain) && give_back(domain.shared_info_mfn)) domain.shared_info_mfn = 0;
+  if (info && owned_by(*info, domain) && give_back(domain, domain.shared_info_mfn)) domain.shared_info_mfn = 0;
 }
 
 void carry_out(Domain& domain, const control::TeardownWork& work) {
@@ -112,14 +107,46 @@ void carry_out(Domain& domain, const control::TeardownWork& work) {
 uint64_t frames_still_held(Domain& domain) {
   mm::FrameTable& frames = boot_memory::frame_table();
   uint64_t held = 0;
+  domain.held_count = 0;
+  domain.held_overflow = false;
   for (uint64_t mfn = 0; mfn < frames.size(); ++mfn) {
     mm::PageInfo* info = frames.find(mfn);
-    if (!info || !owned_by(*info, domain)) continue;
-    if (!give_back(mfn)) ++held;
+    if (!info || !owned_by(*info, domain) || give_back(domain, mfn)) continue;
+    ++held;
+    if (domain.held_count < Domain::max_held_frames) domain.held_frames[domain.held_count++] = mfn;
+    else domain.held_overflow = true;
   }
   domain.tot_pages = held;
   if (!held) domain.shared_info_mfn = 0;
   return held;
+}
+
+// The remembered frames of a dead domain: those whose last holder let go (put_page left them
+// unowned, still the allocator's to take back) or whose allocation is all that holds them now.
+uint64_t recheck_held_frames(Domain& domain) {
+  mm::FrameTable& frames = boot_memory::frame_table();
+  unsigned kept = 0;
+  for (unsigned i = 0; i < domain.held_count; ++i) {
+    const uint64_t mfn = domain.held_frames[i];
+    const mm::PageInfo& info = frames.info(mfn);
+    if (info.is_free()) {
+      if (boot_memory::allocator().is_allocated(mfn) &&
+          boot_memory::allocator().free(mfn) == boot::FrameAllocatorError::none)
+        ++domain.frames_given_back;
+      continue;
+    }
+    if (owned_by(info, domain) && give_back(domain, mfn)) continue;
+    domain.held_frames[kept++] = mfn;
+  }
+  domain.held_count = kept;
+  domain.tot_pages = kept;
+  return kept;
+}
+
+void report_destroyed(const Domain& domain) {
+  printk("Domain %u destroyed: %lu frames back to the allocator", domain.id, domain.frames_given_back);
+  if (domain.module_frames_unowned) printk(", %lu boot-module frames unowned", domain.module_frames_unowned);
+  printk("\n");
 }
 
 void trap_frame_from(const cpu_user_regs& regs, TrapFrame& frame) {
@@ -219,10 +246,7 @@ long create_vcpus(Domain& target) {
 long destroy(Domain& target, const Domain* caller, bool preemptible) {
   const bool was_alive = target.teardown.alive();
   if (long error = target.teardown.begin(&target == caller)) return error;
-  if (was_alive) {
-    target.stop_reported = true;  // it leaves without a "shut down" line
-    given_back = GivenBack{};
-  }
+  if (was_alive) target.stop_reported = true;  // it leaves without a "shut down" line
   const uint64_t nr_frames = boot_memory::frame_table().size();
   bool progressed = false;
   for (control::TeardownWork work = target.teardown.next(nr_frames); work.step != control::TeardownStep::done;
@@ -233,14 +257,22 @@ long destroy(Domain& target, const Domain* caller, bool preemptible) {
     progressed = true;
   }
   if (frames_still_held(target) == 0) {
-    if (progressed || given_back.to_allocator) {
-      printk("Domain %u destroyed: %lu frames back to the allocator", target.id, given_back.to_allocator);
-      if (given_back.unowned) printk(", %lu boot-module frames unowned", given_back.unowned);
-      printk("\n");
-    }
+    if (progressed || target.frames_given_back) report_destroyed(target);
     domains::release(target);
+  } else if (progressed) {
+    printk("Domain %u dead: %lu of its frames still referenced elsewhere\n", target.id, target.tot_pages);
   }
   return 0;
+}
+
+void reap_dead() {
+  domains::for_each([](Domain& domain) {
+    if (domain.teardown.state() != control::Dying::dead || domain.held_overflow) return;
+    if (recheck_held_frames(domain) != 0) return;
+    domain.shared_info_mfn = 0;
+    report_destroyed(domain);
+    domains::release(domain);
+  });
 }
 
 long set_vcpu_context(Domain& target, vcpu_guest_context& context) {

@@ -30,6 +30,12 @@ long create_vcpus(Domain& target);
 // of the domain is left (frames another domain still maps keep it, dead, until a later call).
 long destroy(Domain& target, const Domain* caller, bool preemptible);
 
+// Frees the slots of dead domains whose last frames have been let go since (Xen frees a domain
+// when its last page goes): run before the control hypercalls look at the domain table, so a
+// domain another holder kept alive vanishes once that holder unmaps its frames. A dead domain
+// with more held frames than it remembers waits for the next destroydomain's full scan.
+void reap_dead();
+
 // XEN_DOMCTL_setvcpucontext's work on vCPU 0 of `target` (the caller checked it is not its
 // own): Xen's arch_set_info_guest. `context` is fixed up in place (selectors).
 long set_vcpu_context(Domain& target, vcpu_guest_context& context);

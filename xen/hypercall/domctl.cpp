@@ -107,6 +107,7 @@ long run(Vcpu& caller, xen_domctl_t& op, Domain* target) {
 long domctl(Vcpu& vcpu, TrapFrame&, Arguments& args) {
   xen_domctl_t op;
   if (!guest_memory::read(vcpu, args.a[0], op)) return -XEN_EFAULT;
+  domain_lifecycle::reap_dead();
   Domain* target = domains::find(op.domain);
   if (long error = control::domctl_admission(op.interface_version, op.cmd, target != nullptr, vcpu.domain->privileged))
     return error;
