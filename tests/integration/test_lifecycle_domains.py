@@ -4,8 +4,9 @@ lifecycle. Ours only: Xen 4.17 builds no domU at boot on x86.
 dom0 runs selftest=lifecycle-domu (guest/kernel/selftest_lifecycle.cpp): it lets the boot
 domain 1 run its selftest and then the fork test, and destroys it in the middle of that, with
 its page tables validated and pinned, its event channels bound, its timers set and, under
-ptwr=writable, its writable-pagetable slots in use. The domain is gone from getdomaininfo, the
-domain count drops by one, the frames physinfo finds back are the ones the hypervisor says it
+ptwr=writable, its writable-pagetable slots in use, while dom0 maps one of its frames (its
+shared_info page, foreigndom 1): the domain stays, dead (XEN_DOMINF_dying, one frame left),
+until dom0 unmaps it. Then it is gone from getdomaininfo, the domain count drops by one, the frames physinfo finds back are the ones the hypervisor says it
 gave back ("Domain 1 destroyed"), and the frame audit is clean then and at the end. A timer dom0
 sets just before makes the teardown stop part way and be continued (-ERESTART's way here). The domU
 runs selftest=lifecycle-unprivileged first: createdomain, destroydomain, set/getvcpucontext,
