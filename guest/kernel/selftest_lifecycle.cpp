@@ -571,6 +571,7 @@ void selftest_lifecycle_domu(SelfTest& test) {
   test.check("... no vCPU online", info.nr_online_vcpus, 0);
   test.check("destroydomain of it again while held: 0", destroy(domu), 0);
   test.check("... still there", domain_count(), domains_before);
+  test.check("... frame audit clean while it is held", sys_pvhv_audit(), 0);
   unmap_foreign();
   rc = get_info(domu, info, &reported);  // the first domctl after the unmap finds the domain's last frame free
   const uint64_t after = free_pages();
