@@ -226,8 +226,7 @@ void bad_creations(SelfTest& test) {
   test.check("createdomain beyond the maptrack limit: -EINVAL", create(config, 0, id), -XEN_EINVAL);
   config = pv_config();
   config.arch.emulation_flags = XEN_X86_EMU_LAPIC;
-  test.check("createdomain of a PV domain emulating a local APIC: -EOPNOTSUPP", create(config, 0, id),
-             -XEN_EOPNOTSUPP);
+  test.check("createdomain of a PV domain emulating a local APIC: -EOPNOTSUPP", create(config, 0, id), -XEN_EOPNOTSUPP);
   config = pv_config();
   config.cpupool_id = 7;
   test.check("createdomain in a cpupool that does not exist: -ESRCH", create(config, 0, id), -XEN_ESRCH);
@@ -248,10 +247,10 @@ void new_domain_as_reported(SelfTest& test, domid_t id) {
   test.check("getdomaininfo of the new domain", get_info(id, info, &reported), 0);
   test.check("... it is the one asked for", reported, id);
   test.check("... paused by the controller (domain_create)", flag(info, XEN_DOMINF_paused), true);
-  test.check("... no vCPU online: neither running nor blocked",
-             flag(info, XEN_DOMINF_running | XEN_DOMINF_blocked), false);
-  test.check("... not dying, shut down or HVM", flag(info, XEN_DOMINF_dying | XEN_DOMINF_shutdown | XEN_DOMINF_hvm_guest),
+  test.check("... no vCPU online: neither running nor blocked", flag(info, XEN_DOMINF_running | XEN_DOMINF_blocked),
              false);
+  test.check("... not dying, shut down or HVM",
+             flag(info, XEN_DOMINF_dying | XEN_DOMINF_shutdown | XEN_DOMINF_hvm_guest), false);
   test.check("... shutdown code never set", info.flags >> XEN_DOMINF_shutdownshift, 0xffff);
   test.check("... flags as a whole", long(info.flags), 0xffff0000l | XEN_DOMINF_paused);
   test.check("... no memory yet", long(info.tot_pages), 0);
@@ -449,10 +448,10 @@ void selftest_lifecycle(SelfTest& test) {
   domid_t again = 0;
   test.check("createdomain with that id: -EEXIST", create(pv_config(), id, again), -XEN_EEXIST);
   domid_t reserved_pick = 0;
-  test.check("createdomain with DOMID_SELF (reserved: the next free id)", create(pv_config(), DOMID_SELF, reserved_pick),
-             0);
-  test.check("... another ordinary id", reserved_pick != id && reserved_pick > 0 && reserved_pick < DOMID_FIRST_RESERVED,
-             true);
+  test.check("createdomain with DOMID_SELF (reserved: the next free id)",
+             create(pv_config(), DOMID_SELF, reserved_pick), 0);
+  test.check("... another ordinary id",
+             reserved_pick != id && reserved_pick > 0 && reserved_pick < DOMID_FIRST_RESERVED, true);
   test.check("... destroyed", destroy(reserved_pick), 0);
   test.check("domain count: dom0 and the new one", domain_count(), baseline_domains + 1);
 
@@ -594,10 +593,10 @@ void selftest_lifecycle_unprivileged(SelfTest& test) {
   test.check("destroydomain of dom0 by a domU: -EPERM", destroy(0), -XEN_EPERM);
   test.check("destroydomain of itself by a domU: -EPERM (privilege first)", destroy(1), -XEN_EPERM);
   test.check("destroydomain of a domain that does not exist: -ESRCH first", destroy(kAbsent), -XEN_ESRCH);
-  test.check("setvcpucontext of dom0 by a domU: -EPERM",
-             vcpu_context(XEN_DOMCTL_setvcpucontext, 0, 0, &context_buffer), -XEN_EPERM);
-  test.check("getvcpucontext of dom0 by a domU: -EPERM",
-             vcpu_context(XEN_DOMCTL_getvcpucontext, 0, 0, &context_buffer), -XEN_EPERM);
+  test.check("setvcpucontext of dom0 by a domU: -EPERM", vcpu_context(XEN_DOMCTL_setvcpucontext, 0, 0, &context_buffer),
+             -XEN_EPERM);
+  test.check("getvcpucontext of dom0 by a domU: -EPERM", vcpu_context(XEN_DOMCTL_getvcpucontext, 0, 0, &context_buffer),
+             -XEN_EPERM);
   test.check("hypercall_init by a domU: -EPERM", hypercall_init(0, 0), -XEN_EPERM);
   uint32_t size = 64;
   test.check("set_address_size by a domU: -EPERM", address_size(XEN_DOMCTL_set_address_size, 1, size), -XEN_EPERM);

@@ -42,9 +42,9 @@ TEST(CreateConfig, NegativeGrantLimitsTakeTheDefaults) {
 }
 
 TEST(CreateConfig, HvmAndHapAreRefused) {
-  for (uint32_t flags : {XEN_DOMCTL_CDF_hvm, XEN_DOMCTL_CDF_hap, XEN_DOMCTL_CDF_hvm | XEN_DOMCTL_CDF_hap,
-                         XEN_DOMCTL_CDF_nested_virt, XEN_DOMCTL_CDF_iommu, XEN_DOMCTL_CDF_vpmu,
-                         XEN_DOMCTL_CDF_s3_integrity, 1u << 8, 0x80000000u}) {
+  for (uint32_t flags :
+       {XEN_DOMCTL_CDF_hvm, XEN_DOMCTL_CDF_hap, XEN_DOMCTL_CDF_hvm | XEN_DOMCTL_CDF_hap, XEN_DOMCTL_CDF_nested_virt,
+        XEN_DOMCTL_CDF_iommu, XEN_DOMCTL_CDF_vpmu, XEN_DOMCTL_CDF_s3_integrity, 1u << 8, 0x80000000u}) {
     xen_domctl_createdomain config = pv_config();
     config.flags = flags;
     EXPECT_EQ(check(config), -XEN_EINVAL) << std::hex << flags;

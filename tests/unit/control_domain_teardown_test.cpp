@@ -67,8 +67,7 @@ TEST(DomainTeardown, StepsInXensOrderAndEveryFrameScannedOncePerScan) {
     last_step = uint8_t(work.step);
     EXPECT_LE(work.end - work.first, DomainTeardown::frames_per_piece);
     if (work.step != TeardownStep::unpin_tables && work.step != TeardownStep::release_frames) continue;
-    for (uint64_t mfn = work.first; mfn < work.end; ++mfn)
-      ++scanned[work.step == TeardownStep::release_frames][mfn];
+    for (uint64_t mfn = work.first; mfn < work.end; ++mfn) ++scanned[work.step == TeardownStep::release_frames][mfn];
   }
   for (const auto& scan : scanned)
     for (uint64_t mfn = 0; mfn < frames; ++mfn) ASSERT_EQ(scan[mfn], 1u) << mfn;

@@ -35,10 +35,11 @@ TEST(VcpuContext, CanonicalAddresses) {
 TEST(VcpuContext, AGoodFirstContext) { EXPECT_EQ(check(first_context()), 0); }
 
 TEST(VcpuContext, EveryAddressMustBeCanonical) {
-  uint64_t vcpu_guest_context::*fields[] = {&vcpu_guest_context::kernel_sp,           &vcpu_guest_context::fs_base,
-                                            &vcpu_guest_context::gs_base_kernel,      &vcpu_guest_context::gs_base_user,
-                                            &vcpu_guest_context::event_callback_eip,  &vcpu_guest_context::failsafe_callback_eip,
-                                            &vcpu_guest_context::syscall_callback_eip};
+  uint64_t vcpu_guest_context::*fields[] = {
+      &vcpu_guest_context::kernel_sp,           &vcpu_guest_context::fs_base,
+      &vcpu_guest_context::gs_base_kernel,      &vcpu_guest_context::gs_base_user,
+      &vcpu_guest_context::event_callback_eip,  &vcpu_guest_context::failsafe_callback_eip,
+      &vcpu_guest_context::syscall_callback_eip};
   for (auto field : fields) {
     vcpu_guest_context c = first_context();
     c.*field = kNonCanonical;

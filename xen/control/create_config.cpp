@@ -12,14 +12,14 @@ constexpr uint32_t int_max = 0x7fffffff;
 // available" (-EINVAL), as Xen reports it where the hardware or build lacks it.
 long sanitise(const xen_domctl_createdomain& config) {
   const uint32_t flags = config.flags;
-  if (flags & ~known_flags) return -XEN_EINVAL;                           // unknown CDF flags
+  if (flags & ~known_flags) return -XEN_EINVAL;  // unknown CDF flags
   if (config.grant_opts & ~uint32_t(XEN_DOMCTL_GRANT_version_mask)) return -XEN_EINVAL;
-  if (config.max_vcpus < 1) return -XEN_EINVAL;                            // no vCPUs
+  if (config.max_vcpus < 1) return -XEN_EINVAL;  // no vCPUs
   if ((flags & XEN_DOMCTL_CDF_hap) && !(flags & XEN_DOMCTL_CDF_hvm)) return -XEN_EINVAL;
-  if (flags & XEN_DOMCTL_CDF_iommu) return -XEN_EINVAL;                    // no IOMMU
-  if (config.iommu_opts) return -XEN_EINVAL;                               // options without IOMMU
-  if (config.vmtrace_size) return -XEN_EINVAL;                             // vmtrace unavailable
-  if (flags & XEN_DOMCTL_CDF_vpmu) return -XEN_EINVAL;                     // vPMU off (Xen's default)
+  if (flags & XEN_DOMCTL_CDF_iommu) return -XEN_EINVAL;  // no IOMMU
+  if (config.iommu_opts) return -XEN_EINVAL;             // options without IOMMU
+  if (config.vmtrace_size) return -XEN_EINVAL;           // vmtrace unavailable
+  if (flags & XEN_DOMCTL_CDF_vpmu) return -XEN_EINVAL;   // vPMU off (Xen's default)
   return 0;
 }
 

@@ -5,11 +5,11 @@ namespace {
 constexpr uint16_t guest_kernel_rpl = 3;  // 64-bit PV kernels run in ring 3
 constexpr uint64_t max_ldt_entries = 8192;
 constexpr uint64_t max_gdt_frames = 16;  // sizeof gdt_frames
-constexpr unsigned long pv64_vm_assists =
-    (1UL << VMASST_TYPE_4gb_segments) | (1UL << VMASST_TYPE_4gb_segments_notify) |
-    (1UL << VMASST_TYPE_writable_pagetables) | (1UL << VMASST_TYPE_pae_extended_cr3) |
-    (1UL << VMASST_TYPE_architectural_iopl) | (1UL << VMASST_TYPE_runstate_update_flag) |
-    (1UL << VMASST_TYPE_m2p_strict);
+constexpr unsigned long pv64_vm_assists = (1UL << VMASST_TYPE_4gb_segments) | (1UL << VMASST_TYPE_4gb_segments_notify) |
+                                          (1UL << VMASST_TYPE_writable_pagetables) |
+                                          (1UL << VMASST_TYPE_pae_extended_cr3) |
+                                          (1UL << VMASST_TYPE_architectural_iopl) |
+                                          (1UL << VMASST_TYPE_runstate_update_flag) | (1UL << VMASST_TYPE_m2p_strict);
 
 // Xen's __fixup_guest_selector: an RPL below the guest kernel's is raised to it.
 template <typename Selector>

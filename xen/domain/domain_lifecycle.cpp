@@ -113,8 +113,10 @@ uint64_t frames_still_held(Domain& domain) {
     mm::PageInfo* info = frames.find(mfn);
     if (!info || !owned_by(*info, domain) || give_back(domain, mfn)) continue;
     ++held;
-    if (domain.held_count < Domain::max_held_frames) domain.held_frames[domain.held_count++] = mfn;
-    else domain.held_overflow = true;
+    if (domain.held_count < Domain::max_held_frames)
+      domain.held_frames[domain.held_count++] = mfn;
+    else
+      domain.held_overflow = true;
   }
   domain.tot_pages = held;
   if (!held) domain.shared_info_mfn = 0;
@@ -305,8 +307,10 @@ long set_vcpu_context(Domain& target, vcpu_guest_context& context) {
     fpu::initial_state(vcpu.fpu_state);
   vcpu.initialised = true;
   vcpu.online = context.flags & VGCF_online;
-  if (vcpu.online) scheduler::vcpu_up(vcpu);
-  else scheduler::vcpu_down(vcpu);
+  if (vcpu.online)
+    scheduler::vcpu_up(vcpu);
+  else
+    scheduler::vcpu_down(vcpu);
   return 0;
 }
 
