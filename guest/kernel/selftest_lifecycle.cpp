@@ -13,7 +13,8 @@
 // memory (XENMEM_populate_physmap on its behalf), a context set, read back and refused with
 // other page tables (-EOPNOTSUPP); destroydomain of itself (-EINVAL), of a domain that does
 // not exist (-ESRCH), of the new domain: gone afterwards, free pages and the domain count back
-// at their baseline, the frame audit clean (ours); then 10 create/destroy cycles, the same.
+// at their baseline, the frame audit clean (ours); an id of 1000 (ids are not slots); on ours
+// the 32-slot table filled until -ENOMEM and emptied; then 10 create/destroy cycles, the same.
 //
 // selftest=lifecycle-100: the 100-cycle loop alone (by hand, for its figures).
 //
@@ -405,6 +406,35 @@ void check_destroyed(SelfTest& test, domid_t id, uint64_t baseline_free, long ba
   if (on_ours()) test.check("... frame audit clean", sys_pvhv_audit(), 0);
 }
 
+// Ids are not slots: a domain created with id 1000 is found by id, and getdomaininfo of an id
+// below it with nothing in between reports it (4.17's search for the next one up).
+void sparse_ids(SelfTest& test) {
+  domid_t id = 0;
+  test.check("createdomain with id 1000", create(pv_config(), 1000, id), 0);
+  test.check("... op->domain 1000", id, 1000);
+  xen_domctl_getdomaininfo info;
+  domid_t reported = 0;
+  test.check("getdomaininfo of 999 reports the next one up", get_info(999, info, &reported), 0);
+  test.check("... domain 1000", reported, 1000);
+  test.check("destroydomain of 1000", destroy(1000), 0);
+}
+
+// Ours: the domain table has 32 slots; a free id with no free slot is -ENOMEM (Xen's
+// alloc_domain_struct), and every slot comes back.
+void table_full(SelfTest& test, uint64_t baseline_free, long baseline_domains) {
+  static domid_t ids[64];
+  unsigned created = 0;
+  long rc = 0;
+  while (created < 64 && (rc = create(pv_config(), 0, ids[created])) == 0) ++created;
+  test.check("createdomain until the table is full: 31 beside dom0", created, 31);
+  test.check("... then -ENOMEM", rc, -XEN_ENOMEM);
+  unsigned destroyed = 0;
+  for (unsigned i = 0; i < created; ++i) destroyed += destroy(ids[i]) == 0;
+  test.check("... all destroyed", destroyed, created);
+  test.check("... free pages back at their baseline", long(free_pages_settled(baseline_free)), long(baseline_free));
+  test.check("... domain count back at its baseline", domain_count(), baseline_domains);
+}
+
 void cycles(SelfTest& test, uint64_t baseline_free, long baseline_domains, unsigned count = kCycles) {
   unsigned created = 0, destroyed = 0;
   const uint64_t start_ns = system_time_ns();
@@ -465,6 +495,8 @@ void selftest_lifecycle(SelfTest& test) {
   test.check("destroydomain of the new domain", destroy(id), 0);
   check_destroyed(test, id, baseline_free, baseline_domains, "... gone from getdomaininfo");
   test.check("destroydomain of it again: -ESRCH", destroy(id), -XEN_ESRCH);
+  sparse_ids(test);
+  if (on_ours()) table_full(test, baseline_free, baseline_domains);
   cycles(test, baseline_free, baseline_domains);
 }
 
