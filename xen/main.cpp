@@ -58,11 +58,17 @@ const void* map_physical(void*, uint64_t physical, uint64_t size) {
   __builtin_unreachable();
 }
 
+static_assert(boot_memory::max_modules >= 2 * domains::max_domains, "a kernel and an initrd for every slot");
+static_assert(boot::BootDomains::capacity >= domains::max_domains, "a plan for every slot");
+
 // dom0 from the first modules, then the domUs of boot/boot_domains' convention. A domU that
 // cannot be built is reported and left out; dom0 failing ends the boot.
 Domain& build_boot_domains() {
   boot::BootDomains plan = boot::plan_boot_domains(boot_memory::module_count(), domains::max_domains);
   if (plan.count == 0) boot_failure("no kernel module given");
+  if (boot_memory::modules_dropped())
+    printk("Boot: %u modules beyond the first %u dropped (the domain table has %u slots)\n",
+           boot_memory::modules_dropped(), boot_memory::max_modules, domains::max_domains);
   if (plan.ignored_modules)
     printk("Boot: %lu modules beyond the domain table ignored\n", plan.ignored_modules);
   BuildResult dom0 = domain_builder::build(plan.domains[0], options);

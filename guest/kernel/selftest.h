@@ -57,6 +57,12 @@ void selftest_domctl(SelfTest& test);
 void selftest_domctl_domu(SelfTest& test);
 void selftest_domctl_unprivileged(SelfTest& test);
 void selftest_domctl_leave_paused(SelfTest& test);
+// A domain's life (selftest_lifecycle.cpp): dom0 creates and destroys domains, destroys the
+// boot domU while it runs; a boot domU is refused all of it.
+void selftest_lifecycle(SelfTest& test);
+void selftest_lifecycle_100(SelfTest& test);
+void selftest_lifecycle_domu(SelfTest& test);
+void selftest_lifecycle_unprivileged(SelfTest& test);
 
 // Work across domains (selftest_xdom.cpp): dom0 alone, dom0 beside domain 1, domain 1.
 void selftest_xdom_self(SelfTest& test);

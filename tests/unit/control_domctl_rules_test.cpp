@@ -38,7 +38,10 @@ TEST(DomctlRules, GetdomaininfoNeedsNoExistingDomain) {
 
 TEST(DomctlRules, EveryServedSubOpIsPrivileged) {
   for (uint32_t cmd : {XEN_DOMCTL_pausedomain, XEN_DOMCTL_unpausedomain, XEN_DOMCTL_getdomaininfo, XEN_DOMCTL_max_mem,
-                       XEN_DOMCTL_getvcpuinfo, XEN_DOMCTL_max_vcpus, XEN_DOMCTL_setdomainhandle}) {
+                       XEN_DOMCTL_getvcpuinfo, XEN_DOMCTL_max_vcpus, XEN_DOMCTL_setdomainhandle,
+                       XEN_DOMCTL_createdomain, XEN_DOMCTL_destroydomain, XEN_DOMCTL_setvcpucontext,
+                       XEN_DOMCTL_getvcpucontext, XEN_DOMCTL_set_address_size, XEN_DOMCTL_get_address_size,
+                       XEN_DOMCTL_hypercall_init}) {
     EXPECT_TRUE(domctl_served(cmd)) << cmd;
     EXPECT_EQ(domctl_access(cmd, false), -XEN_EPERM) << cmd;
     EXPECT_EQ(domctl_access(cmd, true), 0) << cmd;
@@ -47,8 +50,7 @@ TEST(DomctlRules, EveryServedSubOpIsPrivileged) {
 }
 
 TEST(DomctlRules, UnservedAnswers) {
-  EXPECT_FALSE(domctl_served(XEN_DOMCTL_createdomain));
-  EXPECT_EQ(domctl_unserved_answer(XEN_DOMCTL_createdomain), -XEN_EOPNOTSUPP);
+  EXPECT_FALSE(domctl_served(XEN_DOMCTL_shadow_op));
   EXPECT_EQ(domctl_unserved_answer(XEN_DOMCTL_shadow_op), -XEN_EOPNOTSUPP);
   EXPECT_EQ(domctl_unserved_answer(XEN_DOMCTL_gdbsx_domstatus), -XEN_EOPNOTSUPP);
   // Numbers Xen 4.17 does not know reach its arch_do_domctl default: -ENOSYS.
@@ -66,6 +68,10 @@ TEST(DomctlRules, CopyBack) {
   EXPECT_FALSE(domctl_copies_back(XEN_DOMCTL_max_mem));
   EXPECT_FALSE(domctl_copies_back(XEN_DOMCTL_setdomainhandle));
   EXPECT_FALSE(domctl_copies_back(XEN_DOMCTL_max_vcpus));
+  EXPECT_TRUE(domctl_copies_back(XEN_DOMCTL_createdomain)) << "the id chosen goes back in op->domain";
+  EXPECT_TRUE(domctl_copies_back(XEN_DOMCTL_get_address_size));
+  EXPECT_FALSE(domctl_copies_back(XEN_DOMCTL_destroydomain));
+  EXPECT_FALSE(domctl_copies_back(XEN_DOMCTL_setvcpucontext));
 }
 
 TEST(DomctlRules, NotSelf) {

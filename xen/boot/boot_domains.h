@@ -24,7 +24,7 @@ struct BootDomain {
 };
 
 struct BootDomains {
-    static constexpr size_t capacity = 8;
+    static constexpr size_t capacity = 32;  // the domain table's slots (domain/domain.h)
     BootDomain domains[capacity];
     size_t count = 0;
     size_t ignored_modules = 0;

@@ -30,6 +30,7 @@ void fill_domain_info(const DomainFacts& facts, xen_domctl_getdomaininfo& info) 
   if (facts.shut_down) flags |= XEN_DOMINF_shutdown;
   if (facts.paused_by_controller) flags |= XEN_DOMINF_paused;
   if (facts.hvm) flags |= XEN_DOMINF_hvm_guest;
+  if (facts.xenstore_domain) flags |= XEN_DOMINF_xs_domain;
   info.flags = flags | facts.shutdown_code << XEN_DOMINF_shutdownshift;
   info.tot_pages = facts.tot_pages;
   info.max_pages = facts.max_pages;

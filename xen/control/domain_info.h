@@ -27,6 +27,7 @@ struct DomainFacts {
   uint32_t shutdown_code = no_shutdown_code;
   bool paused_by_controller = false;
   bool hvm = false;
+  bool xenstore_domain = false;  // created with XEN_DOMCTL_CDF_xs_domain
   uint64_t tot_pages = 0, max_pages = 0;
   uint64_t shared_info_frame = 0;  // a PV domain's shared_info mfn (its gfn is the mfn)
   uint32_t ssidref = 0;

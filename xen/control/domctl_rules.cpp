@@ -31,7 +31,14 @@ bool domctl_served(uint32_t cmd) {
     case XEN_DOMCTL_max_mem:
     case XEN_DOMCTL_getvcpuinfo:
     case XEN_DOMCTL_max_vcpus:
-    case XEN_DOMCTL_setdomainhandle: return true;
+    case XEN_DOMCTL_setdomainhandle:
+    case XEN_DOMCTL_createdomain:
+    case XEN_DOMCTL_destroydomain:
+    case XEN_DOMCTL_setvcpucontext:
+    case XEN_DOMCTL_getvcpucontext:
+    case XEN_DOMCTL_set_address_size:
+    case XEN_DOMCTL_get_address_size:
+    case XEN_DOMCTL_hypercall_init: return true;
     default: return false;
   }
 }
@@ -51,7 +58,18 @@ bool domctl_known_to_xen(uint32_t cmd) {
 
 long domctl_unserved_answer(uint32_t cmd) { return domctl_known_to_xen(cmd) ? -XEN_EOPNOTSUPP : -XEN_ENOSYS; }
 
-bool domctl_copies_back(uint32_t cmd) { return cmd == XEN_DOMCTL_getdomaininfo || cmd == XEN_DOMCTL_getvcpuinfo; }
+// createdomain (the id chosen), get_address_size; getvcpucontext copies the context itself
+// and then the request (Xen sets copyback there too).
+bool domctl_copies_back(uint32_t cmd) {
+  switch (cmd) {
+    case XEN_DOMCTL_getdomaininfo:
+    case XEN_DOMCTL_getvcpuinfo:
+    case XEN_DOMCTL_createdomain:
+    case XEN_DOMCTL_getvcpucontext:
+    case XEN_DOMCTL_get_address_size: return true;
+    default: return false;
+  }
+}
 
 long check_not_self(bool target_is_caller) { return target_is_caller ? -XEN_EINVAL : 0; }
 

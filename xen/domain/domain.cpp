@@ -1,4 +1,5 @@
 #include "domain/domain.h"
+#include "common/placement_new.h"
 #include "mm/xen_abi.h"
 #include <xen/sched.h>
 #include "arch/x86/cpu/fpu.h"
@@ -18,7 +19,11 @@ Vcpu* running = nullptr;
 }  // namespace detail
 Domain* dom0() { return find(0); }
 
-Domain* find(domid_t id) { return id < max_domains && in_use[id] ? &table[id] : nullptr; }
+Domain* find(domid_t id) {
+  for (unsigned i = 0; i < max_domains; ++i)
+    if (in_use[i] && table[i].id == id) return &table[i];
+  return nullptr;
+}
 Domain* at(unsigned index) { return index < max_domains && in_use[index] ? &table[index] : nullptr; }
 
 bool any_alive() {
@@ -37,17 +42,25 @@ bool any_can_run() {
   return unpaused || (paused && controller);
 }
 
-// The table slot is the domain id: lookups stay trivial while ids are small.
+// The lowest free slot; the domain starts from a clean Domain (its last user's state gone).
 Domain* create(domid_t id, bool privileged) {
-  if (id >= max_domains || in_use[id]) return nullptr;
-  in_use[id] = true;
-  Domain& d = table[id];
+  if (id >= DOMID_FIRST_RESERVED || find(id)) return nullptr;
+  unsigned slot = 0;
+  while (slot < max_domains && in_use[slot]) ++slot;
+  if (slot == max_domains) return nullptr;
+  Domain& d = *new (&table[slot]) Domain();
+  in_use[slot] = true;
   d.id = id;
+  d.slot = slot;
   d.privileged = privileged;
   d.vcpu0.domain = &d;
   d.vcpu0.id = 0;
   fpu::initial_state(d.vcpu0.fpu_state);
   return &d;
+}
+
+void release(Domain& domain) {
+  if (domain.slot < max_domains && &table[domain.slot] == &domain) in_use[domain.slot] = false;
 }
 
 void crash(Domain& domain, const char* why) {

@@ -1,11 +1,15 @@
 // Domains and their virtual CPUs: the state the PV ABI gives a guest. A fixed table of
-// domains, each with one vCPU, shares the boot CPU (domain/scheduler).
+// domain slots (domains::max_domains), each domain with one vCPU, shares the boot CPU
+// (domain/scheduler). Ids are Xen's (1 .. DOMID_FIRST_RESERVED - 1 for domUs, given by
+// createdomain): a slot holds whichever id it was given, so slot and id differ.
 #pragma once
 #include <stdint.h>
 #include "mm/xen_abi.h"
 #include <xen/xen.h>
 #include <xen/event_channel.h>
 #include "arch/x86/cpu/trap_frame.h"
+#include "control/domain_config.h"
+#include "control/domain_teardown.h"
 #include "control/pause_count.h"
 #include "domain/event_channel_table.h"
 #include "memory/domain_memory_map.h"
@@ -37,6 +41,12 @@ struct Vcpu {
   bool fpu_switched_out = false;  // guest asked CR0.TS set (fpu_taskswitch)
   unsigned iopl = 0;              // PHYSDEVOP_set_iopl: I/O ports for the guest kernel when > 0
   bool blocked = false;
+  // Created by XEN_DOMCTL_max_vcpus (Xen's vcpu_create): createdomain only sizes the array.
+  bool created = false;
+  // Xen's is_initialised (a context was set: setvcpucontext or the boot builder) and the
+  // opposite of VPF_down (VGCF_online in that context). A vCPU runs only when both hold.
+  bool initialised = false;
+  bool online = false;
   uint64_t timer_deadline_ns = 0;  // 0 = no singleshot timer
   uint64_t periodic_period_ns = 0;
   uint64_t next_periodic_ns = 0;
@@ -60,6 +70,7 @@ enum class PageTableWriteMode { emulate, writable };
 
 struct Domain {
   domid_t id = 0;
+  unsigned slot = 0;  // where it is in the domain table (the scheduler's round-robin order)
   bool privileged = false;
   DomainState state = DomainState::running;
   unsigned shutdown_reason = 0;
@@ -72,7 +83,17 @@ struct Domain {
   control::ControllerPauseCount controller_pause;
   uint8_t handle[sizeof(xen_domain_handle_t)]{};  // the toolstack's UUID (setdomainhandle)
   uint32_t max_vcpus = 1;  // fixed at creation; one vCPU per domain here
+  control::DomainConfig config;      // what createdomain was given, checked
+  control::DomainTeardown teardown;  // alive, dying (destroydomain under way), dead
+  // A dead domain's frames another holder still referenced (a foreign mapping): it stays, dead,
+  // until they are released. The first few are remembered so they can be looked at cheaply.
+  static constexpr unsigned max_held_frames = 16;
+  uint64_t held_frames[max_held_frames]{};
+  unsigned held_count = 0;
+  bool held_overflow = false;  // more than max_held_frames: a full scan finds them
+  uint64_t frames_given_back = 0, module_frames_unowned = 0;  // by its destroydomain, for the report
   ptwr::WritablePagetables writable_pagetables;
+  uint64_t ptwr_snapshot_mfns[2]{};  // the hypervisor frames holding its two snapshots (0: none)
   Vcpu vcpu0;
   bool stop_reported = false;  // the "Domain N shut down" line was printed
   // An unprivileged domain's console output, printed a line at a time with its "(dN) " prefix.
@@ -93,12 +114,17 @@ struct Domain {
   // XENMEM_set_memory_map's per-domain e820 (memory/reservation): none set is Xen's -ENOSYS.
   memory::DomainMemoryMap memory_map;
 
-  bool alive() const { return state == DomainState::running; }
+  // Running: neither shut down nor crashed, nor being destroyed.
+  bool alive() const { return state == DomainState::running && teardown.alive(); }
+  bool dying() const { return !teardown.alive(); }
   bool paused() const { return controller_pause.paused(); }
 };
 
 namespace domains {
-constexpr unsigned max_domains = 8;  // ids 0..7; the toolstack will hand out the free ones
+// The domain slots. Each Domain holds its event-channel table and vCPU state (about 19 KiB),
+// so the table is kept modest: 32 slots, about 600 KiB, dom0 included. Ids are independent of
+// slots (createdomain chooses them as Xen does); a slot is reused once its domain is gone.
+constexpr unsigned max_domains = 32;
 
 // The vCPU whose state the CPU holds; null while the CPU idles. Inline: every trap asks.
 namespace detail {
@@ -107,11 +133,14 @@ extern Vcpu* running;
 inline Vcpu* current() { return detail::running; }
 inline void set_current(Vcpu* vcpu) { detail::running = vcpu; }
 Domain* dom0();
-// A new domain with one vCPU; null when `id` is out of range or taken.
+// A new domain with one vCPU in a free slot; null when no slot is free or `id` is taken or
+// reserved. The rules createdomain applies first are domain_lifecycle's.
 Domain* create(domid_t id, bool privileged);
+// Gives the slot back (the domain is dead and nothing refers to it any more).
+void release(Domain& domain);
 Domain* find(domid_t id);
 // Domain table slot `index` (0..max_domains-1) if it holds a domain: for iteration in a fixed
-// order, which the round-robin scheduler relies on.
+// order, which the round-robin scheduler relies on (slot order, not id order).
 Domain* at(unsigned index);
 bool any_alive();
 // Whether some domain can still run: alive and unpaused, or paused while a privileged domain

@@ -1,4 +1,5 @@
 #include "domain/domain_builder.h"
+#include "control/control_abi.h"
 #include "mm/xen_abi.h"
 #include <xen/platform.h>
 #include "mm/xen_abi.h"
@@ -8,6 +9,8 @@
 #include "boot/xen_elf_notes.h"
 #include "console/console.h"
 #include "domain/domain.h"
+#include "domain/domain_control.h"
+#include "domain/domain_lifecycle.h"
 #include "domain/domain_mmu.h"
 #include "domain/guest_console.h"
 #include "domain/scheduler.h"
@@ -153,9 +156,11 @@ uint64_t domain_pages(const boot::BootDomain& plan, const boot::CommandLine& opt
 }
 
 // Takes the domain's pages: a run of fresh frames for all of them, or for all but the
-// initrd's when its module is handed over. Fills the frame table's owners and the M2P.
-bool allocate_memory(Domain& domain, const boot::BootDomain& plan, const boot::Dom0Layout& layout,
-                     bool hand_over_initrd, uint64_t max_pages, DomainMemory& memory) {
+// initrd's when its module is handed over. Taken before the domain is created, so that the run
+// comes first among the domain's frames (its shared_info page follows), as tools that look for
+// a boot domain's memory by its first frame expect (kernel/fuzz_companion).
+bool reserve_memory(const boot::BootDomain& plan, const boot::Dom0Layout& layout, bool hand_over_initrd,
+                    DomainMemory& memory) {
   memory.nr_pages = layout.nr_pages;
   memory.virt_start = layout.bootstrap.start;
   memory.mapped_pages = layout.bootstrap_pages;
@@ -165,8 +170,15 @@ bool allocate_memory(Domain& domain, const boot::BootDomain& plan, const boot::D
     memory.initrd_mfn = boot_memory::module(unsigned(plan.initrd_module)).start / page;
   }
   uint64_t run = memory.nr_pages - memory.initrd_pages;
-  if (boot_memory::allocator().allocate_contiguous(run, 1, memory.first_mfn) != boot::FrameAllocatorError::none)
-    return false;
+  return boot_memory::allocator().allocate_contiguous(run, 1, memory.first_mfn) == boot::FrameAllocatorError::none;
+}
+
+void unreserve_memory(const DomainMemory& memory) {
+  boot_memory::allocator().free_contiguous(memory.first_mfn, memory.nr_pages - memory.initrd_pages);
+}
+
+// The reserved pages become the domain's: the frame table's owners and the M2P are filled.
+void assign_memory(Domain& domain, uint64_t max_pages, const DomainMemory& memory) {
   mm::FrameTable& frames = boot_memory::frame_table();
   mm::MachToPhysTable m2p = boot_memory::m2p();
   for (uint64_t pfn = 0; pfn < memory.nr_pages; ++pfn) {
@@ -178,7 +190,7 @@ bool allocate_memory(Domain& domain, const boot::BootDomain& plan, const boot::D
   }
   domain.tot_pages = memory.nr_pages;
   domain.max_pages = max_pages;
-  return true;
+  domain.shared_info->arch.max_pfn = domain.tot_pages;
 }
 
 // The initrd's bytes at its place in the region: already there when its module was handed
@@ -257,7 +269,9 @@ bool build_page_tables(const boot::Dom0Layout& layout, const DomainMemory& memor
   return true;
 }
 
-const char* pin_and_load(Domain& domain, const boot::Dom0Layout& layout, const DomainMemory& memory) {
+// As the toolstack's builder does: the L4 pinned (MMUEXT_PIN_L4_TABLE), then the vCPU's first
+// context through setvcpucontext's own path (ctrlreg[3] the L4, which becomes its base pointer).
+const char* pin_and_set_context(Domain& domain, const boot::Dom0Layout& layout, const DomainMemory& memory) {
   mm::MmuContext context = domain_mmu::context(domain);
   uint64_t l4 = memory.mfn_of_va(layout.page_tables.start);
   mmuext_op_t pin{};
@@ -268,20 +282,28 @@ const char* pin_and_load(Domain& domain, const boot::Dom0Layout& layout, const D
     printk("d%u: pinning the initial L4 failed: %d\n", domain.id, rc);
     return "initial page tables failed validation";
   }
-  mmuext_op_t base{};
-  base.cmd = MMUEXT_NEW_BASEPTR;
-  base.arg1.mfn = l4;
-  if ((rc = mm::mmuext_op(context, domain.vcpu0.bases, base))) {
+  static vcpu_guest_context first;  // 5 KiB: off the boot stack
+  first = vcpu_guest_context{};
+  first.flags = VGCF_in_kernel | VGCF_online;
+  first.user_regs.rip = layout.entry;
+  first.user_regs.rsp = layout.initial_rsp;
+  first.user_regs.rsi = layout.initial_rsi;
+  first.user_regs.cs = FLAT_KERNEL_CS;
+  first.user_regs.ss = FLAT_KERNEL_SS;
+  first.user_regs.rflags = 0x202;  // IF on in hardware; events start masked in vcpu_info
+  first.kernel_ss = FLAT_KERNEL_SS;
+  first.ctrlreg[3] = l4 << 12;
+  first.vm_assist = domain.vm_assist;
+  if ((rc = int(domain_lifecycle::set_vcpu_context(domain, first)))) {
     printk("d%u: loading the initial L4 failed: %d\n", domain.id, rc);
     return "initial page tables failed validation";
   }
   return nullptr;
 }
 
-// A domain whose build failed half-way never runs: it counts as stopped, silently.
+// A domain whose build failed half-way never runs: it is destroyed, everything given back.
 BuildResult abandon(Domain& domain, const boot::BootDomain& plan, const char* why) {
-  domain.state = DomainState::crashed;
-  domain.stop_reported = true;
+  domain_lifecycle::destroy(domain, nullptr, false);
   return failure(plan, why);
 }
 
@@ -327,17 +349,6 @@ bool write_start_info(Domain& domain, const boot::BootDomain& plan, const boot::
   const char* command_line = module_command_line(plan);
   for (size_t i = 0; i + 1 < MAX_GUEST_CMDLINE && command_line[i]; ++i) info.cmd_line[i] = int8_t(command_line[i]);
   return memory.copy_in(layout.start_info.start, reinterpret_cast<const uint8_t*>(&info), sizeof(info));
-}
-
-TrapFrame initial_frame(const boot::Dom0Layout& layout) {
-  TrapFrame frame{};
-  frame.rip = layout.entry;
-  frame.rsp = layout.initial_rsp;
-  frame.rsi = layout.initial_rsi;
-  frame.cs = FLAT_KERNEL_CS;
-  frame.ss = FLAT_KERNEL_SS;
-  frame.rflags = 0x202;  // IF on in hardware; events start masked in vcpu_info
-  return frame;
 }
 
 // What the image asked for that this builder does differently, said once (dom0_layout.h).
@@ -389,17 +400,20 @@ BuildResult build(const boot::BootDomain& plan, const boot::CommandLine& options
   BuildResult planned = plan_domain(plan, options, image, kernel, layout, hand_over_initrd, max_pages);
   if (!planned.ok) return planned;
 
-  Domain* created = domains::create(plan.id, plan.privileged);
-  if (!created) return failure(plan, "no free domain slot");
-  Domain& domain = *created;
-  domain.pt_write_mode = options.ptwr == boot::PtwrMode::writable ? PageTableWriteMode::writable
-                                                                  : PageTableWriteMode::emulate;
-  if (domain.pt_write_mode == PageTableWriteMode::writable && !writable_page_tables::enable(domain))
-    return abandon(domain, plan, "no memory for writable pagetables");
+  // The domain comes from createdomain's own code (paused by the controller, vCPU down).
+  domain_lifecycle::set_page_table_write_mode(options.ptwr == boot::PtwrMode::writable ? PageTableWriteMode::writable
+                                                                                      : PageTableWriteMode::emulate);
   DomainMemory memory;
-  if (!allocate_memory(domain, plan, layout, hand_over_initrd, max_pages, memory))
-    return abandon(domain, plan, "not enough memory for the domain");
-  if (!shared_info_page::create(domain)) return abandon(domain, plan, "no memory for shared_info");
+  if (!reserve_memory(plan, layout, hand_over_initrd, memory)) return failure(plan, "not enough memory for the domain");
+  Domain* created = nullptr;
+  long rc = domain_lifecycle::create_with_id(plan.id, domain_lifecycle::default_config(), plan.privileged, created);
+  if (rc) {
+    unreserve_memory(memory);
+    return failure(plan, rc == -XEN_ENOMEM ? "no free domain slot or no memory for it" : "the domain could not be created");
+  }
+  Domain& domain = *created;
+  domain_lifecycle::create_vcpus(domain);  // XEN_DOMCTL_max_vcpus, as the toolstack follows up
+  assign_memory(domain, max_pages, memory);
   printk("%s%u: %s %s, %lu MiB, entry %lx, start_info %lx, %lu page-table frames, guest PTE writes: %s\n",
          plan.id == 0 ? "dom" : "d", plan.id, kernel.guest_os.text, kernel.guest_version.text, memory.nr_pages / 256,
          layout.entry, layout.start_info.start, layout.nr_pt_frames(),
@@ -418,9 +432,8 @@ BuildResult build(const boot::BootDomain& plan, const boot::CommandLine& options
       (kernel.has_hypercall_page && !write_hypercall_page(kernel.hypercall_page, memory)))
     return abandon(domain, plan, "kernel image cannot be placed in the start-of-day region");
   if (!build_page_tables(layout, memory)) return abandon(domain, plan, "start-of-day page tables cannot be built");
-  if (const char* error = pin_and_load(domain, layout, memory)) return abandon(domain, plan, error);
-
-  domain.vcpu0.registers = initial_frame(layout);
+  if (const char* error = pin_and_set_context(domain, layout, memory)) return abandon(domain, plan, error);
+  domain_control::unpause(domain);  // the toolstack's first unpause (Xen unpauses dom0 at the end of boot)
   BuildResult result;
   result.ok = true;
   result.domain = &domain;

@@ -1,6 +1,7 @@
 #include "domain/domain_control.h"
 #include "arch/x86/cpu/registers.h"
 #include "control/physinfo.h"
+#include "domain/domain_lifecycle.h"
 #include "domain/scheduler.h"
 
 namespace domain_control {
@@ -18,7 +19,7 @@ uint8_t gpaddr_bits() {
 control::VcpuFacts facts_of(const Vcpu& vcpu) {
   control::VcpuFacts facts;
   facts.id = vcpu.id;
-  facts.online = true;  // no vCPU hot-unplug
+  facts.online = vcpu.initialised && vcpu.online;  // Xen: not VPF_down (a new domain's vCPU is down)
   facts.blocked = vcpu.blocked;
   facts.running = domains::current() == &vcpu;
   facts.running_ns = scheduler::running_ns(vcpu);
@@ -31,9 +32,12 @@ void describe(const Domain& domain, xen_domctl_getdomaininfo& info) {
   control::DomainFacts facts;
   facts.id = domain.id;
   facts.vcpus = &vcpu;
-  facts.vcpu_count = 1;
-  facts.shut_down = !domain.alive();  // shut down or crashed; a domain is never destroyed yet
-  facts.shutdown_code = domain.alive() ? control::no_shutdown_code : domain.shutdown_reason;
+  facts.vcpu_count = domain.vcpu0.created ? 1 : 0;  // none before max_vcpus (max_vcpu_id invalid)
+  const bool stopped = domain.state != DomainState::running;  // shut down or crashed
+  facts.dead = domain.teardown.state() == control::Dying::dead;  // XEN_DOMINF_dying: dead, as Xen
+  facts.shut_down = stopped;
+  facts.shutdown_code = stopped ? domain.shutdown_reason : control::no_shutdown_code;
+  facts.xenstore_domain = domain.config.xenstore_domain;
   facts.paused_by_controller = domain.paused();
   facts.tot_pages = domain.tot_pages;
   facts.max_pages = domain.max_pages;
@@ -45,8 +49,13 @@ void describe(const Domain& domain, xen_domctl_getdomaininfo& info) {
 }
 
 void list(DomainList& list) {
+  domain_lifecycle::reap_dead();  // getdomaininfolist too sees a dead domain gone once nothing holds it
   unsigned count = 0;
-  domains::for_each([&](const Domain& domain) { list.ids[count++] = domain.id; });  // slot order is id order
+  domains::for_each([&](const Domain& domain) {  // slot order: sorted into id order as it goes
+    unsigned at = count++;
+    for (; at > 0 && list.ids[at - 1] > domain.id; --at) list.ids[at] = list.ids[at - 1];
+    list.ids[at] = domain.id;
+  });
   list.view = control::DomainIds{list.ids, count};
 }
 

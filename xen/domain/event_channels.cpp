@@ -183,6 +183,20 @@ int bind_to_hypervisor(Domain& domain) {
 
 unsigned ports_in_use(Domain& domain) { return domain.channel_table().count_in_use(); }
 
+// destroydomain: every port closed as EVTCHNOP_close closes it, so the remote end of each
+// interdomain channel is left unbound (waiting for a domain that will not come back), as Xen's
+// evtchn_destroy does.
+void close_all(Domain& domain) {
+  evtchn::Table table = domain.channel_table();
+  for (unsigned port = 1; port < Domain::max_event_channels; ++port) {
+    if (domain.event_channels[port].state == State::free) continue;
+    evtchn::close(table, port, table_of);
+    if (domain.shared_info) clear(domain.shared_info->evtchn_pending, port);
+  }
+  for (uint64_t& port : domain.vcpu0.virq_to_port) port = 0;
+  domain.console_port = 0;
+}
+
 long hypercall(Vcpu& vcpu, int command, uint64_t argument) {
   switch (command) {
     case EVTCHNOP_bind_virq: return bind_virq(vcpu, argument);

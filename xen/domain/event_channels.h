@@ -22,4 +22,6 @@ int bind_to_hypervisor(Domain& domain);
 // How many ports of `domain` are in use (for the tests' before/after counts and the reports).
 unsigned ports_in_use(Domain& domain);
 long hypercall(Vcpu& vcpu, int command, uint64_t argument);
+// Closes every port of the domain (destroydomain: Xen's evtchn_destroy).
+void close_all(Domain& domain);
 }  // namespace event_channels

@@ -1,6 +1,7 @@
 #include "domain/frame_audit.h"
 #include "console/console.h"
 #include "domain/domain.h"
+#include "domain/shared_info.h"
 #include "memory/boot_memory.h"
 #include "memory/machine.h"
 #include "mm/audit.h"
@@ -42,12 +43,16 @@ Result run_and_report() {
     return result;
   }
   // Each vCPU's base pointers hold their L4s: references no page table accounts for.
-  mm::ExternalHold holds[2 * domains::max_domains];
+  // So does the hypervisor's hold on each shared_info page (a writable type reference).
+  mm::ExternalHold holds[3 * domains::max_domains];
   unsigned count = 0;
   domains::for_each([&](const Domain& domain) {
     const uint64_t bases[] = {domain.vcpu0.bases.kernel_mfn, domain.vcpu0.bases.user_mfn};
     for (uint64_t base : bases)
       if (base) holds[count++] = mm::ExternalHold{base, 1, 1, mm::PageType::L4};
+    if (domain.shared_info)
+      holds[count++] = mm::ExternalHold{domain.shared_info_mfn, shared_info_page::hold_general_refs,
+                                        shared_info_page::hold_type_refs, mm::PageType::Writable};
   });
   mm::AuditReport report = mm::audit_frame_table(table, holds, count, scratch.frames);
   boot_memory::allocator().free_contiguous(scratch.first, scratch.count);

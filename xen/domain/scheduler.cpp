@@ -40,15 +40,21 @@ void change_runstate(Vcpu* vcpu, unsigned to, uint64_t now) {
   runstate.entry_ns = now;
 }
 
-bool runnable(const Vcpu& vcpu) { return vcpu.domain->alive() && !vcpu.blocked && !vcpu.domain->paused(); }
+// Up: it has a context and is online (Xen: is_initialised and not VPF_down). A domain
+// created at run time has neither until the toolstack sets its vCPU context.
+bool up(const Vcpu& vcpu) { return vcpu.initialised && vcpu.online; }
+
+bool runnable(const Vcpu& vcpu) {
+  return vcpu.domain->alive() && up(vcpu) && !vcpu.blocked && !vcpu.domain->paused();
+}
 
 // runnable() for the vCPU on the CPU, which is never paused: only another domain can pause it,
 // and with one CPU that domain holds the CPU while it does. Checked before every return to a
 // guest, so it leaves the pause count alone.
 bool may_keep_cpu(const Vcpu& running) { return running.domain->alive() && !running.blocked; }
 
-// Slots of the run queue are domain table slots, which are domain ids.
-int slot_of(const Vcpu* vcpu) { return vcpu ? int(vcpu->domain->id) : run_queue::none; }
+// Slots of the run queue are domain table slots (not ids: those are sparse).
+int slot_of(const Vcpu* vcpu) { return vcpu ? int(vcpu->domain->slot) : run_queue::none; }
 
 void runnable_slots(bool (&slots)[domains::max_domains]) {
   for (unsigned i = 0; i < domains::max_domains; ++i) {
@@ -66,7 +72,7 @@ Vcpu* pick_after(const Vcpu* previous) {
 
 // A paused vCPU is offline, as Xen's vcpu_sleep_nosync makes it, unless it is also blocked.
 unsigned state_when_descheduled(const Vcpu& vcpu) {
-  if (!vcpu.domain->alive()) return RUNSTATE_offline;
+  if (!vcpu.domain->alive() || !up(vcpu)) return RUNSTATE_offline;
   if (vcpu.blocked) return RUNSTATE_blocked;
   return vcpu.domain->paused() ? RUNSTATE_offline : RUNSTATE_runnable;
 }
@@ -130,7 +136,9 @@ Vcpu* idle_until_runnable(Vcpu& previous) {
 
 void start(Vcpu& first) {
   uint64_t now = system_clock::now_ns();
-  domains::for_each([&](Domain& domain) { domain.vcpu0.runstate = Runstate{RUNSTATE_runnable, now}; });
+  domains::for_each([&](Domain& domain) {
+    domain.vcpu0.runstate = Runstate{runnable(domain.vcpu0) ? unsigned(RUNSTATE_runnable) : unsigned(RUNSTATE_offline), now};
+  });
   first.runstate = Runstate{RUNSTATE_running, now};
   idle_runstate = Runstate{RUNSTATE_runnable, now};
   domains::set_current(&first);
@@ -221,6 +229,22 @@ void unpaused(Vcpu& vcpu) {
   VcpuName name = name_of(&vcpu);
   trace::event(TRC_SCHED_WAKE, name.domain, name.vcpu);
   if (!runnable(vcpu) || vcpu.runstate.state < RUNSTATE_blocked) return;
+  change_runstate(&vcpu, RUNSTATE_runnable, system_clock::now_ns());
+  Vcpu* running = domains::current();
+  if (running && running != &vcpu) timers::reprogram();
+}
+
+// A vCPU created down, or taken down (destroydomain): offline, and never picked.
+void vcpu_down(Vcpu& vcpu) {
+  uint64_t now = system_clock::now_ns();
+  if (vcpu.runstate.entry_ns == 0) vcpu.runstate = Runstate{RUNSTATE_offline, now};
+  else if (&vcpu != domains::current()) change_runstate(&vcpu, RUNSTATE_offline, now);
+}
+
+// A vCPU given its context online (setvcpucontext): runnable from now on unless the domain is
+// paused (the new domain's controller pause holds it until the toolstack unpauses it).
+void vcpu_up(Vcpu& vcpu) {
+  if (!runnable(vcpu) || vcpu.runstate.state != RUNSTATE_offline) return;
   change_runstate(&vcpu, RUNSTATE_runnable, system_clock::now_ns());
   Vcpu* running = domains::current();
   if (running && running != &vcpu) timers::reprogram();

@@ -21,6 +21,10 @@ void slice_expired();           // from the timer interrupt
 // The control domain paused a domain (its first pause) or unpaused it (its last unpause).
 void paused(Vcpu& vcpu);
 void unpaused(Vcpu& vcpu);
+// A vCPU down (created without a context, or destroyed) and up (its context set online):
+// the scheduler picks only vCPUs that are up, including those of domains created at run time.
+void vcpu_down(Vcpu& vcpu);
+void vcpu_up(Vcpu& vcpu);
 // Time the vCPU has spent running, up to now (Xen's runstate.time[RUNSTATE_running]).
 uint64_t running_ns(const Vcpu& vcpu);
 // When the running vCPU's slice ends, or 0 when no other vCPU waits for the CPU.

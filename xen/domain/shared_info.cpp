@@ -5,6 +5,7 @@
 #include "domain/domain.h"
 #include "memory/boot_memory.h"
 #include "memory/machine.h"
+#include "mm/page_refs.h"
 #include "time/clock.h"
 #include "time/wallclock.h"
 
@@ -13,6 +14,13 @@ bool create(Domain& domain) {
   // The page belongs to the domain so it can map it; the hypervisor writes it via the direct map.
   uint64_t mfn = boot_memory::allocate_frame(domain.id);
   if (!mfn) return false;
+  // As Xen's share_xen_page_with_guest: a permanent writable type reference, so the page can
+  // never become a page table (the hypervisor rewrites the time in it without validation).
+  mm::PageInfo& info = boot_memory::frame_table().info(mfn);
+  ++info.general_refs;
+  info.type = mm::PageType::Writable;
+  info.type_refs = 1;
+  info.validated = true;
   domain.shared_info_mfn = mfn;
   domain.shared_info = machine::to_virtual<shared_info_t>(mfn << 12);
   for (auto& info : domain.shared_info->vcpu_info) info.evtchn_upcall_mask = 1;
@@ -25,6 +33,12 @@ bool create(Domain& domain) {
   domain.shared_info->wc_nsec = 0;
   update_time(domain.vcpu0);
   return true;
+}
+
+void release(Domain& domain) {
+  if (!domain.shared_info_mfn || !domain.shared_info) return;
+  domain.shared_info = nullptr;  // the hypervisor writes it no more
+  mm::put_page_and_type(boot_memory::frame_table(), domain.shared_info_mfn);
 }
 
 void update_time(Vcpu& vcpu) {

@@ -1,12 +1,16 @@
 // HYPERVISOR_domctl: the control domain's operations on domains, with Xen 4.17's structures
 // (xen/domctl.h, interface version 0x15) and answers. The rules are pure (control/); this is
 // the glue: copy in, look up, apply to the Domain, copy back where Xen copies back.
-// Served: getdomaininfo, pausedomain / unpausedomain, max_mem, max_vcpus, setdomainhandle,
-// getvcpuinfo. Xen's other sub-ops are -EOPNOTSUPP, numbers it does not know -ENOSYS.
+// Served: createdomain, destroydomain, getdomaininfo, pausedomain / unpausedomain, max_mem,
+// max_vcpus, setdomainhandle, getvcpuinfo, setvcpucontext / getvcpucontext, set_address_size /
+// get_address_size, hypercall_init (domain/domain_lifecycle). Xen's other sub-ops are
+// -EOPNOTSUPP, numbers it does not know -ENOSYS.
 #include "control/control_abi.h"
 #include "control/domctl_rules.h"
+#include "control/vcpu_context.h"
 #include "domain/domain.h"
 #include "domain/domain_control.h"
+#include "domain/domain_lifecycle.h"
 #include "domain/scheduler.h"
 #include "hypercall/dispatch.h"
 #include "pv/guest_memory.h"
@@ -26,14 +30,50 @@ long get_domain_info(xen_domctl_t& op) {
 }
 
 long get_vcpu_info(Domain& domain, xen_domctl_getvcpuinfo& info) {
-  if (long error = control::check_vcpu_index(info.vcpu, domain.max_vcpus, info.vcpu == 0)) return error;
+  if (long error = control::check_vcpu_index(info.vcpu, domain.max_vcpus, info.vcpu == 0 && domain.vcpu0.created))
+    return error;
   const Vcpu& vcpu = domain.vcpu0;
-  info.online = 1;
+  info.online = vcpu.initialised && vcpu.online;  // Xen: not VPF_down
   info.blocked = vcpu.blocked;
   info.running = domains::current() == &vcpu;
   info.cpu_time = scheduler::running_ns(vcpu);
   info.cpu = 0;
   return 0;
+}
+
+long create_domain(xen_domctl_t& op) {
+  Domain* created = nullptr;
+  if (long error = domain_lifecycle::create(op.domain, op.u.createdomain, created)) return error;
+  op.domain = created->id;
+  op.u.createdomain.flags = created->config.flags;  // as Xen, which adds oos_off for PV in place
+  return 0;
+}
+
+// The context is 5 KiB: kept off the hypervisor stack (one CPU, and domctl does not nest).
+vcpu_guest_context context_buffer;
+
+// setvcpucontext: -EINVAL on the caller itself or a vCPU it does not have; a null handle
+// resets the vCPU (Xen's vcpu_reset), else the context is copied in (-EFAULT) and applied.
+// Xen's answer for the caller itself, a vCPU beyond max_vcpus, or one max_vcpus has not made.
+bool no_such_vcpu(const Vcpu& caller, const Domain& target, uint32_t vcpu) {
+  return &target == caller.domain || vcpu >= target.max_vcpus || !target.vcpu0.created;
+}
+
+long set_vcpu_context(Vcpu& caller, Domain& target, const xen_domctl_vcpucontext& request) {
+  if (no_such_vcpu(caller, target, request.vcpu)) return -XEN_EINVAL;
+  uint64_t handle = uint64_t(reinterpret_cast<uintptr_t>(request.ctxt.p));
+  if (handle == 0) return domain_lifecycle::reset_vcpu(target);
+  if (!guest_memory::read(caller, handle, context_buffer)) return -XEN_EFAULT;
+  return domain_lifecycle::set_vcpu_context(target, context_buffer);
+}
+
+// getvcpucontext: -EINVAL as above, -ENODATA before the vCPU has a context, -EFAULT when the
+// context cannot be copied out.
+long get_vcpu_context(Vcpu& caller, const Domain& target, const xen_domctl_vcpucontext& request) {
+  if (no_such_vcpu(caller, target, request.vcpu)) return -XEN_EINVAL;
+  if (long error = domain_lifecycle::get_vcpu_context(target, context_buffer)) return error;
+  uint64_t handle = uint64_t(reinterpret_cast<uintptr_t>(request.ctxt.p));
+  return guest_memory::write(caller, handle, context_buffer) ? 0 : -XEN_EFAULT;
 }
 
 long run(Vcpu& caller, xen_domctl_t& op, Domain* target) {
@@ -45,12 +85,20 @@ long run(Vcpu& caller, xen_domctl_t& op, Domain* target) {
       return domain_control::pause(*target);
     case XEN_DOMCTL_unpausedomain: return domain_control::unpause(*target);
     case XEN_DOMCTL_max_mem: target->max_pages = control::max_pages_from_kb(op.u.max_mem.max_memkb); return 0;
-    case XEN_DOMCTL_max_vcpus:  // the vCPUs were made with the domain: nothing to create
-      return control::check_max_vcpus(on_itself, op.u.max_vcpus.max, target->max_vcpus);
+    case XEN_DOMCTL_max_vcpus:  // the number createdomain was given: the vCPUs are made now
+      if (long error = control::check_max_vcpus(on_itself, op.u.max_vcpus.max, target->max_vcpus)) return error;
+      return domain_lifecycle::create_vcpus(*target);
     case XEN_DOMCTL_setdomainhandle:
       __builtin_memcpy(target->handle, op.u.setdomainhandle.handle, sizeof(target->handle));
       return 0;
     case XEN_DOMCTL_getvcpuinfo: return get_vcpu_info(*target, op.u.getvcpuinfo);
+    case XEN_DOMCTL_createdomain: return create_domain(op);
+    case XEN_DOMCTL_destroydomain: return domain_lifecycle::destroy(*target, caller.domain, true);
+    case XEN_DOMCTL_setvcpucontext: return set_vcpu_context(caller, *target, op.u.vcpucontext);
+    case XEN_DOMCTL_getvcpucontext: return get_vcpu_context(caller, *target, op.u.vcpucontext);
+    case XEN_DOMCTL_set_address_size: return control::check_address_size(op.u.address_size.size);
+    case XEN_DOMCTL_get_address_size: op.u.address_size.size = control::pv_address_size; return 0;
+    case XEN_DOMCTL_hypercall_init: return domain_lifecycle::hypercall_init(*target, op.u.hypercall_init.gmfn);
     default: return control::domctl_unserved_answer(op.cmd);
   }
 }
@@ -59,6 +107,7 @@ long run(Vcpu& caller, xen_domctl_t& op, Domain* target) {
 long domctl(Vcpu& vcpu, TrapFrame&, Arguments& args) {
   xen_domctl_t op;
   if (!guest_memory::read(vcpu, args.a[0], op)) return -XEN_EFAULT;
+  domain_lifecycle::reap_dead();
   Domain* target = domains::find(op.domain);
   if (long error = control::domctl_admission(op.interface_version, op.cmd, target != nullptr, vcpu.domain->privileged))
     return error;

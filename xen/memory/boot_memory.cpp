@@ -19,9 +19,12 @@ constexpr uint64_t invalid_m2p_entry = ~0ULL;
 
 Module modules[max_modules];
 unsigned nr_modules;
+unsigned nr_dropped_modules;
 boot::PhysicalRange ram[max_ranges];
 unsigned nr_ram;
-boot::PhysicalRange reserved[max_ranges];
+// Every module is a reserved range, besides the firmware's, the image and the boot structures.
+constexpr unsigned max_reserved = max_ranges + max_modules;
+boot::PhysicalRange reserved[max_reserved];
 unsigned nr_reserved;
 boot::FrameAllocator frame_allocator;
 alignas(mm::FrameTable) uint8_t frame_table_storage[sizeof(mm::FrameTable)];
@@ -32,7 +35,7 @@ mm::HypervisorL4Slots slots;
 uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) & ~(a - 1); }
 
 void add_reserved(uint64_t start, uint64_t end) {
-  if (nr_reserved < max_ranges) reserved[nr_reserved++] = {start & ~(page - 1), round_up(end, page)};
+  if (nr_reserved < max_reserved) reserved[nr_reserved++] = {start & ~(page - 1), round_up(end, page)};
 }
 
 bool read_memory_map(const boot::MultibootInfo& info) {
@@ -57,7 +60,10 @@ bool read_memory_map(const boot::MultibootInfo& info) {
 
 bool read_modules(const boot::MultibootInfo& info) {
   nr_modules = info.module_count();
-  if (nr_modules > max_modules) nr_modules = max_modules;
+  if (nr_modules > max_modules) {
+    nr_dropped_modules = nr_modules - max_modules;
+    nr_modules = max_modules;
+  }
   for (unsigned i = 0; i < nr_modules; ++i) {
     boot::MultibootModule m;
     if (info.module(i, m) != boot::MultibootError::none) return false;
@@ -172,6 +178,7 @@ bool init(const boot::MultibootInfo& info) {
 }
 
 unsigned module_count() { return nr_modules; }
+unsigned modules_dropped() { return nr_dropped_modules; }
 const Module& module(unsigned index) { return modules[index]; }
 boot::FrameAllocator& allocator() { return frame_allocator; }
 mm::FrameTable& frame_table() { return *frames; }

@@ -13,11 +13,14 @@ struct Module {
   uint64_t start = 0, end = 0;  // physical
   char command_line[256] = {};
 };
-constexpr unsigned max_modules = 4;
+// dom0's kernel and initrd and a pair for each boot domU, as many as the domain table has
+// slots (domain/domain.h: 32). Modules beyond are dropped with a message (modules_dropped).
+constexpr unsigned max_modules = 64;
 
 // Reads the memory map and modules (copying what is needed out of loader memory first).
 bool init(const boot::MultibootInfo& info);
 unsigned module_count();
+unsigned modules_dropped();  // the loader gave more than max_modules
 const Module& module(unsigned index);
 
 boot::FrameAllocator& allocator();

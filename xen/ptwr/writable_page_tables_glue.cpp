@@ -5,6 +5,7 @@
 #include "hypervisor/perf_counters.h"
 #include "memory/boot_memory.h"
 #include "memory/machine.h"
+#include "mm/page_refs.h"
 #include "trace/format/events.h"
 #include "tracing/trace_buffers.h"
 
@@ -67,10 +68,27 @@ void reattach_slot(Domain& domain, mm::MmuContext& context, ptwr::SlotKind kind)
 bool enable(Domain& domain) {
   uint64_t active = boot_memory::allocate_frame(DOMID_XEN);
   uint64_t inactive = boot_memory::allocate_frame(DOMID_XEN);
-  if (!active || !inactive) return false;
+  domain.ptwr_snapshot_mfns[0] = active;
+  domain.ptwr_snapshot_mfns[1] = inactive;
+  if (!active || !inactive) {
+    disable(domain);
+    return false;
+  }
   domain.writable_pagetables.set_snapshot_storage(machine::to_virtual<uint64_t>(active << 12),
                                                   machine::to_virtual<uint64_t>(inactive << 12));
   return true;
+}
+
+void disable(Domain& domain) {
+  reattach_all(domain);
+  domain.writable_pagetables.set_snapshot_storage(nullptr, nullptr);
+  mm::FrameTable& frames = boot_memory::frame_table();
+  for (uint64_t& mfn : domain.ptwr_snapshot_mfns) {
+    if (!mfn) continue;
+    mm::drop_allocation(frames, mfn);
+    boot_memory::allocator().free(mfn);
+    mfn = 0;
+  }
 }
 
 bool detach(Vcpu& vcpu, const TableWriteFault& write) {

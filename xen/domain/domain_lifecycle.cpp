@@ -1,0 +1,366 @@
+#include "domain/domain_lifecycle.h"
+#include "arch/x86/cpu/fpu.h"
+#include "arch/x86/cpu/rflags.h"
+#include "console/console.h"
+#include "control/create_config.h"
+#include "control/domid_allocation.h"
+#include "control/vcpu_context.h"
+#include "domain/domain_control.h"
+#include "domain/domain_mmu.h"
+#include "domain/event_channels.h"
+#include "domain/scheduler.h"
+#include "domain/shared_info.h"
+#include "domain/timers.h"
+#include "hypercall/dispatch.h"
+#include "memory/boot_memory.h"
+#include "memory/machine.h"
+#include "mm/mmuext_op.h"
+#include "mm/page_refs.h"
+#include "ptwr/writable_page_tables_glue.h"
+#include "pv/hypercall_page.h"
+
+namespace domain_lifecycle {
+namespace {
+constexpr uint64_t page = 4096;
+constexpr uint64_t cr0_ts = 1u << 3;
+
+PageTableWriteMode write_mode = PageTableWriteMode::emulate;
+control::DomidAllocator domids;
+
+bool id_in_use(const void*, domid_t id) { return domains::find(id) != nullptr; }
+
+// A frame the domain's allocation held and nothing else holds any more goes back to the
+// allocator (a handed-over initrd module's frames were never the allocator's: they only
+// become unowned). Frames another holder still references stay the domain's.
+bool give_back(Domain& domain, uint64_t mfn) {
+  mm::FrameTable& frames = boot_memory::frame_table();
+  mm::PageInfo& info = frames.info(mfn);
+  if (!info.allocated || info.general_refs != 1) return false;
+  const bool allocator_frame = boot_memory::allocator().is_allocated(mfn);
+  // The last reference: the frame table's release hook (memory/reservation) gives the frame
+  // back to the allocator and takes it out of tot_pages; free it here only if it did not.
+  mm::drop_allocation(frames, mfn);
+  if (allocator_frame) {
+    if (boot_memory::allocator().is_allocated(mfn)) boot_memory::allocator().free(mfn);
+    ++domain.frames_given_back;
+  } else {
+    ++domain.module_frames_unowned;  // a handed-over boot module's frame: never the allocator's
+  }
+  return true;
+}
+
+bool owned_by(const mm::PageInfo& info, const Domain& domain) { return !info.is_free() && info.owner == domain.id; }
+
+// Timers, writable-pagetable slots, CR3s (Xen's vcpu_destroy_pagetables): the vCPU goes down.
+void release_vcpu_state(Domain& domain) {
+  Vcpu& vcpu = domain.vcpu0;
+  vcpu.timer_deadline_ns = 0;
+  vcpu.periodic_period_ns = 0;
+  timers::reprogram();
+  uint64_t free_before = boot_memory::allocator().free_count();
+  writable_page_tables::disable(domain);
+  domain.frames_given_back += boot_memory::allocator().free_count() - free_before;
+  mm::release_base_pointers(boot_memory::frame_table(), vcpu.bases);
+  vcpu.online = false;
+  vcpu.initialised = false;
+  vcpu.blocked = false;
+  scheduler::vcpu_down(vcpu);
+}
+
+void unpin_tables(const Domain& domain, uint64_t first, uint64_t end) {
+  mm::FrameTable& frames = boot_memory::frame_table();
+  for (uint64_t mfn = first; mfn < end; ++mfn) {
+    mm::PageInfo* info = frames.find(mfn);
+    if (!info || !info->pinned || !owned_by(*info, domain)) continue;
+    info->pinned = false;
+    mm::put_page_and_type(frames, mfn);
+  }
+}
+
+void release_frames(Domain& domain, uint64_t first, uint64_t end) {
+  mm::FrameTable& frames = boot_memory::frame_table();
+  for (uint64_t mfn = first; mfn < end; ++mfn) {
+    mm::PageInfo* info = frames.find(mfn);
+    if (!info || !owned_by(*info, domain) || mfn == domain.shared_info_mfn) continue;
+    give_back(domain, mfn);  // tot_pages drops in the frame table's release hook
+  }
+}
+
+// The domain's shared_info page: the hypervisor stops writing it before it is given back.
+void release_shared_info(Domain& domain) {
+  if (!domain.shared_info_mfn) return;
+  shared_info_page::release(domain);
+  const mm::PageInfo* info = boot_memory::frame_table().find(domain.shared_info_mfn);
+  if (info && owned_by(*info, domain) && give_back(domain, domain.shared_info_mfn)) domain.shared_info_mfn = 0;
+}
+
+void carry_out(Domain& domain, const control::TeardownWork& work) {
+  switch (work.step) {
+    case control::TeardownStep::vcpu_state: release_vcpu_state(domain); return;
+    case control::TeardownStep::event_channels: event_channels::close_all(domain); return;
+    case control::TeardownStep::unpin_tables: unpin_tables(domain, work.first, work.end); return;
+    case control::TeardownStep::release_frames: release_frames(domain, work.first, work.end); return;
+    case control::TeardownStep::shared_info: release_shared_info(domain); return;
+    case control::TeardownStep::done: return;
+  }
+}
+
+// Frames of a dead domain that another domain still referenced when it died are given back
+// once that holder let go; the slot goes when none is left (Xen frees the domain when its
+// last page goes: tot_pages 0, then put_domain).
+uint64_t frames_still_held(Domain& domain) {
+  mm::FrameTable& frames = boot_memory::frame_table();
+  uint64_t held = 0;
+  domain.held_count = 0;
+  domain.held_overflow = false;
+  for (uint64_t mfn = 0; mfn < frames.size(); ++mfn) {
+    mm::PageInfo* info = frames.find(mfn);
+    if (!info || !owned_by(*info, domain) || give_back(domain, mfn)) continue;
+    ++held;
+    if (domain.held_count < Domain::max_held_frames)
+      domain.held_frames[domain.held_count++] = mfn;
+    else
+      domain.held_overflow = true;
+  }
+  domain.tot_pages = held;
+  if (!held) domain.shared_info_mfn = 0;
+  return held;
+}
+
+// The remembered frames of a dead domain: those whose last holder let go (put_page left them
+// unowned, still the allocator's to take back) or whose allocation is all that holds them now.
+uint64_t recheck_held_frames(Domain& domain) {
+  mm::FrameTable& frames = boot_memory::frame_table();
+  unsigned kept = 0;
+  for (unsigned i = 0; i < domain.held_count; ++i) {
+    const uint64_t mfn = domain.held_frames[i];
+    const mm::PageInfo& info = frames.info(mfn);
+    if (info.is_free()) {  // its last holder let go: the release hook gave it back
+      if (boot_memory::allocator().is_allocated(mfn)) boot_memory::allocator().free(mfn);
+      ++domain.frames_given_back;
+      continue;
+    }
+    if (owned_by(info, domain) && give_back(domain, mfn)) continue;
+    domain.held_frames[kept++] = mfn;
+  }
+  domain.held_count = kept;
+  domain.tot_pages = kept;
+  return kept;
+}
+
+void report_destroyed(const Domain& domain) {
+  printk("Domain %u destroyed: %lu frames back to the allocator", domain.id, domain.frames_given_back);
+  if (domain.module_frames_unowned) printk(", %lu boot-module frames unowned", domain.module_frames_unowned);
+  printk("\n");
+}
+
+void trap_frame_from(const cpu_user_regs& regs, TrapFrame& frame) {
+  frame = TrapFrame{};
+  frame.r15 = regs.r15, frame.r14 = regs.r14, frame.r13 = regs.r13, frame.r12 = regs.r12;
+  frame.r11 = regs.r11, frame.r10 = regs.r10, frame.r9 = regs.r9, frame.r8 = regs.r8;
+  frame.rbp = regs.rbp, frame.rdi = regs.rdi, frame.rsi = regs.rsi, frame.rdx = regs.rdx;
+  frame.rcx = regs.rcx, frame.rbx = regs.rbx, frame.rax = regs.rax;
+  frame.rip = regs.rip;
+  frame.rsp = regs.rsp;
+  frame.cs = regs.cs;  // RPL 3 already (fix_guest_selectors)
+  frame.ss = regs.ss;
+  // IOPL is virtual (Xen keeps it apart), interrupts stay on in hardware, no V86 or NT tricks.
+  frame.rflags = (regs.rflags & rflags::defined & ~(rflags::iopl | rflags::virtual_8086 | rflags::nested_task)) |
+                 rflags::interrupt | rflags::reserved_one;
+}
+
+void user_regs_from(const TrapFrame& frame, unsigned iopl, cpu_user_regs& regs) {
+  regs.r15 = frame.r15, regs.r14 = frame.r14, regs.r13 = frame.r13, regs.r12 = frame.r12;
+  regs.r11 = frame.r11, regs.r10 = frame.r10, regs.r9 = frame.r9, regs.r8 = frame.r8;
+  regs.rbp = frame.rbp, regs.rdi = frame.rdi, regs.rsi = frame.rsi, regs.rdx = frame.rdx;
+  regs.rcx = frame.rcx, regs.rbx = frame.rbx, regs.rax = frame.rax;
+  regs.rip = frame.rip;
+  regs.rsp = frame.rsp;
+  regs.cs = uint16_t(frame.cs);
+  regs.ss = uint16_t(frame.ss);
+  regs.rflags = frame.rflags | (uint64_t(iopl) << 12);
+}
+
+// The first context's page tables: the kernel L4 (and the user one) become the vCPU's base
+// pointers, validated as L4s and referenced as Xen's guest_table is (a type ref, not a pin).
+long take_page_tables(Domain& domain, const vcpu_guest_context& context) {
+  mm::MmuContext mmu = domain_mmu::context(domain);
+  mm::VcpuBasePointers& bases = domain.vcpu0.bases;
+  mmuext_op_t op{};
+  op.cmd = MMUEXT_NEW_BASEPTR;
+  op.arg1.mfn = control::kernel_l4_of(context);
+  if (op.arg1.mfn == 0) return -XEN_EINVAL;
+  if (long rc = mm::mmuext_op(mmu, bases, op)) return rc;
+  if (control::user_l4_of(context) == 0) return 0;
+  op.cmd = MMUEXT_NEW_USER_BASEPTR;
+  op.arg1.mfn = control::user_l4_of(context);
+  if (long rc = mm::mmuext_op(mmu, bases, op)) {
+    mm::release_base_pointers(boot_memory::frame_table(), bases);
+    return rc;
+  }
+  return 0;
+}
+}  // namespace
+
+void set_page_table_write_mode(PageTableWriteMode mode) { write_mode = mode; }
+
+xen_domctl_createdomain default_config() {
+  xen_domctl_createdomain config{};
+  config.max_vcpus = 1;
+  config.max_evtchn_port = Domain::max_event_channels - 1;
+  config.max_grant_frames = -1;
+  config.max_maptrack_frames = -1;
+  config.grant_opts = XEN_DOMCTL_GRANT_version(1);
+  return config;
+}
+
+long create_with_id(domid_t id, const xen_domctl_createdomain& config, bool privileged, Domain*& created) {
+  control::DomainConfig checked;
+  if (long error = control::check_create_config(config, privileged && id == 0, checked)) return error;
+  Domain* domain = domains::create(id, privileged);
+  if (!domain) return domains::find(id) ? -XEN_EEXIST : -XEN_ENOMEM;  // no slot: Xen's alloc_domain_struct
+  domain->config = checked;
+  domain->max_vcpus = checked.max_vcpus;
+  __builtin_memcpy(domain->handle, config.handle, sizeof(domain->handle));
+  domain->pt_write_mode = write_mode;
+  domain->controller_pause.pause();  // Xen's domain_create: the toolstack's first unpause starts it
+  bool ready = shared_info_page::create(*domain) &&
+               (write_mode != PageTableWriteMode::writable || writable_page_tables::enable(*domain));
+  if (!ready) {
+    destroy(*domain, nullptr, false);
+    return -XEN_ENOMEM;
+  }
+  created = domain;
+  return 0;
+}
+
+long create(uint32_t requested, const xen_domctl_createdomain& config, Domain*& created) {
+  control::DomidAllocator::Choice choice = domids.choose(requested, id_in_use, nullptr);
+  if (choice.error) return choice.error;
+  return create_with_id(choice.id, config, false, created);
+}
+
+long create_vcpus(Domain& target) {
+  Vcpu& vcpu = target.vcpu0;
+  if (vcpu.created || target.dying()) return 0;
+  vcpu.created = true;
+  scheduler::vcpu_down(vcpu);
+  return 0;
+}
+
+long destroy(Domain& target, const Domain* caller, bool preemptible) {
+  const bool was_alive = target.teardown.alive();
+  if (long error = target.teardown.begin(&target == caller)) return error;
+  if (was_alive) target.stop_reported = true;  // it leaves without a "shut down" line
+  const uint64_t nr_frames = boot_memory::frame_table().size();
+  bool progressed = false;
+  for (control::TeardownWork work = target.teardown.next(nr_frames); work.step != control::TeardownStep::done;
+       work = target.teardown.next(nr_frames)) {
+    if (preemptible && progressed && hypercall::preemption_requested()) return hypercall::restart;
+    carry_out(target, work);
+    target.teardown.finished(work);
+    progressed = true;
+  }
+  if (frames_still_held(target) == 0) {
+    if (progressed || target.frames_given_back) report_destroyed(target);
+    domains::release(target);
+  } else if (progressed) {
+    printk("Domain %u dead: %lu of its frames still referenced elsewhere\n", target.id, target.tot_pages);
+  }
+  return 0;
+}
+
+void reap_dead() {
+  domains::for_each([](Domain& domain) {
+    if (domain.teardown.state() != control::Dying::dead || domain.held_overflow) return;
+    if (recheck_held_frames(domain) != 0) return;
+    domain.shared_info_mfn = 0;
+    report_destroyed(domain);
+    domains::release(domain);
+  });
+}
+
+long set_vcpu_context(Domain& target, vcpu_guest_context& context) {
+  Vcpu& vcpu = target.vcpu0;
+  if (target.dying()) return -XEN_EINVAL;  // its frames are going (Xen: the CR3 page is not its any more)
+  control::fix_guest_selectors(context);
+  control::VcpuTablesNow now{vcpu.initialised, vcpu.bases.kernel_mfn, vcpu.bases.user_mfn};
+  if (long error = control::check_vcpu_context(context, vcpu.id, now)) return error;
+  if (!vcpu.initialised) {
+    if (vcpu.id == 0) target.vm_assist = context.vm_assist;
+    if (long error = take_page_tables(target, context)) return error;
+  }
+  trap_frame_from(context.user_regs, vcpu.registers);
+  vcpu.iopl = unsigned(context.user_regs.rflags & rflags::iopl) >> 12;
+  vcpu.kernel_mode = context.flags & VGCF_in_kernel;
+  __builtin_memcpy(vcpu.trap_table, context.trap_ctxt, sizeof(vcpu.trap_table));
+  vcpu.kernel_ss = context.kernel_ss;
+  vcpu.kernel_sp = context.kernel_sp;
+  vcpu.event_callback = context.event_callback_eip;
+  vcpu.failsafe_callback = context.failsafe_callback_eip;
+  vcpu.syscall_callback = context.syscall_callback_eip;
+  vcpu.syscall_disables_events = context.flags & VGCF_syscall_disables_events;
+  vcpu.fs_base = context.fs_base;
+  vcpu.gs_base_kernel = context.gs_base_kernel;
+  vcpu.gs_base_user = context.gs_base_user;
+  vcpu.fpu_switched_out = context.ctrlreg[0] & cr0_ts;
+  if (context.flags & VGCF_i387_valid)
+    __builtin_memcpy(vcpu.fpu_state, context.fpu_ctxt.x, sizeof(vcpu.fpu_state));
+  else
+    fpu::initial_state(vcpu.fpu_state);
+  vcpu.initialised = true;
+  vcpu.online = context.flags & VGCF_online;
+  if (vcpu.online)
+    scheduler::vcpu_up(vcpu);
+  else
+    scheduler::vcpu_down(vcpu);
+  return 0;
+}
+
+long reset_vcpu(Domain& target) {
+  Vcpu& vcpu = target.vcpu0;
+  writable_page_tables::reattach_all(target);
+  mm::release_base_pointers(boot_memory::frame_table(), vcpu.bases);
+  vcpu.initialised = false;
+  vcpu.online = false;
+  scheduler::vcpu_down(vcpu);
+  return 0;
+}
+
+long get_vcpu_context(const Domain& target, vcpu_guest_context& context) {
+  const Vcpu& vcpu = target.vcpu0;
+  if (!vcpu.initialised) return -XEN_ENODATA;
+  context = vcpu_guest_context{};
+  __builtin_memcpy(context.fpu_ctxt.x, vcpu.fpu_state, sizeof(context.fpu_ctxt.x));
+  context.flags = VGCF_i387_valid | (vcpu.kernel_mode ? VGCF_in_kernel : 0) | (vcpu.online ? VGCF_online : 0) |
+                  (vcpu.syscall_disables_events ? VGCF_syscall_disables_events : 0);
+  user_regs_from(vcpu.registers, vcpu.iopl, context.user_regs);
+  __builtin_memcpy(context.trap_ctxt, vcpu.trap_table, sizeof(context.trap_ctxt));
+  context.kernel_ss = vcpu.kernel_ss;
+  context.kernel_sp = vcpu.kernel_sp;
+  context.ctrlreg[0] = vcpu.fpu_switched_out ? cr0_ts : 0;
+  context.ctrlreg[3] = vcpu.bases.kernel_mfn << 12;  // Xen's xen_pfn_to_cr3
+  context.ctrlreg[1] = vcpu.bases.user_mfn << 12;
+  context.event_callback_eip = vcpu.event_callback;
+  context.failsafe_callback_eip = vcpu.failsafe_callback;
+  context.syscall_callback_eip = vcpu.syscall_callback;
+  context.vm_assist = target.vm_assist;
+  context.fs_base = vcpu.fs_base;
+  context.gs_base_kernel = vcpu.gs_base_kernel;
+  context.gs_base_user = vcpu.gs_base_user;
+  return 0;
+}
+
+long hypercall_init(Domain& target, uint64_t gmfn) {
+  mm::MmuContext mmu = domain_mmu::context(target);
+  if (gmfn >= mmu.frames.size() || mm::get_page(mmu.frames, gmfn, target.id) != 0) return -XEN_EINVAL;
+  if (mm::get_page_type(mmu, gmfn, mm::PageType::Writable) != 0) {
+    mm::put_page(mmu.frames, gmfn);
+    return -XEN_EPERM;
+  }
+  domain_mmu::flush_after_type_change();
+  hypercall_page::fill(machine::to_virtual<uint8_t>(gmfn * page));
+  mm::put_page_and_type(mmu.frames, gmfn);
+  return 0;
+}
+}  // namespace domain_lifecycle

@@ -1,0 +1,51 @@
+// A domain's life as the toolstack drives it, with Xen 4.17's rules (the pure ones are in
+// control/): createdomain (a PV domain with one vCPU, paused by the controller, vCPU down, no
+// memory yet), setvcpucontext / getvcpucontext (64-bit PV), hypercall_init and destroydomain
+// (alive -> dying -> dead, preemptible, every frame back to the allocator). The boot builder
+// creates its domains and sets their first context through the same functions.
+#pragma once
+#include "control/control_abi.h"
+#include "domain/domain.h"
+
+namespace domain_lifecycle {
+// The ptwr= mode every domain gets (the hypervisor's command line; emulate by default).
+void set_page_table_write_mode(PageTableWriteMode mode);
+
+// A xen_domctl_createdomain with what a PV domain of one vCPU needs (the boot builder's).
+xen_domctl_createdomain default_config();
+
+// XEN_DOMCTL_createdomain: op->domain is `requested` (0 or reserved: the next free id); 0
+// with `created` set, or Xen's error (-EEXIST, -ENOMEM, -EINVAL, ...). Nothing is left
+// behind on failure.
+long create(uint32_t requested, const xen_domctl_createdomain& config, Domain*& created);
+// The same with the id given (the boot builder: dom0 is 0, boot domUs 1, 2, ...).
+long create_with_id(domid_t id, const xen_domctl_createdomain& config, bool privileged, Domain*& created);
+
+// XEN_DOMCTL_max_vcpus with the count createdomain was given: the vCPUs are made (Xen's
+// vcpu_create: down, offline); again, nothing more to do. 0.
+long create_vcpus(Domain& target);
+
+// XEN_DOMCTL_destroydomain: 0 once the domain is dead, hypercall::restart when preempted
+// (`preemptible`), -EINVAL on the caller's own domain. The slot is given back when no frame
+// of the domain is left (frames another domain still maps keep it, dead, until a later call).
+long destroy(Domain& target, const Domain* caller, bool preemptible);
+
+// Frees the slots of dead domains whose last frames have been let go since (Xen frees a domain
+// when its last page goes): run before the control hypercalls look at the domain table, so a
+// domain another holder kept alive vanishes once that holder unmaps its frames. A dead domain
+// with more held frames than it remembers waits for the next destroydomain's full scan.
+void reap_dead();
+
+// XEN_DOMCTL_setvcpucontext's work on vCPU 0 of `target` (the caller checked it is not its
+// own): Xen's arch_set_info_guest. `context` is fixed up in place (selectors).
+long set_vcpu_context(Domain& target, vcpu_guest_context& context);
+// setvcpucontext with a null context: Xen's vcpu_reset (page tables released, vCPU down and
+// uninitialised again).
+long reset_vcpu(Domain& target);
+// XEN_DOMCTL_getvcpucontext: -ENODATA before the vCPU has a context.
+long get_vcpu_context(const Domain& target, vcpu_guest_context& context);
+
+// XEN_DOMCTL_hypercall_init: the hypercall page written into the target's frame `gmfn` (its
+// mfn: PV); -EINVAL when the frame is not the target's, -EPERM when it cannot be writable.
+long hypercall_init(Domain& target, uint64_t gmfn);
+}  // namespace domain_lifecycle
