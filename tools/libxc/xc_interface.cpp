@@ -140,6 +140,40 @@ int do_sysctl(xc_interface* xch, xen_sysctl_t& sysctl) {
   return int(rc);
 }
 
+int do_domctl(xc_interface* xch, xen_domctl_t& domctl) {
+  domctl.interface_version = XEN_DOMCTL_INTERFACE_VERSION;
+  Bounce bounce(xch, &domctl, sizeof(domctl), Bounce::both);
+  if (bounce.prepare() < 0) {
+    perror(xch, "Could not bounce buffer for domctl hypercall");
+    return -1;
+  }
+  long rc = hypercall(xch, __HYPERVISOR_domctl, bounce.address());
+  int saved = errno;
+  if (bounce.finish() < 0) return -1;
+  errno = saved;
+  return int(rc);
+}
+
+long do_memory_op(xc_interface* xch, unsigned cmd, void* arg, size_t len) {
+  Bounce bounce(xch, arg, len, Bounce::both);
+  if (bounce.prepare() < 0) {
+    perror(xch, "Could not bounce memory for XENMEM hypercall");
+    return -1;
+  }
+  long rc = hypercall(xch, __HYPERVISOR_memory_op, cmd, bounce.address());
+  int saved = errno;
+  if (bounce.finish() < 0) return -1;
+  errno = saved;
+  return rc;
+}
+
+xc_interface* open_with_transport(std::unique_ptr<Transport> transport, xentoollog_logger* logger) {
+  auto* xch = new xc_interface_core;
+  xch->logger = logger;
+  xch->transport = std::move(transport);
+  return xch;
+}
+
 }  // namespace pvhv::xc
 
 using namespace pvhv::xc;
