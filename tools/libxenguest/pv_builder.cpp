@@ -247,6 +247,7 @@ class Builder {
     built_.entry = kernel_.entry;
     built_.start_info_pfn = layout_.start_info_pfn;
     built_.start_info_va = layout_.start_info_address();
+    built_.start_info_mfn = p2m_[layout_.start_info_pfn];
     built_.console_pfn = layout_.console_pfn;
     built_.console_mfn = p2m_[layout_.console_pfn];
     built_.console_port = console_port_;

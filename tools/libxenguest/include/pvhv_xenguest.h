@@ -39,7 +39,7 @@ struct pvhv_pv_built {
   uint64_t total_pages;
   uint64_t virt_base;
   uint64_t entry;
-  uint64_t start_info_pfn, start_info_va;
+  uint64_t start_info_pfn, start_info_va, start_info_mfn;
   uint64_t console_pfn, console_mfn;
   uint32_t console_port;
   uint64_t xenstore_pfn, xenstore_mfn;
