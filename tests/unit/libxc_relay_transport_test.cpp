@@ -82,6 +82,9 @@ class FakeRelay : lib::relay::Sink {
   }
   const std::string& path() const { return path_; }
   std::atomic<bool> silent{false};  // stops answering (a hung dom0)
+  std::atomic<int> damage{0};       // this many frames arrive truncated (as after a stall)
+  std::atomic<int> lose{0};         // this many frames are lost whole (never reach the relay)
+  std::atomic<int> handled{0};
   FakeDom0 dom0;
 
  private:
@@ -107,8 +110,17 @@ class FakeRelay : lib::relay::Sink {
       if (n <= 0) break;
       receiver.push(chunk, size_t(n), 0);
       for (proto::Received r = receiver.next(0); r.kind != proto::Received::Kind::nothing; r = receiver.next(0))
-        if (r.kind == proto::Received::Kind::frame && !silent)
-          server.handle_frame(r.type, r.channel, r.payload, r.length);
+        if (r.kind == proto::Received::Kind::frame && !silent) {
+          if (damage > 0) {
+            --damage;
+            server.handle_receive_error(proto::Error::truncated, r.type, r.channel, r.length / 2);
+          } else if (lose > 0) {
+            --lose;
+          } else {
+            ++handled;
+            server.handle_frame(r.type, r.channel, r.payload, r.length);
+          }
+        }
     }
     ::close(client_);
   }
@@ -195,6 +207,42 @@ TEST(LibxcRelayTransport, AHungRelayTimesOut) {
   errno = 0;
   EXPECT_EQ(t->hypercall(17, none, result), -1);
   EXPECT_EQ(errno, ETIMEDOUT);
+}
+
+// A request the relay received damaged (its ERROR has no sequence number) was never run: the
+// library sends it again under the same number, and the call succeeds.
+TEST(LibxcRelayTransport, ADamagedRequestIsSentAgain) {
+  FakeRelay relay;
+  auto t = connect(relay);
+  int before = relay.handled;
+  relay.damage = 2;
+  int64_t result = 0;
+  const uint64_t none[5] = {};
+  ASSERT_EQ(t->hypercall(17, none, result), 0);
+  EXPECT_EQ(result, 0x40011);
+  EXPECT_EQ(relay.handled - before, 1);
+  relay.damage = 10;  // damaged every time: given up after four sends
+  errno = 0;
+  EXPECT_EQ(t->hypercall(17, none, result), -1);
+  EXPECT_EQ(errno, EPROTO);
+  relay.damage = 0;
+  ASSERT_EQ(t->hypercall(17, none, result), 0);
+}
+
+// A request lost whole times out; the relay still waits for its number, and the next request
+// takes that number (out_of_order tells it) instead of failing for ever after.
+TEST(LibxcRelayTransport, ALostRequestDoesNotWedgeTheSession) {
+  FakeRelay relay;
+  auto t = connect(relay, 300);
+  relay.lose = 1;
+  int64_t result = 0;
+  const uint64_t none[5] = {};
+  errno = 0;
+  EXPECT_EQ(t->hypercall(17, none, result), -1);
+  EXPECT_EQ(errno, ETIMEDOUT);
+  ASSERT_EQ(t->hypercall(17, none, result), 0);
+  EXPECT_EQ(result, 0x40011);
+  ASSERT_EQ(t->hypercall(17, none, result), 0);
 }
 
 TEST(LibxcRelayTransport, NothingAfterShutdown) {

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "tools/libxc/transport.h"
@@ -49,7 +50,9 @@ class RelayTransport final : public Transport {
   // Sends one request (seq prepended) and waits for its answer; a relay error becomes errno.
   int exchange(uint8_t type, const std::vector<uint8_t>& fields, uint8_t expected, Answer& answer);
   int send_frame(uint8_t type, const std::vector<uint8_t>& payload);
-  // Reads until an answer to `seq` (or, with `any_opened`, an OPENED for it) arrives.
+  // Reads until an answer to `seq` arrives. kDamaged: the relay reported the request in flight
+  // truncated or corrupt (it never ran it), so the same frame may be sent again.
+  static constexpr int kDamaged = -2;
   int await(uint32_t seq, int timeout_ms, Answer& answer);
   void take(const relay::Received& frame, uint32_t seq, bool& answered, Answer& answer, int& error);
 
@@ -65,7 +68,9 @@ class RelayTransport final : public Transport {
   bool dom0_stopped_ = false;
   bool trace_on_link_ = false;  // OPENED said trace records share the link
   bool saw_trace_end_ = false;
-  bool trace_started_ = false;  // a HELLO came: trace frames from here on are copied  // after SHUTDOWN: every request fails with ESHUTDOWN
+  bool trace_started_ = false;  // a HELLO came: trace frames from here on are copied
+  bool request_damaged_ = false;  // the relay got the request in flight damaged: send it again
+  std::optional<uint32_t> resync_seq_;  // the number the relay waits for, when it is not ours
   std::mutex mutex_;  // one request at a time per handle, as the relay serves them
 };
 
