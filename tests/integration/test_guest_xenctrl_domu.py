@@ -19,7 +19,7 @@ import xenctrl_domu  # noqa: E402
 
 def main():
     build, hv = guest_boot.arguments()
-    boot, run = xenctrl_domu.run(build, hv, ["--cycles", "5", "--timeout-s", "200"])
+    boot, run = xenctrl_domu.run(build, hv, ["--cycles", "5", "--timeout-s", "200"], timeout=900)
     print(run.stdout)
     machine.expect(run.returncode == 0 and "xc_domu: passed" in run.stdout,
                    f"{hv.name}: xc_domu_lifecycle failed (status {run.returncode}): {run.stdout}\n{run.stderr}", boot)

@@ -16,7 +16,7 @@ ARGS = ["--layout", "--skip-run"]
 
 
 def layout_on(build, hv):
-    boot, run = xenctrl_domu.run(build, hv, ARGS, timeout=240)
+    boot, run = xenctrl_domu.run(build, hv, ARGS, timeout=560)
     print(run.stdout)
     machine.expect(run.returncode == 0 and "xc_domu: passed" in run.stdout,
                    f"{hv.name}: xc_domu_lifecycle --layout failed (status {run.returncode}): {run.stdout}\n{run.stderr}",

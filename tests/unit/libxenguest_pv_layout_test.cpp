@@ -116,11 +116,13 @@ TEST(LibxenguestPvLayout, TooLittleMemoryIsRefused) {
 TEST(LibxenguestPvLayout, HostileKernelRangesAreRefused) {
   PvLayout layout;
   EXPECT_EQ(lay_out({kBase, kBase - 4096, kBase + 4096}, 0, 8192, layout), LayoutError::kernel_below_base);
+  EXPECT_EQ(lay_out({kBase, kBase + 0x100000000ull, kBase + 0x100001000ull}, 0, 8192, layout),  // wraps
+            LayoutError::kernel_below_base);
   EXPECT_EQ(lay_out({kBase, kBase + 0x800, kBase + 4096}, 0, 8192, layout), LayoutError::kernel_below_base);
   EXPECT_EQ(lay_out({kBase, kBase + 4096, kBase}, 0, 8192, layout), LayoutError::kernel_below_base);
   EXPECT_EQ(lay_out({~0ull - 0xfff, ~0ull - 0xfff, ~0ull}, 0, 8192, layout), LayoutError::bad_size);
   EXPECT_EQ(lay_out(reference_kernel(), 0, 0, layout), LayoutError::bad_size);
-  EXPECT_EQ(lay_out({kBase, kBase + 0x100000000ull, kBase + 0x100001000ull}, 0, 8192, layout),
+  EXPECT_EQ(lay_out({kBase, kBase + 0x40000000ull, kBase + 0x40001000ull}, 0, 8192, layout),  // 1 GiB of padding
             LayoutError::out_of_memory);
 }
 

@@ -78,7 +78,8 @@ TEST(LibxenguestPvStart, InitialContext) {
   EXPECT_EQ(ctx.user_regs.rflags, 0x200u);
   EXPECT_EQ(ctx.user_regs.cs, 0xe033);
   EXPECT_EQ(ctx.user_regs.ss, 0xe02b);
-  EXPECT_EQ(ctx.user_regs.ds, 0xe02b);
+  EXPECT_EQ(ctx.user_regs.ds, 0);  // FLAT_KERNEL_DS of 64-bit PV is the null selector
+  EXPECT_EQ(ctx.user_regs.es, 0);
   EXPECT_EQ(ctx.kernel_ss, 0xe02bu);
   EXPECT_EQ(ctx.kernel_sp, ctx.user_regs.rsp);
   EXPECT_EQ(ctx.ctrlreg[3], f.p2m[372] << 12);

@@ -274,10 +274,13 @@ TEST_F(LibxcDomain, PopulatePhysmap) {
   errno = 0;
   EXPECT_EQ(xc_domain_populate_physmap_exact(xch, 6, 3, 0, 0, again), -1);
   EXPECT_EQ(errno, EBUSY);
-  EXPECT_EQ(xc_domain_populate_physmap(xch, 6, 3, 0, 0, again), 2);
+  xen_pfn_t third[3] = {10, 11, 12};
+  EXPECT_EQ(xc_domain_populate_physmap(xch, 6, 3, 0, 0, third), 2);
+  EXPECT_EQ(third[1], 0x5001u);  // copied back whatever the count
   done = -ENOMEM;
+  xen_pfn_t fourth[3] = {10, 11, 12};
   errno = 0;
-  EXPECT_EQ(xc_domain_populate_physmap_exact(xch, 6, 3, 0, 0, again), -1);
+  EXPECT_EQ(xc_domain_populate_physmap_exact(xch, 6, 3, 0, 0, fourth), -1);
   EXPECT_EQ(errno, ENOMEM);
 }
 

@@ -231,6 +231,10 @@ static int read_frame(xc_interface *xch, uint32_t domid, uint64_t mfn, void *pag
   return pvhv_xc_foreign_read(xch, domid, mfn, 0, page, 4096);
 }
 
+/* L4 slots 256..271 are the hypervisor's (HYPERVISOR_VIRT_START..END of 64-bit PV): Xen fills
+ * them when a frame becomes an L4, its linear map among them (slot 258, the L4 itself). */
+static int hypervisor_slot(int level, int index) { return level == 4 && index >= 256 && index < 272; }
+
 static void dump_table(xc_interface *xch, uint32_t domid, const struct frames *f, uint64_t mfn, int level) {
   uint64_t entries[512];
   if (read_frame(xch, domid, mfn, entries) != 0) {
@@ -246,7 +250,7 @@ static void dump_table(xc_interface *xch, uint32_t domid, const struct frames *f
   for (int i = 0; i <= 512; ++i) {
     int present = i < 512 && (entries[i] & 1);
     long pfn = present ? pfn_of(f, (entries[i] & 0x000ffffffffff000ull) >> 12) : -2;
-    if (present && pfn < 0) {
+    if (present && (pfn < 0 || hypervisor_slot(level, i))) {
       foreign++;
       present = 0;
     }
@@ -265,7 +269,8 @@ static void dump_table(xc_interface *xch, uint32_t domid, const struct frames *f
   if (foreign) printf("xc_domu: hypervisor entries: L%d pfn %ld: %d\n", level, pfn_of(f, mfn), foreign);
   if (level > 1)
     for (int i = 0; i < 512; ++i)
-      if ((entries[i] & 1) && pfn_of(f, (entries[i] & 0x000ffffffffff000ull) >> 12) >= 0) dump_table(xch, domid, f, (entries[i] & 0x000ffffffffff000ull) >> 12, level - 1);
+      if ((entries[i] & 1) && !hypervisor_slot(level, i) && pfn_of(f, (entries[i] & 0x000ffffffffff000ull) >> 12) >= 0)
+        dump_table(xch, domid, f, (entries[i] & 0x000ffffffffff000ull) >> 12, level - 1);
 }
 
 /* The machine frame a guest virtual address maps to, through the guest's own page tables. */
