@@ -16,10 +16,18 @@ import guest_boot  # noqa: E402
 import machine  # noqa: E402
 import xenctrl_domu  # noqa: E402
 
+# Our guest kernel as a domU writes its console through console_io, which Xen 4.17 (debug=n)
+# refuses to domUs: its ring stays empty until the kernel writes start_info->console.domU as
+# Linux's hvc_xen does (issue 9, item 6). Then this becomes True and the ring must show init's end.
+CONSOLE_RING_WRITTEN = False
+CONSOLE_END = "init exited: status 0"
 
 def main():
     build, hv = guest_boot.arguments()
-    boot, run = xenctrl_domu.run(build, hv, ["--cycles", "5", "--timeout-s", "200"], timeout=900)
+    args = ["--cycles", "5", "--timeout-s", "200"]
+    if CONSOLE_RING_WRITTEN:
+        args += ["--require-console", CONSOLE_END]
+    boot, run = xenctrl_domu.run(build, hv, args, timeout=900)
     print(run.stdout)
     machine.expect(run.returncode == 0 and "xc_domu: passed" in run.stdout,
                    f"{hv.name}: xc_domu_lifecycle failed (status {run.returncode}): {run.stdout}\n{run.stderr}", boot)

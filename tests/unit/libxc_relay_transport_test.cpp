@@ -245,6 +245,21 @@ TEST(LibxcRelayTransport, ALostRequestDoesNotWedgeTheSession) {
   ASSERT_EQ(t->hypercall(17, none, result), 0);
 }
 
+TEST(LibxcRelayTransport, EventChannelsForTheHost) {
+  FakeRelay relay;
+  auto t = connect(relay);
+  uint32_t port = 0;
+  errno = 0;
+  EXPECT_EQ(t->evtchn_bind_interdomain(1, 3, port), -1);
+  EXPECT_EQ(errno, EINVAL);  // the hypervisor's -EINVAL, as the relay reports it
+  errno = 0;
+  EXPECT_EQ(t->evtchn_notify(5), -1);
+  EXPECT_EQ(errno, EINVAL);  // no_port: not a port the host bound
+  errno = 0;
+  EXPECT_EQ(t->evtchn_close(5), -1);
+  EXPECT_EQ(errno, EINVAL);
+}
+
 TEST(LibxcRelayTransport, NothingAfterShutdown) {
   FakeRelay relay;
   auto t = connect(relay);

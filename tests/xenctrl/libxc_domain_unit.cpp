@@ -54,6 +54,10 @@ struct FakeTransport final : Transport {
     std::memcpy(f.data() + offset, data, length);
     return 0;
   }
+  int evtchn_bind_interdomain(uint32_t, uint32_t, uint32_t& port) override { return port = 9, 0; }
+  int evtchn_notify(uint32_t) override { return 0; }
+  int evtchn_unmask(uint32_t) override { return 0; }
+  int evtchn_close(uint32_t) override { return 0; }
   int dom0_shutdown(uint32_t) override { return 0; }
   const std::string& describe() const override { return name; }
 

@@ -193,6 +193,10 @@ static void check_hostile(xc_interface *xch, const struct options *o, const stru
   CHECK(xc_domain_destroy(xch, domid) == 0, "d%u destroyed", domid);
   errno = 0;
   CHECK(xc_domain_pause(xch, 0x7ff0) == -1 && errno == ESRCH, "pausing a domain that does not exist: ESRCH");
+  uint32_t port = 0;
+  errno = 0;
+  CHECK(pvhv_xc_evtchn_bind_interdomain(xch, 30000, 1, &port) == -1 && errno == ESRCH,
+        "binding a port of a domain that does not exist: ESRCH");
   uint64_t after = settle_free_pages(xch, baseline);
   CHECK(after == baseline, "after the populate checks: free pages back at %lu (now %lu)", (unsigned long)baseline,
         (unsigned long)after);
@@ -378,13 +382,20 @@ static void run_domain(xc_interface *xch, const struct options *o, const struct 
     return;
   }
 
+  /* The console's port, bound in dom0 for the host as xenconsoled binds it: notified after
+   * each read, so a domU waiting for room in the ring sees it. */
+  uint32_t console_local = 0;
+  CHECK(pvhv_xc_evtchn_bind_interdomain(xch, domid, built.console_port, &console_local) == 0,
+        "console port %u bound in dom0 (port %u)", built.console_port, console_local);
   CHECK(xc_domain_unpause(xch, domid) == 0, "d%u unpaused", domid);
   static char console[65536];
   size_t used = 0;
   double until = now() + o->timeout_s;
   int ended = 0;
   while (now() < until) {
+    size_t before = used;
     drain_console(xch, domid, built.console_mfn, console, sizeof(console), &used);
+    if (used != before && console_local) pvhv_xc_evtchn_notify(xch, console_local);
     if (xc_domain_getinfo(xch, domid, 1, &info) != 1 || info.domid != domid) break;
     if (info.shutdown || info.crashed) {
       ended = 1;
@@ -411,6 +422,7 @@ static void run_domain(xc_interface *xch, const struct options *o, const struct 
     ring[chars] = 0;
     printf("xc_domu: hypervisor console ring: %u characters\n", chars);
   }
+  if (console_local) CHECK(pvhv_xc_evtchn_close(xch, console_local) == 0, "dom0's console port closed");
   CHECK(xc_domain_destroy(xch, domid) == 0, "d%u destroyed", domid);
   CHECK(!domain_exists(xch, domid), "d%u gone", domid);
   uint64_t after = settle_free_pages(xch, baseline);

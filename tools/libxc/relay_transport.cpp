@@ -410,6 +410,32 @@ int RelayTransport::foreign_write(uint32_t domid, uint64_t frame, uint32_t offse
   return exchange(relay::foreign_write, f, relay::ok, answer);
 }
 
+int RelayTransport::evtchn_bind_interdomain(uint32_t remote_domid, uint32_t remote_port, uint32_t& local_port) {
+  std::vector<uint8_t> f;
+  put32(f, remote_domid);
+  put32(f, remote_port);
+  Answer answer;
+  if (exchange(relay::evtchn_bind_interdomain, f, relay::port, answer) < 0) return -1;
+  relay::Reader r(answer.payload.data(), answer.payload.size());
+  local_port = r.u32();
+  if (!r.done()) {
+    errno = EPROTO;
+    return -1;
+  }
+  return 0;
+}
+
+int RelayTransport::port_request(uint8_t type, uint32_t port) {
+  std::vector<uint8_t> f;
+  put32(f, port);
+  Answer answer;
+  return exchange(type, f, relay::ok, answer);
+}
+
+int RelayTransport::evtchn_notify(uint32_t port) { return port_request(relay::evtchn_notify, port); }
+int RelayTransport::evtchn_unmask(uint32_t port) { return port_request(relay::evtchn_unmask, port); }
+int RelayTransport::evtchn_close(uint32_t port) { return port_request(relay::evtchn_close, port); }
+
 int RelayTransport::dom0_shutdown(uint32_t reason) {
   std::vector<uint8_t> f;
   put32(f, reason);

@@ -32,6 +32,10 @@ class RelayTransport final : public Transport {
   int buffer_read(uint64_t address, void* data, size_t length) override;
   int foreign_read(uint32_t domid, uint64_t frame, uint32_t offset, void* out, size_t length) override;
   int foreign_write(uint32_t domid, uint64_t frame, uint32_t offset, const void* data, size_t length) override;
+  int evtchn_bind_interdomain(uint32_t remote_domid, uint32_t remote_port, uint32_t& local_port) override;
+  int evtchn_notify(uint32_t port) override;
+  int evtchn_unmask(uint32_t port) override;
+  int evtchn_close(uint32_t port) override;
   int dom0_shutdown(uint32_t reason) override;
   const std::string& describe() const override { return description_; }
 
@@ -50,6 +54,7 @@ class RelayTransport final : public Transport {
   // Sends one request (seq prepended) and waits for its answer; a relay error becomes errno.
   int exchange(uint8_t type, const std::vector<uint8_t>& fields, uint8_t expected, Answer& answer);
   int send_frame(uint8_t type, const std::vector<uint8_t>& payload);
+  int port_request(uint8_t type, uint32_t port);  // NOTIFY, UNMASK, CLOSE: answered OK
   // Reads until an answer to `seq` arrives. kDamaged: the relay reported the request in flight
   // truncated or corrupt (it never ran it), so the same frame may be sent again.
   static constexpr int kDamaged = -2;

@@ -240,6 +240,38 @@ int pvhv_xc_foreign_write(xc_interface* xch, uint32_t domid, uint64_t frame, uin
   return xch->transport->foreign_write(domid, frame, offset, data, length);
 }
 
+int pvhv_xc_evtchn_bind_interdomain(xc_interface* xch, uint32_t domid, uint32_t remote_port, uint32_t* local_port) {
+  if (!xch->transport || !local_port) {
+    errno = xch->transport ? EINVAL : EBADF;
+    return -1;
+  }
+  return xch->transport->evtchn_bind_interdomain(domid, remote_port, *local_port);
+}
+
+int pvhv_xc_evtchn_notify(xc_interface* xch, uint32_t local_port) {
+  if (!xch->transport) {
+    errno = EBADF;
+    return -1;
+  }
+  return xch->transport->evtchn_notify(local_port);
+}
+
+int pvhv_xc_evtchn_unmask(xc_interface* xch, uint32_t local_port) {
+  if (!xch->transport) {
+    errno = EBADF;
+    return -1;
+  }
+  return xch->transport->evtchn_unmask(local_port);
+}
+
+int pvhv_xc_evtchn_close(xc_interface* xch, uint32_t local_port) {
+  if (!xch->transport) {
+    errno = EBADF;
+    return -1;
+  }
+  return xch->transport->evtchn_close(local_port);
+}
+
 int pvhv_xc_dom0_shutdown(xc_interface* xch, unsigned int reason) {
   if (!xch->transport) {
     errno = EBADF;
