@@ -422,7 +422,15 @@ static void run_domain(xc_interface *xch, const struct options *o, const struct 
     ring[chars] = 0;
     printf("xc_domu: hypervisor console ring: %u characters\n", chars);
   }
-  if (console_local) CHECK(pvhv_xc_evtchn_close(xch, console_local) == 0, "dom0's console port closed");
+  if (console_local) {
+    CHECK(pvhv_xc_evtchn_close(xch, console_local) == 0, "dom0's console port closed");
+    xc_evtchn_status_t status;
+    memset(&status, 0, sizeof(status));
+    status.dom = DOMID_SELF;
+    status.port = console_local;
+    CHECK(xc_evtchn_status(xch, &status) == 0 && status.status == EVTCHNSTAT_closed, "dom0's port %u is free again",
+          console_local);
+  }
   CHECK(xc_domain_destroy(xch, domid) == 0, "d%u destroyed", domid);
   CHECK(!domain_exists(xch, domid), "d%u gone", domid);
   uint64_t after = settle_free_pages(xch, baseline);
@@ -487,11 +495,16 @@ int main(int argc, char **argv) {
   }
   uint64_t baseline = free_pages(xch);
   CHECK(baseline > 0, "physinfo: %lu free pages at the start", (unsigned long)baseline);
+  xc_domaininfo_t domains[16];
+  int domains_at_start = xc_domain_getinfolist(xch, 0, 16, domains);
   if (!failures) {
     if (!o.layout) check_hostile(xch, &o, &kernel, &ramdisk, baseline);
     run_domain(xch, &o, &kernel, &ramdisk, baseline);
     check_cycles(xch, o.cycles, baseline);
   }
+  int domains_at_end = xc_domain_getinfolist(xch, 0, 16, domains);
+  CHECK(domains_at_end == domains_at_start && domains_at_end >= 1, "%d domains at the end, as at the start",
+        domains_at_end);
   if (o.shutdown) pvhv_xc_dom0_shutdown(xch, SHUTDOWN_poweroff);
   xc_interface_close(xch);
   printf("xc_domu: %s (%d failures)\n", failures ? "failed" : "passed", failures);

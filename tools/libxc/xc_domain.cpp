@@ -227,21 +227,31 @@ int xc_domain_sethandle(xc_interface* xch, uint32_t domid, xen_domain_handle_t h
   return do_domctl(xch, domctl);
 }
 
-xc_evtchn_port_or_error_t xc_evtchn_alloc_unbound(xc_interface* xch, uint32_t dom, uint32_t remote_dom) {
-  evtchn_alloc_unbound_t arg{};
-  arg.dom = domid_t(dom);
-  arg.remote_dom = domid_t(remote_dom);
-  Bounce bounce(xch, &arg, sizeof(arg), Bounce::both);
+// Xen's do_evtchn_op: the argument bounced both ways; a failure logged unless `silently`.
+static int evtchn_op(xc_interface* xch, int cmd, void* arg, size_t size, bool silently) {
+  Bounce bounce(xch, arg, size, Bounce::both);
   if (bounce.prepare() < 0) {
     perror(xch, "do_evtchn_op: bouncing arg failed");
     return -1;
   }
-  long rc = hypercall(xch, __HYPERVISOR_event_channel_op, EVTCHNOP_alloc_unbound, bounce.address());
+  long rc = hypercall(xch, __HYPERVISOR_event_channel_op, unsigned(cmd), bounce.address());
   int saved = errno;
-  if (rc < 0) error(xch, "do_evtchn_op: HYPERVISOR_event_channel_op failed: %ld", rc);
+  if (rc < 0 && !silently) error(xch, "do_evtchn_op: HYPERVISOR_event_channel_op failed: %ld", rc);
   if (bounce.finish() < 0 && rc == 0) return -1;
   errno = saved;
-  return rc == 0 ? int(arg.port) : int(rc);
+  return int(rc);
+}
+
+xc_evtchn_port_or_error_t xc_evtchn_alloc_unbound(xc_interface* xch, uint32_t dom, uint32_t remote_dom) {
+  evtchn_alloc_unbound_t arg{};
+  arg.dom = domid_t(dom);
+  arg.remote_dom = domid_t(remote_dom);
+  int rc = evtchn_op(xch, EVTCHNOP_alloc_unbound, &arg, sizeof(arg), false);
+  return rc == 0 ? int(arg.port) : rc;
+}
+
+int xc_evtchn_status(xc_interface* xch, xc_evtchn_status_t* status) {
+  return evtchn_op(xch, EVTCHNOP_status, status, sizeof(*status), true);
 }
 
 int xc_mmuext_op(xc_interface* xch, struct mmuext_op* op, unsigned int nr_ops, uint32_t dom) {
