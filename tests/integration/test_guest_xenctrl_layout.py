@@ -5,6 +5,7 @@ read-back must be what the builder planned (checked by the program). With --hype
 same domU is built on Xen 4.17 first and on ours next: every layout line must be the same."""
 import difflib
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -25,7 +26,32 @@ def layout_on(build, hv):
     lines = xenctrl_domu.layout_lines(run.stdout)
     machine.expect(any(" L1 pfn " in line for line in lines) and any("start_info magic" in line for line in lines),
                    f"{hv.name}: no layout printed", boot)
+    check_mapping(lines, run.stdout, hv.name)
     return lines
+
+
+def check_mapping(lines, stdout, name):
+    """The L1s as the guest sees them map pfn 0 up to the end of the initial mapping, each pfn
+    once, in order; the page-table frames read-only, every other frame writable."""
+    built = re.search(r"xc_domu: built: (\d+) pages, .* (\d+) page-table frames at (0x[0-9a-f]+), "
+                      r"boot stack pfn (\d+), mapping ends (0x[0-9a-f]+)", stdout)
+    machine.expect(built is not None, f"{name}: no built line")
+    base = 0xffffffff80000000
+    pt_frames, pt_base, mapping_end = int(built.group(2)), int(built.group(3), 16), int(built.group(5), 16)
+    first_pt = (pt_base - base) // 4096
+    mapped = []
+    for line in lines:
+        m = re.match(r"xc_domu: layout: L1 pfn \d+ \[(\d+)\.\.(\d+)\] -> pfn (\d+)\.\.(\d+) flags (0x[0-9a-f]+)", line)
+        if not m:
+            continue
+        first, last, flags = int(m.group(3)), int(m.group(4)), int(m.group(5), 16)
+        for pfn in range(first, last + 1):
+            writable = bool(flags & 2)
+            in_tables = first_pt <= pfn < first_pt + pt_frames
+            machine.expect(writable != in_tables, f"{name}: pfn {pfn} flags {flags:#x}")
+            mapped.append(pfn)
+    machine.expect(mapped == list(range((mapping_end - base) // 4096)),
+                   f"{name}: the L1s map {len(mapped)} pfns, not 0..{(mapping_end - base) // 4096 - 1} in order")
 
 
 def main():
