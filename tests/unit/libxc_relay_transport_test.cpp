@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -31,7 +32,7 @@ constexpr uint64_t kWindow = 0xffffffffb4000000ull;
 // dom0 as far as the server can tell: memory for buffers, a hypercall that answers by number.
 struct FakeDom0 final : lib::relay::Backend {
   std::map<uint64_t, std::vector<uint8_t>> buffers;
-  int shutdowns = 0;
+  std::atomic<int> shutdowns{0};  // the server thread counts, the test reads
   long hypercall(uint32_t number, const uint64_t (&a)[5]) override {
     if (number == 17) return 0x40011;  // xen_version
     if (number == 35) return -38;      // sysctl: -ENOSYS
@@ -264,6 +265,8 @@ TEST(LibxcRelayTransport, NothingAfterShutdown) {
   FakeRelay relay;
   auto t = connect(relay);
   ASSERT_EQ(t->dom0_shutdown(0), 0);
+  // The relay shuts down after its answer went out: the count may land just after the call returns.
+  for (int i = 0; i < 200 && relay.dom0.shutdowns == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   EXPECT_EQ(relay.dom0.shutdowns, 1);
   int64_t result;
   const uint64_t none[5] = {};
