@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "boot/dom0_layout.h"
-#include "boot/xen_elf_notes.h"
+#include "common/elf/xen_elf_notes.h"
 #include "boot_elf_builder.h"
 
 using namespace boot;

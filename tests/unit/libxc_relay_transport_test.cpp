@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -31,7 +32,7 @@ constexpr uint64_t kWindow = 0xffffffffb4000000ull;
 // dom0 as far as the server can tell: memory for buffers, a hypercall that answers by number.
 struct FakeDom0 final : lib::relay::Backend {
   std::map<uint64_t, std::vector<uint8_t>> buffers;
-  int shutdowns = 0;
+  std::atomic<int> shutdowns{0};  // the server thread counts, the test reads
   long hypercall(uint32_t number, const uint64_t (&a)[5]) override {
     if (number == 17) return 0x40011;  // xen_version
     if (number == 35) return -38;      // sysctl: -ENOSYS
@@ -82,6 +83,9 @@ class FakeRelay : lib::relay::Sink {
   }
   const std::string& path() const { return path_; }
   std::atomic<bool> silent{false};  // stops answering (a hung dom0)
+  std::atomic<int> damage{0};       // this many frames arrive truncated (as after a stall)
+  std::atomic<int> lose{0};         // this many frames are lost whole (never reach the relay)
+  std::atomic<int> handled{0};
   FakeDom0 dom0;
 
  private:
@@ -107,8 +111,17 @@ class FakeRelay : lib::relay::Sink {
       if (n <= 0) break;
       receiver.push(chunk, size_t(n), 0);
       for (proto::Received r = receiver.next(0); r.kind != proto::Received::Kind::nothing; r = receiver.next(0))
-        if (r.kind == proto::Received::Kind::frame && !silent)
-          server.handle_frame(r.type, r.channel, r.payload, r.length);
+        if (r.kind == proto::Received::Kind::frame && !silent) {
+          if (damage > 0) {
+            --damage;
+            server.handle_receive_error(proto::Error::truncated, r.type, r.channel, r.length / 2);
+          } else if (lose > 0) {
+            --lose;
+          } else {
+            ++handled;
+            server.handle_frame(r.type, r.channel, r.payload, r.length);
+          }
+        }
     }
     ::close(client_);
   }
@@ -197,10 +210,63 @@ TEST(LibxcRelayTransport, AHungRelayTimesOut) {
   EXPECT_EQ(errno, ETIMEDOUT);
 }
 
+// A request the relay received damaged (its ERROR has no sequence number) was never run: the
+// library sends it again under the same number, and the call succeeds.
+TEST(LibxcRelayTransport, ADamagedRequestIsSentAgain) {
+  FakeRelay relay;
+  auto t = connect(relay);
+  int before = relay.handled;
+  relay.damage = 2;
+  int64_t result = 0;
+  const uint64_t none[5] = {};
+  ASSERT_EQ(t->hypercall(17, none, result), 0);
+  EXPECT_EQ(result, 0x40011);
+  EXPECT_EQ(relay.handled - before, 1);
+  relay.damage = 10;  // damaged every time: given up after four sends
+  errno = 0;
+  EXPECT_EQ(t->hypercall(17, none, result), -1);
+  EXPECT_EQ(errno, EPROTO);
+  relay.damage = 0;
+  ASSERT_EQ(t->hypercall(17, none, result), 0);
+}
+
+// A request lost whole times out; the relay still waits for its number, and the next request
+// takes that number (out_of_order tells it) instead of failing for ever after.
+TEST(LibxcRelayTransport, ALostRequestDoesNotWedgeTheSession) {
+  FakeRelay relay;
+  auto t = connect(relay, 300);
+  relay.lose = 1;
+  int64_t result = 0;
+  const uint64_t none[5] = {};
+  errno = 0;
+  EXPECT_EQ(t->hypercall(17, none, result), -1);
+  EXPECT_EQ(errno, ETIMEDOUT);
+  ASSERT_EQ(t->hypercall(17, none, result), 0);
+  EXPECT_EQ(result, 0x40011);
+  ASSERT_EQ(t->hypercall(17, none, result), 0);
+}
+
+TEST(LibxcRelayTransport, EventChannelsForTheHost) {
+  FakeRelay relay;
+  auto t = connect(relay);
+  uint32_t port = 0;
+  errno = 0;
+  EXPECT_EQ(t->evtchn_bind_interdomain(1, 3, port), -1);
+  EXPECT_EQ(errno, EINVAL);  // the hypervisor's -EINVAL, as the relay reports it
+  errno = 0;
+  EXPECT_EQ(t->evtchn_notify(5), -1);
+  EXPECT_EQ(errno, EINVAL);  // no_port: not a port the host bound
+  errno = 0;
+  EXPECT_EQ(t->evtchn_close(5), -1);
+  EXPECT_EQ(errno, EINVAL);
+}
+
 TEST(LibxcRelayTransport, NothingAfterShutdown) {
   FakeRelay relay;
   auto t = connect(relay);
   ASSERT_EQ(t->dom0_shutdown(0), 0);
+  // The relay shuts down after its answer went out: the count may land just after the call returns.
+  for (int i = 0; i < 200 && relay.dom0.shutdowns == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   EXPECT_EQ(relay.dom0.shutdowns, 1);
   int64_t result;
   const uint64_t none[5] = {};

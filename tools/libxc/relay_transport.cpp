@@ -198,7 +198,19 @@ void RelayTransport::take(const relay::Received& f, uint32_t seq, bool& answered
     if (debugging())
       std::fprintf(stderr, "xc (pvhv relay): error %u for type 0x%x seq %u detail %lld\n", code, type, answer_seq,
                    (long long)detail);
+    // A frame that reached the relay damaged (a stall of more than 500 ms inside it, as a host
+    // starving QEMU can cause, or bad bytes) has no sequence number: with one request at a
+    // time it was the one in flight, and the relay never ran it.
+    if (answer_seq == relay::kNoSequence && (Error(code) == Error::truncated || Error(code) == Error::corrupt))
+      request_damaged_ = true;
     if (answer_seq != seq) return;
+    // Out of order: an earlier request was lost whole on the link (given up on by its timeout,
+    // never run). The relay still waits for that number: this request can take it.
+    if (Error(code) == Error::out_of_order && detail >= 0 && uint32_t(detail) != seq) {
+      resync_seq_ = uint32_t(detail);
+      request_damaged_ = true;
+      return;
+    }
     answered = true;
     error = errno_for(Error(code), detail);
     return;
@@ -231,6 +243,7 @@ int RelayTransport::await(uint32_t seq, int timeout_ms, Answer& answer) {
       return 0;
     }
     uint64_t now = now_ms();
+    if (request_damaged_) return kDamaged;
     if (now >= deadline) {
       errno = ETIMEDOUT;
       return -1;
@@ -261,12 +274,25 @@ int RelayTransport::exchange(uint8_t type, const std::vector<uint8_t>& fields, u
     errno = ESHUTDOWN;
     return -1;
   }
-  uint32_t seq = next_seq_++;
-  std::vector<uint8_t> payload;
-  put32(payload, seq);
-  payload.insert(payload.end(), fields.begin(), fields.end());
-  if (send_frame(type, payload) < 0) return -1;
-  if (await(seq, settings_.request_timeout_ms, answer) < 0) return -1;
+  constexpr int kSends = 4;  // the first and three more after damage on the link
+  int rc = kDamaged;
+  for (int send = 0; send < kSends && rc == kDamaged; ++send) {
+    if (resync_seq_) {
+      next_seq_ = *resync_seq_;
+      resync_seq_.reset();
+    }
+    uint32_t seq = next_seq_;  // a damaged request is sent again with its own number
+    std::vector<uint8_t> payload;
+    put32(payload, seq);
+    payload.insert(payload.end(), fields.begin(), fields.end());
+    request_damaged_ = false;
+    if (send > 0 && debugging()) std::fprintf(stderr, "xc (pvhv relay): request %u damaged on the link: sent again\n", seq);
+    if (send_frame(type, payload) < 0) return -1;
+    rc = await(seq, settings_.request_timeout_ms, answer);
+    if (rc != kDamaged) next_seq_ = seq + 1;  // answered or given up on: its number is used up
+  }
+  if (rc == kDamaged) errno = EPROTO;
+  if (rc < 0) return -1;
   if (answer.type != expected) {
     errno = EPROTO;
     return -1;
@@ -383,6 +409,32 @@ int RelayTransport::foreign_write(uint32_t domid, uint64_t frame, uint32_t offse
   Answer answer;
   return exchange(relay::foreign_write, f, relay::ok, answer);
 }
+
+int RelayTransport::evtchn_bind_interdomain(uint32_t remote_domid, uint32_t remote_port, uint32_t& local_port) {
+  std::vector<uint8_t> f;
+  put32(f, remote_domid);
+  put32(f, remote_port);
+  Answer answer;
+  if (exchange(relay::evtchn_bind_interdomain, f, relay::port, answer) < 0) return -1;
+  relay::Reader r(answer.payload.data(), answer.payload.size());
+  local_port = r.u32();
+  if (!r.done()) {
+    errno = EPROTO;
+    return -1;
+  }
+  return 0;
+}
+
+int RelayTransport::port_request(uint8_t type, uint32_t port) {
+  std::vector<uint8_t> f;
+  put32(f, port);
+  Answer answer;
+  return exchange(type, f, relay::ok, answer);
+}
+
+int RelayTransport::evtchn_notify(uint32_t port) { return port_request(relay::evtchn_notify, port); }
+int RelayTransport::evtchn_unmask(uint32_t port) { return port_request(relay::evtchn_unmask, port); }
+int RelayTransport::evtchn_close(uint32_t port) { return port_request(relay::evtchn_close, port); }
 
 int RelayTransport::dom0_shutdown(uint32_t reason) {
   std::vector<uint8_t> f;

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "tools/libxc/transport.h"
@@ -31,6 +32,10 @@ class RelayTransport final : public Transport {
   int buffer_read(uint64_t address, void* data, size_t length) override;
   int foreign_read(uint32_t domid, uint64_t frame, uint32_t offset, void* out, size_t length) override;
   int foreign_write(uint32_t domid, uint64_t frame, uint32_t offset, const void* data, size_t length) override;
+  int evtchn_bind_interdomain(uint32_t remote_domid, uint32_t remote_port, uint32_t& local_port) override;
+  int evtchn_notify(uint32_t port) override;
+  int evtchn_unmask(uint32_t port) override;
+  int evtchn_close(uint32_t port) override;
   int dom0_shutdown(uint32_t reason) override;
   const std::string& describe() const override { return description_; }
 
@@ -49,7 +54,10 @@ class RelayTransport final : public Transport {
   // Sends one request (seq prepended) and waits for its answer; a relay error becomes errno.
   int exchange(uint8_t type, const std::vector<uint8_t>& fields, uint8_t expected, Answer& answer);
   int send_frame(uint8_t type, const std::vector<uint8_t>& payload);
-  // Reads until an answer to `seq` (or, with `any_opened`, an OPENED for it) arrives.
+  int port_request(uint8_t type, uint32_t port);  // NOTIFY, UNMASK, CLOSE: answered OK
+  // Reads until an answer to `seq` arrives. kDamaged: the relay reported the request in flight
+  // truncated or corrupt (it never ran it), so the same frame may be sent again.
+  static constexpr int kDamaged = -2;
   int await(uint32_t seq, int timeout_ms, Answer& answer);
   void take(const relay::Received& frame, uint32_t seq, bool& answered, Answer& answer, int& error);
 
@@ -65,7 +73,9 @@ class RelayTransport final : public Transport {
   bool dom0_stopped_ = false;
   bool trace_on_link_ = false;  // OPENED said trace records share the link
   bool saw_trace_end_ = false;
-  bool trace_started_ = false;  // a HELLO came: trace frames from here on are copied  // after SHUTDOWN: every request fails with ESHUTDOWN
+  bool trace_started_ = false;  // a HELLO came: trace frames from here on are copied
+  bool request_damaged_ = false;  // the relay got the request in flight damaged: send it again
+  std::optional<uint32_t> resync_seq_;  // the number the relay waits for, when it is not ours
   std::mutex mutex_;  // one request at a time per handle, as the relay serves them
 };
 

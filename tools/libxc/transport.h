@@ -24,6 +24,12 @@ class Transport {
   // One frame of another domain (or DOMID_XEN), by machine frame number.
   virtual int foreign_read(uint32_t domid, uint64_t frame, uint32_t offset, void* out, size_t length) = 0;
   virtual int foreign_write(uint32_t domid, uint64_t frame, uint32_t offset, const void* data, size_t length) = 0;
+  // Linux's evtchn driver: a dom0 port bound to another domain's port for the host, notified,
+  // unmasked after an event, closed.
+  virtual int evtchn_bind_interdomain(uint32_t remote_domid, uint32_t remote_port, uint32_t& local_port) = 0;
+  virtual int evtchn_notify(uint32_t port) = 0;
+  virtual int evtchn_unmask(uint32_t port) = 0;
+  virtual int evtchn_close(uint32_t port) = 0;
   virtual int dom0_shutdown(uint32_t reason) = 0;
   virtual const std::string& describe() const = 0;
 };

@@ -140,6 +140,40 @@ int do_sysctl(xc_interface* xch, xen_sysctl_t& sysctl) {
   return int(rc);
 }
 
+int do_domctl(xc_interface* xch, xen_domctl_t& domctl) {
+  domctl.interface_version = XEN_DOMCTL_INTERFACE_VERSION;
+  Bounce bounce(xch, &domctl, sizeof(domctl), Bounce::both);
+  if (bounce.prepare() < 0) {
+    perror(xch, "Could not bounce buffer for domctl hypercall");
+    return -1;
+  }
+  long rc = hypercall(xch, __HYPERVISOR_domctl, bounce.address());
+  int saved = errno;
+  if (bounce.finish() < 0) return -1;
+  errno = saved;
+  return int(rc);
+}
+
+long do_memory_op(xc_interface* xch, unsigned cmd, void* arg, size_t len) {
+  Bounce bounce(xch, arg, len, Bounce::both);
+  if (bounce.prepare() < 0) {
+    perror(xch, "Could not bounce memory for XENMEM hypercall");
+    return -1;
+  }
+  long rc = hypercall(xch, __HYPERVISOR_memory_op, cmd, bounce.address());
+  int saved = errno;
+  if (bounce.finish() < 0) return -1;
+  errno = saved;
+  return rc;
+}
+
+xc_interface* open_with_transport(std::unique_ptr<Transport> transport, xentoollog_logger* logger) {
+  auto* xch = new xc_interface_core;
+  xch->logger = logger;
+  xch->transport = std::move(transport);
+  return xch;
+}
+
 }  // namespace pvhv::xc
 
 using namespace pvhv::xc;
@@ -204,6 +238,38 @@ int pvhv_xc_foreign_write(xc_interface* xch, uint32_t domid, uint64_t frame, uin
     return -1;
   }
   return xch->transport->foreign_write(domid, frame, offset, data, length);
+}
+
+int pvhv_xc_evtchn_bind_interdomain(xc_interface* xch, uint32_t domid, uint32_t remote_port, uint32_t* local_port) {
+  if (!xch->transport || !local_port) {
+    errno = xch->transport ? EINVAL : EBADF;
+    return -1;
+  }
+  return xch->transport->evtchn_bind_interdomain(domid, remote_port, *local_port);
+}
+
+int pvhv_xc_evtchn_notify(xc_interface* xch, uint32_t local_port) {
+  if (!xch->transport) {
+    errno = EBADF;
+    return -1;
+  }
+  return xch->transport->evtchn_notify(local_port);
+}
+
+int pvhv_xc_evtchn_unmask(xc_interface* xch, uint32_t local_port) {
+  if (!xch->transport) {
+    errno = EBADF;
+    return -1;
+  }
+  return xch->transport->evtchn_unmask(local_port);
+}
+
+int pvhv_xc_evtchn_close(xc_interface* xch, uint32_t local_port) {
+  if (!xch->transport) {
+    errno = EBADF;
+    return -1;
+  }
+  return xch->transport->evtchn_close(local_port);
 }
 
 int pvhv_xc_dom0_shutdown(xc_interface* xch, unsigned int reason) {

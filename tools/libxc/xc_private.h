@@ -70,4 +70,14 @@ class Bounce {
 // Xen's do_sysctl: the structure bounced both ways, the interface version filled in.
 int do_sysctl(xc_interface* xch, xen_sysctl_t& sysctl);
 
+// Xen's do_domctl: the same for XEN_DOMCTL_* (version XEN_DOMCTL_INTERFACE_VERSION).
+int do_domctl(xc_interface* xch, xen_domctl_t& domctl);
+
+// Xen's xc_memory_op: `arg` (len bytes) bounced both ways, the hypercall made directly (the
+// relay's RESULT carries the whole 64-bit value, so no single-entry multicall is needed).
+long do_memory_op(xc_interface* xch, unsigned cmd, void* arg, size_t len);
+
+// A handle to use in place of a caller's pointer, for tests: the handle's own transport.
+xc_interface* open_with_transport(std::unique_ptr<Transport> transport, xentoollog_logger* logger = nullptr);
+
 }  // namespace pvhv::xc

@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "boot/xen_elf_notes.h"
+#include "common/elf/xen_elf_notes.h"
 
 namespace boot {
 

@@ -1,7 +1,5 @@
 # Pure boot logic: compiled freestanding into the hypervisor and for the host unit tests.
 list(APPEND PURE_SOURCES
-  ${CMAKE_CURRENT_LIST_DIR}/elf_image.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/xen_elf_notes.cpp
   ${CMAKE_CURRENT_LIST_DIR}/dom0_layout.cpp
   ${CMAKE_CURRENT_LIST_DIR}/command_line.cpp
   ${CMAKE_CURRENT_LIST_DIR}/boot_domains.cpp

@@ -5,8 +5,8 @@
 #include "mm/xen_abi.h"
 #include <xen/xen.h>
 #include "boot/dom0_layout.h"
-#include "boot/elf_image.h"
-#include "boot/xen_elf_notes.h"
+#include "common/elf/elf_image.h"
+#include "common/elf/xen_elf_notes.h"
 #include "console/console.h"
 #include "domain/domain.h"
 #include "domain/domain_control.h"

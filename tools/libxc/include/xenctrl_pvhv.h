@@ -25,6 +25,16 @@ int pvhv_xc_foreign_read(struct xc_interface_core *xch, uint32_t domid, uint64_t
 int pvhv_xc_foreign_write(struct xc_interface_core *xch, uint32_t domid, uint64_t frame,
                           uint32_t offset, const void *data, size_t length);
 
+/* Event channels for the host, as Linux's evtchn driver offers them to libxenevtchn: a dom0
+ * port bound to `remote_port` of `domid` (an unbound port that domain allocated for dom0, such as
+ * a console's), notified and closed. Events arriving on it are pushed by the relay; the port
+ * stays masked after each until unmasked. */
+int pvhv_xc_evtchn_bind_interdomain(struct xc_interface_core *xch, uint32_t domid, uint32_t remote_port,
+                                    uint32_t *local_port);
+int pvhv_xc_evtchn_notify(struct xc_interface_core *xch, uint32_t local_port);
+int pvhv_xc_evtchn_unmask(struct xc_interface_core *xch, uint32_t local_port);
+int pvhv_xc_evtchn_close(struct xc_interface_core *xch, uint32_t local_port);
+
 /* Asks dom0 to shut down with `reason` (SHUTDOWN_poweroff, _reboot or _crash): the relay ends
  * the trace stream, answers, and dom0 stops; on our hypervisor the machine then ends. */
 int pvhv_xc_dom0_shutdown(struct xc_interface_core *xch, unsigned int reason);

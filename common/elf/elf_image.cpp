@@ -1,4 +1,4 @@
-#include "boot/elf_image.h"
+#include "common/elf/elf_image.h"
 
 namespace boot {
 

@@ -4,7 +4,7 @@
 #include <set>
 #include <string>
 
-#include "boot/xen_elf_notes.h"
+#include "common/elf/xen_elf_notes.h"
 #include "boot_elf_builder.h"
 
 using namespace boot;

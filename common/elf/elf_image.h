@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "boot/byte_span.h"
+#include "common/byte_span.h"
 
 namespace boot {
 

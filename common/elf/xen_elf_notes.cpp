@@ -1,4 +1,4 @@
-#include "boot/xen_elf_notes.h"
+#include "common/elf/xen_elf_notes.h"
 
 namespace boot {
 

@@ -3,7 +3,7 @@
 #include <set>
 #include <string>
 
-#include "boot/elf_image.h"
+#include "common/elf/elf_image.h"
 #include "boot_elf_builder.h"
 
 using namespace boot;

@@ -11,8 +11,8 @@
 #include <xen/elfnote.h>
 #include <xen/features.h>
 
-#include "boot/byte_span.h"
-#include "boot/elf_image.h"
+#include "common/byte_span.h"
+#include "common/elf/elf_image.h"
 
 namespace boot {
 
