@@ -8,8 +8,6 @@ const char* describe(XenNoteError error) {
     case XenNoteError::malformed_note: return "malformed ELF note";
     case XenNoteError::no_xen_notes: return "not a Xen PV kernel (no Xen ELF notes)";
     case XenNoteError::numeric_note_bad_size: return "numeric Xen ELF note has a bad size";
-    case XenNoteError::string_note_not_terminated:
-        return "string Xen ELF note is not NUL-terminated";
     case XenNoteError::unknown_required_feature: return "kernel requires an unknown feature";
     case XenNoteError::required_feature_unsupported:
         return "kernel requires a feature this hypervisor does not support";
@@ -73,11 +71,11 @@ XenNoteError apply_feature_token(ByteSpan token, XenFeatures& supported, XenFeat
     return XenNoteError::none;
 }
 
-// The string value of a note: must end in NUL inside its descriptor.
+// The string value of a note: up to its first NUL, or the whole descriptor when it has none
+// (Linux's FEATURES; Xen's libelf reads on to the NUL of the note's padding, the same string).
 XenNoteError note_string(const ElfNote& note, ByteSpan& text) {
     int64_t length = note.desc.c_string_length();
-    if (length < 0) return XenNoteError::string_note_not_terminated;
-    text = note.desc.sub(0, uint64_t(length));
+    text = length < 0 ? note.desc : note.desc.sub(0, uint64_t(length));
     return XenNoteError::none;
 }
 

@@ -21,7 +21,6 @@ enum class XenNoteError : uint8_t {
     malformed_note,
     no_xen_notes,
     numeric_note_bad_size,
-    string_note_not_terminated,
     unknown_required_feature,
     required_feature_unsupported,
     bsd_symtab_unsupported,

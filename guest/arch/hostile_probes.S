@@ -112,6 +112,19 @@ probe_rdmsr_insn:
         mov     %rax, (%r8)
         xor     %eax, %eax
         ret
+/* long probe_cli(void), probe_sti(void): 0 if the instruction completed (with the vCPU's
+ * event mask untouched), else (vector << 16 | error code), through probe_msr_fixup. */
+        .global probe_cli, probe_sti, probe_cli_insn, probe_sti_insn
+probe_cli:
+        xor     %eax, %eax
+probe_cli_insn:
+        cli
+        ret
+probe_sti:
+        xor     %eax, %eax
+probe_sti_insn:
+        sti
+        ret
 probe_msr_fixup:                        /* rax = vector << 16 | error code */
         ret
 

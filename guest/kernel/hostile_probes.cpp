@@ -2,7 +2,7 @@
 #include <xen/xen.h>
 
 extern "C" char probe_iret_fixup[], probe_int3_resume[];
-extern "C" char probe_wrmsr_insn[], probe_rdmsr_insn[], probe_msr_fixup[];
+extern "C" char probe_wrmsr_insn[], probe_rdmsr_insn[], probe_msr_fixup[], probe_cli_insn[], probe_sti_insn[];
 extern "C" bool probe_iret_armed;
 extern "C" uint64_t probe_iret_saved_rsp;
 
@@ -25,11 +25,12 @@ bool iret_probe(TrapFrame& frame) {
 }
 }  // namespace
 
-// A raw wrmsr or rdmsr the hypervisor refused (it bounced the CPU's #GP): the probe returns
+// A raw wrmsr, rdmsr, cli or sti the hypervisor refused (it bounced the CPU's #GP): the probe returns
 // the vector and error code.
 static bool msr_probe(TrapFrame& frame) {
   const uint64_t rip = frame.rip;
-  if (rip != reinterpret_cast<uint64_t>(probe_wrmsr_insn) && rip != reinterpret_cast<uint64_t>(probe_rdmsr_insn))
+  if (rip != reinterpret_cast<uint64_t>(probe_wrmsr_insn) && rip != reinterpret_cast<uint64_t>(probe_rdmsr_insn) &&
+      rip != reinterpret_cast<uint64_t>(probe_cli_insn) && rip != reinterpret_cast<uint64_t>(probe_sti_insn))
     return false;
   frame.rax = (frame.vector << 16) | (frame.error_code & 0xffff);
   frame.rip = reinterpret_cast<uint64_t>(probe_msr_fixup);

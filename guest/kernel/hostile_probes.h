@@ -14,6 +14,9 @@ long probe_int3_on(uint64_t stack);
 // Raw wrmsr / rdmsr from the guest kernel: 0, or (vector << 16 | error code) of the fault.
 long probe_wrmsr(uint32_t msr, uint64_t value);
 long probe_rdmsr(uint32_t msr, uint64_t* value);
+// Raw cli / sti: 0, or (vector << 16 | error code) of the fault.
+long probe_cli();
+long probe_sti();
 extern char probe_iret_landing[];
 }
 

@@ -3,9 +3,12 @@
 // of MSR_GS_BASE Linux's startup_xen does before anything else, and the FS and shadow GS
 // bases, each read back with rdmsr and checked through the segment itself; a non-canonical
 // base and MSRs that are not the kernel's stay its #GP(0). The same checks run on Xen 4.17.
+#include "arch/hypercall.h"
 #include "arch/xen.h"
 #include "kernel/hostile_probes.h"
 #include "kernel/selftest.h"
+#include "kernel/shared_info.h"
+#include <xen/physdev.h>
 
 namespace kernel {
 namespace {
@@ -42,9 +45,30 @@ void base(SelfTest& test, const char* name, uint32_t msr, uint64_t target, uint6
   test.check("and leaves the base as it was", read_back(msr, target), 1);
   test.check("the old base is back", probe_wrmsr(msr, saved), 0);
 }
+
+long set_iopl(uint32_t iopl) {
+  physdev_set_iopl_t request{iopl};
+  return arch::hypercall(__HYPERVISOR_physdev_op, PHYSDEVOP_set_iopl, arch::arg(&request));
+}
+
+// cli / sti: the guest's #GP without I/O privilege, no-ops with it (the event mask, the
+// kernel's real interrupt flag, stays as it was).
+void interrupt_flag(SelfTest& test) {
+  test.check("cli without I/O privilege is #GP(0)", probe_cli(), kGeneralProtection0);
+  test.check("sti without I/O privilege is #GP(0)", probe_sti(), kGeneralProtection0);
+  test.check("PHYSDEVOP_set_iopl 1 works", set_iopl(1), 0);
+  volatile uint8_t& mask = shared_info()->vcpu_info[0].evtchn_upcall_mask;
+  const uint8_t mask_before = mask;
+  test.check("cli with virtual IOPL 1 completes", probe_cli(), 0);
+  test.check("sti with virtual IOPL 1 completes", probe_sti(), 0);
+  test.check("and neither touched the event mask", mask == mask_before, true);
+  test.check("PHYSDEVOP_set_iopl 0 works", set_iopl(0), 0);
+  test.check("cli is #GP(0) again", probe_cli(), kGeneralProtection0);
+}
 }  // namespace
 
 void selftest_privop(SelfTest& test) {
+  interrupt_flag(test);
   base(test, "rdmsr MSR_FS_BASE works", kFsBase, reinterpret_cast<uint64_t>(&fs_target), read_fs0);
   base(test, "rdmsr MSR_GS_BASE (the kernel's) works", kGsBase, reinterpret_cast<uint64_t>(&gs_target), read_gs0);
   base(test, "rdmsr MSR_SHADOW_GS_BASE (user mode's) works", kShadowGsBase, reinterpret_cast<uint64_t>(&gs_target),

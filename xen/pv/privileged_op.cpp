@@ -2,6 +2,7 @@
 #include "arch/x86/cpu/registers.h"
 #include "domain/domain.h"
 #include "pv/guest_memory.h"
+#include "pv/interrupt_flag.h"
 #include "pv/msr_emulation.h"
 #include "pv/port_io.h"
 
@@ -45,12 +46,21 @@ bool emulate_msr(Vcpu& vcpu, TrapFrame& frame) {
   frame.rip += decoded.length;
   return true;
 }
+// cli / sti: no-ops for a kernel with I/O privilege, as Xen's (pv/interrupt_flag.h).
+bool emulate_interrupt_flag(Vcpu& vcpu, TrapFrame& frame) {
+  uint8_t byte = 0;
+  if (!guest_memory::copy_from(vcpu, &byte, frame.rip, 1)) return false;
+  const unsigned length = interrupt_flag::instruction_length(&byte, 1);
+  if (length == 0 || !interrupt_flag::permitted(vcpu.iopl)) return false;
+  frame.rip += length;
+  return true;
+}
 }  // namespace
 
 bool emulate(Vcpu& vcpu, TrapFrame& frame) {
   // Guest user code gets no help: only a kernel may think it runs in ring 0 (Xen's check).
   if (!vcpu.kernel_mode || frame.error_code != 0) return false;
-  return port_io::emulate(vcpu, frame) || emulate_msr(vcpu, frame);
+  return port_io::emulate(vcpu, frame) || emulate_msr(vcpu, frame) || emulate_interrupt_flag(vcpu, frame);
 }
 
 }  // namespace privileged_op

@@ -1,7 +1,7 @@
 // The privileged instructions a PV guest kernel executes as if it ran in ring 0 and that the
 // hypervisor performs for it after their #GP, as Xen's emul-priv-op.c: I/O ports (pv/port_io)
-// and rdmsr / wrmsr of its segment bases (pv/msr_emulation). Anything else stays the guest's
-// #GP.
+// rdmsr / wrmsr of its segment bases (pv/msr_emulation) and cli / sti (pv/interrupt_flag).
+// Anything else stays the guest's #GP.
 #pragma once
 #include "arch/x86/cpu/trap_frame.h"
 
