@@ -1,6 +1,9 @@
 // selftest=hypercall: bad hypercall numbers, sub-ops and guest pointers are refused cleanly.
 #include "arch/xen.h"
+#include "kernel/boot_info.h"
 #include "kernel/selftest.h"
+#include <xen/features.h>
+#include <xen/version.h>
 #include "pv-kernel-patches/pv_ops.h"
 
 namespace kernel {
@@ -13,7 +16,25 @@ constexpr uint64_t kHypervisorAddress = 0xffff830000000000ull;
 
 }  // namespace
 
+namespace {
+// Xen 4.17's XENVER_get_features for a 64-bit PV guest, which Linux reads first: this kernel's
+// PAE_MODE "yes" gets it the pae_extended_cr3 assist, hence pae_pgdir_above_4gb.
+void features(SelfTest& test) {
+  xen_feature_info_t info{};
+  info.submap_idx = 0;
+  test.check("XENVER_get_features submap 0 works", arch::hypercall(__HYPERVISOR_xen_version, XENVER_get_features, arch::arg(&info)), 0);
+  const uint32_t pv = (1u << XENFEAT_memory_op_vnode_supported) | (1u << XENFEAT_mmu_pt_update_preserve_ad) |
+                      (1u << XENFEAT_highmem_assist) | (1u << XENFEAT_gnttab_map_avail_bits) | (1u << XENFEAT_direct_mapped);
+  const uint32_t dom0 = (boot_info.start_info->flags & SIF_PRIVILEGED) ? 1u << XENFEAT_dom0 : 0;
+  test.check("its bits are Xen's for a PV guest", info.submap, pv | dom0 | (1u << XENFEAT_pae_pgdir_above_4gb));
+  info.submap_idx = 1;
+  test.check("XENVER_get_features submap 1 is -EINVAL",
+             arch::hypercall(__HYPERVISOR_xen_version, XENVER_get_features, arch::arg(&info)), -XEN_EINVAL);
+}
+}  // namespace
+
 void selftest_hypercall(SelfTest& test) {
+  features(test);
   test.check("unknown hypercall 63 returns -ENOSYS", arch::hypercall(63), -XEN_ENOSYS);
   test.check("unknown hypercall 100 returns -ENOSYS", arch::hypercall(100), -XEN_ENOSYS);
   test.check("console_io with unknown sub-op returns -ENOSYS",

@@ -7,6 +7,7 @@
 #include "domain/domain.h"
 #include "hypercall/dispatch.h"
 #include "pv/guest_memory.h"
+#include "hypervisor/feature_submap.h"
 
 extern const char* hypervisor_command_line;
 
@@ -28,8 +29,10 @@ long copy_string(Vcpu& vcpu, uint64_t to, const char* text) {
 long get_features(Vcpu& vcpu, uint64_t argument) {
   xen_feature_info_t info;
   if (!guest_memory::read(vcpu, argument, info)) return -XEN_EFAULT;
-  info.submap = 0;
-  if (info.submap_idx == 0 && vcpu.domain->privileged) info.submap |= 1u << XENFEAT_dom0;
+  const bool pae_extended_cr3 = vcpu.domain->vm_assist & (1ul << VMASST_TYPE_pae_extended_cr3);
+  const features::Submap submap = features::pv_submap(info.submap_idx, vcpu.domain->privileged, pae_extended_cr3);
+  if (!submap.valid) return -XEN_EINVAL;
+  info.submap = submap.bits;
   return guest_memory::write(vcpu, argument, info) ? 0 : -XEN_EFAULT;
 }
 
