@@ -21,6 +21,7 @@ void save(Vcpu& previous, const TrapFrame& frame) {
 void load(Vcpu& next, TrapFrame& frame) {
   domains::set_current(&next);
   frame = next.registers;
+  next.has_run = next.fpu_initialised = true;
   fpu::restore(next.fpu_state);
   fpu::set_task_switched(next.fpu_switched_out);
   cpu::write_msr(cpu::msr::fs_base, next.fs_base);

@@ -47,6 +47,10 @@ struct Vcpu {
   // opposite of VPF_down (VGCF_online in that context). A vCPU runs only when both hold.
   bool initialised = false;
   bool online = false;
+  // Xen's fpu_initialised, as getvcpucontext reports it (VGCF_i387_valid): the context gave an
+  // FPU state, or the vCPU has run (Xen: used the FPU; here loading a vCPU loads its FPU).
+  bool fpu_initialised = false;
+  bool has_run = false;  // loaded on the CPU at least once since its context was set
   uint64_t timer_deadline_ns = 0;  // 0 = no singleshot timer
   uint64_t periodic_period_ns = 0;
   uint64_t next_periodic_ns = 0;

@@ -309,6 +309,8 @@ long set_vcpu_context(Domain& target, vcpu_guest_context& context) {
   else
     fpu::initial_state(vcpu.fpu_state);
   vcpu.initialised = true;
+  vcpu.fpu_initialised = context.flags & VGCF_i387_valid;
+  vcpu.has_run = false;
   vcpu.online = context.flags & VGCF_online;
   if (vcpu.online)
     scheduler::vcpu_up(vcpu);
@@ -332,9 +334,13 @@ long get_vcpu_context(const Domain& target, vcpu_guest_context& context) {
   if (!vcpu.initialised) return -XEN_ENODATA;
   context = vcpu_guest_context{};
   __builtin_memcpy(context.fpu_ctxt.x, vcpu.fpu_state, sizeof(context.fpu_ctxt.x));
-  context.flags = VGCF_i387_valid | (vcpu.kernel_mode ? VGCF_in_kernel : 0) | (vcpu.online ? VGCF_online : 0) |
+  context.flags = (vcpu.fpu_initialised ? VGCF_i387_valid : 0) | (vcpu.kernel_mode ? VGCF_in_kernel : 0) |
+                  (vcpu.online ? VGCF_online : 0) |
                   (vcpu.syscall_disables_events ? VGCF_syscall_disables_events : 0);
   user_regs_from(vcpu.registers, vcpu.iopl, context.user_regs);
+  // Until it runs, rflags are what the context gave (Xen keeps them so; the CPU's always-one
+  // bit 1 appears once a trap frame holds them).
+  if (!vcpu.has_run) context.user_regs.rflags &= ~uint64_t(rflags::reserved_one);
   __builtin_memcpy(context.trap_ctxt, vcpu.trap_table, sizeof(context.trap_ctxt));
   context.kernel_ss = vcpu.kernel_ss;
   context.kernel_sp = vcpu.kernel_sp;
