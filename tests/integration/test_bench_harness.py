@@ -337,6 +337,24 @@ class XenRatios(unittest.TestCase):
         self.assertTrue(command.endswith("-icount shift=0"))
 
 
+class LifecycleBench(unittest.TestCase):
+    """bench/run_lifecycle_bench.py reads the lines SelfTest::note and finish print."""
+
+    def test_figures_from_a_passed_run(self):
+        import run_lifecycle_bench
+        serial = ("selftest lifecycle-100: create/max_vcpus/destroy cycles: 100 (0x64)\n"
+                  "selftest lifecycle-100: ... microseconds per cycle: 81 (0x51)\n"
+                  "selftest lifecycle-100: ... all created: ok\n"
+                  "selftest lifecycle-100: passed\n")
+        self.assertEqual(run_lifecycle_bench.parse(serial), (100, 81, True))
+
+    def test_a_failed_or_cut_run_gives_no_pass(self):
+        import run_lifecycle_bench
+        failed = "selftest lifecycle-100: ... microseconds per cycle: 81 (0x51)\nselftest lifecycle-100: ... all destroyed: FAIL (got 3 expected 100)\nselftest lifecycle-100: failed\n"
+        self.assertEqual(run_lifecycle_bench.parse(failed), (None, 81, False))
+        self.assertEqual(run_lifecycle_bench.parse("(XEN) Panic"), (None, None, False))
+
+
 class CommandLine(unittest.TestCase):
     def test_options(self):
         args = run_bench.arguments(["--modes", "hypercall", "--xen417", "--iterations-scale",
