@@ -6,7 +6,6 @@
 
 namespace port_io {
 namespace {
-constexpr size_t max_bytes = 3;  // 0x66, opcode, imm8 (or 0x66, 0xf3, opcode)
 // A rep ins/outs does at most this many elements per trap, then leaves rip on the instruction
 // with rcx, rsi/rdi advanced: the CPU restarts it, and the hypervisor is never held for long.
 constexpr uint64_t max_elements_per_trap = 4096;
@@ -82,13 +81,9 @@ bool emulate_string(Vcpu& vcpu, TrapFrame& frame, const Access& access, bool pri
 }
 }  // namespace
 
-bool emulate(Vcpu& vcpu, TrapFrame& frame) {
+bool emulate(Vcpu& vcpu, TrapFrame& frame, const uint8_t* bytes, size_t available) {
   if (!vcpu.kernel_mode || vcpu.iopl == 0) return false;
   bool privileged = vcpu.domain->privileged;
-  uint8_t bytes[max_bytes] = {};
-  size_t available = 0;
-  while (available < max_bytes && guest_memory::copy_from(vcpu, &bytes[available], frame.rip + available, 1))
-    ++available;
   Access access = decode(bytes, available);
   if (!access.valid) return false;
   if (access.string) return emulate_string(vcpu, frame, access, privileged);

@@ -51,7 +51,8 @@ struct PortPlan {
 };
 PortPlan plan_access(bool privileged, uint32_t port, unsigned width);
 
-// Handles a #GP from the guest kernel; true if it was an in/out, ins or outs it performed
+// Handles a #GP from the guest kernel, given the instruction bytes at rip (pv/privileged_op
+// fetches them once); true if it was an in/out, ins or outs it performed
 // (rip advanced, or left on a rep ins/outs that has more to do).
-bool emulate(Vcpu& vcpu, TrapFrame& frame);
+bool emulate(Vcpu& vcpu, TrapFrame& frame, const uint8_t* bytes, size_t available);
 }  // namespace port_io

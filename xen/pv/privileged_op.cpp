@@ -1,14 +1,14 @@
 #include "pv/privileged_op.h"
 #include "arch/x86/cpu/registers.h"
 #include "domain/domain.h"
-#include "pv/guest_memory.h"
+#include "emulate/instruction_fetch.h"
 #include "pv/interrupt_flag.h"
 #include "pv/msr_emulation.h"
 #include "pv/port_io.h"
 
 namespace privileged_op {
 namespace {
-constexpr size_t kMsrInstructionBytes = 3;  // REX + 0f 30/32
+using instruction_fetch::FetchedInstruction;
 
 msr_emulation::SegmentBases bases_of(const Vcpu& vcpu) { return {vcpu.fs_base, vcpu.gs_base_kernel, vcpu.gs_base_user}; }
 
@@ -21,12 +21,8 @@ void load_bases(Vcpu& vcpu, const msr_emulation::SegmentBases& bases) {
   cpu::write_msr(cpu::msr::gs_base, vcpu.active_gs_base());
 }
 
-bool emulate_msr(Vcpu& vcpu, TrapFrame& frame) {
-  uint8_t bytes[kMsrInstructionBytes] = {};
-  size_t available = 0;
-  while (available < kMsrInstructionBytes && guest_memory::copy_from(vcpu, &bytes[available], frame.rip + available, 1))
-    ++available;
-  const msr_emulation::Decoded decoded = msr_emulation::decode(bytes, available);
+bool emulate_msr(Vcpu& vcpu, TrapFrame& frame, const FetchedInstruction& fetched) {
+  const msr_emulation::Decoded decoded = msr_emulation::decode(fetched.bytes, fetched.count);
   const uint32_t msr = uint32_t(frame.rcx);
   msr_emulation::SegmentBases bases = bases_of(vcpu);
   switch (decoded.instruction) {
@@ -47,10 +43,8 @@ bool emulate_msr(Vcpu& vcpu, TrapFrame& frame) {
   return true;
 }
 // cli / sti: no-ops for a kernel with I/O privilege, as Xen's (pv/interrupt_flag.h).
-bool emulate_interrupt_flag(Vcpu& vcpu, TrapFrame& frame) {
-  uint8_t byte = 0;
-  if (!guest_memory::copy_from(vcpu, &byte, frame.rip, 1)) return false;
-  const unsigned length = interrupt_flag::instruction_length(&byte, 1);
+bool emulate_interrupt_flag(const Vcpu& vcpu, TrapFrame& frame, const FetchedInstruction& fetched) {
+  const unsigned length = interrupt_flag::instruction_length(fetched.bytes, fetched.count);
   if (length == 0 || !interrupt_flag::permitted(vcpu.iopl)) return false;
   frame.rip += length;
   return true;
@@ -60,7 +54,10 @@ bool emulate_interrupt_flag(Vcpu& vcpu, TrapFrame& frame) {
 bool emulate(Vcpu& vcpu, TrapFrame& frame) {
   // Guest user code gets no help: only a kernel may think it runs in ring 0 (Xen's check).
   if (!vcpu.kernel_mode || frame.error_code != 0) return false;
-  return port_io::emulate(vcpu, frame) || emulate_msr(vcpu, frame) || emulate_interrupt_flag(vcpu, frame);
+  FetchedInstruction fetched;  // the same fetch the PTE-write emulation makes
+  if (!instruction_fetch::fetch(vcpu, frame.rip, fetched)) return false;
+  return port_io::emulate(vcpu, frame, fetched.bytes, fetched.count) || emulate_msr(vcpu, frame, fetched) ||
+         emulate_interrupt_flag(vcpu, frame, fetched);
 }
 
 }  // namespace privileged_op
