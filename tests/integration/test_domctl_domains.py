@@ -21,26 +21,17 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import guest_boot  # noqa: E402
 import machine  # noqa: E402
 from two_domains import boot_two  # noqa: E402
-
-
-def check_selftest(result, prefix, name, minimum):
-    lines = result.lines()
-    checks = [l for l in lines if l.startswith(f"{prefix}selftest {name}: ")]
-    failures = [l for l in checks if ": FAIL" in l]
-    machine.expect(not failures, "; ".join(failures), result)
-    machine.expect(f"{prefix}selftest {name}: passed" in lines, f"no '{prefix}selftest {name}: passed' line", result)
-    machine.expect(len(checks) >= minimum, f"{prefix}{name}: only {len(checks)} lines", result)
-    return len(checks) - 1
 
 
 def main():
     build = machine.build_dir(sys.argv[2] if len(sys.argv) > 2 and sys.argv[1] == "--build" else None)
     for mode in ("ptwr=emulate", "ptwr=writable"):
         result = boot_two(build, "selftest=domctl-domu", "selftest=domctl-unprivileged init=/forktest", mode)
-        dom0_checks = check_selftest(result, "", "domctl-domu", 40)
-        domu_checks = check_selftest(result, "(d1) ", "domctl-unprivileged", 20)
+        dom0_checks = guest_boot.check_selftest(result, "domctl-domu", 40)
+        domu_checks = guest_boot.check_selftest(result, "domctl-unprivileged", 20, prefix="(d1) ")
         machine.expect("(d1) forktest: passed" in result.lines(), "the domU's fork test did not pass", result)
         machine.expect("init exited: status 0" in result.lines(), "dom0 did not run to its end", result)
         print(f"ok: {mode}: dom0 controlled domain 1 ({dom0_checks} checks), domain 1 was refused "
@@ -48,7 +39,7 @@ def main():
 
     result = boot_two(build, "selftest=domctl-leave-paused", "init=/forktest", "",
                       domu_ending="Domain 1 is paused and no control domain is left to unpause it", timeout=120)
-    check_selftest(result, "", "domctl-leave-paused", 2)
+    guest_boot.check_selftest(result, "domctl-leave-paused", 2)
     machine.expect("(d1) forktest: passed" not in result.lines(), "the paused domU ran to its end", result)
     print(f"ok: a domU left paused by dom0 did not keep the machine alive ({result.seconds:.1f} s)")
 

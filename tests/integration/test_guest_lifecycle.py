@@ -22,22 +22,13 @@ import guest_boot  # noqa: E402
 import machine  # noqa: E402
 
 
-def check_selftest(result, name, minimum):
-    checks = [l for l in result.lines() if l.startswith(f"selftest {name}: ")]
-    failures = [l for l in checks if ": FAIL" in l]
-    machine.expect(not failures, "; ".join(failures), result)
-    machine.expect(f"selftest {name}: passed" in result.serial, f"no '{name}: passed' line", result)
-    machine.expect(len(checks) >= minimum, f"{name}: only {len(checks)} lines", result)
-    return len(checks) - 1
-
-
 def main():
     build, hv = guest_boot.arguments()
     modes = ["ptwr=emulate", "ptwr=writable"] if hv.name == "ours" else [""]
     for mode in modes:
         result = guest_boot.boot_guest(build, hv, "selftest=lifecycle", hv.poweroff, hypervisor_args=mode)
         guest_boot.expect_ended(result, hv, hv.poweroff, 0)
-        checks = check_selftest(result, "lifecycle", 80)
+        checks = guest_boot.check_selftest(result, "lifecycle", 80)
         machine.expect("init exited: status 0" in result.serial, "init did not run after the selftest", result)
         machine.expect("*** hypervisor fault" not in result.serial, "the hypervisor faulted", result)
         where = f"{hv.name} {mode}".strip()

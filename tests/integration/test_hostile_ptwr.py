@@ -26,14 +26,6 @@ ATTACKS = ("ptwr-overlap", "ptwr-alias", "ptwr-links")
 PROGRESS_TIMEOUT = 150  # seconds; the emulated boot takes about 15
 
 
-def check_selftest(result, prefix, name):
-    lines = [l for l in result.lines() if l.startswith(f"{prefix}selftest {name}: ")]
-    failures = [l for l in lines if ": FAIL" in l]
-    machine.expect(not failures, "; ".join(failures), result)
-    machine.expect(f"{prefix}selftest {name}: passed" in result.serial, f"no '{prefix}selftest {name}: passed'",
-                   result)
-
-
 def big_initrd(build, workdir):
     path = os.path.join(workdir, "initrd-3m.cpio")
     cpio_newc.with_extra_file(os.path.join(build, "guest", "initrd.cpio"), path, "padding", 2_500_000)
@@ -47,7 +39,7 @@ def progress_as_dom0(build, initrd, mode):
     result = machine.boot(hv.image, f"{hv.append} {mode}", [(kernel, "selftest=ptwrite"), (initrd, "")],
                           timeout=PROGRESS_TIMEOUT, memory="512M")
     guest_boot.expect_ended(result, hv, hv.poweroff, 0)
-    check_selftest(result, "", "ptwrite")
+    guest_boot.check_selftest(result, "ptwrite", 1)
     machine.expect("init exited: status 0" in result.lines(), "dom0's init did not finish", result)
     print(f"ok: {mode}: selftest=ptwrite with a 3 MiB initrd finished as dom0 "
           f"({counter(result.serial, 'ptwr_faults')} detaches, {counter(result.serial, 'ptwr_emulations')} "
@@ -62,7 +54,7 @@ def progress_as_domu(build, initrd, mode):
     result = machine.boot(hv.image, f"{HYPERVISOR_ARGS} {mode}", modules, timeout=PROGRESS_TIMEOUT, memory="512M")
     guest_boot.expect_ended(result, hv, "Domain 0 shut down: reason poweroff", 0)
     machine.expect("Domain 1 shut down: reason poweroff" in result.serial, "the domU did not finish", result)
-    check_selftest(result, "(d1) ", "ptwrite")
+    guest_boot.check_selftest(result, "ptwrite", 1, prefix="(d1) ")
     machine.expect("forktest: passed" in result.lines(), "dom0's fork test did not pass", result)
     print(f"ok: {mode}: the same as a domU beside dom0 ({result.seconds:.1f} s)")
 
@@ -70,7 +62,7 @@ def progress_as_domu(build, initrd, mode):
 def attacks_as_domu(build, mode):
     result = boot_two(build, "init=/forktest", "selftest=" + "+".join(ATTACKS), mode, timeout=300)
     for name in ATTACKS:
-        check_selftest(result, "(d1) ", name)
+        guest_boot.check_selftest(result, name, 1, prefix="(d1) ")
     machine.expect("forktest: passed" in result.lines(), "dom0's fork test did not pass", result)
     machine.expect("*** hypervisor fault" not in result.serial, "the hypervisor faulted", result)
     print(f"ok: {mode}: the domU's writable-pagetable attacks got Xen's answers beside a working dom0 "

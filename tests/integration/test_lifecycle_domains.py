@@ -18,6 +18,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import guest_boot  # noqa: E402
 import machine  # noqa: E402
 from two_domains import boot_two, counter  # noqa: E402
 
@@ -28,16 +29,6 @@ from two_domains import boot_two, counter  # noqa: E402
 DETERMINISTIC = ("-icount", "shift=0")
 
 
-def check_selftest(result, prefix, name, minimum):
-    lines = result.lines()
-    checks = [l for l in lines if l.startswith(f"{prefix}selftest {name}: ")]
-    failures = [l for l in checks if ": FAIL" in l]
-    machine.expect(not failures, "; ".join(failures), result)
-    machine.expect(f"{prefix}selftest {name}: passed" in lines, f"no '{prefix}selftest {name}: passed' line", result)
-    machine.expect(len(checks) >= minimum, f"{prefix}{name}: only {len(checks)} lines", result)
-    return len(checks) - 1
-
-
 def main():
     build = machine.build_dir(sys.argv[2] if len(sys.argv) > 2 and sys.argv[1] == "--build" else None)
     for mode in ("ptwr=emulate", "ptwr=writable"):
@@ -45,8 +36,8 @@ def main():
         # writable-pagetable slots are in use when it is destroyed.
         result = boot_two(build, "selftest=lifecycle-domu", "selftest=lifecycle-unprivileged pte=direct init=/forktest",
                           mode, domu_ending="Domain 1 destroyed", extra=DETERMINISTIC)
-        dom0_checks = check_selftest(result, "", "lifecycle-domu", 8)
-        domu_checks = check_selftest(result, "(d1) ", "lifecycle-unprivileged", 8)
+        dom0_checks = guest_boot.check_selftest(result, "lifecycle-domu", 8)
+        domu_checks = guest_boot.check_selftest(result, "lifecycle-unprivileged", 8, prefix="(d1) ")
         destroyed = re.search(r"Domain 1 destroyed: (\d+) frames back to the allocator", result.serial)
         machine.expect(destroyed is not None, "no count of the frames given back", result)
         seen = re.search(r"selftest lifecycle-domu: frames back: (\d+)", result.serial)
