@@ -10,6 +10,7 @@
 #include "arch/hypercall.h"
 #include "arch/xen.h"
 #include "kernel/console.h"
+#include "kernel/control.h"
 #include "kernel/direct_map.h"
 #include "kernel/fuzz.h"
 #include "kernel/fuzz_mailbox.h"
@@ -52,13 +53,11 @@ void unmap(const pv::PageTableSlot& slot) {
 // Whether domain 1 has shut down or crashed (then it makes no more progress: no need to wait
 // for the stall timeout). -ENOSYS or an error: not known, keep waiting.
 bool domu_stopped(unsigned& reason) {
-  xen_domctl_t op{};
-  op.cmd = XEN_DOMCTL_getdomaininfo;
-  op.interface_version = XEN_DOMCTL_INTERFACE_VERSION;
-  op.domain = kFuzzedDomain;
-  if (arch::hypercall(__HYPERVISOR_domctl, arch::arg(&op)) != 0 || op.domain != kFuzzedDomain) return false;
-  reason = (op.u.getdomaininfo.flags >> XEN_DOMINF_shutdownshift) & XEN_DOMINF_shutdownmask;
-  return op.u.getdomaininfo.flags & (XEN_DOMINF_shutdown | XEN_DOMINF_dying);
+  xen_domctl_getdomaininfo info{};
+  domid_t reported = DOMID_INVALID;
+  if (control::get_info(kFuzzedDomain, info, &reported) != 0 || reported != kFuzzedDomain) return false;
+  reason = (info.flags >> XEN_DOMINF_shutdownshift) & XEN_DOMINF_shutdownmask;
+  return info.flags & (XEN_DOMINF_shutdown | XEN_DOMINF_dying);
 }
 
 bool owned_by_domu(const pv::PageTableSlot& slot, uint64_t mfn) {

@@ -40,6 +40,7 @@
 #include "arch/xen.h"
 #include "kernel/boot_info.h"
 #include "kernel/console.h"
+#include "kernel/control.h"
 #include "kernel/physical_memory.h"
 #include "kernel/selftest.h"
 #include "kernel/shared_info.h"
@@ -50,6 +51,7 @@
 
 namespace kernel {
 namespace {
+using namespace control;
 constexpr uint64_t kUnmappedUser = 0x0000000010000000ull;  // nothing is mapped there before init
 constexpr domid_t kAbsent = 5;                              // no domain has this id in these tests
 constexpr domid_t kDomU = 1;                                // the first domain built at boot
@@ -58,56 +60,12 @@ constexpr uint32_t kUnknownDomctl = 0x7777;
 // the code as tools read it (masked with XEN_DOMINF_shutdownmask) is 255.
 constexpr uint32_t kNeverShutDown = 0xffff;
 
-long domctl_at(uint64_t address) { return arch::hypercall(__HYPERVISOR_domctl, address); }
-long domctl(xen_domctl_t& op) { return domctl_at(arch::arg(&op)); }
-long sysctl(xen_sysctl_t& op) { return arch::hypercall(__HYPERVISOR_sysctl, arch::arg(&op)); }
-
-xen_domctl_t domctl_request(uint32_t cmd, domid_t domain) {
-  xen_domctl_t op{};
-  op.cmd = cmd;
-  op.interface_version = XEN_DOMCTL_INTERFACE_VERSION;
-  op.domain = domain;
-  return op;
-}
-
-xen_sysctl_t sysctl_request(uint32_t cmd) {
-  xen_sysctl_t op{};
-  op.cmd = cmd;
-  op.interface_version = XEN_SYSCTL_INTERFACE_VERSION;
-  return op;
-}
-
-long simple_domctl(uint32_t cmd, domid_t domain) {
-  xen_domctl_t op = domctl_request(cmd, domain);
-  return domctl(op);
-}
-
-long get_info(domid_t domain, xen_domctl_getdomaininfo& info, domid_t* reported = nullptr) {
-  xen_domctl_t op = domctl_request(XEN_DOMCTL_getdomaininfo, domain);
-  long rc = domctl(op);
-  info = op.u.getdomaininfo;
-  if (reported) *reported = op.domain;
-  return rc;
-}
-
 long get_vcpu_info(domid_t domain, uint32_t vcpu, xen_domctl_getvcpuinfo& info) {
   xen_domctl_t op = domctl_request(XEN_DOMCTL_getvcpuinfo, domain);
   op.u.getvcpuinfo.vcpu = vcpu;
   long rc = domctl(op);
   info = op.u.getvcpuinfo;
   return rc;
-}
-
-long max_mem(domid_t domain, uint64_t kilobytes) {
-  xen_domctl_t op = domctl_request(XEN_DOMCTL_max_mem, domain);
-  op.u.max_mem.max_memkb = kilobytes;
-  return domctl(op);
-}
-
-long max_vcpus(domid_t domain, uint32_t count) {
-  xen_domctl_t op = domctl_request(XEN_DOMCTL_max_vcpus, domain);
-  op.u.max_vcpus.max = count;
-  return domctl(op);
 }
 
 long set_handle(domid_t domain, const uint8_t (&handle)[16]) {

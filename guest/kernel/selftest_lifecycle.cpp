@@ -37,6 +37,7 @@
 #include "arch/xen.h"
 #include "kernel/boot_info.h"
 #include "kernel/console.h"
+#include "kernel/control.h"
 #include "kernel/direct_map.h"
 #include "kernel/linux_abi.h"
 #include "kernel/physical_memory.h"
@@ -48,25 +49,10 @@
 
 namespace kernel {
 namespace {
+using namespace control;
 constexpr domid_t kAbsent = 0x7000;  // no domain has this id in these tests
 constexpr unsigned kCycles = 10;     // make test's short version of the 100-cycle loop
 constexpr uint64_t kNonCanonical = 0x0000800000000000ull;
-
-long domctl(xen_domctl_t& op) { return arch::hypercall(__HYPERVISOR_domctl, arch::arg(&op)); }
-long sysctl(xen_sysctl_t& op) { return arch::hypercall(__HYPERVISOR_sysctl, arch::arg(&op)); }
-
-xen_domctl_t request(uint32_t cmd, domid_t domain) {
-  xen_domctl_t op{};
-  op.cmd = cmd;
-  op.interface_version = XEN_DOMCTL_INTERFACE_VERSION;
-  op.domain = domain;
-  return op;
-}
-
-long simple(uint32_t cmd, domid_t domain) {
-  xen_domctl_t op = request(cmd, domain);
-  return domctl(op);
-}
 
 // What xl gives a PV domain of one vCPU.
 xen_domctl_createdomain pv_config() {
@@ -80,31 +66,17 @@ xen_domctl_createdomain pv_config() {
 }
 
 long create(const xen_domctl_createdomain& config, domid_t requested, domid_t& created) {
-  xen_domctl_t op = request(XEN_DOMCTL_createdomain, requested);
+  xen_domctl_t op = domctl_request(XEN_DOMCTL_createdomain, requested);
   op.u.createdomain = config;
   long rc = domctl(op);
   created = op.domain;
   return rc;
 }
 
-long destroy(domid_t domain) { return simple(XEN_DOMCTL_destroydomain, domain); }
-
-long get_info(domid_t domain, xen_domctl_getdomaininfo& info, domid_t* reported = nullptr) {
-  xen_domctl_t op = request(XEN_DOMCTL_getdomaininfo, domain);
-  long rc = domctl(op);
-  info = op.u.getdomaininfo;
-  if (reported) *reported = op.domain;
-  return rc;
-}
+long destroy(domid_t domain) { return simple_domctl(XEN_DOMCTL_destroydomain, domain); }
 
 bool flag(const xen_domctl_getdomaininfo& info, uint32_t bit) { return (info.flags & bit) != 0; }
 
-uint64_t free_pages() {
-  xen_sysctl_t op{};
-  op.cmd = XEN_SYSCTL_physinfo;
-  op.interface_version = XEN_SYSCTL_INTERFACE_VERSION;
-  return sysctl(op) == 0 ? op.u.physinfo.free_pages : 0;
-}
 
 // Domains in the table (getdomaininfolist from 0).
 long domain_count() {
@@ -133,20 +105,20 @@ uint64_t free_pages_settled(uint64_t baseline) {
 bool on_ours() { return sys_pvhv_audit() != -linux_abi::kENOSYS; }
 
 long vcpu_context(uint32_t cmd, domid_t domain, uint32_t vcpu, vcpu_guest_context* context) {
-  xen_domctl_t op = request(cmd, domain);
+  xen_domctl_t op = domctl_request(cmd, domain);
   op.u.vcpucontext.vcpu = vcpu;
   set_xen_guest_handle(op.u.vcpucontext.ctxt, context);
   return domctl(op);
 }
 
 long vcpu_context_at(uint32_t cmd, domid_t domain, uint64_t address) {
-  xen_domctl_t op = request(cmd, domain);
+  xen_domctl_t op = domctl_request(cmd, domain);
   op.u.vcpucontext.ctxt.p = reinterpret_cast<vcpu_guest_context_t*>(address);
   return domctl(op);
 }
 
 long address_size(uint32_t cmd, domid_t domain, uint32_t& size) {
-  xen_domctl_t op = request(cmd, domain);
+  xen_domctl_t op = domctl_request(cmd, domain);
   op.u.address_size.size = size;
   long rc = domctl(op);
   size = op.u.address_size.size;
@@ -154,7 +126,7 @@ long address_size(uint32_t cmd, domid_t domain, uint32_t& size) {
 }
 
 long hypercall_init(domid_t domain, uint64_t gmfn) {
-  xen_domctl_t op = request(XEN_DOMCTL_hypercall_init, domain);
+  xen_domctl_t op = domctl_request(XEN_DOMCTL_hypercall_init, domain);
   op.u.hypercall_init.gmfn = gmfn;
   return domctl(op);
 }
@@ -169,12 +141,6 @@ uint64_t populate_one(domid_t domain, long& rc) {
   reservation.domid = domain;
   rc = xen::memory_op(XENMEM_populate_physmap, &reservation);
   return rc == 1 ? frame : 0;
-}
-
-long max_mem(domid_t domain, uint64_t kilobytes) {
-  xen_domctl_t op = request(XEN_DOMCTL_max_mem, domain);
-  op.u.max_mem.max_memkb = kilobytes;
-  return domctl(op);
 }
 
 // A first context: kernel mode, the L4 at `l4_mfn`, entry and stack somewhere canonical (the
@@ -202,7 +168,7 @@ vcpu_guest_context context_buffer;
 
 void bad_creations(SelfTest& test) {
   domid_t id = 0;
-  xen_domctl_t op = request(XEN_DOMCTL_createdomain, 0);
+  xen_domctl_t op = domctl_request(XEN_DOMCTL_createdomain, 0);
   op.u.createdomain = pv_config();
   op.interface_version = XEN_DOMCTL_INTERFACE_VERSION - 1;
   test.check("createdomain with the previous interface version: -EACCES", domctl(op), -XEN_EACCES);
@@ -260,11 +226,11 @@ void new_domain_as_reported(SelfTest& test, domid_t id) {
              long(XEN_INVALID_MAX_VCPU_ID));
   test.check("... a shared_info frame", info.shared_info_frame != 0, true);
   test.check("... max_pages 0 until max_mem", long(info.max_pages), 0);
-  xen_domctl_t op = request(XEN_DOMCTL_getvcpuinfo, id);
+  xen_domctl_t op = domctl_request(XEN_DOMCTL_getvcpuinfo, id);
   test.check("getvcpuinfo of vCPU 0 before max_vcpus: -ESRCH", domctl(op), -XEN_ESRCH);
   test.check("getvcpucontext before max_vcpus: -EINVAL",
              vcpu_context(XEN_DOMCTL_getvcpucontext, id, 0, &context_buffer), -XEN_EINVAL);
-  op = request(XEN_DOMCTL_max_vcpus, id);
+  op = domctl_request(XEN_DOMCTL_max_vcpus, id);
   op.u.max_vcpus.max = 2;
   test.check("max_vcpus 2 (createdomain said 1): -EINVAL", domctl(op), -XEN_EINVAL);
   op.u.max_vcpus.max = 1;
@@ -274,27 +240,27 @@ void new_domain_as_reported(SelfTest& test, domid_t id) {
   test.check("getdomaininfo: max_vcpu_id 0 now", info.max_vcpu_id, 0);
   test.check("... still no vCPU online", info.nr_online_vcpus, 0);
   test.check("... flags unchanged", long(info.flags), 0xffff0000l | XEN_DOMINF_paused);
-  op = request(XEN_DOMCTL_getvcpuinfo, id);
+  op = domctl_request(XEN_DOMCTL_getvcpuinfo, id);
   test.check("getvcpuinfo of its vCPU 0", domctl(op), 0);
   test.check("... offline (VPF_down)", op.u.getvcpuinfo.online, 0);
   test.check("... not running", op.u.getvcpuinfo.running, 0);
-  op = request(XEN_DOMCTL_getvcpuinfo, id);
+  op = domctl_request(XEN_DOMCTL_getvcpuinfo, id);
   op.u.getvcpuinfo.vcpu = 1;
   test.check("getvcpuinfo of vCPU 1: -EINVAL", domctl(op), -XEN_EINVAL);
 }
 
 void pause_and_unpause(SelfTest& test, domid_t id) {
   xen_domctl_getdomaininfo info;
-  test.check("pausedomain of the new domain (count 2)", simple(XEN_DOMCTL_pausedomain, id), 0);
-  test.check("unpausedomain (count 1)", simple(XEN_DOMCTL_unpausedomain, id), 0);
+  test.check("pausedomain of the new domain (count 2)", simple_domctl(XEN_DOMCTL_pausedomain, id), 0);
+  test.check("unpausedomain (count 1)", simple_domctl(XEN_DOMCTL_unpausedomain, id), 0);
   get_info(id, info);
   test.check("... still paused", flag(info, XEN_DOMINF_paused), true);
-  test.check("unpausedomain: the toolstack's first unpause (count 0)", simple(XEN_DOMCTL_unpausedomain, id), 0);
+  test.check("unpausedomain: the toolstack's first unpause (count 0)", simple_domctl(XEN_DOMCTL_unpausedomain, id), 0);
   get_info(id, info);
   test.check("... no longer paused", flag(info, XEN_DOMINF_paused), false);
   test.check("... and still not running (no vCPU up)", flag(info, XEN_DOMINF_running | XEN_DOMINF_blocked), false);
-  test.check("unpausedomain again: -EINVAL", simple(XEN_DOMCTL_unpausedomain, id), -XEN_EINVAL);
-  test.check("pausedomain again", simple(XEN_DOMCTL_pausedomain, id), 0);
+  test.check("unpausedomain again: -EINVAL", simple_domctl(XEN_DOMCTL_unpausedomain, id), -XEN_EINVAL);
+  test.check("pausedomain again", simple_domctl(XEN_DOMCTL_pausedomain, id), 0);
 }
 
 void before_a_context(SelfTest& test, domid_t id) {
@@ -442,7 +408,7 @@ void cycles(SelfTest& test, uint64_t baseline_free, long baseline_domains, unsig
     domid_t id = 0;
     if (create(pv_config(), 0, id) != 0) break;
     ++created;
-    xen_domctl_t op = request(XEN_DOMCTL_max_vcpus, id);
+    xen_domctl_t op = domctl_request(XEN_DOMCTL_max_vcpus, id);
     op.u.max_vcpus.max = 1;
     if (domctl(op) != 0) break;
     if (destroy(id) != 0) break;
@@ -617,7 +583,7 @@ void selftest_lifecycle_domu(SelfTest& test) {
 
 void selftest_lifecycle_unprivileged(SelfTest& test) {
   domid_t id = 0;
-  xen_domctl_t op = request(XEN_DOMCTL_createdomain, 0);
+  xen_domctl_t op = domctl_request(XEN_DOMCTL_createdomain, 0);
   op.u.createdomain = pv_config();
   op.interface_version = XEN_DOMCTL_INTERFACE_VERSION + 1;
   test.check("createdomain with a stale interface version: -EACCES", domctl(op), -XEN_EACCES);

@@ -50,6 +50,7 @@
 #include "arch/xen.h"
 #include "kernel/boot_info.h"
 #include "kernel/console.h"
+#include "kernel/control.h"
 #include "kernel/events.h"
 #include "kernel/page_allocator.h"
 #include "kernel/physical_memory.h"
@@ -60,6 +61,7 @@
 
 namespace kernel {
 namespace {
+using control::free_pages;
 constexpr uint64_t kUnmappedUser = 0x0000000010000000ull;
 constexpr uint64_t kHypervisorRange = 0xffff830000000000ull;
 constexpr domid_t kAbsent = 5;
@@ -96,22 +98,7 @@ long query(unsigned op, domid_t domain, uint64_t start_extent = 0) {
 }
 long current_pages(domid_t d) { return query(XENMEM_current_reservation, d); }
 
-long free_pages() {
-  xen_sysctl_t op{};
-  op.cmd = XEN_SYSCTL_physinfo;
-  op.interface_version = XEN_SYSCTL_INTERFACE_VERSION;
-  if (arch::hypercall(__HYPERVISOR_sysctl, arch::arg(&op)) != 0) return -1;
-  return long(op.u.physinfo.free_pages);
-}
-
-long max_mem_pages(domid_t domain, uint64_t pages) {
-  xen_domctl_t op{};
-  op.cmd = XEN_DOMCTL_max_mem;
-  op.interface_version = XEN_DOMCTL_INTERFACE_VERSION;
-  op.domain = domain;
-  op.u.max_mem.max_memkb = pages * 4;
-  return arch::hypercall(__HYPERVISOR_domctl, arch::arg(&op));
-}
+long max_mem_pages(domid_t domain, uint64_t pages) { return control::max_mem(domain, pages * 4); }
 
 uint64_t m2p(uint64_t mfn) { return machine_to_phys_mapping[mfn]; }
 
@@ -576,11 +563,8 @@ void events_domu(SelfTest& test, evtchn_port_t dom_exc) {
 }
 
 bool domu_shut_down() {
-  xen_domctl_t op{};
-  op.cmd = XEN_DOMCTL_getdomaininfo;
-  op.interface_version = XEN_DOMCTL_INTERFACE_VERSION;
-  op.domain = kDomU;
-  return arch::hypercall(__HYPERVISOR_domctl, arch::arg(&op)) == 0 && (op.u.getdomaininfo.flags & XEN_DOMINF_shutdown);
+  xen_domctl_getdomaininfo info{};
+  return control::get_info(kDomU, info) == 0 && (info.flags & XEN_DOMINF_shutdown);
 }
 
 void shutdown_domu(SelfTest& test, evtchn_port_t dom_exc) {
