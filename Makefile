@@ -15,8 +15,11 @@ build: deps
 	@cmake --build $(BUILD) -j$(JOBS)
 
 # Boots the hypervisor with dom0 = the reference guest kernel and prints what both report,
-# then the fork benchmarks per mode, then traces of them (build/run/) and their analysis.
-run: build
+# then the fork benchmarks per mode, then traces of them (build/run/) and their analysis. The build's
+# own output goes to build/build.log (shown only when it fails), so the output starts at the
+# hypervisor's first line.
+run:
+	@mkdir -p $(BUILD) && $(MAKE) build > $(BUILD)/build.log 2>&1 || { tail -n 40 $(BUILD)/build.log; echo "make run: the build failed (all of it: $(BUILD)/build.log)"; exit 1; }
 	@python3 tests/integration/boot.py --show
 	@python3 bench/run_bench.py --build $(BUILD)
 	@python3 bench/capture_traces.py --build $(BUILD)

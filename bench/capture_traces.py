@@ -1,7 +1,10 @@
 """`make run`, after the benchmark table: captures a trace of the fork benchmarks in each
 PTE-write mode (the guest streams the hypervisor's trace buffers over COM2, trace=capture),
-turns the streams into xentrace files in build/run/, and prints what xenalyze says: the
-statistics per mode, the two traces side by side, and SVG plots in build/run/svg-<mode>/.
+turns the streams into xentrace files in build/run/, and prints what a reader needs of what
+xenalyze says: per mode, how the PTE writes were taken over and what each step cost; then the
+two traces side by side on the records that tell the paths apart. xenalyze's whole answers
+(every record type) go to build/run/<mode>.stats.txt and build/run/compare.txt, SVG plots to
+build/run/svg-<mode>/.
 
 Iterations are few: the point is the sequence of faults, unhooks, rehooks and flushes each
 fork produces, not the timing (make bench measures that).
@@ -40,6 +43,35 @@ def xenalyze(build, *args):
     return subprocess.run([os.path.join(build, "bin", "xenalyze"), *args], capture_output=True, text=True).stdout
 
 
+# The sections of `xenalyze --stats` printed per mode (the rest is in the file).
+STATS_SECTIONS = ("Page faults", "Paired costs")
+# The rows of `xenalyze --compare` that tell the two paths apart.
+COMPARE_ROWS = ("metric", "seconds traced", "ptwr_unhook ", "ptwr_rehook ", "tlb_flush ", "invlpg ",
+                "pte_write_fault ", "pv_ptwr_emulation ", "pv_page_fault ", "fault->emulation", "unhook->rehook",
+                "operation avg")
+
+
+def sections(text, wanted):
+    """The `--- name ---` sections of xenalyze's text whose name starts with one of `wanted`."""
+    kept, keep = [], False
+    for line in text.splitlines():
+        if line.startswith("--- "):
+            keep = line[4:].startswith(wanted)
+        if keep:
+            kept.append(line)
+    return "\n".join(kept)
+
+
+def rows(text, wanted):
+    return "\n".join(line for line in text.splitlines() if line.strip().startswith(wanted))
+
+
+def save(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
@@ -50,13 +82,16 @@ def main():
     for mode, trace in traces.items():
         if not trace:
             continue
-        print(f"\n=== trace of the fork benchmarks, ptwr={mode} ({trace}) ===")
-        print(xenalyze(args.build, "--stats", trace))
-        print(xenalyze(args.build, "--ptes-per-table", trace))
+        stats = xenalyze(args.build, "--stats", trace) + xenalyze(args.build, "--ptes-per-table", trace)
+        saved = save(os.path.join(out_dir, f"{mode}.stats.txt"), stats)
+        print(f"\n=== trace of the fork benchmarks, ptwr={mode} ({trace}; every record type: {saved}) ===")
+        print(sections(stats, STATS_SECTIONS))
         xenalyze(args.build, f"--svg={os.path.join(out_dir, 'svg-' + mode)}", trace)
     if all(traces.values()):
-        print("=== writable vs emulate ===")
-        print(xenalyze(args.build, "--compare", traces["writable"], traces["emulate"]))
+        compare = xenalyze(args.build, "--compare", traces["writable"], traces["emulate"])
+        saved = save(os.path.join(out_dir, "compare.txt"), compare)
+        print(f"\n=== writable (A) vs emulate (B): the records that tell them apart (all: {saved}) ===")
+        print(rows(compare, COMPARE_ROWS))
     return 0
 
 
