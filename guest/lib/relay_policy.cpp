@@ -11,6 +11,8 @@
 #include <xen/sysctl.h>
 #include <xen/version.h>
 
+#include "common/xen/version_argument.h"
+
 namespace lib::relay {
 namespace {
 
@@ -28,24 +30,12 @@ Refusal pointer(const BufferTable& buffers, uint64_t p, uint64_t bytes) {
 
 // The bytes XENVER_* writes at its argument; -1 for a command that is not known.
 int64_t version_bytes(uint64_t command, uint64_t argument, const BufferTable& buffers) {
-  switch (command) {
-    case XENVER_version: case XENVER_pagesize: return 0;
-    case XENVER_extraversion: return sizeof(xen_extraversion_t);
-    case XENVER_compile_info: return sizeof(xen_compile_info_t);
-    case XENVER_capabilities: return sizeof(xen_capabilities_info_t);
-    case XENVER_changeset: return sizeof(xen_changeset_info_t);
-    case XENVER_platform_parameters: return sizeof(xen_platform_parameters_t);
-    case XENVER_get_features: return sizeof(xen_feature_info_t);
-    case XENVER_guest_handle: return sizeof(xen_domain_handle_t);
-    case XENVER_commandline: return sizeof(xen_commandline_t);
-    case XENVER_build_id: {
-      // The caller says how much room follows the header.
-      xen_build_id_t header{};
-      if (argument && buffers.read(argument, &header, sizeof(header.len)) != BufferTable::Status::ok) return 0;
-      return int64_t(sizeof(header)) + header.len;
-    }
-    default: return -1;
-  }
+  const int64_t bytes = pvhv::xen_abi::version_argument_bytes(command);
+  if (bytes != pvhv::xen_abi::kVersionBuildId) return bytes;
+  // The caller says how much room follows the header.
+  xen_build_id_t header{};
+  if (argument && buffers.read(argument, &header, sizeof(header.len)) != BufferTable::Status::ok) return 0;
+  return int64_t(sizeof(header)) + header.len;
 }
 
 Refusal xen_version(const uint64_t (&a)[5], const BufferTable& buffers) {

@@ -3,25 +3,17 @@
 #include <cerrno>
 
 #include "tools/libxc/xc_private.h"
+// After xenctrl.h (through xc_private.h), which sets the public headers up for the tools.
+#include "common/xen/version_argument.h"
 
 using namespace pvhv::xc;
 
 namespace {
 // What XENVER_* writes at its argument; -1 for a command the library does not know.
 long version_argument_bytes(int cmd, const void* arg) {
-  switch (cmd) {
-    case XENVER_version: case XENVER_pagesize: return 0;
-    case XENVER_extraversion: return sizeof(xen_extraversion_t);
-    case XENVER_compile_info: return sizeof(xen_compile_info_t);
-    case XENVER_capabilities: return sizeof(xen_capabilities_info_t);
-    case XENVER_changeset: return sizeof(xen_changeset_info_t);
-    case XENVER_platform_parameters: return sizeof(xen_platform_parameters_t);
-    case XENVER_get_features: return sizeof(xen_feature_info_t);
-    case XENVER_guest_handle: return sizeof(xen_domain_handle_t);
-    case XENVER_commandline: return sizeof(xen_commandline_t);
-    case XENVER_build_id: return long(sizeof(xen_build_id_t) + static_cast<const xen_build_id_t*>(arg)->len);
-    default: return -1;
-  }
+  const int64_t bytes = pvhv::xen_abi::version_argument_bytes(uint64_t(cmd));
+  if (bytes != pvhv::xen_abi::kVersionBuildId) return long(bytes);
+  return long(sizeof(xen_build_id_t) + static_cast<const xen_build_id_t*>(arg)->len);
 }
 }  // namespace
 
