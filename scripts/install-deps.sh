@@ -7,7 +7,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 deps="$top/build/deps"
 mkdir -p "$deps"
 
-packages=(build-essential cmake python3 cpio pkg-config qemu-system-x86 libxen-dev libzydis-dev
+packages=(build-essential cmake python3 cpio pkg-config qemu-system-x86 libxen-dev libzydis-dev zlib1g-dev liblzma-dev
           libzycore-dev libboost-dev libgtest-dev musl-tools binutils xz-utils)
 
 missing=()

@@ -4,6 +4,10 @@
 // a failing call stops it with that errno.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -232,5 +236,30 @@ TEST_F(LibxenguestBuilder, AFailedPopulateIsItsErrno) {
   EXPECT_EQ(build(kernel), -1);
   EXPECT_EQ(errno, ENOMEM);
   EXPECT_NE(std::string(built.message).find("populate_physmap"), std::string::npos) << built.message;
+  EXPECT_TRUE(hv->frames.empty());
+}
+
+// Debian's own bzImage (xz payload, Linux 6.1 with INIT_P2M and no hypercall page): unpacked,
+// laid out and written as its vmlinux says; a damaged payload stops before any memory.
+TEST_F(LibxenguestBuilder, DebiansBzImageIsUnpackedAndBuilt) {
+  std::ifstream in(PVHV_DEBIAN_VMLINUZ, std::ios::binary);
+  std::vector<uint8_t> bzimage{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  ASSERT_GT(bzimage.size(), 1u << 20) << "missing " << PVHV_DEBIAN_VMLINUZ;
+  ASSERT_EQ(build(bzimage, 131072), 0) << built.message;
+  EXPECT_EQ(built.virt_base, 0xffffffff80000000ull);
+  EXPECT_EQ(hv->context.user_regs.rip, built.entry);
+  EXPECT_GE(built.entry, 0xffffffff81000000ull);
+  EXPECT_EQ(std::count(hv->calls.begin(), hv->calls.end(), "hypercall_init"), 0);  // no HYPERCALL_PAGE note
+  EXPECT_GT(built.pages_written, 1000u);  // the kernel's text and data, not its .bss
+
+  std::vector<uint8_t> damaged = bzimage;
+  for (size_t i = 0; i < 64; ++i) damaged[damaged.size() / 2 + i] ^= 0x5a;
+  hv->calls.clear();
+  hv->frames.clear();
+  errno = 0;
+  EXPECT_EQ(build(damaged, 131072), -1);
+  EXPECT_EQ(errno, EINVAL);
+  EXPECT_EQ(built.xc_error, XC_INVALID_KERNEL);
+  EXPECT_NE(std::string(built.message).find("bzImage"), std::string::npos) << built.message;
   EXPECT_TRUE(hv->frames.empty());
 }

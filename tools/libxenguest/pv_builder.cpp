@@ -11,6 +11,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <span>
 #include <vector>
 
 #include "common/elf/elf_image.h"
@@ -20,6 +21,7 @@
 #pragma GCC visibility push(default)
 #include "tools/libxenguest/include/pvhv_xenguest.h"
 #pragma GCC visibility pop
+#include "tools/libxenguest/kernel_image.h"
 #include "tools/libxenguest/pv_layout.h"
 #include "tools/libxenguest/pv_start.h"
 
@@ -74,14 +76,22 @@ class Builder {
     return without_dom0;
   }
 
+  // An ELF image as is; a bzImage's payload decompressed first (kernel_image.h), as
+  // libxenguest's xc_dom_try_bzimage_loader does before its ELF loader.
   int parse_kernel() {
-    boot::ByteSpan bytes(static_cast<const uint8_t*>(image_.kernel), image_.kernel ? image_.kernel_size : 0);
+    std::span<const uint8_t> file(static_cast<const uint8_t*>(image_.kernel), image_.kernel ? image_.kernel_size : 0);
+    if (pvhv::xenguest::KernelImageError e = pvhv::xenguest::unpack_kernel(file, unpacked_);
+        e != pvhv::xenguest::KernelImageError::none)
+      return fail(XC_INVALID_KERNEL, EINVAL, "kernel: %s", pvhv::xenguest::describe(e));
+    if (!unpacked_.empty()) file = unpacked_;
+    boot::ByteSpan bytes(file.data(), file.size());
     if (boot::ElfError e = boot::ElfImage::parse(bytes, elf_); e != boot::ElfError::none)
       return fail(XC_INVALID_KERNEL, EINVAL, "kernel: not a Xen PV ELF image: %s", boot::describe(e));
     if (boot::XenNoteError e = boot::parse_xen_kernel(elf_, offered_features(), kernel_); e != boot::XenNoteError::none)
       return fail(XC_INVALID_KERNEL, EINVAL, "kernel: bad Xen notes: %s", boot::describe(e));
-    if (kernel_.has_init_p2m)
-      return fail(XC_INVALID_KERNEL, EINVAL, "kernel: INIT_P2M (a p2m list outside the mapping) is not built yet");
+    // INIT_P2M only says the kernel can also take its p2m list at that address; like the
+    // hypervisor's own builder (xen/domain/domain_builder.cpp), this one keeps the list in the
+    // start-of-day mapping, which such kernels (Linux) accept as well.
     return 0;
   }
 
@@ -286,6 +296,7 @@ class Builder {
   uint32_t domid_;
   const pvhv_pv_image& image_;
   pvhv_pv_built& built_;
+  std::vector<uint8_t> unpacked_;  // a bzImage's vmlinux (elf_ points into it), or empty
   boot::ElfImage elf_;
   boot::XenKernelInfo kernel_;
   PvLayout layout_;

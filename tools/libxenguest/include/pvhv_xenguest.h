@@ -24,7 +24,7 @@ extern "C" {
 struct xc_interface_core;
 
 struct pvhv_pv_image {
-  const void *kernel;       /* an ELF64 x86-64 kernel with Xen notes (no bzImage yet) */
+  const void *kernel;       /* an ELF64 x86-64 kernel with Xen notes, or a bzImage (gzip/xz) */
   size_t kernel_size;
   const void *ramdisk;      /* loaded as is (no decompression yet); may be NULL */
   size_t ramdisk_size;
