@@ -74,9 +74,13 @@ def boot_relay(build, hv, kernel_args, client, hypervisor_args="", timeout=90, m
         return boot, result
 
 
-def run_program(build, socket_path, args, timeout=60, trace_path=None):
-    """Runs a host program with PVHV_XENCTRL pointing at the relay; returns the CompletedProcess."""
+def run_program(build, socket_path, args, timeout=60, trace_path=None, window_path=None):
+    """Runs a host program with PVHV_XENCTRL pointing at the relay (and PVHV_XENCTRL_WINDOW at its
+    bulk window, when given); returns the CompletedProcess."""
     env = dict(os.environ, PVHV_XENCTRL=f"relay:{socket_path}", PVHV_XENCTRL_TIMEOUT_MS="20000")
+    env.pop("PVHV_XENCTRL_WINDOW", None)
+    if window_path:
+        env["PVHV_XENCTRL_WINDOW"] = window_path
     if trace_path:
         env["PVHV_XENCTRL_TRACE"] = trace_path
     return subprocess.run(args, env=env, capture_output=True, text=True, timeout=timeout)
