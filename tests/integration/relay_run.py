@@ -15,12 +15,14 @@ import relay_client
 SERVING = "relay: serving"
 
 
-def boot_relay(build, hv, kernel_args, client, hypervisor_args="", timeout=90, memory="512M", window=False):
+def boot_relay(build, hv, kernel_args, client, hypervisor_args="", timeout=90, memory="512M", window=False,
+               qemu_extra=()):
     """Boots `hv` with dom0 = the reference kernel with `kernel_args` (relay=com2 ...); once the
     relay says it is serving, calls client(socket_path, serial_so_far) in this thread. Returns
     (boot result, what client returned). The client must end dom0 (SHUTDOWN) for the machine to end.
     window: the machine also gets the relay's bulk window (tools/PROTOCOL.md), a file in the
-    same directory; the client is called as client(socket_path, serial_so_far, window_path)."""
+    same directory; the client is called as client(socket_path, serial_so_far, window_path).
+    qemu_extra: more QEMU arguments (make bench: -icount shift=0)."""
     kernel = os.path.join(build, "guest", "kernel")
     initrd = os.path.join(build, "guest", "initrd.cpio")
     with tempfile.TemporaryDirectory(prefix="relay") as tmp:
@@ -31,6 +33,7 @@ def boot_relay(build, hv, kernel_args, client, hypervisor_args="", timeout=90, m
             with open(window_path, "wb") as f:
                 f.truncate(relay_client.WINDOW_BYTES)
             extra += relay_client.window_qemu_args(window_path)
+        extra += tuple(qemu_extra)
         serial = {"text": ""}
         serving = threading.Event()
         abort = threading.Event()  # the client failed: end the machine now, not at its timeout
