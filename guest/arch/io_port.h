@@ -10,4 +10,10 @@ inline uint8_t in8(uint16_t port) {
   asm volatile("inb %1, %0" : "=a"(value) : "Nd"(port));
   return value;
 }
+inline void out32(uint16_t port, uint32_t value) { asm volatile("outl %0, %1" ::"a"(value), "Nd"(port)); }
+inline uint32_t in32(uint16_t port) {
+  uint32_t value;
+  asm volatile("inl %1, %0" : "=a"(value) : "Nd"(port));
+  return value;
+}
 }  // namespace arch

@@ -5,6 +5,7 @@
 
 #include "arch/hypercall.h"
 #include "arch/io_port.h"
+#include "kernel/relay_window.h"
 #include "trace/format/stream_frame.h"
 
 namespace kernel::serial_link {
@@ -24,6 +25,7 @@ constexpr size_t kReceiveTrigger = 14;
 constexpr size_t kTransmitFifo = 16;
 
 bool opened = false;
+Path path = Path::serial;
 
 void uart_init() {
   arch::out8(kCom2 + 1, 0);
@@ -56,9 +58,16 @@ long open() {
   return 0;
 }
 
+void set_path(Path to) { path = to; }
+
 void send_frame(uint8_t type, uint16_t channel, const uint8_t* payload, uint32_t length) {
   uint8_t header[frame::kHeaderBytes];
   frame::encode_header(header, type, channel, payload, length);
+  if (path == Path::window) {
+    relay_window::send(header, sizeof(header));
+    relay_window::send(payload, length);
+    return;
+  }
   send_bytes(header, sizeof(header));
   send_bytes(payload, length);
 }

@@ -10,19 +10,30 @@ import time
 
 import guest_boot
 import machine
+import relay_client
 
 SERVING = "relay: serving"
 
 
-def boot_relay(build, hv, kernel_args, client, hypervisor_args="", timeout=90, memory="512M"):
+def boot_relay(build, hv, kernel_args, client, hypervisor_args="", timeout=90, memory="512M", window=False,
+               qemu_extra=()):
     """Boots `hv` with dom0 = the reference kernel with `kernel_args` (relay=com2 ...); once the
     relay says it is serving, calls client(socket_path, serial_so_far) in this thread. Returns
-    (boot result, what client returned). The client must end dom0 (SHUTDOWN) for the machine to end."""
+    (boot result, what client returned). The client must end dom0 (SHUTDOWN) for the machine to end.
+    window: the machine also gets the relay's bulk window (tools/PROTOCOL.md), a file in the
+    same directory; the client is called as client(socket_path, serial_so_far, window_path).
+    qemu_extra: more QEMU arguments (make bench: -icount shift=0)."""
     kernel = os.path.join(build, "guest", "kernel")
     initrd = os.path.join(build, "guest", "initrd.cpio")
     with tempfile.TemporaryDirectory(prefix="relay") as tmp:
         socket_path = os.path.join(tmp, "com2.sock")
         extra = ("-chardev", f"socket,id=relay,path={socket_path},server=on,wait=off", "-serial", "chardev:relay")
+        window_path = os.path.join(tmp, "window")
+        if window:
+            with open(window_path, "wb") as f:
+                f.truncate(relay_client.WINDOW_BYTES)
+            extra += relay_client.window_qemu_args(window_path)
+        extra += tuple(qemu_extra)
         serial = {"text": ""}
         serving = threading.Event()
         abort = threading.Event()  # the client failed: end the machine now, not at its timeout
@@ -49,7 +60,8 @@ def boot_relay(build, hv, kernel_args, client, hypervisor_args="", timeout=90, m
         error = None
         if "boot" not in outcome and SERVING in serial["text"]:
             try:
-                result = client(socket_path, serial["text"])
+                result = (client(socket_path, serial["text"], window_path) if window
+                          else client(socket_path, serial["text"]))
             except BaseException as e:  # SystemExit from machine.expect too; reported below
                 error = e
                 abort.set()
@@ -65,9 +77,13 @@ def boot_relay(build, hv, kernel_args, client, hypervisor_args="", timeout=90, m
         return boot, result
 
 
-def run_program(build, socket_path, args, timeout=60, trace_path=None):
-    """Runs a host program with PVHV_XENCTRL pointing at the relay; returns the CompletedProcess."""
+def run_program(build, socket_path, args, timeout=60, trace_path=None, window_path=None):
+    """Runs a host program with PVHV_XENCTRL pointing at the relay (and PVHV_XENCTRL_WINDOW at its
+    bulk window, when given); returns the CompletedProcess."""
     env = dict(os.environ, PVHV_XENCTRL=f"relay:{socket_path}", PVHV_XENCTRL_TIMEOUT_MS="20000")
+    env.pop("PVHV_XENCTRL_WINDOW", None)
+    if window_path:
+        env["PVHV_XENCTRL_WINDOW"] = window_path
     if trace_path:
         env["PVHV_XENCTRL_TRACE"] = trace_path
     return subprocess.run(args, env=env, capture_output=True, text=True, timeout=timeout)

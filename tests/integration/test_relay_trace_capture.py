@@ -43,20 +43,23 @@ def interleaved(socket_path):
     return answers, between
 
 
-def main():
+def main(window=False):
+    """window: the program's session goes through the relay's bulk window (the test client's
+    stays on the socket), so the trace frames reach the library's copy through the window."""
     build, _ = guest_boot.arguments()
     hv = guest_boot.hypervisor(build, "ours")
     checker = relay_run.program(build, "xc_relay_check")
     with tempfile.TemporaryDirectory() as tmp:
         stream = os.path.join(tmp, "relay.stream")
 
-        def client(socket_path, serial):
+        def client(socket_path, serial, window_path=None):
             answers, between = interleaved(socket_path)
             run = relay_run.run_program(build, socket_path, [checker, "--tbuf-preset", "--shutdown"],
-                                        trace_path=stream)
+                                        trace_path=stream, window_path=window_path)
             return answers, between, run
 
-        boot, (answers, between, run) = relay_run.boot_relay(build, hv, "relay=com2 trace=capture", client)
+        boot, (answers, between, run) = relay_run.boot_relay(build, hv, "relay=com2 trace=capture", client,
+                                                             window=window)
         machine.expect("relay: serving" in boot.serial and "beside the trace stream" in boot.serial,
                        "the relay did not start beside the capture", boot)
         machine.expect(between > 0, f"no trace RECORDS frame arrived between {answers} answers", boot)

@@ -3,7 +3,9 @@
 // pieces of large transfers, relay errors turned into errno as tools/README.md says, timeouts.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <poll.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -21,6 +23,7 @@
 #include "lib/relay_server.h"
 #include "tools/libxc/relay_transport.h"
 #include "tools/relay/frame_receiver.h"
+#include "tools/relay/window.h"
 
 namespace {
 namespace proto = ::relay;
@@ -284,5 +287,138 @@ TEST(LibxcRelayTransport, NoRelayListening) {
   EXPECT_FALSE(RelayTransport::open(s, why));
   EXPECT_EQ(errno, ENOENT);
   EXPECT_NE(why.find("/tmp/no-such-relay-socket"), std::string::npos);
+}
+}  // namespace
+
+namespace {
+namespace win = relay::window;
+
+// dom0's side of the bulk window on the host: a file as QEMU's memory-backend-file, the pure
+// server reading the ring to dom0 and answering on the ring to the host.
+class FakeWindowRelay : lib::relay::Sink {
+ public:
+  explicit FakeWindowRelay(bool announce = true) {
+    char dir[] = "/tmp/relaywinXXXXXX";
+    path_ = std::string(mkdtemp(dir)) + "/window";
+    int fd = ::open(path_.c_str(), O_RDWR | O_CREAT, 0600);
+    EXPECT_EQ(::ftruncate(fd, off_t(win::kBytes)), 0);
+    base_ = static_cast<uint8_t*>(::mmap(nullptr, win::kBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+    ::close(fd);
+    header().magic = win::kMagic;
+    header().version = win::kVersion;
+    header().ring_bytes = win::kRingBytes;
+    header().to_dom0_offset = win::kToDom0Offset;
+    header().to_host_offset = win::kToHostOffset;
+    // What an earlier client never read: a new one must not take it for its answers.
+    std::vector<uint8_t> stale(100, 0x55);
+    win::ring_write(header().to_host, base_ + win::kToHostOffset, win::kRingBytes, stale.data(), stale.size());
+    if (announce) win::store_release(header().state, win::serving);
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~FakeWindowRelay() {
+    stop_ = true;
+    thread_.join();
+    ::munmap(base_, win::kBytes);
+    ::unlink(path_.c_str());
+  }
+  const std::string& path() const { return path_; }
+  win::Header& header() { return *reinterpret_cast<win::Header*>(base_); }
+  std::atomic<int> handled{0};
+  FakeDom0 dom0;
+
+ private:
+  void send(uint8_t type, uint16_t channel, const uint8_t* payload, uint32_t length) override {
+    std::vector<uint8_t> out(proto::frame::kHeaderBytes);
+    proto::frame::encode_header(out.data(), type, channel, payload, length);
+    out.insert(out.end(), payload, payload + length);
+    size_t done = 0;
+    while (done < out.size() && !stop_)
+      done += win::ring_write(header().to_host, base_ + win::kToHostOffset, win::kRingBytes, out.data() + done,
+                              out.size() - done);
+  }
+  void serve() {
+    std::vector<uint8_t> storage(proto::frame::kHeaderBytes + proto::kMaxRequestPayload);
+    proto::FrameReceiver receiver(storage.data(), storage.size(), proto::kMaxRequestPayload, 1000);
+    lib::relay::Server server(dom0, *this, kWindow, proto::kFlagWindow);
+    uint8_t chunk[4096];
+    while (!stop_) {
+      bool broken = false;
+      size_t n = win::ring_read(header().to_dom0, base_ + win::kToDom0Offset, win::kRingBytes, chunk,
+                                std::min(sizeof(chunk), receiver.space()), broken);
+      if (n == 0) {
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+        continue;
+      }
+      receiver.push(chunk, n, 0);
+      for (proto::Received r = receiver.next(0); r.kind != proto::Received::Kind::nothing; r = receiver.next(0))
+        if (r.kind == proto::Received::Kind::frame) {
+          ++handled;
+          server.handle_frame(r.type, r.channel, r.payload, r.length);
+        }
+    }
+  }
+  std::string path_;
+  uint8_t* base_ = nullptr;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+RelaySettings window_settings(const FakeWindowRelay& relay, int open_timeout_ms = 5000) {
+  RelaySettings s;
+  s.socket_path = "/nonexistent/the-window-needs-no-socket";
+  s.window_path = relay.path();
+  s.request_timeout_ms = 5000;
+  s.open_timeout_ms = open_timeout_ms;
+  return s;
+}
+
+TEST(LibxcRelayTransport, TheWindowCarriesTheSession) {
+  FakeWindowRelay relay;
+  std::string why;
+  auto t = RelayTransport::open(window_settings(relay), why);
+  ASSERT_TRUE(t) << why;
+  EXPECT_NE(t->describe().find("window"), std::string::npos);
+  int64_t result = 0;
+  const uint64_t none[5] = {};
+  ASSERT_EQ(t->hypercall(17, none, result), 0);
+  EXPECT_EQ(result, 0x40011);
+  // 200 KiB each way: many frames in flight through the 256 KiB rings, bytes intact.
+  uint64_t address = 0;
+  ASSERT_EQ(t->buffer_alloc(50, address), 0);
+  std::vector<uint8_t> data(50 * 4096);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = uint8_t(i * 7 + i / 4096);
+  ASSERT_EQ(t->buffer_write(address, data.data(), data.size()), 0);
+  std::vector<uint8_t> back(data.size());
+  ASSERT_EQ(t->buffer_read(address, back.data(), back.size()), 0);
+  EXPECT_EQ(back, data);
+  errno = 0;
+  EXPECT_EQ(t->hypercall(0, none, result), -1);  // refused by the relay, as on the socket
+  EXPECT_EQ(errno, EPERM);
+}
+
+TEST(LibxcRelayTransport, AWindowNeverAnnouncedFailsTheOpen) {
+  FakeWindowRelay relay(false);
+  std::string why;
+  errno = 0;
+  EXPECT_FALSE(RelayTransport::open(window_settings(relay, 300), why));
+  EXPECT_EQ(errno, ETIMEDOUT);
+  EXPECT_NE(why.find("no window"), std::string::npos) << why;
+  EXPECT_EQ(relay.handled, 0);
+}
+
+TEST(LibxcRelayTransport, AWindowWithAnotherLayoutIsRefused) {
+  FakeWindowRelay relay;
+  relay.header().ring_bytes = win::kRingBytes * 2;  // a relay of another layout: not ours to guess
+  std::string why;
+  EXPECT_FALSE(RelayTransport::open(window_settings(relay, 300), why));
+  EXPECT_EQ(errno, ETIMEDOUT);
+}
+
+TEST(LibxcRelayTransport, NoWindowFile) {
+  RelaySettings s;
+  s.window_path = "/nonexistent/window";
+  std::string why;
+  EXPECT_FALSE(RelayTransport::open(s, why));
+  EXPECT_EQ(errno, ENOENT);
 }
 }  // namespace

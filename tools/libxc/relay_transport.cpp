@@ -1,6 +1,10 @@
 #include "tools/libxc/relay_transport.h"
 
+#include "tools/relay/window.h"
+
+#include <fcntl.h>
 #include <poll.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -58,12 +62,14 @@ bool debugging() {
 
 RelayTransport::RelayTransport(const RelaySettings& settings)
     : settings_(settings),
-      description_("relay:" + settings.socket_path),
+      description_("relay:" + settings.socket_path +
+                   (settings.window_path.empty() ? "" : " (window " + settings.window_path + ")")),
       storage_(frame::kHeaderBytes + kHostMaxPayload),
       receiver_(storage_.data(), storage_.size(), kHostMaxPayload, kStallMs) {}
 
 RelayTransport::~RelayTransport() {
   if (fd_ >= 0) ::close(fd_);
+  if (window_) ::munmap(window_, relay::window::kBytes);
   if (trace_) std::fclose(trace_);
 }
 
@@ -73,7 +79,9 @@ std::unique_ptr<RelayTransport> RelayTransport::open(const RelaySettings& settin
     why = "cannot open PVHV_XENCTRL_TRACE=" + settings.trace_path + ": " + std::strerror(errno);
     return nullptr;
   }
-  if (t->connect_socket(settings.open_timeout_ms) < 0) {
+  if (!settings.window_path.empty()) {
+    if (t->map_window(settings.open_timeout_ms, why) < 0) return nullptr;
+  } else if (t->connect_socket(settings.open_timeout_ms) < 0) {
     int e = errno;
     why = "cannot connect to the relay socket " + settings.socket_path + ": " + std::strerror(e);
     errno = e;
@@ -108,10 +116,94 @@ int RelayTransport::connect_socket(int timeout_ms) {
   }
 }
 
+namespace {
+namespace win = relay::window;
+win::Header& window_header(uint8_t* window) { return *reinterpret_cast<win::Header*>(window); }
+
+// While the window has nothing to read or no room: yield for a while first (dom0 answers a
+// small request in a fraction of a millisecond), then sleep briefly, so a slow answer costs
+// little CPU.
+void window_pause(uint64_t waited_ms) {
+  if (waited_ms < 2) std::this_thread::yield();
+  else std::this_thread::sleep_for(std::chrono::microseconds(100));
+}
+}  // namespace
+
+int RelayTransport::map_window(int timeout_ms, std::string& why) {
+  int fd = ::open(settings_.window_path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) {
+    int e = errno;
+    why = "cannot open PVHV_XENCTRL_WINDOW=" + settings_.window_path + ": " + std::strerror(e);
+    errno = e;
+    return -1;
+  }
+  void* map = ::mmap(nullptr, win::kBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  int e = errno;
+  ::close(fd);
+  if (map == MAP_FAILED) {
+    why = "cannot map PVHV_XENCTRL_WINDOW=" + settings_.window_path + ": " + std::strerror(e);
+    errno = e;
+    return -1;
+  }
+  window_ = static_cast<uint8_t*>(map);
+  // dom0 announces the window once its relay polls it (the file may be older than this boot:
+  // the test harness and the daemon create it empty before QEMU starts).
+  win::Header& h = window_header(window_);
+  uint64_t deadline = now_ms() + uint64_t(timeout_ms);
+  while (!(win::load_acquire(h.state) == win::serving && h.magic == win::kMagic && h.version == win::kVersion &&
+           h.ring_bytes == win::kRingBytes && h.to_dom0_offset == win::kToDom0Offset &&
+           h.to_host_offset == win::kToHostOffset)) {
+    if (now_ms() >= deadline) {
+      why = "the relay announced no window in " + settings_.window_path + " (a machine without its ivshmem-plain?)";
+      errno = ETIMEDOUT;
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  win::ring_discard(h.to_host);  // what an earlier client left unread
+  return 0;
+}
+
+int RelayTransport::window_send(const uint8_t* data, size_t length) {
+  win::Header& h = window_header(window_);
+  uint64_t start = now_ms(), deadline = start + uint64_t(settings_.request_timeout_ms);
+  while (length > 0) {
+    size_t n = win::ring_write(h.to_dom0, window_ + win::kToDom0Offset, win::kRingBytes, data, length);
+    data += n;
+    length -= n;
+    if (n) continue;
+    uint64_t now = now_ms();
+    if (now >= deadline) {
+      errno = ETIMEDOUT;  // dom0 reads nothing
+      return -1;
+    }
+    window_pause(now - start);
+  }
+  return 0;
+}
+
+int RelayTransport::window_receive(uint8_t* buffer, size_t want, int wait_ms) {
+  win::Header& h = window_header(window_);
+  uint64_t start = now_ms();
+  for (;;) {
+    bool broken = false;
+    size_t n = win::ring_read(h.to_host, window_ + win::kToHostOffset, win::kRingBytes, buffer, want, broken);
+    if (broken && debugging()) std::fprintf(stderr, "xc (pvhv relay): the window's ring to the host is broken\n");
+    if (n) {
+      receiver_.push(buffer, n, now_ms());
+      return 0;
+    }
+    uint64_t waited = now_ms() - start;
+    if (waited >= uint64_t(wait_ms)) return 0;
+    window_pause(waited);
+  }
+}
+
 int RelayTransport::send_frame(uint8_t type, const std::vector<uint8_t>& payload) {
   std::vector<uint8_t> bytes(frame::kHeaderBytes);
   frame::encode_header(bytes.data(), type, 0, payload.data(), uint32_t(payload.size()));
   bytes.insert(bytes.end(), payload.begin(), payload.end());
+  if (window_) return window_send(bytes.data(), bytes.size());
   size_t done = 0;
   while (done < bytes.size()) {
     ssize_t n = ::send(fd_, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
@@ -250,8 +342,12 @@ int RelayTransport::await(uint32_t seq, int timeout_ms, Answer& answer) {
     }
     size_t want = std::min(sizeof(buffer), receiver_.space());
     if (want == 0) continue;  // next() has a frame to hand out first
-    pollfd p{fd_, POLLIN, 0};
     int wait = int(std::min<uint64_t>(deadline - now, 100));
+    if (window_) {
+      if (window_receive(buffer, want, wait) < 0) return -1;
+      continue;
+    }
+    pollfd p{fd_, POLLIN, 0};
     int ready = ::poll(&p, 1, wait);
     if (ready < 0 && errno != EINTR) return -1;
     if (ready <= 0) continue;
@@ -477,6 +573,7 @@ std::unique_ptr<Transport> open_transport_from_environment(std::string& why) {
     settings.request_timeout_ms = environment_ms("PVHV_XENCTRL_TIMEOUT_MS", settings.request_timeout_ms);
     settings.open_timeout_ms = environment_ms("PVHV_XENCTRL_OPEN_TIMEOUT_MS", settings.open_timeout_ms);
     if (const char* trace = std::getenv("PVHV_XENCTRL_TRACE")) settings.trace_path = trace;
+    if (const char* window = std::getenv("PVHV_XENCTRL_WINDOW")) settings.window_path = window;
     return RelayTransport::open(settings, why);
   }
   if (s == "privcmd" || s.rfind("daemon:", 0) == 0) {

@@ -17,6 +17,9 @@ struct RelaySettings {
   int request_timeout_ms = 30000;  // PVHV_XENCTRL_TIMEOUT_MS
   int open_timeout_ms = 30000;     // PVHV_XENCTRL_OPEN_TIMEOUT_MS: the relay may still be booting
   std::string trace_path;          // PVHV_XENCTRL_TRACE: trace frames seen on the link go here
+  // PVHV_XENCTRL_WINDOW: the file behind the relay's bulk window (tools/PROTOCOL.md); when set,
+  // every frame goes through the window and the socket is not used. Empty: the socket.
+  std::string window_path;
 };
 
 class RelayTransport final : public Transport {
@@ -50,6 +53,11 @@ class RelayTransport final : public Transport {
 
   explicit RelayTransport(const RelaySettings& settings);
   int connect_socket(int timeout_ms);
+  // The bulk window: mapped and announced by dom0 (waits for it until the open timeout).
+  int map_window(int timeout_ms, std::string& why);
+  int window_send(const uint8_t* data, size_t length);
+  // Moves what dom0 wrote into the receiver, waiting at most `wait_ms` for something; -1 errno.
+  int window_receive(uint8_t* buffer, size_t want, int wait_ms);
   int open_session(std::string& why);
   // Sends one request (seq prepended) and waits for its answer; a relay error becomes errno.
   int exchange(uint8_t type, const std::vector<uint8_t>& fields, uint8_t expected, Answer& answer);
@@ -64,6 +72,7 @@ class RelayTransport final : public Transport {
   RelaySettings settings_;
   std::string description_;
   int fd_ = -1;
+  uint8_t* window_ = nullptr;  // the bulk window's mapping, when it is the path
   std::vector<uint8_t> storage_;
   relay::FrameReceiver receiver_;
   uint32_t next_seq_ = 1;

@@ -56,6 +56,7 @@ constexpr bool is_request(uint8_t type) { return type >= 0x80 && type < 0xa0; }
 
 // OPENED flags.
 constexpr uint32_t kFlagTraceOnLink = 1u << 0;  // trace records share the link (trace=capture)
+constexpr uint32_t kFlagWindow = 1u << 1;       // the bulk window serves too (PROTOCOL.md, window.h)
 
 enum class Error : uint32_t {
   corrupt = 1,       // CRC mismatch; detail: the length the header claimed
