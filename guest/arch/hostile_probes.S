@@ -127,6 +127,42 @@ probe_sti_insn:
         ret
 probe_msr_fixup:                        /* rax = vector << 16 | error code */
         ret
+/* long probe_forced_cpuid(uint32_t leaf [edi], uint32_t subleaf [esi], uint32_t out[4] [rdx]):
+ * Xen's forced-emulation CPUID (ud2; .ascii "xen"; cpuid), as Linux's xen_cpuid does it; 0
+ * with eax..edx in out[], else (vector << 16 | error code) through probe_msr_fixup.
+ * long probe_forced_not_cpuid(void): the prefix before something other than cpuid, which
+ * must stay an invalid opcode. */
+        .global probe_forced_cpuid, probe_forced_insn, probe_forced_not_cpuid, probe_forced_bad_insn
+probe_forced_cpuid:
+        push    %rbx
+        push    %rdx
+        mov     %edi, %eax
+        mov     %esi, %ecx
+probe_forced_insn:
+        ud2
+        .ascii  "xen"
+        cpuid
+        pop     %rdi
+        mov     %eax, 0(%rdi)
+        mov     %ebx, 4(%rdi)
+        mov     %ecx, 8(%rdi)
+        mov     %edx, 12(%rdi)
+        pop     %rbx
+        xor     %eax, %eax
+        ret
+probe_forced_cpuid_fixup:               /* rax = vector << 16 | error code */
+        pop     %rdi
+        pop     %rbx
+        ret
+probe_forced_not_cpuid:
+        xor     %eax, %eax
+probe_forced_bad_insn:
+        ud2
+        .ascii  "xen"
+        nop
+        nop
+        ret
+        .global probe_forced_cpuid_fixup
 
         .data
         .global probe_iret_armed, probe_iret_saved_rsp

@@ -3,6 +3,7 @@
 
 extern "C" char probe_iret_fixup[], probe_int3_resume[];
 extern "C" char probe_wrmsr_insn[], probe_rdmsr_insn[], probe_msr_fixup[], probe_cli_insn[], probe_sti_insn[];
+extern "C" char probe_forced_insn[], probe_forced_cpuid_fixup[], probe_forced_bad_insn[];
 extern "C" bool probe_iret_armed;
 extern "C" uint64_t probe_iret_saved_rsp;
 
@@ -37,9 +38,21 @@ static bool msr_probe(TrapFrame& frame) {
   return true;
 }
 
+// A forced-emulation probe the hypervisor did not emulate: the probe returns the vector and
+// error code (the cpuid probe through its own fixup, which restores the registers it saved).
+static bool forced_emulation_probe(TrapFrame& frame) {
+  const uint64_t rip = frame.rip;
+  const bool cpuid = rip == reinterpret_cast<uint64_t>(probe_forced_insn);
+  if (!cpuid && rip != reinterpret_cast<uint64_t>(probe_forced_bad_insn)) return false;
+  frame.rax = (frame.vector << 16) | (frame.error_code & 0xffff);
+  frame.rip = reinterpret_cast<uint64_t>(cpuid ? probe_forced_cpuid_fixup : probe_msr_fixup);
+  return true;
+}
+
 bool hostile_probe_fixup(TrapFrame& frame) {
   if (iret_probe(frame)) return true;
   if (msr_probe(frame)) return true;
+  if (forced_emulation_probe(frame)) return true;
   // int3 is a trap: the frame already points after it.
   return frame.vector == kBreakpoint && frame.rip == reinterpret_cast<uint64_t>(probe_int3_resume);
 }

@@ -99,3 +99,28 @@ TEST(DomainTeardown, AStalePieceIsIgnored) {
   EXPECT_EQ(teardown.next(10).step, TeardownStep::event_channels);
 }
 }  // namespace
+
+namespace {
+// A scan visits the domain's frames as many times as it had frames when the step began: the
+// visits free frames, so the count given on later calls shrinks, and must not cut the scan short.
+TEST(DomainTeardown, AScanKeepsTheLengthItBeganWith) {
+  DomainTeardown teardown;
+  teardown.begin(false);
+  const uint64_t at_start = DomainTeardown::frames_per_piece * 2 + 5;
+  uint64_t visits[2] = {0, 0};
+  uint64_t frames_now = at_start;
+  for (TeardownWork work = teardown.next(frames_now); work.step != TeardownStep::done; work = teardown.next(frames_now)) {
+    const bool scan = work.step == TeardownStep::unpin_tables || work.step == TeardownStep::release_frames;
+    if (scan) {
+      EXPECT_EQ(work.length, at_start);
+      visits[work.step == TeardownStep::release_frames] += work.end - work.first;
+      if (work.step == TeardownStep::release_frames) frames_now = frames_now > 1000 ? frames_now - 1000 : 0;
+    } else {
+      frames_now = at_start;  // a new scan begins with the count as it is then
+    }
+    teardown.finished(work);
+  }
+  EXPECT_EQ(visits[0], at_start);
+  EXPECT_EQ(visits[1], at_start);
+}
+}  // namespace

@@ -15,15 +15,18 @@ enum class TeardownStep : uint8_t {
   vcpu_state,      // timers stopped, writable-pagetable slots reattached and freed, the vCPU
                    // base pointers (CR3s: vcpu_destroy_pagetables) released, vCPU down
   event_channels,  // every port closed (evtchn_destroy)
-  unpin_tables,    // frames [first, end): each pinned table of the domain unpinned
-  release_frames,  // frames [first, end): each allocation reference dropped (relinquish_memory)
+  unpin_tables,    // visits [first, end) of its page list: each pinned table unpinned
+  release_frames,  // visits [first, end): each allocation reference dropped (relinquish_memory)
   shared_info,     // the shared_info frame given back
   done,
 };
 
+// A scan step visits the domain's own frames (its page list, as long as it was when the step
+// began: `length`), a piece at a time; visits [first, end) are this piece's.
 struct TeardownWork {
   TeardownStep step = TeardownStep::done;
-  uint64_t first = 0, end = 0;  // the frames of a scan step
+  uint64_t first = 0, end = 0;  // the visits of a scan step
+  uint64_t length = 0;          // the scan's length, fixed when its first piece is given
 };
 
 class DomainTeardown {
@@ -38,15 +41,18 @@ class DomainTeardown {
   // domain_kill's first answer: -EINVAL on the caller's own domain (it cannot pause itself);
   // otherwise the domain is dying from now on (idempotent) and 0.
   long begin(bool target_is_caller);
-  // The next piece of work for a machine of `nr_frames` frames, or step done when every piece
-  // has been done (the domain is then dead, and stays so).
-  TeardownWork next(uint64_t nr_frames) const;
+  // The next piece of work for a domain holding `domain_frames` frames now (what a scan step
+  // that has not begun will visit), or step done when every piece has been done (the domain
+  // is then dead, and stays so).
+  TeardownWork next(uint64_t domain_frames) const;
   // The piece `next` gave was carried out.
   void finished(const TeardownWork& work);
 
  private:
   Dying state_ = Dying::alive;
   TeardownStep step_ = TeardownStep::vcpu_state;
-  uint64_t cursor_ = 0;  // first frame not yet scanned in a scan step
+  uint64_t cursor_ = 0;  // first visit not yet made in a scan step
+  uint64_t length_ = 0;  // the scan step's length, once its first piece is done
+  bool scan_begun_ = false;
 };
 }  // namespace control

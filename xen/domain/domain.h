@@ -13,6 +13,7 @@
 #include "control/pause_count.h"
 #include "domain/event_channel_table.h"
 #include "memory/domain_memory_map.h"
+#include "mm/frame_table.h"
 #include "mm/vcpu_base_pointers.h"
 #include "ptwr/writable_pagetables.h"
 
@@ -79,6 +80,9 @@ struct Domain {
   DomainState state = DomainState::running;
   unsigned shutdown_reason = 0;
   uint64_t tot_pages = 0, max_pages = 0;
+  // Every frame it owns (Xen's d->page_list), kept by the frame table: what destroydomain
+  // visits, so its cost follows the domain's size, not the machine's.
+  mm::PageList pages;
   uint64_t shared_info_mfn = 0;
   shared_info_t* shared_info = nullptr;
   unsigned long vm_assist = 0;

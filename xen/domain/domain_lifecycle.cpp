@@ -67,21 +67,26 @@ void release_vcpu_state(Domain& domain) {
   scheduler::vcpu_down(vcpu);
 }
 
-void unpin_tables(const Domain& domain, uint64_t first, uint64_t end) {
+// Each visit takes the first frame of the domain's list to its end (FrameTable::rotate): an
+// unpin or a release may free other frames of the list, which then leave it, so the visits
+// always stay within the frames the domain still has. A frame seen twice (when some left the
+// list) is harmless: unpinning and dropping the allocation happen once.
+void unpin_tables(Domain& domain, uint64_t visits) {
   mm::FrameTable& frames = boot_memory::frame_table();
-  for (uint64_t mfn = first; mfn < end; ++mfn) {
-    mm::PageInfo* info = frames.find(mfn);
-    if (!info || !info->pinned || !owned_by(*info, domain)) continue;
-    info->pinned = false;
+  for (uint64_t i = 0; i < visits && !domain.pages.empty(); ++i) {
+    const uint64_t mfn = frames.rotate(domain.pages);
+    mm::PageInfo& info = frames.info(mfn);
+    if (!info.pinned || !owned_by(info, domain)) continue;
+    info.pinned = false;
     mm::put_page_and_type(frames, mfn);
   }
 }
 
-void release_frames(Domain& domain, uint64_t first, uint64_t end) {
+void release_frames(Domain& domain, uint64_t visits) {
   mm::FrameTable& frames = boot_memory::frame_table();
-  for (uint64_t mfn = first; mfn < end; ++mfn) {
-    mm::PageInfo* info = frames.find(mfn);
-    if (!info || !owned_by(*info, domain) || mfn == domain.shared_info_mfn) continue;
+  for (uint64_t i = 0; i < visits && !domain.pages.empty(); ++i) {
+    const uint64_t mfn = frames.rotate(domain.pages);
+    if (!owned_by(frames.info(mfn), domain) || mfn == domain.shared_info_mfn) continue;
     give_back(domain, mfn);  // tot_pages drops in the frame table's release hook
   }
 }
@@ -98,8 +103,8 @@ void carry_out(Domain& domain, const control::TeardownWork& work) {
   switch (work.step) {
     case control::TeardownStep::vcpu_state: release_vcpu_state(domain); return;
     case control::TeardownStep::event_channels: event_channels::close_all(domain); return;
-    case control::TeardownStep::unpin_tables: unpin_tables(domain, work.first, work.end); return;
-    case control::TeardownStep::release_frames: release_frames(domain, work.first, work.end); return;
+    case control::TeardownStep::unpin_tables: unpin_tables(domain, work.end - work.first); return;
+    case control::TeardownStep::release_frames: release_frames(domain, work.end - work.first); return;
     case control::TeardownStep::shared_info: release_shared_info(domain); return;
     case control::TeardownStep::done: return;
   }
@@ -110,18 +115,18 @@ void carry_out(Domain& domain, const control::TeardownWork& work) {
 // last page goes: tot_pages 0, then put_domain).
 uint64_t frames_still_held(Domain& domain) {
   mm::FrameTable& frames = boot_memory::frame_table();
-  uint64_t held = 0;
-  domain.held_count = 0;
-  domain.held_overflow = false;
-  for (uint64_t mfn = 0; mfn < frames.size(); ++mfn) {
-    mm::PageInfo* info = frames.find(mfn);
-    if (!info || !owned_by(*info, domain) || give_back(domain, mfn)) continue;
-    ++held;
-    if (domain.held_count < Domain::max_held_frames)
-      domain.held_frames[domain.held_count++] = mfn;
-    else
-      domain.held_overflow = true;
+  const uint64_t listed = domain.pages.count;  // a frame given back leaves the list
+  for (uint64_t i = 0; i < listed && !domain.pages.empty(); ++i) {
+    const uint64_t mfn = frames.rotate(domain.pages);
+    if (owned_by(frames.info(mfn), domain)) give_back(domain, mfn);
   }
+  // What is left is held elsewhere.
+  domain.held_count = 0;
+  domain.held_overflow = domain.pages.count > Domain::max_held_frames;
+  for (uint64_t mfn = domain.pages.head; mfn != mm::kNoListFrame && domain.held_count < Domain::max_held_frames;
+       mfn = frames.info(mfn).list_next)
+    domain.held_frames[domain.held_count++] = mfn;
+  const uint64_t held = domain.pages.count;
   domain.tot_pages = held;
   if (!held) domain.shared_info_mfn = 0;
   return held;
@@ -252,10 +257,9 @@ long destroy(Domain& target, const Domain* caller, bool preemptible) {
   const bool was_alive = target.teardown.alive();
   if (long error = target.teardown.begin(&target == caller)) return error;
   if (was_alive) target.stop_reported = true;  // it leaves without a "shut down" line
-  const uint64_t nr_frames = boot_memory::frame_table().size();
   bool progressed = false;
-  for (control::TeardownWork work = target.teardown.next(nr_frames); work.step != control::TeardownStep::done;
-       work = target.teardown.next(nr_frames)) {
+  for (control::TeardownWork work = target.teardown.next(target.pages.count);
+       work.step != control::TeardownStep::done; work = target.teardown.next(target.pages.count)) {
     if (preemptible && progressed && hypercall::preemption_requested()) return hypercall::restart;
     carry_out(target, work);
     target.teardown.finished(work);

@@ -135,6 +135,8 @@ void release_domain_frame(uint64_t mfn, domid_t owner) {
   frames_released_since_flush = true;
 }
 
+mm::PageList* domain_page_list(domid_t owner) { return reservation::page_list_of(owner); }
+
 bool init_frame_table(uint64_t nr_frames) {
   uint64_t table_frames = round_up(nr_frames * sizeof(mm::PageInfo), page) / page;
   uint64_t first;
@@ -144,6 +146,7 @@ bool init_frame_table(uint64_t nr_frames) {
       infos, nr_frames, mm::MachineMemory{reinterpret_cast<uint8_t*>(DIRECTMAP_VIRT_START), nr_frames});
   frames->reset();
   frames->set_release_hook({release_domain_frame});  // a domain's freed frame goes back
+  frames->set_owner_lists({domain_page_list});        // a domain's frames are listed with it
   assign_boot_owners(nr_frames);
   printk("Frame table: %lu frames, %lu KiB at %lx\n", nr_frames, table_frames * 4, first * page);
   return true;

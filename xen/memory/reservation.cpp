@@ -117,6 +117,12 @@ long run(Vcpu& vcpu, hypercall::Arguments& args, Operation operation, uint64_t s
   return long(i);
 }
 
+mm::PageList* page_list_of(domid_t owner) {
+  if (!mm::is_guest_domain(owner)) return nullptr;  // the hypervisor's and I/O frames are not listed
+  Domain* domain = domains::find(owner);
+  return domain ? &domain->pages : nullptr;
+}
+
 void frame_released(uint64_t mfn, domid_t owner) {
   if (!mm::is_guest_domain(owner)) return;
   set_m2p(mfn, invalid_m2p_entry);

@@ -20,6 +20,9 @@
 
 struct Domain;
 struct Vcpu;
+namespace mm {
+struct PageList;
+}
 
 namespace reservation {
 enum class Operation { increase, decrease, populate };
@@ -28,4 +31,6 @@ long run(Vcpu& vcpu, hypercall::Arguments& args, Operation operation, uint64_t s
 // mm::FrameTable's release hook: a guest domain's frame lost its last reference. It goes back
 // to the boot allocator, out of its domain's tot_pages, and its M2P entry is invalidated.
 void frame_released(uint64_t mfn, domid_t owner);
+// The frame table's owner lists: a guest domain's page list (null for other owners).
+mm::PageList* page_list_of(domid_t owner);
 }  // namespace reservation

@@ -3,6 +3,14 @@
 
 namespace mm {
 
+// The frames one owner holds, linked through their PageInfo (Xen's d->page_list). The list
+// lives with its owner (a Domain); the frame table keeps it in step with ownership.
+struct PageList {
+    uint32_t head = kNoListFrame, tail = kNoListFrame;
+    uint64_t count = 0;
+    bool empty() const { return count == 0; }
+};
+
 // One PageInfo per machine frame plus the memory those frames live in. The storage belongs
 // to the caller (the hypervisor's boot allocator, or a vector in tests).
 class FrameTable {
@@ -35,15 +43,40 @@ public:
         if (release_hook_.released != nullptr) release_hook_.released(mfn, owner);
     }
 
+    // Where an owner's page list is: null for owners whose frames are not listed (the
+    // hypervisor's, I/O memory, anything in unit tests that installs no hook). The list must
+    // outlive the owner's frames (a domain is gone only once its last frame is).
+    struct OwnerLists {
+        PageList* (*list_of)(domid_t owner) = nullptr;
+    };
+    void set_owner_lists(OwnerLists lists) { owner_lists_ = lists; }
+
     // Hands a free frame to `owner`; the allocation holds one general ref (Xen's
-    // PGC_allocated). Returns false if the frame does not exist or is in use.
+    // PGC_allocated). The frame joins the owner's page list. Returns false if the frame does
+    // not exist or is in use.
     bool assign(uint64_t mfn, domid_t owner);
+    // The frame's last general reference went: it leaves its owner's list, becomes free and
+    // unowned, and the release hook is told.
+    void release(uint64_t mfn);
+
+    // Moves the first frame of `list` to its end and returns it: the way to visit every frame
+    // of a list while visiting may free frames of it (each freed frame leaves the list, so no
+    // saved successor can go stale; Xen's relinquish_memory takes the head for the same
+    // reason). kNoListFrame for an empty list.
+    uint64_t rotate(PageList& list);
 
 private:
+    void link(PageList& list, uint64_t mfn);
+    void unlink(PageList& list, uint64_t mfn);
+    PageList* list_of(domid_t owner) const {
+        return owner_lists_.list_of != nullptr ? owner_lists_.list_of(owner) : nullptr;
+    }
+
     PageInfo* infos_;
     uint64_t nr_frames_;
     MachineMemory memory_;
     ReleaseHook release_hook_{};
+    OwnerLists owner_lists_{};
 };
 
 }  // namespace mm

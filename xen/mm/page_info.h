@@ -30,6 +30,8 @@ constexpr PagingLevel table_level(PageType type) {
 }
 
 inline constexpr domid_t kNoOwner = DOMID_INVALID;
+// No frame: the end of a page list (frame numbers in a list fit 32 bits: 16 TiB of memory).
+inline constexpr uint32_t kNoListFrame = 0xffffffffu;
 inline constexpr uint32_t kMaxReferences = 0xffffffffu;
 
 // Which entries link a frame as a page table (the L2-L4 entries pointing at it), so the
@@ -87,6 +89,10 @@ struct PageInfo {
     bool shared_read_only = false;  // Xen's SHARE_ro (t_info): no writable mappings
     // The L2-L4 entries that link this frame as a page table (see TableLinks).
     TableLinks links;
+    // Its place in its owner's page list (FrameTable's owner lists: Xen's d->page_list), so a
+    // domain's teardown visits its own frames, not the whole table.
+    bool listed = false;
+    uint32_t list_prev = kNoListFrame, list_next = kNoListFrame;
 
     constexpr bool is_free() const { return general_refs == 0; }
     constexpr bool has_type(PageType t) const { return type_refs > 0 && type == t; }

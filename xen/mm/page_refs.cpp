@@ -16,9 +16,7 @@ void put_page(FrameTable& frames, uint64_t mfn) {
     PageInfo& page = frames.info(mfn);
     if (page.general_refs == 0) return;  // a bookkeeping bug; the audit will report it
     if (--page.general_refs != 0) return;
-    const domid_t owner = page.owner;
-    page = PageInfo{};
-    frames.released(mfn, owner);
+    frames.release(mfn);
 }
 
 namespace {

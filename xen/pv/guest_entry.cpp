@@ -10,6 +10,7 @@
 #include "domain/scheduler.h"
 #include "hypercall/dispatch.h"
 #include "pv/bounce.h"
+#include "pv/invalid_op.h"
 #include "pv/page_fault.h"
 #include "pv/privileged_op.h"
 #include "domain/shared_info.h"
@@ -97,6 +98,7 @@ void handle_guest_exception(TrapFrame& frame) {
   Vcpu& vcpu = *domains::current();
   unsigned vector = unsigned(frame.vector);
   if (vector == vector_general_protection && privileged_op::emulate(vcpu, frame)) return;
+  if (vector == vector_invalid_opcode && invalid_op::emulate(vcpu, frame)) return;
   if (vector == 14) {
     perf::add(perf::Counter::pv_page_faults);
     uint64_t address = cpu::read_cr2();
