@@ -227,7 +227,8 @@ TEST_F(StoreTest, NodeQuotaIsEnospcAndFreedByRm) {
     if (last.type == XS_ERROR) break;
     ++made;
   }
-  EXPECT_EQ(made, 20 - 6);  // data, device, drivers, error, attr and control/shutdown are its own
+  // data, device, drivers, error, attr and control/{shutdown,feature-*,sysrq} are its own
+  EXPECT_EQ(made, 20 - 10);
   EXPECT_EQ(last.payload, err("ENOSPC"));
   // A write of several missing levels at once is refused whole.
   small.handle(c, make_request(XS_RM, {"data/n0"}));

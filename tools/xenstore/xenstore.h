@@ -188,7 +188,7 @@ class RingConnection {
 // The nodes a toolstack writes for a new domain (libxl's layout, as dom0, with its
 // permissions): /local/domain/N (read-only to N) with name, domid, vm, memory/target,
 // console/{port,ring-ref,limit,type,output}, control (read-only to N) and control/shutdown,
-// data, device, drivers, error, attr (N's own), and /vm/<uuid>.
+// control/feature-{poweroff,reboot,suspend}, control/sysrq, data, device, drivers, error, attr (N's own), and /vm/<uuid>.
 struct DomainSpec {
   DomId domid = 0;
   std::string name;

@@ -1,0 +1,14 @@
+#pragma once
+// The xenbus client of a domU: when start_info names a store page and port, it talks xs_wire
+// over that ring, driven by the port's events only (boot never waits for a store that nobody
+// serves), watches control/shutdown and obeys it (lib/xenbus.h).
+#include <stdint.h>
+
+namespace kernel {
+
+// After events and the timer are up. Prints one line saying whether a store was found.
+void xenbus_init();
+// Messages exchanged so far, for the selftests and the boot log.
+uint64_t xenbus_messages_received();
+
+}  // namespace kernel
