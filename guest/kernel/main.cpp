@@ -86,6 +86,7 @@ extern "C" [[noreturn]] void kernel_main(start_info_t* start_info, uint64_t boot
   fuzz_companion_run_if_requested();
   fuzz_run_if_requested();
   relay::run_if_requested();  // relay=com2: serves the host until it says SHUTDOWN
+  xenbus_wait_if_requested();  // xenbus=wait: until the store asks for a shutdown
 
   char init_path[64] = "/init";
   lib::cmdline_value(boot_info.cmdline, "init", init_path, sizeof(init_path));

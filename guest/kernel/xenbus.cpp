@@ -5,6 +5,9 @@
 #include "kernel/console.h"
 #include "kernel/events.h"
 #include "kernel/physical_memory.h"
+#include "kernel/time.h"
+#include "kernel/timer.h"
+#include "lib/cmdline.h"
 #include "lib/xenbus.h"
 
 namespace kernel {
@@ -83,6 +86,13 @@ void xenbus_init() {
   watcher.start(pending);
   flush();
   print("xenbus: store on port %u, watching control/shutdown\n", ring_port);
+}
+
+void xenbus_wait_if_requested() {
+  char value[8];
+  if (!lib::cmdline_value(boot_info.cmdline, "xenbus", value, sizeof value) || value[0] != 'w') return;
+  print("xenbus: waiting for control/shutdown (%s)\n", ring ? "store connected" : "no store");
+  for (;;) sleep_until(system_time_ns() + 1'000'000'000);  // events are delivered while blocked
 }
 
 uint64_t xenbus_messages_received() { return received; }

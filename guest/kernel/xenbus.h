@@ -8,6 +8,9 @@ namespace kernel {
 
 // After events and the timer are up. Prints one line saying whether a store was found.
 void xenbus_init();
+// `xenbus=wait` on the command line: no init, the kernel waits for events (its only way out is
+// a control/shutdown request), for the host's xenstore tests. Returns if not asked for.
+void xenbus_wait_if_requested();
 // Messages exchanged so far, for the selftests and the boot log.
 uint64_t xenbus_messages_received();
 

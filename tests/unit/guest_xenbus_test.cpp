@@ -132,8 +132,9 @@ struct Pair {
 };
 
 TEST(guest_xenbus, ObeysControlShutdownThroughTheStore) {
-  for (auto [request, expected] : {std::pair{"poweroff", ShutdownAction::poweroff},
-                                   std::pair{"reboot", ShutdownAction::reboot}, std::pair{"halt", ShutdownAction::poweroff}}) {
+  for (auto [request, expected] :
+       {std::pair{"poweroff", ShutdownAction::poweroff}, std::pair{"reboot", ShutdownAction::reboot},
+        std::pair{"halt", ShutdownAction::poweroff}}) {
     Pair p;
     p.watcher.start(p.out);
     p.guest_flush();

@@ -188,14 +188,15 @@ class RingConnection {
 // The nodes a toolstack writes for a new domain (libxl's layout, as dom0, with its
 // permissions): /local/domain/N (read-only to N) with name, domid, vm, memory/target,
 // console/{port,ring-ref,limit,type,output}, control (read-only to N) and control/shutdown,
-// control/feature-{poweroff,reboot,suspend}, control/sysrq, data, device, drivers, error, attr (N's own), and /vm/<uuid>.
+// control/feature-{poweroff,reboot,suspend}, control/sysrq, data, device, drivers, error, attr (N's own), and
+// /vm/<uuid>.
 struct DomainSpec {
   DomId domid = 0;
   std::string name;
   std::string uuid = "00000000-0000-0000-0000-000000000000";
   uint64_t memory_kb = 0;
-  uint32_t console_port = 0;
-  uint64_t console_mfn = 0;
+  uint32_t console_ring_port = 0;
+  uint64_t console_ring_mfn = 0;
 };
 int create_domain_nodes(Store& store, const DomainSpec& spec);
 
