@@ -151,6 +151,34 @@ TEST_F(StoreTest, DirectoryLargerThanAPayloadIsE2big) {
   expect_error(call(dom0, XS_DIRECTORY, {"/big"}), "E2BIG");
 }
 
+TEST_F(StoreTest, DirectoryPartPiecesALargeDirectoryTogether) {
+  std::string expected;
+  for (int i = 0; i < 400; ++i) {
+    std::string name = "child-with-a-long-name-" + std::to_string(i);
+    write(dom0, "/big/" + name, "");
+    expected += name + '\0';
+  }
+  std::string got, generation;
+  for (int round = 0; round < 10; ++round) {
+    Message m = call(dom0, XS_DIRECTORY_PART, {"/big", std::to_string(got.size())});
+    ASSERT_EQ(m.type, XS_DIRECTORY_PART);
+    ASSERT_LE(m.payload.size(), XENSTORE_PAYLOAD_MAX);
+    size_t nul = m.payload.find('\0');
+    if (round == 0) generation = m.payload.substr(0, nul);
+    EXPECT_EQ(m.payload.substr(0, nul), generation);
+    std::string part = m.payload.substr(nul + 1);
+    bool last = part.size() >= 2 && part.substr(part.size() - 2) == std::string("\0\0", 2);
+    got += last ? part.substr(0, part.size() - 1) : part;
+    if (last) break;
+  }
+  EXPECT_EQ(got, expected);
+  // Beyond the list: the generation and an empty string.
+  Message end = call(dom0, XS_DIRECTORY_PART, {"/big", "100000"});
+  EXPECT_EQ(end.payload, generation + std::string("\0\0", 2));
+  expect_error(call(dom0, XS_DIRECTORY_PART, {"/big"}), "EINVAL");
+  expect_error(call(dom2, XS_DIRECTORY_PART, {"/local/domain/1", "0"}), "EACCES");
+}
+
 TEST_F(StoreTest, StandardNodesHaveLibxlsPermissions) {
   EXPECT_EQ(call(dom0, XS_GET_PERMS, {"/local/domain/1"}).payload, std::string("n0\0r1\0", 6));
   EXPECT_EQ(call(dom1, XS_GET_PERMS, {"control/shutdown"}).payload, std::string("n1\0", 3));

@@ -371,6 +371,35 @@ struct Store::Impl {
     return 0;
   }
 
+  // The children list from byte `offset` on, behind the node's generation, as much as fits; an
+  // extra NUL says the list ended (Xen's send_directory_part: the client pieces a directory too
+  // large for one answer together, and restarts if the generation changes).
+  int do_directory_part(Connection& c, View& v, const Message& req, Message& out) {
+    if (std::count(req.payload.begin(), req.payload.end(), '\0') != 2 || req.payload.back() != '\0') return EINVAL;
+    auto strings = terminated_strings(req.payload);
+    const Node* n;
+    if (int err = get_node(v, c.domid, canonical_path(c.domid, strings[0]), kRead, &n)) return err;
+    long start = atoi_like(strings[1]);
+    size_t offset = start < 0 ? 0 : static_cast<size_t>(start);
+    std::string names;
+    for (const auto& child : n->children) names += child + '\0';
+    std::string payload = std::to_string(n->generation) + '\0';
+    if (offset >= names.size()) {
+      out = reply(req, payload + '\0');
+      return 0;
+    }
+    size_t room = XENSTORE_PAYLOAD_MAX - payload.size() - 1, len = 0;
+    while (offset + len < names.size()) {
+      size_t next = names.find('\0', offset + len) - (offset + len) + 1;
+      if (len + next > room) break;
+      len += next;
+    }
+    payload.append(names, offset, len);
+    if (offset + len == names.size()) payload.push_back('\0');
+    out = reply(req, std::move(payload));
+    return 0;
+  }
+
   int do_get_perms(Connection& c, View& v, const Message& req, Message& out) {
     auto arg = onearg(req.payload);
     if (!arg) return EINVAL;
@@ -603,7 +632,7 @@ struct Store::Impl {
                                          XS_CONTROL};
     const uint32_t type = req.type;
     bool known = type < XS_TYPE_COUNT && type != XS_WATCH_EVENT && type != XS_ERROR && type != XS_SET_TARGET &&
-                 type != XS_DIRECTORY_PART && type != 20 /* removed XS_RESTRICT */;
+                 type != 20 /* removed XS_RESTRICT */;
     if (!known) return ENOSYS;
     if (!privileged(c.domid) && std::find(std::begin(kPrivOnly), std::end(kPrivOnly), type) != std::end(kPrivOnly))
       return EACCES;
@@ -620,6 +649,7 @@ struct Store::Impl {
     switch (type) {
       case XS_READ: return do_read(c, tv, req, out);
       case XS_DIRECTORY: return do_directory(c, tv, req, out);
+      case XS_DIRECTORY_PART: return do_directory_part(c, tv, req, out);
       case XS_GET_PERMS: return do_get_perms(c, tv, req, out);
       case XS_WRITE:
         if (int err = do_write(c, tv, req, change_fires)) return err;
