@@ -12,6 +12,7 @@
 #include "kernel/relay.h"
 #include "kernel/selftest.h"
 #include "kernel/trace_capture.h"
+#include "kernel/xenbus.h"
 #include "kernel/shared_info.h"
 #include "kernel/time.h"
 #include "kernel/timer.h"
@@ -79,11 +80,13 @@ extern "C" [[noreturn]] void kernel_main(start_info_t* start_info, uint64_t boot
   timer_init();
   print_time();
   timer_boot_check();
+  xenbus_init();  // a domU with a store: answers come as events, boot goes on
 
   run_selftest();
   fuzz_companion_run_if_requested();
   fuzz_run_if_requested();
   relay::run_if_requested();  // relay=com2: serves the host until it says SHUTDOWN
+  xenbus_wait_if_requested();  // xenbus=wait: until the store asks for a shutdown
 
   char init_path[64] = "/init";
   lib::cmdline_value(boot_info.cmdline, "init", init_path, sizeof(init_path));

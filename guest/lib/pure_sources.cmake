@@ -20,3 +20,4 @@ list(APPEND PURE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/fuzz_generate_cpu.cpp
   ${CMAKE_CURRENT_LIST_DIR}/fuzz_rules.cpp
   ${CMAKE_CURRENT_LIST_DIR}/fuzz_describe.cpp)
+list(APPEND PURE_SOURCES ${CMAKE_CURRENT_LIST_DIR}/xenbus.cpp)
