@@ -48,7 +48,10 @@ TEST(XlCfg, LastStatementNeedsNoNewline) {
 }
 
 TEST(XlCfg, EscapesAsXen) {
-  auto r = parse(R"(a = "q\"s\'b\\n\n\t\a\b\f\r\v" )" "\n" R"(b = 'it\'s')" "\n");
+  auto r = parse(R"(a = "q\"s\'b\\n\n\t\a\b\f\r\v" )"
+                 "\n"
+                 R"(b = 'it\'s')"
+                 "\n");
   ASSERT_TRUE(r.ok()) << r.report;
   EXPECT_EQ(string_of(r, "a"), "q\"s'b\\n\n\t\a\b\f\r\v");
   EXPECT_EQ(string_of(r, "b"), "it's");
@@ -63,14 +66,15 @@ TEST(XlCfg, NumericEscapesProduceNothingAsInXen417) {
   r = parse("a = \"\\x41\"\n");
   EXPECT_EQ(r.error, EINVAL);
   EXPECT_EQ(r.report,
-            "t.cfg:1: config parsing error near `\"\\x41\"': invalid digit after backslash hex numerical character "
+            "t.cfg:1: config parsing error near `\"\\x41\"': invalid digit after backslash hexnumerical character "
             "escape in quoted string\n");
   r = parse("a = '\\01'\n");
   EXPECT_EQ(r.report,
-            "t.cfg:1: config parsing error near `'\\01'': invalid digit after backslash octal numerical character "
+            "t.cfg:1: config parsing error near `'\\01'': invalid digit after backslash octalnumerical character "
             "escape in quoted string\n");
   r = parse("a = \"\\q\"\n");
-  EXPECT_EQ(r.report, "t.cfg:1: config parsing error near `\"\\q\"': invalid character after backlash in quoted string\n");
+  EXPECT_EQ(r.report,
+            "t.cfg:1: config parsing error near `\"\\q\"': invalid character after backlash in quoted string\n");
 }
 
 TEST(XlCfg, Lists) {
@@ -124,11 +128,14 @@ TEST(XlCfg, WrongTypesWarnAndCountAsAbsent) {
 
 // Bison's verbose messages, with the expected tokens of the state the error is found in.
 TEST(XlCfg, SyntaxErrorsAsXen) {
-  EXPECT_EQ(parse("a b\n").report, "t.cfg:1: config parsing error near `b': syntax error, unexpected IDENT, expecting += or '='\n");
+  EXPECT_EQ(parse("a b\n").report,
+            "t.cfg:1: config parsing error near `b': syntax error, unexpected IDENT, expecting += or '='\n");
   EXPECT_EQ(parse("x = 1\n= 2\n").report,
-            "t.cfg:2: config parsing error near `=': syntax error, unexpected '=', expecting $end or IDENT or NEWLINE or ';'\n");
-  EXPECT_EQ(parse("a = ]\n").report,
-            "t.cfg:1: config parsing error near `]': syntax error, unexpected ']', expecting STRING or NUMBER or '['\n");
+            "t.cfg:2: config parsing error near `=': syntax error, unexpected '=', expecting $end or IDENT or NEWLINE "
+            "or ';'\n");
+  EXPECT_EQ(
+      parse("a = ]\n").report,
+      "t.cfg:1: config parsing error near `]': syntax error, unexpected ']', expecting STRING or NUMBER or '['\n");
   EXPECT_EQ(parse("a = [1 2]\n").report,
             "t.cfg:1: config parsing error near `2': syntax error, unexpected NUMBER, expecting ']'\n");
   EXPECT_EQ(parse("a = [,]\n").report,
@@ -138,11 +145,14 @@ TEST(XlCfg, SyntaxErrorsAsXen) {
             "t.cfg:1: config parsing error near `b': syntax error, unexpected IDENT, expecting $end\n");
   // An unexpected newline: Xen reports the line before the one it is on.
   EXPECT_EQ(parse("x = 1\na =\n").report,
-            "t.cfg:1: config parsing error near <newline>: syntax error, unexpected NEWLINE, expecting STRING or NUMBER or '['\n");
+            "t.cfg:1: config parsing error near <newline>: syntax error, unexpected NEWLINE, expecting STRING or "
+            "NUMBER or '['\n");
   EXPECT_EQ(parse("a = 1\nb = # c\n").report,
-            "t.cfg:1: config parsing error near `# c': syntax error, unexpected NEWLINE, expecting STRING or NUMBER or '['\n");
-  EXPECT_EQ(parse("a =").report,
-            "t.cfg:1: config parsing error near `': syntax error, unexpected $end, expecting STRING or NUMBER or '['\n");
+            "t.cfg:1: config parsing error near `# c': syntax error, unexpected NEWLINE, expecting STRING or NUMBER or "
+            "'['\n");
+  EXPECT_EQ(
+      parse("a =").report,
+      "t.cfg:1: config parsing error near `': syntax error, unexpected $end, expecting STRING or NUMBER or '['\n");
   EXPECT_EQ(parse("a = [1,\n").report,
             "t.cfg:1: config parsing error near `': syntax error, unexpected $end, expecting ']'\n");
   EXPECT_EQ(parse("a b\n").error, EINVAL);

@@ -74,8 +74,9 @@ TEST(XlDomainConfig, Refusals) {
     return r.report;
   };
   EXPECT_EQ(refused("memory = 1\n"), "Domain name must be specified.\n");
-  EXPECT_EQ(refused("name = ['a']\n"),
-            "d.cfg:1: warning: parameter `name' is a list but should be a single value\nDomain name must be specified.\n");
+  EXPECT_EQ(
+      refused("name = ['a']\n"),
+      "d.cfg:1: warning: parameter `name' is a list but should be a single value\nDomain name must be specified.\n");
   EXPECT_EQ(refused("name='d'\non_poweroff='explode'\n"), "Unknown on_poweroff action \"explode\" specified\n");
   EXPECT_EQ(refused("name='d'\non_reboot='x'\n"), "Unknown on_reboot action \"x\" specified\n");
   EXPECT_EQ(refused("name='d'\non_crash='x'\n"), "Unknown on_crash action \"x\" specified\n");

@@ -117,8 +117,8 @@ bool is_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
 
 const std::vector<std::string_view>& known_keys() {
   static const std::vector<std::string_view> keys = {
-      "name",    "type",   "kernel", "ramdisk",  "cmdline",     "root",      "extra",    "memory",   "maxmem",
-      "vcpus",   "maxvcpus", "on_poweroff", "on_reboot", "on_crash", "uuid", "ptwr_mode"};
+      "name",   "type",  "kernel",   "ramdisk",     "cmdline",   "root",     "extra", "memory",
+      "maxmem", "vcpus", "maxvcpus", "on_poweroff", "on_reboot", "on_crash", "uuid",  "ptwr_mode"};
   return keys;
 }
 

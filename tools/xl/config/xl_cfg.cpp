@@ -64,8 +64,10 @@ class Diagnostics {
     }
     while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
     std::string near;
-    if (!text.empty()) near = "`" + std::string(text) + "'";
-    else if (end_of_input) near = "`'";
+    if (!text.empty())
+      near = "`" + std::string(text) + "'";
+    else if (end_of_input)
+      near = "`'";
     result_.report += result_.config.source + ":" + std::to_string(line) + ": config parsing error near " + near +
                       newline + ": " + std::string(message) + "\n";
     fail(EINVAL);
@@ -116,7 +118,8 @@ class Lexer {
         ++pos_;
         continue;
       }
-      if (is_lower(c)) return word(Tok::kIdent, [](char ch) { return is_lower(ch) || is_digit(ch) || ch == '.' || ch == '_'; });
+      if (is_lower(c))
+        return word(Tok::kIdent, [](char ch) { return is_lower(ch) || is_digit(ch) || ch == '.' || ch == '_'; });
       if (is_digit(c))
         return word(Tok::kNumber, [](char ch) { return is_digit(ch) || (ch >= 'a' && ch <= 'f') || ch == 'x'; });
       switch (c) {
@@ -213,7 +216,8 @@ class Lexer {
     const std::string_view raw = data_.substr(pos_, i + 1 - pos_);
     pos_ = i + 1;
     t = made(Tok::kString, std::string(raw));
-    t.value = dequote(raw.substr(1, raw.size() - 2), t.text);
+    // As Xen, once anything has failed strings are no longer dequoted (nor their escapes checked).
+    if (!diag_.failed()) t.value = dequote(raw.substr(1, raw.size() - 2), t.text);
     return true;
   }
 
@@ -230,7 +234,9 @@ class Lexer {
       }
       const char nc = in[p++];
       switch (nc) {
-        case '"': case '\'': case '\\': out += nc; continue;
+        case '"':
+        case '\'':
+        case '\\': out += nc; continue;
         case 'a': out += '\a'; continue;
         case 'b': out += '\b'; continue;
         case 'f': out += '\f'; continue;
@@ -241,7 +247,7 @@ class Lexer {
         default: break;
       }
       if (nc == 'x') {
-        escape_error(token_text, "invalid digit after backslash hex numerical character escape in quoted string");
+        escape_error(token_text, "invalid digit after backslash hexnumerical character escape in quoted string");
         return out;
       }
       if (nc >= '0' && nc <= '7') {
@@ -250,7 +256,7 @@ class Lexer {
         if (window.size() < 3) window += '"';
         const size_t used = decimal_prefix(window, 3);
         if (used <= 1) {
-          escape_error(token_text, "invalid digit after backslash octal numerical character escape in quoted string");
+          escape_error(token_text, "invalid digit after backslash octalnumerical character escape in quoted string");
           return out;
         }
         p += used;
@@ -272,7 +278,11 @@ class Lexer {
   // the error state ends silently.
   std::optional<Token> bad_characters() {
     const size_t start = pos_++;
-    if (pos_ >= data_.size()) return end_token();
+    if (pos_ >= data_.size()) {
+      Token end = end_token();
+      end.text = std::string(data_.substr(start));  // Xen quotes the pending characters
+      return end;
+    }
     if (data_[pos_] == '\n') {
       ++pos_;
       ++line_;
@@ -286,7 +296,8 @@ class Lexer {
       last_text_ = text;
       return t;
     }
-    if (data_[pos_] == ' ' || data_[pos_] == '\t') ++pos_;
+    if (data_[pos_] == ' ' || data_[pos_] == '\t')
+      ++pos_;
     else
       while (pos_ < data_.size() && data_[pos_] != ' ' && data_[pos_] != '\t' && data_[pos_] != '\n') ++pos_;
     last_text_ = std::string(data_.substr(start, pos_ - start));
@@ -515,7 +526,8 @@ Lookup get_string(const Config& config, std::string_view name, std::string& valu
   const Setting* s = config.find(name);
   if (!s) return Lookup::kAbsent;
   if (s->value.is_list()) {
-    report += where(config, *s) + ": warning: parameter `" + std::string(name) + "' is a list but should be a single value\n";
+    report +=
+        where(config, *s) + ": warning: parameter `" + std::string(name) + "' is a list but should be a single value\n";
     return Lookup::kWrongType;
   }
   value = s->value.string;
@@ -536,7 +548,8 @@ Lookup get_long(const Config& config, std::string_view name, long& value, std::s
   char* end = nullptr;
   const long l = std::strtol(text.c_str(), &end, 0);
   if (errno) {
-    report += prefix + "parameter `" + std::string(name) + "' could not be parsed as a number: " + std::strerror(errno) + "\n";
+    report += prefix + "parameter `" + std::string(name) +
+              "' could not be parsed as a number: " + std::strerror(errno) + "\n";
     return Lookup::kWrongType;
   }
   if (*end || end == text.c_str()) {

@@ -18,9 +18,9 @@ namespace pvhv::xl::cfg {
 struct Value {
   enum class Kind { kString, kList };
   Kind kind = Kind::kString;
-  std::string string;        // kString: the dequoted text (a number stays text, as in Xen)
-  std::vector<Value> list;   // kList
-  int line = 0;              // where the value starts
+  std::string string;       // kString: the dequoted text (a number stays text, as in Xen)
+  std::vector<Value> list;  // kList
+  int line = 0;             // where the value starts
   bool is_list() const { return kind == Kind::kList; }
 };
 
