@@ -8,7 +8,7 @@ deps="$top/build/deps"
 mkdir -p "$deps"
 
 packages=(build-essential cmake python3 cpio pkg-config qemu-system-x86 libxen-dev libzydis-dev
-          libzycore-dev libboost-dev libgtest-dev musl-tools binutils xz-utils)
+          libzycore-dev libboost-dev libgtest-dev musl-tools binutils xz-utils nlohmann-json3-dev)
 
 missing=()
 for p in "${packages[@]}"; do

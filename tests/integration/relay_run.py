@@ -22,7 +22,7 @@ def boot_relay(build, hv, kernel_args, client, hypervisor_args="", timeout=90, m
     initrd = os.path.join(build, "guest", "initrd.cpio")
     with tempfile.TemporaryDirectory(prefix="relay") as tmp:
         socket_path = os.path.join(tmp, "com2.sock")
-        extra = ("-chardev", f"socket,id=relay,path={socket_path},server=on,wait=off", "-serial", "chardev:relay")
+        extra = machine.relay_serial(socket_path)
         serial = {"text": ""}
         serving = threading.Event()
         abort = threading.Event()  # the client failed: end the machine now, not at its timeout
