@@ -74,7 +74,9 @@ def storm(daemon, count=10000):
     sent = answered = 0
     client = daemon.client(timeout=120)
     batch = []
-    for i in range(count):
+    i = 0
+    while sent < count:
+        i += 1
         kind = rng.randrange(5)
         seed = rng.choice(seeds)
         if kind == 0:
@@ -176,7 +178,7 @@ def main():
             list_seconds = time.monotonic() - start
             sent, answered = storm(daemon)
             print(f"pvhvd: during the build: list answered in {list_seconds:.2f} s; {answered} of {sent} storm requests answered")
-            machine.expect(sent >= 10000 - 200 and answered == sent, "storm: not every request answered")
+            machine.expect(sent >= 10000 and answered == sent, "storm: not every request answered")
             t0 = time.monotonic()
             created = first.read_answer()
             machine.expect(created.get("ok") is True, f"create: {created}\n{daemon.text()}")

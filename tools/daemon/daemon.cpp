@@ -319,6 +319,7 @@ bool Daemon::start_link() {
   } else {
     machine_ = attached_machine(options_.state_dir, options_.attach_socket);
     log("attaching to %s (QEMU pid %d)", machine_.relay_socket.c_str(), machine_.qemu_pid);
+    complete_partial_frame(machine_.relay_socket);
   }
   if (!open_link(xen_, machine_.relay_socket, options_.open_timeout_ms, why)) {
     log("%s", why.c_str());

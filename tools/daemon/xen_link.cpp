@@ -1,6 +1,9 @@
 // The daemon's hypervisor calls (xen_link.h).
 #include "tools/daemon/xen_link.h"
 
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -16,6 +19,40 @@ Failure xc_failure(const std::string& what) {
   return Failure{error, what + ": " + std::strerror(error)};
 }
 
+void complete_partial_frame(const std::string& socket) {
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return;
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::snprintf(address.sun_path, sizeof(address.sun_path), "%s", socket.c_str());
+  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+    close(fd);
+    return;
+  }
+  // Zero bytes are no frame header: the relay reports the cut frame they complete, skips the
+  // rest, and waits for a header again. A frame is at most 16 + 32832 bytes.
+  std::vector<char> zeros(16 + 32832 + 4096, 0);
+  size_t sent = 0;
+  char sink[4096];
+  int quiet_ms = 0;
+  for (int elapsed = 0; elapsed < 30000 && quiet_ms < 1500; elapsed += 100) {
+    pollfd p{fd, short(POLLIN | (sent < zeros.size() ? POLLOUT : 0)), 0};
+    if (poll(&p, 1, 100) < 0) break;
+    bool busy = false;
+    if (p.revents & POLLOUT) {
+      ssize_t n = send(fd, zeros.data() + sent, zeros.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n > 0) sent += size_t(n), busy = true;
+    }
+    if (p.revents & POLLIN) {  // the relay's error reports: nobody's answers, dropped
+      if (recv(fd, sink, sizeof(sink), MSG_DONTWAIT) <= 0) break;
+      busy = true;
+    }
+    if (p.revents & (POLLHUP | POLLERR)) break;
+    quiet_ms = busy || sent < zeros.size() ? 0 : quiet_ms + 100;
+  }
+  close(fd);
+}
+
 bool open_link(Xen& xen, const std::string& socket, int timeout_ms, std::string& why) {
   // libxenctrl picks its transport from the environment (tools/README.md).
   setenv("PVHV_XENCTRL", ("relay:" + socket).c_str(), 1);
@@ -26,7 +63,8 @@ bool open_link(Xen& xen, const std::string& socket, int timeout_ms, std::string&
 }
 
 std::variant<std::vector<xc_domaininfo_t>, Failure> domain_list(Xen& xen) {
-  std::vector<xc_domaininfo_t> infos(1024);
+  // Enough for any machine the relay dom0 runs; every entry crosses the link on each call.
+  std::vector<xc_domaininfo_t> infos(256);
   int n = xc_domain_getinfolist(xen.xch, 0, unsigned(infos.size()), infos.data());
   if (n < 0) return xc_failure("getdomaininfolist");
   infos.resize(size_t(n));

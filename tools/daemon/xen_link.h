@@ -19,6 +19,11 @@ struct Xen {
   xc_interface* xch = nullptr;
 };
 
+// A daemon killed while sending a frame leaves the relay holding the start of it, which would
+// swallow the next session's OPEN: before attaching, the cut frame is completed with bytes that
+// are no frame (the relay reports it damaged and skips them) and the reports are read away.
+void complete_partial_frame(const std::string& socket);
+
 // Opens the relay session on `socket` (waiting up to `timeout_ms` for dom0 to serve).
 bool open_link(Xen& xen, const std::string& socket, int timeout_ms, std::string& why);
 
