@@ -602,7 +602,11 @@ void Daemon::on_shutdown_state(DomainRecord& record, unsigned reason) {
             if (action == Action::destroy) return drop(uuid, "destroyed");
             // restart: the same name, uuid and config under a new domid.
             DomainRecord next = it->second;
-            consoles_.erase(next.domid);
+            if (auto console = consoles_.find(next.domid); console != consoles_.end()) {
+              uint32_t port = console->second.local_port;  // dom0's host ports are few (32)
+              if (port) asio::post(pool_, [this, port] { pvhv_xc_evtchn_close(xen_.xch, port); });
+              consoles_.erase(console);
+            }
             next.domid = 0;
             next.state = RecordState::building;
             add_history(next, unix_ns(), "restart");
