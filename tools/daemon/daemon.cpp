@@ -490,8 +490,10 @@ void Daemon::monitor_tick() {
                                       std::span<const char>(page.data() + kConsoleOutOffset, kConsoleOutBytes));
           if (!drained.bytes.empty() || drained.bad_index) {
             pvhv_xc_foreign_write(xen_.xch, ring.domid, ring.state.mfn, kOutConsOffset, &drained.cons, 4);
+            // A guest waiting for room waits on a full ring: it is told once half is free. Not
+            // after every read: each event ends the guest's SCHEDOP_block early.
+            notify = drained.bytes.size() >= kConsoleOutBytes / 2 || drained.bad_index;
             result.output[ring.domid] = std::move(drained.bytes);
-            notify = true;  // a guest waiting for room in the ring sees it
           }
           if (!ring.state.pending_input.empty()) {
             auto fill = fill_input(index(kInConsOffset), index(kInProdOffset), ring.state.pending_input);
