@@ -103,3 +103,40 @@ def expect(condition, message, boot_result=None):
             print(boot_result.serial)
             print("------------------------")
         raise SystemExit(f"FAIL: {message}")
+
+
+def relay_serial(socket_path):
+    """QEMU's arguments for dom0's COM2 as a Unix socket the relay's client connects to."""
+    return ("-chardev", f"socket,id=relay,path={socket_path},server=on,wait=off", "-serial", "chardev:relay")
+
+
+def relay_machine_command(build, hypervisor_name, relay_socket, serial, hypervisor_args="", memory="512M"):
+    """The relay machine (dom0 = the reference kernel with relay=com2, COM2 on `relay_socket`) as
+    one argv: what relay_run.boot_relay boots, for a program that starts it itself (pvhvd)."""
+    import guest_boot  # here, not at the top: guest_boot imports this module
+    hv = guest_boot.hypervisor(build, hypervisor_name)
+    kernel = os.path.join(build, "guest", "kernel")
+    initrd = os.path.join(build, "guest", "initrd.cpio")
+    append = f"{hv.append} {hypervisor_args}".strip()
+    return qemu_command(hv.image, append, [(kernel, "relay=com2"), (initrd, "")], memory, relay_serial(relay_socket),
+                        serial)
+
+
+if __name__ == "__main__":
+    # `machine.py --print-command ...`: the relay machine's argv as one JSON array, so the daemon
+    # (tools/daemon) starts the same machine the tests boot, from this one definition.
+    import argparse
+    import json
+    import sys
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--print-command", action="store_true", required=True)
+    parser.add_argument("--build", required=True)
+    parser.add_argument("--hypervisor", default="ours", choices=["ours", "xen417"])
+    parser.add_argument("--relay-socket", required=True)
+    parser.add_argument("--serial", required=True)
+    parser.add_argument("--hypervisor-args", default="")
+    parser.add_argument("--memory", default="512M")
+    args = parser.parse_args()
+    json.dump(relay_machine_command(args.build, args.hypervisor, args.relay_socket, args.serial,
+                                    args.hypervisor_args, args.memory), sys.stdout)
+    sys.stdout.write("\n")

@@ -27,7 +27,7 @@ def boot_relay(build, hv, kernel_args, client, hypervisor_args="", timeout=90, m
     initrd = os.path.join(build, "guest", "initrd.cpio")
     with tempfile.TemporaryDirectory(prefix="relay") as tmp:
         socket_path = os.path.join(tmp, "com2.sock")
-        extra = ("-chardev", f"socket,id=relay,path={socket_path},server=on,wait=off", "-serial", "chardev:relay")
+        extra = tuple(machine.relay_serial(socket_path))
         window_path = os.path.join(tmp, "window")
         if window:
             with open(window_path, "wb") as f:

@@ -1,0 +1,118 @@
+"""A Python client of pvhvd's socket (tools/PROTOCOL.md, "The daemon's client protocol"), and a
+helper that runs the daemon for a test: started on a fresh state directory, killed at the end
+whatever happened (the daemon's SIGTERM shuts dom0 down and stops the machine)."""
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+
+import machine
+
+
+class Client:
+    def __init__(self, state_dir, timeout=60):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(timeout)
+        self.sock.connect(os.path.join(state_dir, "pvhvd.sock"))
+        self.buffer = b""
+        self.next_id = 1
+
+    def send_line(self, data):
+        self.sock.sendall(data if data.endswith(b"\n") else data + b"\n")
+
+    def read_answer(self):
+        while b"\n" not in self.buffer:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise ConnectionError("pvhvd closed the connection")
+            self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        return json.loads(line)
+
+    def call(self, op, **fields):
+        request = {"id": self.next_id, "op": op, **fields}
+        self.next_id += 1
+        self.send_line(json.dumps(request).encode())
+        answer = self.read_answer()
+        machine.expect(answer.get("id") == request["id"], f"answer {answer} to request {request['id']}")
+        return answer
+
+    def ok(self, op, **fields):
+        answer = self.call(op, **fields)
+        machine.expect(answer.get("ok") is True, f"{op} {fields}: {answer}")
+        return answer
+
+    def close(self):
+        self.sock.close()
+
+
+class Daemon:
+    """pvhvd on `state_dir`; `args` as its command line ("--attach", ...)."""
+
+    def __init__(self, build, state_dir, args=(), timeout=240):
+        self.build = build
+        self.state_dir = state_dir
+        self.log_path = os.path.join(state_dir, "pvhvd.log")
+        os.makedirs(state_dir, exist_ok=True)
+        binary = os.path.join(build, "bin", "pvhvd")
+        machine.expect(os.path.exists(binary), f"missing {binary} (build first)")
+        self.log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen([binary, "--state-dir", state_dir, "--build", build, *args],
+                                     stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT)
+        self.wait_serving(timeout)
+
+    def wait_serving(self, timeout):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                machine.expect(False, f"pvhvd exited with {self.proc.returncode}:\n{self.text()}")
+            try:
+                client = Client(self.state_dir, timeout=10)
+                client.ok("hello", version=1)
+                client.close()
+                return
+            except (OSError, ConnectionError):
+                time.sleep(0.5)
+        machine.expect(False, f"pvhvd did not serve within {timeout} s:\n{self.text()}")
+
+    def text(self):
+        with open(self.log_path, "rb") as f:
+            return f.read().decode(errors="replace")
+
+    def serial(self):
+        path = os.path.join(self.state_dir, "serial.log")
+        if not os.path.exists(path):
+            return ""
+        with open(path, "rb") as f:
+            return f.read().decode(errors="replace")
+
+    def client(self, timeout=60):
+        return Client(self.state_dir, timeout)
+
+    def kill9(self):
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+
+    def stop(self, timeout=90):
+        """SIGTERM: dom0 shuts down, the machine stops. Returns the daemon's exit status."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                return None
+        return self.proc.returncode
+
+    def kill_machine(self):
+        """Whatever is left (a failed test): the QEMU machine.json names is killed."""
+        try:
+            with open(os.path.join(self.state_dir, "machine.json")) as f:
+                pid = json.load(f).get("qemu_pid", -1)
+            if pid > 0:
+                os.kill(pid, signal.SIGKILL)
+        except (OSError, ValueError):
+            pass

@@ -1,0 +1,245 @@
+"""pvhvd end to end on a real machine (ours or Xen 4.17, --hypervisor): the daemon starts the
+machine, refuses bad creates with xl's messages, survives `kill -9` during a create (the
+half-built domain is destroyed on restart) and after one (the list is unchanged), answers other
+clients while a build runs (two clients creating one name: one wins; 10^4 malformed requests;
+a client that never speaks), serves the domU's console (`init exited: status 0` in its log and
+on a console client), applies on_poweroff=destroy with no client connected, gives every frame
+back, and stops the machine on SIGTERM."""
+import json
+import os
+import random
+import socket
+import tempfile
+import threading
+import time
+
+import guest_boot
+import machine
+import pvhvd_client
+import xenctrl_domu
+
+
+def free_pages(client):
+    return client.ok("info")["free_pages"]
+
+
+def settle_free(client, baseline, timeout=60):
+    deadline = time.monotonic() + timeout
+    now = free_pages(client)
+    while now != baseline and time.monotonic() < deadline:
+        time.sleep(1)
+        now = free_pages(client)
+    return now
+
+
+def domains(client):
+    return {d["domid"]: d for d in client.ok("list")["domains"]}
+
+
+def wait_for(what, condition, timeout, daemon):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.5)
+    machine.expect(False, f"{what} within {timeout} s\n--- pvhvd ---\n{daemon.text()}\n--- serial ---\n{daemon.serial()[-3000:]}")
+
+
+def bad_creates(client, kernel, initrd):
+    answer = client.call("create", config={"kernel": kernel})
+    machine.expect(answer["errno"] == 22 and answer["error"] == "Domain name must be specified.", f"no name: {answer}")
+    answer = client.call("create", config={"name": "nokernel", "kernel": "/nonexistent/kernel"})
+    machine.expect(not answer["ok"] and answer["errno"] == 2 and "/nonexistent/kernel" in answer["error"],
+                   f"a kernel that does not exist: {answer}")
+    answer = client.call("create", config={"name": "huge", "kernel": kernel, "memory": 1 << 20})
+    machine.expect(not answer["ok"] and answer["errno"] == 12 and answer["error"] == "failed to free memory for the domain",
+                   f"memory larger than free: {answer}")
+    answer = client.call("create", config={"name": "Domain-0", "kernel": kernel})
+    machine.expect(answer["error"] == 'Domain with name "Domain-0" already exists.', f"Domain-0: {answer}")
+    answer = client.call("create", config={"name": "x", "kernel": kernel, "on_crash": "explode"})
+    machine.expect(answer["errno"] == 22, f"bad on_crash: {answer}")
+    answer = client.call("destroy", dom="nosuchdomain")
+    machine.expect(answer["errno"] == 3 and answer["error"] == "nosuchdomain is an invalid domain identifier",
+                   f"destroy of an unknown name: {answer}")
+    machine.expect(list(domains(client)) == [0], "the bad creates left a domain")
+
+
+def storm(daemon, count=10000):
+    """Malformed, truncated, oversized and unknown requests; every line answered or the client
+    dropped (oversized), the daemon alive after each batch."""
+    rng = random.Random(10)
+    seeds = [b'{"id":1,"op":"list"}', b'{"id":2,"op":"create","config":{"name":"s","kernel":"/k","memory":8}}',
+             b'{"id":3,"op":"destroy","dom":"nobody"}', b'{"id":4,"op":"pause","dom":"nobody9"}']
+    sent = answered = 0
+    client = daemon.client(timeout=120)
+    batch = []
+    i = 0
+    while sent < count:
+        i += 1
+        kind = rng.randrange(5)
+        seed = rng.choice(seeds)
+        if kind == 0:
+            line = seed[:rng.randrange(len(seed))]  # truncated
+        elif kind == 1:
+            line = bytearray(seed)
+            for _ in range(rng.randrange(1, 4)):
+                line[rng.randrange(len(line))] = rng.randrange(256)
+            line = bytes(line)
+        elif kind == 2:
+            line = json.dumps({"id": i, "op": rng.choice(["frob", "", "LIST", "relay2", "x" * 300])}).encode()
+        elif kind == 3:
+            line = json.dumps({"id": i, "op": "destroy", "dom": rng.choice([5, None, [], "", "32767", "-1"])}).encode()
+        else:
+            line = bytes(rng.randrange(1, 256) for _ in range(rng.randrange(1, 64)))
+        line = line.replace(b"\n", b" ")
+        if b'"op":"create"' in line and b'"name":"s"' in line:
+            continue  # an intact create would build a domain: not what a storm is about
+        batch.append(line)
+        if len(batch) == 200:
+            client.sock.sendall(b"\n".join(batch) + b"\n")
+            for _ in batch:
+                answer = client.read_answer()
+                machine.expect("ok" in answer, f"answer without ok: {answer}")
+                answered += 1
+            sent += len(batch)
+            batch = []
+    # Oversized: answered E2BIG, then dropped.
+    client.sock.sendall(b"{" + b" " * (1 << 20) + b"}\n")
+    answer = client.read_answer()
+    machine.expect(answer["errno"] == 7 and answer["id"] is None, f"oversized: {answer}")
+    try:
+        more = client.sock.recv(1)
+        machine.expect(more == b"", "the client with an oversized line was not dropped")
+    except ConnectionResetError:
+        pass
+    client.close()
+    # A client that disconnects mid-request.
+    half = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    half.connect(os.path.join(daemon.state_dir, "pvhvd.sock"))
+    half.sendall(b'{"id":1,"op":"li')
+    half.close()
+    return sent, answered
+
+
+def main():
+    build, hv = guest_boot.arguments()
+    kernel = os.path.join(build, "guest", "kernel")
+    with tempfile.TemporaryDirectory(prefix="pvhvd") as tmp:
+        state = os.path.join(tmp, "state")
+        initrd = os.path.join(tmp, "forktest.cpio")
+        xenctrl_domu.forktest_initrd(build, initrd)
+        config = {"name": "forktest", "kernel": kernel, "ramdisk": initrd, "cmdline": "init=/forktest",
+                  "memory": 32, "on_poweroff": "destroy"}
+        daemon = pvhvd_client.Daemon(build, state, ["--hypervisor", hv.name])
+        try:
+            silent = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)  # connects, never speaks
+            silent.connect(os.path.join(state, "pvhvd.sock"))
+            client = daemon.client()
+            hello = client.ok("hello", version=1)
+            machine.expect(hello["hypervisor"] == ("pvhv" if hv.name == "ours" else "xen-4.17"), f"hello: {hello}")
+            machine.expect(client.call("hello", version=2)["ok"] is False, "hello version 2 accepted")
+            baseline = free_pages(client)
+            bad_creates(client, kernel, initrd)
+
+            # kill -9 during a create: the restarted daemon destroys the half-built domain.
+            half = daemon.client(timeout=600)
+            half.send_line(json.dumps({"id": 1, "op": "create", "config": dict(config, name="half")}).encode())
+
+            def half_record():
+                for name in os.listdir(state):
+                    if name.startswith("domain-") and name.endswith(".json"):
+                        with open(os.path.join(state, name)) as f:
+                            record = json.load(f)
+                        if record["name"] == "half" and record["domid"]:
+                            return record
+                return None
+            record = wait_for("the half-built domain's record names its domid", half_record, 120, daemon)
+            machine.expect(record["state"] == "building", f"record: {record}")
+            daemon.kill9()
+            print(f"pvhvd: kill -9 while d{record['domid']} was being built")
+            daemon = pvhvd_client.Daemon(build, state, ["--attach", os.path.join(state, "com2.sock")])
+            client = daemon.client()
+            machine.expect(list(domains(client)) == [0], f"the half-built domain survived: {domains(client)}")
+            machine.expect("half built" in daemon.text(), "the restart did not say it destroyed the half-built domain")
+            after = settle_free(client, baseline)
+            machine.expect(after == baseline, f"after the half-built domain: free pages {after}, baseline {baseline}")
+
+            # Two clients create one name: one wins, the other gets Xen's message; the daemon
+            # keeps answering others (a list, the storm) while the build runs.
+            first, second = daemon.client(timeout=900), daemon.client()
+            first.send_line(json.dumps({"id": 1, "op": "create", "config": config, "paused": True}).encode())
+            time.sleep(0.5)
+            answer = second.call("create", config=config)
+            machine.expect(answer["ok"] is False and answer["errno"] == 17 and
+                           answer["error"] == 'Domain with name "forktest" already exists.', f"second create: {answer}")
+            start = time.monotonic()
+            listed = domains(client)
+            list_seconds = time.monotonic() - start
+            sent, answered = storm(daemon)
+            print(f"pvhvd: during the build: list answered in {list_seconds:.2f} s; {answered} of {sent} storm requests answered")
+            machine.expect(sent >= 10000 and answered == sent, "storm: not every request answered")
+            t0 = time.monotonic()
+            created = first.read_answer()
+            machine.expect(created.get("ok") is True, f"create: {created}\n{daemon.text()}")
+            print(f"pvhvd: forktest is d{created['domid']}, built in {time.monotonic() - t0:.0f} s after the storm")
+            before = domains(client)
+            dom = before[created["domid"]]
+            machine.expect(dom["name"] == "forktest" and dom["paused"] and dom["uuid"] == created["uuid"] and
+                           dom["mem_kb"] >= 32 * 1024 - 4096, f"list: {dom}")
+
+            # kill -9 after the create: the restarted daemon's list is the same.
+            daemon.kill9()
+            daemon = pvhvd_client.Daemon(build, state, ["--attach", os.path.join(state, "com2.sock")])
+            client = daemon.client()
+            after_restart = domains(client)
+            keys = ("domid", "name", "uuid", "paused", "mem_kb", "max_mem_kb", "config")
+            machine.expect({d: [v[k] for k in keys] for d, v in after_restart.items()} ==
+                           {d: [v[k] for k in keys] for d, v in before.items()},
+                           f"list changed across kill -9: {before} -> {after_restart}")
+
+            # The console: a console client sees the output too; on_poweroff=destroy applies with
+            # no other client connected.
+            console = daemon.client(timeout=300)
+            console.ok("console", dom="forktest")
+            client.ok("unpause", dom="forktest")
+            client.close()
+            seen = b""
+            deadline = time.monotonic() + 300
+            while b"init exited: status 0" not in seen and time.monotonic() < deadline:
+                try:
+                    chunk = console.sock.recv(4096)
+                except socket.timeout:
+                    break
+                if not chunk:
+                    break
+                seen += chunk
+            machine.expect(b"init exited: status 0" in seen, f"console client saw: {seen[-2000:]!r}")
+            console.close()
+            log = os.path.join(state, "console-forktest.log")
+            client = daemon.client()
+            wait_for("forktest destroyed by on_poweroff", lambda: list(domains(client)) == [0], 120, daemon)
+            with open(log, "rb") as f:
+                machine.expect(b"init exited: status 0" in f.read(), "the console log lacks init's exit")
+            machine.expect(not [n for n in os.listdir(state) if n.startswith("domain-")], "a record outlived its domain")
+            after = settle_free(client, baseline)
+            machine.expect(after == baseline, f"free pages {after}, baseline {baseline}")
+            client.ok("hello")
+            silent.close()
+            client.close()
+            status = daemon.stop()
+            machine.expect(status == 0, f"pvhvd exit status {status}\n{daemon.text()}")
+            serial = daemon.serial()
+            if hv.ends_itself:
+                machine.expect("audit: clean" in serial, f"frame audit not clean:\n{serial[-3000:]}")
+                machine.expect("ending the machine (exit value 0)" in serial, f"the machine did not end:\n{serial[-2000:]}")
+            else:
+                machine.expect(hv.poweroff in serial, f"dom0 did not halt:\n{serial[-2000:]}")
+            print(f"{hv.name}: pvhvd lifecycle passed")
+        finally:
+            daemon.stop(timeout=30)
+            daemon.kill_machine()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,31 @@
+// pvhvd: the link owner and the clients' server (tools/README.md "The daemon").
+//
+// One Boost.Asio event loop thread owns every piece of state (clients, records, the domain
+// view, console logs); nothing else touches it, so it needs no locks. Hypervisor calls block on
+// the relay (a few ms each, minutes for a domain build), so they run on a small pool of link
+// threads and post their results back to the loop; the library serializes their requests on
+// the one relay session, so a build's requests and a `list`'s interleave and other clients are
+// answered while a build runs.
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace pvhv::daemon {
+
+struct DaemonOptions {
+  std::string state_dir = "/var/lib/pvhv";
+  std::string attach_socket;  // empty: start the machine
+  std::string build_dir;
+  std::string source_dir;
+  std::string hypervisor = "ours";
+  std::string ptwr_mode;
+  std::string memory = "512M";
+  int monitor_ms = 500;          // how often the domain view and the console rings are refreshed
+  int open_timeout_ms = 180000;  // dom0 booting under TCG on a loaded host
+  size_t console_log_bytes = 256 * 1024;  // per domain: then the log is rotated once (.1)
+};
+
+// Runs until SIGTERM/SIGINT (then dom0 is shut down and the machine stopped). Exit status.
+int run_daemon(const DaemonOptions& options);
+
+}  // namespace pvhv::daemon

@@ -1,0 +1,217 @@
+// The daemon's hypervisor calls (xen_link.h).
+#include "tools/daemon/xen_link.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace pvhv::daemon {
+
+Failure xc_failure(const std::string& what) {
+  int error = errno ? errno : kEio;
+  return Failure{error, what + ": " + std::strerror(error)};
+}
+
+void complete_partial_frame(const std::string& socket) {
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return;
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::snprintf(address.sun_path, sizeof(address.sun_path), "%s", socket.c_str());
+  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+    close(fd);
+    return;
+  }
+  // Zero bytes are no frame header: the relay reports the cut frame they complete, skips the
+  // rest, and waits for a header again. A frame is at most 16 + 32832 bytes.
+  std::vector<char> zeros(16 + 32832 + 4096, 0);
+  size_t sent = 0;
+  char sink[4096];
+  int quiet_ms = 0;
+  for (int elapsed = 0; elapsed < 30000 && quiet_ms < 1500; elapsed += 100) {
+    pollfd p{fd, short(POLLIN | (sent < zeros.size() ? POLLOUT : 0)), 0};
+    if (poll(&p, 1, 100) < 0) break;
+    bool busy = false;
+    if (p.revents & POLLOUT) {
+      ssize_t n = send(fd, zeros.data() + sent, zeros.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n > 0) sent += size_t(n), busy = true;
+    }
+    if (p.revents & POLLIN) {  // the relay's error reports: nobody's answers, dropped
+      if (recv(fd, sink, sizeof(sink), MSG_DONTWAIT) <= 0) break;
+      busy = true;
+    }
+    if (p.revents & (POLLHUP | POLLERR)) break;
+    quiet_ms = busy || sent < zeros.size() ? 0 : quiet_ms + 100;
+  }
+  close(fd);
+}
+
+bool open_link(Xen& xen, const std::string& socket, int timeout_ms, std::string& why) {
+  // libxenctrl picks its transport from the environment (tools/README.md).
+  setenv("PVHV_XENCTRL", ("relay:" + socket).c_str(), 1);
+  setenv("PVHV_XENCTRL_OPEN_TIMEOUT_MS", std::to_string(timeout_ms).c_str(), 1);
+  xen.xch = xc_interface_open(nullptr, nullptr, 0);
+  if (!xen.xch) why = std::string("cannot open the relay session on ") + socket + ": " + std::strerror(errno);
+  return xen.xch != nullptr;
+}
+
+std::variant<std::vector<xc_domaininfo_t>, Failure> domain_list(Xen& xen) {
+  // Enough for any machine the relay dom0 runs; every entry crosses the link on each call.
+  std::vector<xc_domaininfo_t> infos(256);
+  int n = xc_domain_getinfolist(xen.xch, 0, unsigned(infos.size()), infos.data());
+  if (n < 0) return xc_failure("getdomaininfolist");
+  infos.resize(size_t(n));
+  return infos;
+}
+
+namespace {
+
+std::string version_string(xc_interface* xch, int command, size_t size) {
+  std::vector<char> buffer(size + 1, 0);
+  if (xc_version(xch, command, buffer.data()) < 0) return "";
+  return std::string(buffer.data());
+}
+
+std::string scheduler_name(xc_interface* xch) {
+  xen_sysctl_t sysctl{};
+  sysctl.cmd = XEN_SYSCTL_sched_id;
+  if (xc_sysctl(xch, &sysctl) != 0) return "unknown";
+  switch (sysctl.u.sched_id.sched_id) {
+    case XEN_SCHEDULER_CREDIT: return "credit";
+    case XEN_SCHEDULER_CREDIT2: return "credit2";
+    case XEN_SCHEDULER_ARINC653: return "arinc653";
+    case XEN_SCHEDULER_RTDS: return "rtds";
+    case XEN_SCHEDULER_NULL: return "null";
+  }
+  return "unknown";
+}
+
+}  // namespace
+
+VersionInfo version_info(Xen& xen) {
+  int version = xc_version(xen.xch, XENVER_version, nullptr);
+  std::string extra = version_string(xen.xch, XENVER_extraversion, sizeof(xen_extraversion_t));
+  VersionInfo info;
+  std::string number = std::to_string(version >> 16) + "." + std::to_string(version & 0xffff);
+  info.version = number + extra;
+  info.hypervisor = extra.find("pvhv") != std::string::npos ? "pvhv" : "xen-" + number;
+  return info;
+}
+
+std::variant<Json, Failure> host_info(Xen& xen) {
+  xc_physinfo_t physinfo{};
+  if (xc_physinfo(xen.xch, &physinfo) != 0) return xc_failure("xc_physinfo");
+  int version = xc_version(xen.xch, XENVER_version, nullptr);
+  if (version < 0) return xc_failure("xc_version");
+  xen_compile_info_t compile{};
+  xen_platform_parameters_t platform{};
+  xc_version(xen.xch, XENVER_compile_info, &compile);
+  xc_version(xen.xch, XENVER_platform_parameters, &platform);
+  int pagesize = xc_version(xen.xch, XENVER_pagesize, nullptr);
+  std::vector<uint8_t> build_id_storage(sizeof(xen_build_id_t) + 64, 0);
+  auto* build_id = reinterpret_cast<xen_build_id_t*>(build_id_storage.data());
+  build_id->len = 64;
+  std::string build_id_text;
+  int id_len = xc_version(xen.xch, XENVER_build_id, build_id);
+  for (int i = 0; i < id_len && i < 64; ++i) {
+    char hex[3];
+    std::snprintf(hex, sizeof(hex), "%02x", build_id->buf[i]);
+    build_id_text += hex;
+  }
+  char hw_caps[9 * 9 + 1] = "";
+  for (int i = 0; i < 8; ++i)
+    std::snprintf(hw_caps + std::strlen(hw_caps), sizeof(hw_caps) - std::strlen(hw_caps), i ? ":%08x" : "%08x",
+                  physinfo.hw_cap[i]);
+  std::string virt_caps;
+  auto cap = [&](uint32_t bit, const char* name) {
+    if (physinfo.capabilities & bit) virt_caps += (virt_caps.empty() ? "" : " ") + std::string(name);
+  };
+  cap(XEN_SYSCTL_PHYSCAP_pv, "pv");
+  cap(XEN_SYSCTL_PHYSCAP_hvm, "hvm");
+  cap(XEN_SYSCTL_PHYSCAP_hap, "hap");
+  cap(XEN_SYSCTL_PHYSCAP_shadow, "shadow");
+  char host[256] = "";
+  gethostname(host, sizeof(host) - 1);
+  utsname uts{};
+  uname(&uts);
+  char params[64];
+  std::snprintf(params, sizeof(params), "virt_start=0x%lx", (unsigned long)platform.virt_start);
+  auto mib = [](uint64_t pages) { return pages * 4096 / (1024 * 1024); };
+  std::string extra = version_string(xen.xch, XENVER_extraversion, sizeof(xen_extraversion_t));
+  return Json{{"host", host},
+              {"release", uts.release},
+              {"version", uts.version},
+              {"machine", uts.machine},
+              {"nr_cpus", physinfo.nr_cpus},
+              {"max_cpu_id", physinfo.max_cpu_id},
+              {"nr_nodes", physinfo.nr_nodes},
+              {"cores_per_socket", physinfo.cores_per_socket},
+              {"threads_per_core", physinfo.threads_per_core},
+              {"cpu_mhz", physinfo.cpu_khz / 1000},
+              {"hw_caps", hw_caps},
+              {"virt_caps", virt_caps},
+              {"total_memory", mib(physinfo.total_pages)},
+              {"free_memory", mib(physinfo.free_pages)},
+              {"free_pages", physinfo.free_pages},
+              {"sharing_freed_memory", 0},
+              {"sharing_used_memory", 0},
+              {"outstanding_claims", mib(physinfo.outstanding_pages)},
+              {"free_cpus", 0},
+              {"xen_major", version >> 16},
+              {"xen_minor", version & 0xffff},
+              {"xen_extra", extra},
+              {"xen_version", std::to_string(version >> 16) + "." + std::to_string(version & 0xffff) + extra},
+              {"xen_caps", version_string(xen.xch, XENVER_capabilities, sizeof(xen_capabilities_info_t))},
+              {"xen_scheduler", scheduler_name(xen.xch)},
+              {"xen_pagesize", pagesize},
+              {"platform_params", params},
+              {"xen_changeset", version_string(xen.xch, XENVER_changeset, sizeof(xen_changeset_info_t))},
+              {"xen_commandline", version_string(xen.xch, XENVER_commandline, sizeof(xen_commandline_t))},
+              {"cc_compiler", std::string(compile.compiler, strnlen(compile.compiler, sizeof(compile.compiler)))},
+              {"cc_compile_by", std::string(compile.compile_by, strnlen(compile.compile_by, sizeof(compile.compile_by)))},
+              {"cc_compile_domain",
+               std::string(compile.compile_domain, strnlen(compile.compile_domain, sizeof(compile.compile_domain)))},
+              {"cc_compile_date",
+               std::string(compile.compile_date, strnlen(compile.compile_date, sizeof(compile.compile_date)))},
+              {"build_id", build_id_text},
+              {"xend_config_format", 4}};
+}
+
+std::variant<std::string, Failure> read_console(Xen& xen, bool clear) {
+  std::vector<char> buffer(64 * 1024);
+  unsigned int chars = unsigned(buffer.size());
+  if (xc_readconsolering(xen.xch, buffer.data(), &chars, clear ? 1 : 0, 0, nullptr) != 0)
+    return xc_failure("xc_readconsolering");
+  return std::string(buffer.data(), std::min<size_t>(chars, buffer.size()));
+}
+
+std::variant<Json, Failure> vcpu_list(Xen& xen, const std::vector<std::pair<uint32_t, std::string>>& domains) {
+  Json vcpus = Json::array();
+  for (const auto& [domid, name] : domains) {
+    xc_domaininfo_t info{};
+    if (xc_domain_getinfolist(xen.xch, domid, 1, &info) != 1 || info.domain != domid) continue;
+    for (uint32_t vcpu = 0; vcpu <= info.max_vcpu_id; ++vcpu) {
+      xc_vcpuinfo_t v{};
+      if (xc_vcpu_getinfo(xen.xch, domid, int(vcpu), &v) != 0) return xc_failure("xc_vcpu_getinfo");
+      vcpus.push_back(Json{{"domid", domid},
+                           {"name", name},
+                           {"vcpu", vcpu},
+                           {"cpu", v.cpu},
+                           {"online", bool(v.online)},
+                           {"running", bool(v.running)},
+                           {"blocked", bool(v.blocked)},
+                           {"cpu_time_ns", v.cpu_time},
+                           {"affinity", "all"}});
+    }
+  }
+  return vcpus;
+}
+
+}  // namespace pvhv::daemon

@@ -1,0 +1,43 @@
+// The daemon's calls into the hypervisor, over our libxenctrl on the relay session the daemon
+// holds. Each is a few relay requests and blocks its caller: the daemon makes them on its link
+// threads, never on the event loop (daemon.cpp). The library serializes requests on the link.
+#pragma once
+extern "C" {  // Debian's xenctrl.h declares C functions without extern "C" of its own
+#include <xenctrl.h>
+}
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tools/daemon/protocol.h"
+
+namespace pvhv::daemon {
+
+struct Xen {
+  xc_interface* xch = nullptr;
+};
+
+// A daemon killed while sending a frame leaves the relay holding the start of it, which would
+// swallow the next session's OPEN: before attaching, the cut frame is completed with bytes that
+// are no frame (the relay reports it damaged and skips them) and the reports are read away.
+void complete_partial_frame(const std::string& socket);
+
+// Opens the relay session on `socket` (waiting up to `timeout_ms` for dom0 to serve).
+bool open_link(Xen& xen, const std::string& socket, int timeout_ms, std::string& why);
+
+std::variant<std::vector<xc_domaininfo_t>, Failure> domain_list(Xen& xen);
+std::variant<Json, Failure> host_info(Xen& xen);
+struct VersionInfo {
+  std::string hypervisor;  // "pvhv", "xen-4.17"
+  std::string version;     // "4.17-pvhv", "4.17.5"
+};
+VersionInfo version_info(Xen& xen);
+std::variant<std::string, Failure> read_console(Xen& xen, bool clear);
+std::variant<Json, Failure> vcpu_list(Xen& xen, const std::vector<std::pair<uint32_t, std::string>>& domains);
+
+// A failed libxenctrl call as an answer: errno and "what: strerror".
+Failure xc_failure(const std::string& what);
+
+}  // namespace pvhv::daemon
