@@ -110,16 +110,23 @@ def relay_serial(socket_path):
     return ("-chardev", f"socket,id=relay,path={socket_path},server=on,wait=off", "-serial", "chardev:relay")
 
 
-def relay_machine_command(build, hypervisor_name, relay_socket, serial, hypervisor_args="", memory="512M"):
+def relay_machine_command(build, hypervisor_name, relay_socket, serial, hypervisor_args="", memory="512M",
+                          window=None):
     """The relay machine (dom0 = the reference kernel with relay=com2, COM2 on `relay_socket`) as
-    one argv: what relay_run.boot_relay boots, for a program that starts it itself (pvhvd)."""
+    one argv: what relay_run.boot_relay boots, for a program that starts it itself (pvhvd).
+    `window`: a file made here for the relay's bulk window (tools/PROTOCOL.md), given to QEMU."""
     import guest_boot  # here, not at the top: guest_boot imports this module
+    import relay_client
     hv = guest_boot.hypervisor(build, hypervisor_name)
     kernel = os.path.join(build, "guest", "kernel")
     initrd = os.path.join(build, "guest", "initrd.cpio")
     append = f"{hv.append} {hypervisor_args}".strip()
-    return qemu_command(hv.image, append, [(kernel, "relay=com2"), (initrd, "")], memory, relay_serial(relay_socket),
-                        serial)
+    extra = relay_serial(relay_socket)
+    if window:
+        with open(window, "wb") as f:
+            f.truncate(relay_client.WINDOW_BYTES)
+        extra += relay_client.window_qemu_args(window)
+    return qemu_command(hv.image, append, [(kernel, "relay=com2"), (initrd, "")], memory, extra, serial)
 
 
 if __name__ == "__main__":
@@ -136,7 +143,8 @@ if __name__ == "__main__":
     parser.add_argument("--serial", required=True)
     parser.add_argument("--hypervisor-args", default="")
     parser.add_argument("--memory", default="512M")
+    parser.add_argument("--window", default=None)
     args = parser.parse_args()
     json.dump(relay_machine_command(args.build, args.hypervisor, args.relay_socket, args.serial,
-                                    args.hypervisor_args, args.memory), sys.stdout)
+                                    args.hypervisor_args, args.memory, args.window), sys.stdout)
     sys.stdout.write("\n")

@@ -320,8 +320,11 @@ bool Daemon::start_link() {
     machine_ = attached_machine(options_.state_dir, options_.attach_socket);
     log("attaching to %s (QEMU pid %d)", machine_.relay_socket.c_str(), machine_.qemu_pid);
     complete_partial_frame(machine_.relay_socket);
+    // A daemon killed while writing a frame into the bulk window leaves it cut there, where
+    // nothing completes it yet: after a restart the session stays on the serial link.
+    machine_.window.clear();
   }
-  if (!open_link(xen_, machine_.relay_socket, options_.open_timeout_ms, why)) {
+  if (!open_link(xen_, machine_.relay_socket, machine_.window, options_.open_timeout_ms, why)) {
     log("%s", why.c_str());
     if (machine_.our_child) stop_machine(machine_, 0);
     return false;

@@ -76,12 +76,15 @@ std::optional<Machine> start_machine(const MachineOptions& options, std::string&
   Machine machine;
   machine.relay_socket = options.state_dir + "/com2.sock";
   machine.serial_log = options.state_dir + "/serial.log";
+  // The relay's bulk window (tools/PROTOCOL.md): a domU's frames cross it at MB/s, where the
+  // serial link carries tens of KB/s.
+  machine.window = options.state_dir + "/relay.window";
   machine.hypervisor = options.hypervisor;
   unlink(machine.relay_socket.c_str());
   std::vector<std::string> print = {"python3", options.source_dir + "/tests/integration/machine.py", "--print-command",
                                     "--build", options.build_dir, "--hypervisor", options.hypervisor,
                                     "--relay-socket", machine.relay_socket, "--serial", machine.serial_log,
-                                    "--memory", options.memory};
+                                    "--memory", options.memory, "--window", machine.window};
   if (!options.ptwr_mode.empty()) {
     print.push_back("--hypervisor-args");
     print.push_back("ptwr=" + options.ptwr_mode);
@@ -126,6 +129,7 @@ std::optional<Machine> start_machine(const MachineOptions& options, std::string&
 void save_machine(const std::string& state_dir, const Machine& machine) {
   Json j{{"qemu_pid", machine.qemu_pid},
          {"relay_socket", machine.relay_socket},
+         {"window", machine.window},
          {"serial_log", machine.serial_log},
          {"hypervisor", machine.hypervisor}};
   std::string path = state_dir + "/machine.json";
@@ -144,6 +148,7 @@ Machine attached_machine(const std::string& state_dir, const std::string& relay_
     pid_t pid = j.value("qemu_pid", -1);
     if (alive(pid)) machine.qemu_pid = pid;
     machine.serial_log = j.value("serial_log", "");
+    machine.window = j.value("window", "");
     machine.hypervisor = j.value("hypervisor", "");
   }
   return machine;

@@ -23,6 +23,7 @@ struct Machine {
   pid_t qemu_pid = -1;  // -1: not known (attached to a machine started elsewhere)
   bool our_child = false;
   std::string relay_socket;
+  std::string window;  // the relay's bulk window (a file QEMU shares), or empty: the serial link only
   std::string serial_log;
   std::string hypervisor;
 };

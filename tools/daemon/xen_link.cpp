@@ -53,9 +53,13 @@ void complete_partial_frame(const std::string& socket) {
   close(fd);
 }
 
-bool open_link(Xen& xen, const std::string& socket, int timeout_ms, std::string& why) {
+bool open_link(Xen& xen, const std::string& socket, const std::string& window, int timeout_ms, std::string& why) {
   // libxenctrl picks its transport from the environment (tools/README.md).
   setenv("PVHV_XENCTRL", ("relay:" + socket).c_str(), 1);
+  if (window.empty())
+    unsetenv("PVHV_XENCTRL_WINDOW");
+  else
+    setenv("PVHV_XENCTRL_WINDOW", window.c_str(), 1);
   setenv("PVHV_XENCTRL_OPEN_TIMEOUT_MS", std::to_string(timeout_ms).c_str(), 1);
   xen.xch = xc_interface_open(nullptr, nullptr, 0);
   if (!xen.xch) why = std::string("cannot open the relay session on ") + socket + ": " + std::strerror(errno);

@@ -24,8 +24,9 @@ struct Xen {
 // are no frame (the relay reports it damaged and skips them) and the reports are read away.
 void complete_partial_frame(const std::string& socket);
 
-// Opens the relay session on `socket` (waiting up to `timeout_ms` for dom0 to serve).
-bool open_link(Xen& xen, const std::string& socket, int timeout_ms, std::string& why);
+// Opens the relay session on `socket` (waiting up to `timeout_ms` for dom0 to serve), through
+// the bulk window file `window` when it is not empty (tools/PROTOCOL.md "The bulk window").
+bool open_link(Xen& xen, const std::string& socket, const std::string& window, int timeout_ms, std::string& why);
 
 std::variant<std::vector<xc_domaininfo_t>, Failure> domain_list(Xen& xen);
 std::variant<Json, Failure> host_info(Xen& xen);
