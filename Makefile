@@ -17,12 +17,14 @@ build: deps
 # Boots the hypervisor with dom0 = the reference guest kernel and prints what both report,
 # then the fork benchmarks per mode, then traces of them (build/run/) and their analysis. The build's
 # own output goes to build/build.log (shown only when it fails), so the output starts at the
-# hypervisor's first line.
+# hypervisor's first line. It ends with the toolstack as an administrator drives it: pvhvd, two
+# domUs from examples/*.cfg through xl, xl list, a console, shutdown, destroy, the daemon down.
 run:
 	@mkdir -p $(BUILD) && $(MAKE) build > $(BUILD)/build.log 2>&1 || { tail -n 40 $(BUILD)/build.log; echo "make run: the build failed (all of it: $(BUILD)/build.log)"; exit 1; }
 	@python3 tests/integration/boot.py --show
 	@python3 bench/run_bench.py --build $(BUILD)
 	@python3 bench/capture_traces.py --build $(BUILD)
+	@python3 tests/integration/toolstack_scenario.py --build $(BUILD)
 
 # Fork benchmarks in every page-table mode, deterministic (-icount shift=0): the table goes to
 # the terminal and to build/bench/results.{json,md}. Fails when any mode or benchmark fails.

@@ -1,0 +1,150 @@
+"""The toolstack end to end, as an administrator drives it: pvhvd started on a fresh state
+directory, two domUs created by `xl create` from examples/*.cfg, `xl list` in Xen's format, a
+console read, `xl shutdown -w` and `xl destroy`, free memory back at baseline, the daemon killed
+with -9 and restarted with `xl list` unchanged, the daemon stopped. Shared by
+test_guest_xl_toolstack.py (ours and Xen 4.17) and `make run` (--show prints it as a user sees it).
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import guest_boot  # noqa: E402
+import machine  # noqa: E402
+import pvhvd_client  # noqa: E402
+
+ROOT = machine.ROOT
+LIST_HEADER = "Name                                        ID   Mem VCPUs\tState\tTime(s)"
+# xl_list.c: name left in 40 columns, id in 5, memory (MiB) in 5, vCPUs in 5, the six state
+# letters (or dashes), the CPU time in seconds with one decimal, in 8.
+LIST_LINE = re.compile(r"^(\S.{0,39}?)\s+(\d+)\s+(\d+)\s+(\d+)\s+([r-][b-][p-][s-][c-][d-])\s+(\d+\.\d)$")
+
+
+class Scenario:
+    def __init__(self, build, hv, state_dir, show):
+        self.build, self.hv, self.state_dir, self.show = build, hv, state_dir, show
+        self.env = dict(os.environ, PVHV_STATE_DIR=state_dir)
+        self.daemon = None
+
+    def say(self, text):
+        if self.show:
+            print(text, flush=True)
+
+    def xl(self, *args, timeout=120, check=True):
+        result = subprocess.run([os.path.join(self.build, "bin", "xl"), *args], cwd=ROOT, env=self.env,
+                                capture_output=True, text=True, timeout=timeout)
+        self.say(f"$ xl {' '.join(args)}" + (f"\n{result.stdout.rstrip()}" if result.stdout.strip() else "") +
+                 (f"\n{result.stderr.rstrip()}" if result.stderr.strip() else ""))
+        if check:
+            machine.expect(result.returncode == 0, f"xl {' '.join(args)}: status {result.returncode}\n"
+                           f"{result.stdout}{result.stderr}\n{self.daemon.text() if self.daemon else ''}")
+        return result
+
+    def listed(self):
+        """`xl list` as {name: (id, mem, vcpus, state)}, each line checked against Xen's format."""
+        lines = self.xl("list").stdout.rstrip("\n").split("\n")
+        machine.expect(lines[0] == LIST_HEADER, f"xl list header {lines[0]!r}")
+        domains = {}
+        for line in lines[1:]:
+            m = LIST_LINE.match(line)
+            machine.expect(m is not None, f"xl list line not in Xen's format: {line!r}")
+            domains[m.group(1).strip()] = (int(m.group(2)), int(m.group(3)), int(m.group(4)), m.group(5))
+        return domains
+
+    def free_memory(self):
+        return int(self.xl("info", "free_memory").stdout.strip())
+
+    def wait_gone(self, name, timeout=120):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if name not in self.listed():
+                return
+            time.sleep(1)
+        machine.expect(False, f"{name} did not go away:\n{self.daemon.text()}")
+
+    def console_log(self, name):
+        path = os.path.join(self.state_dir, f"console-{name}.log")
+        return open(path, errors="replace").read() if os.path.exists(path) else ""
+
+    def start_daemon(self, attach=False):
+        args = ["--attach", os.path.join(self.state_dir, "com2.sock")] if attach else ["--hypervisor", self.hv.name]
+        self.say(f"$ pvhvd --state-dir {self.state_dir} {' '.join(args)} &")
+        self.daemon = pvhvd_client.Daemon(self.build, self.state_dir, args)
+
+    def run(self):
+        self.start_daemon()
+        before = self.listed()
+        machine.expect(list(before) == ["Domain-0"] and before["Domain-0"][0] == 0, f"at start: {before}")
+        baseline = self.free_memory()
+
+        # forktest runs to its end (init's status 0 on its console) and is destroyed on poweroff.
+        self.xl("create", "examples/forktest.cfg")
+        # hello waits for a shutdown request (xenbus=wait: no init runs); created paused first.
+        self.xl("create", "-p", "examples/hello.cfg", 'extra="xenbus=wait"')
+        domains = self.listed()
+        machine.expect("hello" in domains and domains["hello"][3][2] == "p", f"hello not paused: {domains}")
+        machine.expect(domains["hello"][1] in (15, 16), f"hello's memory {domains['hello'][1]} MiB, not 16")
+        self.xl("unpause", "hello")
+        self.wait_gone("forktest")
+        log = self.console_log("forktest")
+        machine.expect("init exited: status 0" in log, f"forktest's console: {log[-2000:]}")
+        self.say("forktest's console (the daemon's log of it), last lines:\n  " +
+                 "\n  ".join(log.strip().splitlines()[-4:]))
+
+        # kill -9 of the daemon: restarted, it finds the same domains.
+        before = self.listed()
+        self.daemon.kill9()
+        self.say("$ kill -9 pvhvd")
+        self.start_daemon(attach=True)
+        after = self.listed()
+        machine.expect({k: v[:3] for k, v in after.items()} == {k: v[:3] for k, v in before.items()},
+                       f"xl list changed across kill -9: {before} -> {after}")
+
+        self.xl("shutdown", "-w", "hello", timeout=180)
+        self.wait_gone("hello")
+        self.xl("create", "-p", "examples/hello.cfg")
+        self.xl("destroy", "hello")
+        self.wait_gone("hello")
+        deadline = time.monotonic() + 30
+        free = self.free_memory()
+        while free != baseline and time.monotonic() < deadline:
+            time.sleep(1)
+            free = self.free_memory()
+        machine.expect(free == baseline, f"free memory {free} MiB after the domUs, {baseline} before")
+        self.say(f"free memory back at its baseline: {free} MiB")
+        self.say("$ kill %pvhvd   # SIGTERM: dom0 shuts down, the machine stops")
+        status = self.daemon.stop()
+        machine.expect(status == 0, f"pvhvd's exit status {status}:\n{self.daemon.text()}")
+        self.daemon = None
+
+    def cleanup(self):
+        if self.daemon:
+            self.daemon.stop()
+            self.daemon.kill_machine()
+
+
+def run(build, hv, show=False):
+    with tempfile.TemporaryDirectory(prefix="pvhv-toolstack") as state:
+        scenario = Scenario(build, hv, state, show)
+        try:
+            scenario.run()
+        finally:
+            scenario.cleanup()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--build", default=os.path.join(ROOT, "build"))
+    parser.add_argument("--hypervisor", default="ours", choices=["ours", "xen417"])
+    args = parser.parse_args()
+    print(f"\n=== the toolstack: pvhvd and xl on {args.hypervisor} ===")
+    run(args.build, guest_boot.hypervisor(args.build, args.hypervisor), show=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
