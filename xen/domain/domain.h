@@ -40,6 +40,11 @@ struct Vcpu {
   bool syscall_disables_events = false;
   uint64_t fs_base = 0, gs_base_kernel = 0, gs_base_user = 0;
   bool fpu_switched_out = false;  // guest asked CR0.TS set (fpu_taskswitch)
+  // HYPERVISOR_set_gdt's frames (each with a general and a SegmentDescriptor type reference)
+  // and its entry count (pv/descriptor_tables): 0 entries = only Xen's reserved selectors.
+  static constexpr unsigned max_gdt_frames = 14;  // FIRST_RESERVED_GDT_PAGE
+  uint64_t gdt_frames[max_gdt_frames]{};
+  unsigned gdt_entries = 0;
   unsigned iopl = 0;              // PHYSDEVOP_set_iopl: I/O ports for the guest kernel when > 0
   bool blocked = false;
   // Created by XEN_DOMCTL_max_vcpus (Xen's vcpu_create): createdomain only sizes the array.

@@ -17,6 +17,7 @@
 #include "mm/mmuext_op.h"
 #include "mm/page_refs.h"
 #include "ptwr/writable_page_tables_glue.h"
+#include "pv/descriptor_tables.h"
 #include "pv/hypercall_page.h"
 
 namespace domain_lifecycle {
@@ -61,6 +62,7 @@ void release_vcpu_state(Domain& domain) {
   writable_page_tables::disable(domain);
   domain.frames_given_back += boot_memory::allocator().free_count() - free_before;
   mm::release_base_pointers(boot_memory::frame_table(), vcpu.bases);
+  descriptor_tables::destroy_gdt(vcpu);
   vcpu.online = false;
   vcpu.initialised = false;
   vcpu.blocked = false;
@@ -327,6 +329,7 @@ long reset_vcpu(Domain& target) {
   Vcpu& vcpu = target.vcpu0;
   writable_page_tables::reattach_all(target);
   mm::release_base_pointers(boot_memory::frame_table(), vcpu.bases);
+  descriptor_tables::destroy_gdt(vcpu);
   vcpu.initialised = false;
   vcpu.online = false;
   scheduler::vcpu_down(vcpu);
