@@ -2,6 +2,7 @@
 #include "arch/x86/cpu/fpu.h"
 #include "arch/x86/cpu/registers.h"
 #include "domain/domain.h"
+#include "domain/runstate_area.h"
 #include "domain/shared_info.h"
 #include "ptwr/writable_page_tables_glue.h"
 #include "pv/bounce.h"
@@ -29,5 +30,6 @@ void load(Vcpu& next, TrapFrame& frame) {
   descriptor_tables::load(next);  // its GDT descriptors, and no other vCPU's
   pv::load_guest_page_table(next);  // CR3 and the GS base of the mode it is in
   shared_info_page::update_time(next);
+  runstate_area::update(next);
 }
 }  // namespace context_switch

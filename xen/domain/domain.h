@@ -61,6 +61,9 @@ struct Vcpu {
   uint64_t periodic_period_ns = 0;
   uint64_t next_periodic_ns = 0;
   Runstate runstate;
+  // VCPUOP_register_runstate_memory_area: where the guest wants its vcpu_runstate_info
+  // (0: nowhere), rewritten whenever the vCPU is switched in or out (domain/runstate_area).
+  uint64_t runstate_area = 0;
   // x87/SSE state while another vCPU owns the FPU (fxsave format; the CPU has no XSAVE).
   alignas(16) uint8_t fpu_state[512]{};
   uint64_t virq_to_port[NR_VIRQS]{};
