@@ -40,6 +40,9 @@ struct Vcpu {
   bool syscall_disables_events = false;
   uint64_t fs_base = 0, gs_base_kernel = 0, gs_base_user = 0;
   bool fpu_switched_out = false;  // guest asked CR0.TS set (fpu_taskswitch)
+  // Its CR4 as it reads it (Xen's ctrlreg[4], pv/control_registers): its own TSD, DE,
+  // FSGSBASE and OSXSAVE choices; the hardware's visible bits are added when it is read.
+  uint64_t guest_cr4 = 0;
   // HYPERVISOR_set_gdt's frames (each with a general and a SegmentDescriptor type reference)
   // and its entry count (pv/descriptor_tables): 0 entries = only Xen's reserved selectors.
   static constexpr unsigned max_gdt_frames = 14;  // FIRST_RESERVED_GDT_PAGE
