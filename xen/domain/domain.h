@@ -71,7 +71,11 @@ struct Vcpu {
   alignas(16) uint8_t fpu_state[512]{};
   uint64_t virq_to_port[NR_VIRQS]{};
 
+  // Where the hypervisor reads and writes the vCPU's vcpu_info: its slot in shared_info, or
+  // the guest's own frame once VCPUOP_register_vcpu_info moved it (domain/vcpu_info_area).
   vcpu_info_t* info() const;
+  vcpu_info_t* registered_info = nullptr;
+  uint64_t registered_info_mfn = 0;  // holds a general and a writable type reference
   // The L4 and GS base of the mode the guest is in (kernel and user each have their own).
   uint64_t active_table_mfn() const { return kernel_mode ? bases.kernel_mfn : bases.user_mfn; }
   uint64_t active_gs_base() const { return kernel_mode ? gs_base_kernel : gs_base_user; }

@@ -11,6 +11,7 @@
 #include "domain/scheduler.h"
 #include "domain/shared_info.h"
 #include "domain/timers.h"
+#include "domain/vcpu_info_area.h"
 #include "hypercall/dispatch.h"
 #include "memory/boot_memory.h"
 #include "memory/machine.h"
@@ -63,6 +64,7 @@ void release_vcpu_state(Domain& domain) {
   domain.frames_given_back += boot_memory::allocator().free_count() - free_before;
   mm::release_base_pointers(boot_memory::frame_table(), vcpu.bases);
   descriptor_tables::destroy_gdt(vcpu);
+  vcpu_info_area::release(vcpu);  // before shared_info goes, which it then falls back to
   vcpu.online = false;
   vcpu.initialised = false;
   vcpu.blocked = false;
