@@ -127,6 +127,42 @@ probe_sti_insn:
         ret
 probe_msr_fixup:                        /* rax = vector << 16 | error code */
         ret
+/* long probe_read_cr(unsigned cr [edi], uint64_t* value [rsi]) for CR0, CR3, CR4 and
+ * long probe_write_cr(unsigned cr [edi], uint64_t value [rsi]) for CR0, CR4: raw mov from / to
+ * a control register; 0, else (vector << 16 | error code) through probe_msr_fixup. */
+        .global probe_read_cr, probe_write_cr, probe_cr_insn0, probe_cr_insn1, probe_cr_insn2
+        .global probe_cr_insn3, probe_cr_insn4
+probe_read_cr:
+        xor     %eax, %eax
+        cmp     $3, %edi
+        je      1f
+        cmp     $4, %edi
+        je      2f
+probe_cr_insn0:
+        mov     %cr0, %rdx
+        mov     %rdx, (%rsi)
+        ret
+1:
+probe_cr_insn1:
+        mov     %cr3, %rdx
+        mov     %rdx, (%rsi)
+        ret
+2:
+probe_cr_insn2:
+        mov     %cr4, %rdx
+        mov     %rdx, (%rsi)
+        ret
+probe_write_cr:
+        xor     %eax, %eax
+        cmp     $4, %edi
+        je      1f
+probe_cr_insn3:
+        mov     %rsi, %cr0
+        ret
+1:
+probe_cr_insn4:
+        mov     %rsi, %cr4
+        ret
 /* long probe_forced_cpuid(uint32_t leaf [edi], uint32_t subleaf [esi], uint32_t out[4] [rdx]):
  * Xen's forced-emulation CPUID (ud2; .ascii "xen"; cpuid), as Linux's xen_cpuid does it; 0
  * with eax..edx in out[], else (vector << 16 | error code) through probe_msr_fixup.

@@ -3,6 +3,7 @@
 
 extern "C" char probe_iret_fixup[], probe_int3_resume[];
 extern "C" char probe_wrmsr_insn[], probe_rdmsr_insn[], probe_msr_fixup[], probe_cli_insn[], probe_sti_insn[];
+extern "C" char probe_cr_insn0[], probe_cr_insn1[], probe_cr_insn2[], probe_cr_insn3[], probe_cr_insn4[];
 extern "C" char probe_forced_insn[], probe_forced_cpuid_fixup[], probe_forced_bad_insn[];
 extern "C" bool probe_iret_armed;
 extern "C" uint64_t probe_iret_saved_rsp;
@@ -31,7 +32,10 @@ bool iret_probe(TrapFrame& frame) {
 static bool msr_probe(TrapFrame& frame) {
   const uint64_t rip = frame.rip;
   if (rip != reinterpret_cast<uint64_t>(probe_wrmsr_insn) && rip != reinterpret_cast<uint64_t>(probe_rdmsr_insn) &&
-      rip != reinterpret_cast<uint64_t>(probe_cli_insn) && rip != reinterpret_cast<uint64_t>(probe_sti_insn))
+      rip != reinterpret_cast<uint64_t>(probe_cli_insn) && rip != reinterpret_cast<uint64_t>(probe_sti_insn) &&
+      rip != reinterpret_cast<uint64_t>(probe_cr_insn0) && rip != reinterpret_cast<uint64_t>(probe_cr_insn1) &&
+      rip != reinterpret_cast<uint64_t>(probe_cr_insn2) && rip != reinterpret_cast<uint64_t>(probe_cr_insn3) &&
+      rip != reinterpret_cast<uint64_t>(probe_cr_insn4))
     return false;
   frame.rax = (frame.vector << 16) | (frame.error_code & 0xffff);
   frame.rip = reinterpret_cast<uint64_t>(probe_msr_fixup);

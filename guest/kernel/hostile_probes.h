@@ -21,6 +21,9 @@ long probe_sti();
 // code); and the prefix before a nop, which stays #UD.
 long probe_forced_cpuid(uint32_t leaf, uint32_t subleaf, uint32_t out[4]);
 long probe_forced_not_cpuid();
+// Raw mov from CR0 / CR3 / CR4 and to CR0 / CR4: 0, or (vector << 16 | error code).
+long probe_read_cr(unsigned cr, uint64_t* value);
+long probe_write_cr(unsigned cr, uint64_t value);
 extern char probe_iret_landing[];
 }
 

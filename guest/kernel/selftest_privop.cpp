@@ -7,6 +7,7 @@
 #include "arch/xen.h"
 #include "kernel/hostile_probes.h"
 #include "kernel/selftest.h"
+#include "kernel/physical_memory.h"
 #include "kernel/shared_info.h"
 #include <xen/physdev.h>
 
@@ -51,6 +52,7 @@ long set_iopl(uint32_t iopl) {
   return arch::hypercall(__HYPERVISOR_physdev_op, PHYSDEVOP_set_iopl, arch::arg(&request));
 }
 
+
 // cli / sti: the guest's #GP without I/O privilege, no-ops with it (the event mask, the
 // kernel's real interrupt flag, stays as it was).
 void interrupt_flag(SelfTest& test) {
@@ -67,7 +69,37 @@ void interrupt_flag(SelfTest& test) {
 }
 }  // namespace
 
+namespace {
+long fpu_taskswitch(unsigned set) { return arch::hypercall(__HYPERVISOR_fpu_taskswitch, set); }
+
+// mov to and from the control registers, as Xen's read_cr / write_cr: CR0 with the guest's
+// own TS, only TS writable; CR4 the guest's view (PAE visible, PGE not); CR3 its kernel L4.
+void control_registers(SelfTest& test) {
+  constexpr uint64_t ts = 1u << 3, pe = 1, wp = 1u << 16, pg = 1ull << 31, pae = 1u << 5, pge = 1u << 7;
+  uint64_t cr0 = 0, cr4 = 0, cr3 = 0, again = 0;
+  test.check("mov from CR0 works", probe_read_cr(0, &cr0), 0);
+  test.check("CR0 has PE and PG", (cr0 & (pe | pg)) == (pe | pg), true);
+  test.check("fpu_taskswitch 1 works", fpu_taskswitch(1), 0);
+  test.check("mov from CR0 again works", probe_read_cr(0, &again), 0);
+  test.check("CR0.TS is the guest's: set", (again & ts) != 0, true);
+  test.check("mov to CR0 clearing only TS works", probe_write_cr(0, again & ~ts), 0);
+  test.check("mov from CR0 once more works", probe_read_cr(0, &again), 0);
+  test.check("CR0.TS is clear", again & ts, 0);
+  test.check("mov to CR0 clearing WP is #GP(0)", probe_write_cr(0, again & ~wp), kGeneralProtection0);
+  test.check("mov to CR0 clearing PG is #GP(0)", probe_write_cr(0, again & ~pg), kGeneralProtection0);
+  test.check("mov from CR4 works", probe_read_cr(4, &cr4), 0);
+  test.check("CR4 shows PAE", (cr4 & pae) != 0, true);
+  test.check("CR4 hides PGE", cr4 & pge, 0);
+  test.check("mov to CR4 of its own value works", probe_write_cr(4, cr4 | pge), 0);
+  test.check("mov from CR4 again works", probe_read_cr(4, &again), 0);
+  test.check("and PGE stayed the hypervisor's", again, long(cr4));
+  test.check("mov from CR3 works", probe_read_cr(3, &cr3), 0);
+  test.check("CR3 is the kernel's L4", cr3 >> 12, long(kernel::kernel_l4().value));
+}
+}  // namespace
+
 void selftest_privop(SelfTest& test) {
+  control_registers(test);
   interrupt_flag(test);
   base(test, "rdmsr MSR_FS_BASE works", kFsBase, reinterpret_cast<uint64_t>(&fs_target), read_fs0);
   base(test, "rdmsr MSR_GS_BASE (the kernel's) works", kGsBase, reinterpret_cast<uint64_t>(&gs_target), read_gs0);

@@ -15,6 +15,7 @@ shared_info_t boot_dummy;
 }  // namespace
 
 shared_info_t* shared_info_page = &boot_dummy;
+vcpu_info_t* registered_vcpu_info = nullptr;
 
 void shared_info_map() {
   using lib::PageTableEntry;

@@ -2,9 +2,11 @@
 #include "arch/x86/cpu/fpu.h"
 #include "arch/x86/cpu/registers.h"
 #include "domain/domain.h"
+#include "domain/runstate_area.h"
 #include "domain/shared_info.h"
 #include "ptwr/writable_page_tables_glue.h"
 #include "pv/bounce.h"
+#include "pv/descriptor_tables.h"
 
 namespace context_switch {
 void save(Vcpu& previous, const TrapFrame& frame) {
@@ -25,7 +27,9 @@ void load(Vcpu& next, TrapFrame& frame) {
   fpu::restore(next.fpu_state);
   fpu::set_task_switched(next.fpu_switched_out);
   cpu::write_msr(cpu::msr::fs_base, next.fs_base);
+  descriptor_tables::load(next);  // its GDT descriptors, and no other vCPU's
   pv::load_guest_page_table(next);  // CR3 and the GS base of the mode it is in
   shared_info_page::update_time(next);
+  runstate_area::update(next);
 }
 }  // namespace context_switch

@@ -6,7 +6,9 @@
 #include "console/console.h"
 #include "domain/event_channels.h"
 
-vcpu_info_t* Vcpu::info() const { return &domain->shared_info->vcpu_info[id]; }
+vcpu_info_t* Vcpu::info() const {
+  return registered_info ? registered_info : &domain->shared_info->vcpu_info[id];
+}
 
 namespace domains {
 namespace {

@@ -40,6 +40,14 @@ struct Vcpu {
   bool syscall_disables_events = false;
   uint64_t fs_base = 0, gs_base_kernel = 0, gs_base_user = 0;
   bool fpu_switched_out = false;  // guest asked CR0.TS set (fpu_taskswitch)
+  // Its CR4 as it reads it (Xen's ctrlreg[4], pv/control_registers): its own TSD, DE,
+  // FSGSBASE and OSXSAVE choices; the hardware's visible bits are added when it is read.
+  uint64_t guest_cr4 = 0;
+  // HYPERVISOR_set_gdt's frames (each with a general and a SegmentDescriptor type reference)
+  // and its entry count (pv/descriptor_tables): 0 entries = only Xen's reserved selectors.
+  static constexpr unsigned max_gdt_frames = 14;  // FIRST_RESERVED_GDT_PAGE
+  uint64_t gdt_frames[max_gdt_frames]{};
+  unsigned gdt_entries = 0;
   unsigned iopl = 0;              // PHYSDEVOP_set_iopl: I/O ports for the guest kernel when > 0
   bool blocked = false;
   // Created by XEN_DOMCTL_max_vcpus (Xen's vcpu_create): createdomain only sizes the array.
@@ -56,11 +64,18 @@ struct Vcpu {
   uint64_t periodic_period_ns = 0;
   uint64_t next_periodic_ns = 0;
   Runstate runstate;
+  // VCPUOP_register_runstate_memory_area: where the guest wants its vcpu_runstate_info
+  // (0: nowhere), rewritten whenever the vCPU is switched in or out (domain/runstate_area).
+  uint64_t runstate_area = 0;
   // x87/SSE state while another vCPU owns the FPU (fxsave format; the CPU has no XSAVE).
   alignas(16) uint8_t fpu_state[512]{};
   uint64_t virq_to_port[NR_VIRQS]{};
 
+  // Where the hypervisor reads and writes the vCPU's vcpu_info: its slot in shared_info, or
+  // the guest's own frame once VCPUOP_register_vcpu_info moved it (domain/vcpu_info_area).
   vcpu_info_t* info() const;
+  vcpu_info_t* registered_info = nullptr;
+  uint64_t registered_info_mfn = 0;  // holds a general and a writable type reference
   // The L4 and GS base of the mode the guest is in (kernel and user each have their own).
   uint64_t active_table_mfn() const { return kernel_mode ? bases.kernel_mfn : bases.user_mfn; }
   uint64_t active_gs_base() const { return kernel_mode ? gs_base_kernel : gs_base_user; }

@@ -11,12 +11,14 @@
 #include "domain/scheduler.h"
 #include "domain/shared_info.h"
 #include "domain/timers.h"
+#include "domain/vcpu_info_area.h"
 #include "hypercall/dispatch.h"
 #include "memory/boot_memory.h"
 #include "memory/machine.h"
 #include "mm/mmuext_op.h"
 #include "mm/page_refs.h"
 #include "ptwr/writable_page_tables_glue.h"
+#include "pv/descriptor_tables.h"
 #include "pv/hypercall_page.h"
 
 namespace domain_lifecycle {
@@ -61,6 +63,8 @@ void release_vcpu_state(Domain& domain) {
   writable_page_tables::disable(domain);
   domain.frames_given_back += boot_memory::allocator().free_count() - free_before;
   mm::release_base_pointers(boot_memory::frame_table(), vcpu.bases);
+  descriptor_tables::destroy_gdt(vcpu);
+  vcpu_info_area::release(vcpu);  // before shared_info goes, which it then falls back to
   vcpu.online = false;
   vcpu.initialised = false;
   vcpu.blocked = false;
@@ -327,6 +331,7 @@ long reset_vcpu(Domain& target) {
   Vcpu& vcpu = target.vcpu0;
   writable_page_tables::reattach_all(target);
   mm::release_base_pointers(boot_memory::frame_table(), vcpu.bases);
+  descriptor_tables::destroy_gdt(vcpu);
   vcpu.initialised = false;
   vcpu.online = false;
   scheduler::vcpu_down(vcpu);

@@ -44,12 +44,19 @@ Result run_and_report() {
   }
   // Each vCPU's base pointers hold their L4s: references no page table accounts for.
   // So does the hypervisor's hold on each shared_info page (a writable type reference).
-  mm::ExternalHold holds[3 * domains::max_domains];
+  // And each GDT frame its set_gdt holds (a general and a descriptor type reference).
+  // And a registered vcpu_info's frame (a general and a writable type reference).
+  static mm::ExternalHold holds[(4 + Vcpu::max_gdt_frames) * domains::max_domains];
   unsigned count = 0;
   domains::for_each([&](const Domain& domain) {
     const uint64_t bases[] = {domain.vcpu0.bases.kernel_mfn, domain.vcpu0.bases.user_mfn};
     for (uint64_t base : bases)
       if (base) holds[count++] = mm::ExternalHold{base, 1, 1, mm::PageType::L4};
+    if (domain.vcpu0.registered_info_mfn)
+      holds[count++] = mm::ExternalHold{domain.vcpu0.registered_info_mfn, 1, 1, mm::PageType::Writable};
+    for (unsigned i = 0; i < Vcpu::max_gdt_frames; ++i)
+      if (domain.vcpu0.gdt_frames[i])
+        holds[count++] = mm::ExternalHold{domain.vcpu0.gdt_frames[i], 1, 1, mm::PageType::SegmentDescriptor};
     if (domain.shared_info)
       holds[count++] = mm::ExternalHold{domain.shared_info_mfn, shared_info_page::hold_general_refs,
                                         shared_info_page::hold_type_refs, mm::PageType::Writable};

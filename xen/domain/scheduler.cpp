@@ -1,3 +1,4 @@
+#include "domain/runstate_area.h"
 #include "domain/scheduler.h"
 #include "mm/xen_abi.h"
 #include <xen/trace.h>
@@ -167,9 +168,10 @@ namespace {
   }
   if (preempted) perf::add(perf::Counter::sched_preempt);
   context_switch::save(previous, frame);
-  if (next)
+  if (next) {
     trace_switch(&previous, next, now);
-  else
+    runstate_area::update(previous);  // its new state, while its address space is still loaded
+  } else
     next = idle_until_runnable(previous);
   context_switch::load(*next, frame);
   start_slice(system_clock::now_ns());

@@ -10,6 +10,7 @@
 #include "arch/x86/cpu/rflags.h"
 #include "domain/domain.h"
 #include "hypercall/dispatch.h"
+#include "pv/descriptor_tables.h"
 #include "pv/bounce.h"
 #include "pv/guest_memory.h"
 
@@ -115,6 +116,12 @@ long set_segment_base(Vcpu& vcpu, TrapFrame&, Arguments& args) {
       return (base & 0xffff) == 0 ? 0 : -XEN_EINVAL;
     default: return -XEN_EINVAL;
   }
+}
+
+// The GDT hypercalls (pv/descriptor_tables).
+long set_gdt(Vcpu& vcpu, TrapFrame&, Arguments& args) { return descriptor_tables::set_gdt(vcpu, args.a[0], args.a[1]); }
+long update_descriptor(Vcpu& vcpu, TrapFrame&, Arguments& args) {
+  return descriptor_tables::update_descriptor(vcpu, args.a[0], args.a[1]);
 }
 
 // Returns from a bounce frame: the guest stack holds Xen's struct iret_context. Its selectors

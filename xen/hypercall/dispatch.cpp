@@ -34,6 +34,8 @@ constexpr auto make_table() {
   t.h[__HYPERVISOR_iret] = iret;
   t.h[__HYPERVISOR_vcpu_op] = vcpu_op;
   t.h[__HYPERVISOR_set_segment_base] = set_segment_base;
+  t.h[__HYPERVISOR_set_gdt] = set_gdt;
+  t.h[__HYPERVISOR_update_descriptor] = update_descriptor;
   t.h[__HYPERVISOR_mmuext_op] = mmuext_op;
   t.h[__HYPERVISOR_sched_op] = sched_op;
   t.h[__HYPERVISOR_callback_op] = callback_op;

@@ -35,6 +35,8 @@ long set_callbacks(Vcpu&, TrapFrame&, Arguments&);
 long callback_op(Vcpu&, TrapFrame&, Arguments&);
 long fpu_taskswitch(Vcpu&, TrapFrame&, Arguments&);
 long set_segment_base(Vcpu&, TrapFrame&, Arguments&);
+long set_gdt(Vcpu&, TrapFrame&, Arguments&);
+long update_descriptor(Vcpu&, TrapFrame&, Arguments&);
 long iret(Vcpu&, TrapFrame&, Arguments&);
 long console_io(Vcpu&, TrapFrame&, Arguments&);
 long sched_op(Vcpu&, TrapFrame&, Arguments&);

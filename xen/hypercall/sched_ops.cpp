@@ -1,4 +1,6 @@
 // Scheduling and timer hypercalls: sched_op, set_timer_op, vcpu_op (timers, is_up).
+#include "domain/runstate_area.h"
+#include "domain/vcpu_info_area.h"
 #include "mm/xen_abi.h"
 #include <xen/errno.h>
 #include <xen/sched.h>
@@ -85,6 +87,8 @@ long vcpu_op(Vcpu& vcpu, TrapFrame&, Arguments& args) {
     case VCPUOP_stop_singleshot_timer: timers::set_singleshot(vcpu, 0); return 0;
     case VCPUOP_set_periodic_timer: return periodic(vcpu, argument);
     case VCPUOP_stop_periodic_timer: timers::set_periodic(vcpu, 0); return 0;
+    case VCPUOP_register_runstate_memory_area: return runstate_area::register_area(vcpu, argument);
+    case VCPUOP_register_vcpu_info: return vcpu_info_area::register_info(vcpu, argument);
     default: return -XEN_ENOSYS;
   }
 }

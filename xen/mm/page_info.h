@@ -13,7 +13,7 @@ enum class PageType : uint8_t {
     L2,
     L3,
     L4,
-    SegmentDescriptor,  // reserved for GDT/LDT frames, not used by this module yet
+    SegmentDescriptor,  // GDT/LDT frames: every descriptor checked (mm/descriptor_rules)
 };
 
 constexpr bool is_page_table(PageType type) {

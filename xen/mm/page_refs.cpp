@@ -1,5 +1,7 @@
 #include "mm/page_refs.h"
 
+#include "mm/descriptor_rules.h"
+#include "mm/table_access.h"
 #include "mm/table_validation.h"
 
 namespace mm {
@@ -39,6 +41,16 @@ int take_first_type_ref(MmuContext& context, uint64_t mfn, PageType type) {
     announce_type_change(context, mfn, old_type, type);
     page.type = type;
     page.type_refs = 1;
+    if (type == PageType::SegmentDescriptor) {
+        // A GDT/LDT frame holds only descriptors a PV guest may have (Xen's
+        // validate_segdesc_page).
+        page.validated = check_descriptor_frame(table_entries(context.frames, mfn));
+        if (page.validated) return 0;
+        page.type_refs = 0;
+        page.type = old_type;
+        page.validated = old_validated;
+        return error(XEN_EINVAL);
+    }
     if (!is_page_table(type)) {
         page.validated = true;
         return 0;

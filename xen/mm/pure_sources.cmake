@@ -2,6 +2,7 @@
 # compiled freestanding into the hypervisor and for the host unit tests.
 list(APPEND PURE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/audit.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/descriptor_rules.cpp
   ${CMAKE_CURRENT_LIST_DIR}/entry_refs.cpp
   ${CMAKE_CURRENT_LIST_DIR}/entry_rules.cpp
   ${CMAKE_CURRENT_LIST_DIR}/entry_update.cpp

@@ -29,13 +29,17 @@ cpuid_policy::Host host_facts() {
   return host;
 }
 
-void emulate_cpuid(const Vcpu& vcpu, TrapFrame& frame) {
+cpuid_policy::Leaf forced_cpuid(const Vcpu& vcpu, uint32_t leaf, uint32_t subleaf) {
   cpuid_policy::Asker asker;
   asker.kernel_mode = vcpu.kernel_mode;
   asker.forced_emulation = true;
   asker.hardware_domain = vcpu.domain->privileged;
-  const cpuid_policy::Leaf leaf =
-      cpuid_policy::guest_cpuid(host_facts(), asker, uint32_t(frame.rax), uint32_t(frame.rcx));
+  asker.guest_cr4 = vcpu.guest_cr4;
+  return cpuid_policy::guest_cpuid(host_facts(), asker, leaf, subleaf);
+}
+
+void emulate_cpuid(const Vcpu& vcpu, TrapFrame& frame) {
+  const cpuid_policy::Leaf leaf = forced_cpuid(vcpu, uint32_t(frame.rax), uint32_t(frame.rcx));
   frame.rax = leaf.a;
   frame.rbx = leaf.b;
   frame.rcx = leaf.c;
@@ -43,6 +47,12 @@ void emulate_cpuid(const Vcpu& vcpu, TrapFrame& frame) {
   frame.rip += forced_emulation::kInstructionLength;
 }
 }  // namespace
+
+uint32_t guest_cpuid_register(const Vcpu& vcpu, uint32_t leaf, uint32_t subleaf, unsigned index) {
+  const cpuid_policy::Leaf r = forced_cpuid(vcpu, leaf, subleaf);
+  const uint32_t registers[] = {r.a, r.b, r.c, r.d};
+  return registers[index & 3];
+}
 
 bool emulate(Vcpu& vcpu, TrapFrame& frame) {
   instruction_fetch::FetchedInstruction fetched;

@@ -10,4 +10,6 @@ struct Vcpu;
 namespace invalid_op {
 // true if the #UD was dealt with (CPUID emulated, or a page fault raised instead).
 bool emulate(Vcpu& vcpu, TrapFrame& frame);
+// The vCPU's CPUID policy, as a forced-emulation CPUID from its kernel reads it.
+uint32_t guest_cpuid_register(const Vcpu& vcpu, uint32_t leaf, uint32_t subleaf, unsigned index);
 }  // namespace invalid_op

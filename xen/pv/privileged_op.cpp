@@ -1,8 +1,12 @@
 #include "pv/privileged_op.h"
+#include "arch/x86/cpu/fpu.h"
 #include "arch/x86/cpu/registers.h"
 #include "domain/domain.h"
 #include "emulate/instruction_fetch.h"
+#include "emulate/register_operand.h"
+#include "pv/control_registers.h"
 #include "pv/interrupt_flag.h"
+#include "pv/invalid_op.h"
 #include "pv/msr_emulation.h"
 #include "pv/port_io.h"
 
@@ -49,6 +53,42 @@ bool emulate_interrupt_flag(const Vcpu& vcpu, TrapFrame& frame, const FetchedIns
   frame.rip += length;
   return true;
 }
+
+// What pv_fixup_guest_cr4 discards unless the CPUID policy offers it.
+control_registers::Cr4Policy cr4_policy(const Vcpu& vcpu) {
+  const uint32_t leaf1_edx = invalid_op::guest_cpuid_register(vcpu, 1, 0, 3);
+  const uint32_t leaf1_ecx = invalid_op::guest_cpuid_register(vcpu, 1, 0, 2);
+  const uint32_t leaf7_ebx = invalid_op::guest_cpuid_register(vcpu, 7, 0, 1);
+  return {bool(leaf1_edx & (1u << 4)), bool(leaf1_edx & (1u << 2)), bool(leaf7_ebx & 1), bool(leaf1_ecx & (1u << 26))};
+}
+
+// mov to and from CR0, CR2, CR3, CR4 (pv/control_registers).
+bool emulate_control_register(Vcpu& vcpu, TrapFrame& frame, const FetchedInstruction& fetched) {
+  const control_registers::Decoded decoded = control_registers::decode(fetched.bytes, fetched.count);
+  if (!decoded.valid) return false;
+  control_registers::State state;
+  state.hardware_cr0 = cpu::read_cr0();
+  state.hardware_cr4 = cpu::read_cr4();
+  state.task_switched = vcpu.fpu_switched_out;
+  state.policy = cr4_policy(vcpu);
+  state.guest_cr4 = control_registers::guest_cr4(vcpu.guest_cr4, state.hardware_cr4, state.policy);
+  state.cr2 = vcpu.info()->arch.cr2;
+  state.kernel_table_mfn = vcpu.bases.kernel_mfn;
+  if (decoded.to_cr) {
+    if (!control_registers::write(state, decoded.cr, emulate::gpr(frame, decoded.gpr))) return false;
+    vcpu.guest_cr4 = state.guest_cr4;
+    if (state.task_switched != vcpu.fpu_switched_out) {
+      vcpu.fpu_switched_out = state.task_switched;  // as fpu_taskswitch
+      fpu::set_task_switched(vcpu.fpu_switched_out);
+    }
+  } else {
+    uint64_t value = 0;
+    if (!control_registers::read(state, decoded.cr, value)) return false;
+    emulate::gpr(frame, decoded.gpr) = value;
+  }
+  frame.rip += decoded.length;
+  return true;
+}
 }  // namespace
 
 bool emulate(Vcpu& vcpu, TrapFrame& frame) {
@@ -57,7 +97,7 @@ bool emulate(Vcpu& vcpu, TrapFrame& frame) {
   FetchedInstruction fetched;  // the same fetch the PTE-write emulation makes
   if (!instruction_fetch::fetch(vcpu, frame.rip, fetched)) return false;
   return port_io::emulate(vcpu, frame, fetched.bytes, fetched.count) || emulate_msr(vcpu, frame, fetched) ||
-         emulate_interrupt_flag(vcpu, frame, fetched);
+         emulate_interrupt_flag(vcpu, frame, fetched) || emulate_control_register(vcpu, frame, fetched);
 }
 
 }  // namespace privileged_op

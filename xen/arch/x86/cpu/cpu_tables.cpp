@@ -24,6 +24,11 @@ alignas(16) GateDescriptor idt[256];
 alignas(16) TaskStateSegment tss;
 
 constexpr unsigned index_of(uint16_t selector) { return selector >> 3; }
+}  // namespace
+
+uint64_t* cpu_tables::guest_gdt_entries() { return gdt; }
+
+namespace {
 
 void build_gdt() {
   gdt[index_of(SELECTOR_HYPERVISOR_CS)] = SegmentDescriptor::code64(0).raw();
