@@ -74,3 +74,16 @@ def check_selftest(result, name, minimum, prefix=""):
     machine.expect(f"{prefix}selftest {name}: passed" in lines, f"no '{prefix}selftest {name}: passed' line", result)
     machine.expect(len(checks) >= minimum, f"{prefix}{name}: only {len(checks)} lines", result)
     return len(checks) - 1
+
+
+def selftest_main(name, minimum):
+    """A test file's main for `selftest=name` alone: on ours in both ptwr= modes, on Xen 4.17 as
+    it boots; each run passes with at least `minimum` lines and init runs after it."""
+    build, hv = arguments()
+    for mode in (("emulate", "writable") if hv.ends_itself else ("",)):
+        args = f"ptwr={mode}" if mode else ""
+        result = boot_guest(build, hv, f"selftest={name}", hv.poweroff, hypervisor_args=args)
+        expect_ended(result, hv, hv.poweroff, 0)
+        lines = check_selftest(result, name, minimum) + 1
+        machine.expect("init exited: status 0" in result.lines(), "init did not run", result)
+        print(f"ok: selftest={name} {args} on {hv.name}, {lines} lines ({result.seconds:.1f} s)")
