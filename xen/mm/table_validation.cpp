@@ -2,6 +2,7 @@
 
 #include "mm/entry_refs.h"
 #include "mm/entry_rules.h"
+#include "mm/present_entries.h"
 #include "mm/table_access.h"
 
 namespace mm {
@@ -16,63 +17,74 @@ uint64_t slot_address(uint64_t table_mfn, unsigned index) {
     return (table_mfn << kPageShift) + index * sizeof(uint64_t);
 }
 
-// The loops below skip empty entries before any call: most entries of a table are empty,
-// and these loops are the bulk of what a fork and an exit cost.
-void release_first_entries(FrameTable& frames, uint64_t mfn, PagingLevel level,
-                           unsigned count) {
-    for (unsigned index = 0; index < count; ++index) {
-        const PageTableEntry entry = load_entry(frames, mfn, index);
-        if (entry.present() && is_guest_slot(level, index))
-            release_entry_references(frames, level, entry, slot_address(mfn, index));
-    }
+// The present entries in the guest's slots. Everything below visits only these: most
+// entries of a table are empty, and these loops are the bulk of what a fork and an exit cost.
+PresentEntries present_guest_entries(const FrameTable& frames, uint64_t mfn, PagingLevel level) {
+    PresentEntries present = scan_present_entries(table_entries(frames, mfn));
+    if (level == PagingLevel::L4) present.drop_hypervisor_l4_slots();
+    return present;
 }
 
-void install_adjusted_entries(MmuContext& context, uint64_t mfn, PagingLevel level) {
-    for (unsigned index = 0; index < kEntriesPerTable; ++index) {
-        if (!is_guest_slot(level, index)) {
+void release_entries(FrameTable& frames, uint64_t mfn, PagingLevel level,
+                     const PresentEntries& entries) {
+    entries.for_each([&](unsigned index) {
+        release_entry_references(frames, level, load_entry(frames, mfn, index),
+                                 slot_address(mfn, index));
+    });
+}
+
+void install_adjusted_entries(MmuContext& context, uint64_t mfn, PagingLevel level,
+                              const PresentEntries& present) {
+    if (level == PagingLevel::L4) {
+        for (unsigned index = kFirstHypervisorSlot; index <= kLastHypervisorSlot; ++index)
             store_entry(context.frames, mfn, index, context.hypervisor_slots.slot(index));
-            continue;
-        }
+    }
+    present.for_each([&](unsigned index) {
         PageTableEntry entry = load_entry(context.frames, mfn, index);
-        if (!entry.present()) continue;
         PageTableEntry adjusted = adjust_guest_entry(level, entry);
         if (adjusted != entry) store_entry(context.frames, mfn, index, adjusted);
-    }
+    });
 }
 
 }  // namespace
 
 int validate_table(MmuContext& context, uint64_t mfn, PagingLevel level) {
     const domid_t owner = context.frames.info(mfn).owner;
+    // The table cannot change meanwhile: it has no writable mapping (its type is being
+    // taken) and we hold the domain's MMU lock.
+    const PresentEntries present = present_guest_entries(context.frames, mfn, level);
     // Entries take_entry_references narrowed (read-only I/O memory): stored only on success,
     // so a table that fails validation is left as the guest wrote it.
-    uint64_t narrowed[kEntriesPerTable / 64] = {};
-    bool any_narrowed = false;
-    for (unsigned index = 0; index < kEntriesPerTable; ++index) {
+    PresentEntries narrowed;
+    int rc = 0;
+    unsigned failed_index = 0;
+    present.for_each_while([&](unsigned index) {
         const PageTableEntry loaded = load_entry(context.frames, mfn, index);
-        if (!loaded.present() || !is_guest_slot(level, index)) continue;
         PageTableEntry entry = loaded;
-        int rc = take_entry_references(context, level, entry, owner, slot_address(mfn, index));
+        rc = take_entry_references(context, level, entry, owner, slot_address(mfn, index));
         if (rc != 0) {
-            release_first_entries(context.frames, mfn, level, index);
-            return rc;
+            failed_index = index;
+            return false;
         }
-        if (entry != loaded) {
-            narrowed[index / 64] |= uint64_t{1} << (index % 64);
-            any_narrowed = true;
-        }
+        if (entry != loaded) narrowed.add(index);
+        return true;
+    });
+    if (rc != 0) {
+        PresentEntries taken = present;
+        taken.keep_below(failed_index);
+        release_entries(context.frames, mfn, level, taken);
+        return rc;
     }
-    for (unsigned index = 0; any_narrowed && index < kEntriesPerTable; ++index) {
-        if ((narrowed[index / 64] >> (index % 64)) & 1)  // narrowing only ever drops RW
-            store_entry(context.frames, mfn, index,
-                        load_entry(context.frames, mfn, index).without_flags(PageTableEntry::kWritable));
-    }
-    install_adjusted_entries(context, mfn, level);
+    narrowed.for_each([&](unsigned index) {  // narrowing only ever drops RW
+        store_entry(context.frames, mfn, index,
+                    load_entry(context.frames, mfn, index).without_flags(PageTableEntry::kWritable));
+    });
+    install_adjusted_entries(context, mfn, level, present);
     return 0;
 }
 
 void release_table_references(FrameTable& frames, uint64_t mfn, PagingLevel level) {
-    release_first_entries(frames, mfn, level, kEntriesPerTable);
+    release_entries(frames, mfn, level, present_guest_entries(frames, mfn, level));
 }
 
 }  // namespace mm

@@ -1,0 +1,89 @@
+#pragma once
+#include "mm/hypervisor_slots.h"
+
+namespace mm {
+
+// Which entries of one table are present: bit i % 64 of word i / 64 is entry i's P bit.
+// Whole-table validation and teardown visit only these. Most entries of a table are empty
+// (a fork's tables hold a few dozen entries each), so the scan is what they cost: eight raw
+// words ORed together and one test per eight entries, about two instructions an empty entry,
+// where loading and testing each one costs eight.
+struct PresentEntries {
+    static constexpr unsigned kWords = kEntriesPerTable / 64;
+    uint64_t words[kWords] = {};
+
+    constexpr bool contains(unsigned index) const {
+        return (words[index / 64] >> (index % 64)) & 1;
+    }
+    constexpr void add(unsigned index) { words[index / 64] |= uint64_t{1} << (index % 64); }
+
+    // Keeps only the indexes below `count`.
+    constexpr void keep_below(unsigned count) {
+        for (unsigned word = 0; word < kWords; ++word) {
+            const unsigned first = word * 64;
+            if (count <= first)
+                words[word] = 0;
+            else if (count < first + 64)
+                words[word] &= (uint64_t{1} << (count - first)) - 1;
+        }
+    }
+
+    // Drops the hypervisor's L4 slots 256..271 (they hold no references of the guest's).
+    constexpr void drop_hypervisor_l4_slots() {
+        static_assert(kFirstHypervisorSlot % 64 + kHypervisorSlotCount <= 64);
+        constexpr uint64_t slots = ((uint64_t{1} << kHypervisorSlotCount) - 1)
+                                   << (kFirstHypervisorSlot % 64);
+        words[kFirstHypervisorSlot / 64] &= ~slots;
+    }
+
+    constexpr bool empty() const {
+        uint64_t any = 0;
+        for (uint64_t word : words) any |= word;
+        return any == 0;
+    }
+
+    // Calls visit(index) for every present index, in increasing order, while it returns
+    // true; returns false when a visit stopped it.
+    template <typename Visit>
+    constexpr bool for_each_while(Visit&& visit) const {
+        for (unsigned word = 0; word < kWords; ++word) {
+            for (uint64_t bits = words[word]; bits != 0; bits &= bits - 1) {
+                if (!visit(word * 64 + static_cast<unsigned>(__builtin_ctzll(bits))))
+                    return false;
+            }
+        }
+        return true;
+    }
+
+    // Calls visit(index) for every present index, in increasing order.
+    template <typename Visit>
+    constexpr void for_each(Visit&& visit) const {
+        for_each_while([&](unsigned index) {
+            visit(index);
+            return true;
+        });
+    }
+};
+
+// The present entries of the 512 raw entries at `entries` (read with relaxed atomic loads:
+// other CPUs' page walks may set Accessed/Dirty meanwhile, never P).
+inline PresentEntries scan_present_entries(const uint64_t* entries) {
+    constexpr unsigned kGroup = 8;
+    PresentEntries present;
+    for (unsigned first = 0; first < kEntriesPerTable; first += kGroup) {
+        uint64_t any = 0;
+#pragma GCC unroll 8
+        for (unsigned i = 0; i < kGroup; ++i)
+            any |= __atomic_load_n(&entries[first + i], __ATOMIC_RELAXED);
+        if ((any & PageTableEntry::kPresent) == 0) continue;
+        uint64_t bits = 0;
+#pragma GCC unroll 8
+        for (unsigned i = 0; i < kGroup; ++i)
+            bits |= (__atomic_load_n(&entries[first + i], __ATOMIC_RELAXED) &
+                     PageTableEntry::kPresent) << i;
+        present.words[first / 64] |= bits << (first % 64);
+    }
+    return present;
+}
+
+}  // namespace mm
