@@ -61,6 +61,7 @@ COUNTERS = [
     ("cr3_writes", "CR3 writes"),
     ("invlpgs", "invlpg"),
     ("guest_syscalls", "guest syscalls"),
+    ("type_change_flushes", "type-change flushes"),
 ]
 COUNTER_KEYS = [key for key, _ in COUNTERS]
 

@@ -116,6 +116,7 @@ static void window_close(struct window *w, struct measurement *m) {
   m->counters.cr3_writes += after.cr3_writes - w->before.cr3_writes;
   m->counters.invlpgs += after.invlpgs - w->before.invlpgs;
   m->counters.guest_syscalls += after.guest_syscalls - w->before.guest_syscalls;
+  m->counters.type_change_flushes += after.type_change_flushes - w->before.type_change_flushes;
 }
 
 /* The hypervisor checks every frame's counts against the page tables after each benchmark. */
@@ -137,12 +138,14 @@ static void report(const char *name, uint64_t iterations, const struct measureme
   }
   const struct pvhv_counters *c = &m->counters;
   emit("counters %s page_faults=%llu emulations=%llu unhooks=%llu rehooks=%llu revalidated=%llu "
-       "flushes=%llu mmu_hypercalls=%llu hypercalls=%llu cr3_writes=%llu invlpgs=%llu guest_syscalls=%llu",
+       "flushes=%llu mmu_hypercalls=%llu hypercalls=%llu cr3_writes=%llu invlpgs=%llu guest_syscalls=%llu "
+       "type_change_flushes=%llu",
        name, (unsigned long long)c->page_faults, (unsigned long long)c->emulations,
        (unsigned long long)c->unhooks, (unsigned long long)c->rehooks,
        (unsigned long long)c->revalidated, (unsigned long long)c->flushes,
        (unsigned long long)c->mmu_hypercalls, (unsigned long long)c->hypercalls,
-       (unsigned long long)c->cr3_writes, (unsigned long long)c->invlpgs, (unsigned long long)c->guest_syscalls);
+       (unsigned long long)c->cr3_writes, (unsigned long long)c->invlpgs, (unsigned long long)c->guest_syscalls,
+       (unsigned long long)c->type_change_flushes);
 }
 
 /* ---- the operations ---- */

@@ -17,7 +17,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "bench")
 import run_bench  # noqa: E402
 
 COUNTERS = ("page_faults=10 emulations=20 unhooks=0 rehooks=0 revalidated=0 flushes=4 "
-            "mmu_hypercalls=0 hypercalls=8 cr3_writes=6 invlpgs=2 guest_syscalls=3")
+            "mmu_hypercalls=0 hypercalls=8 cr3_writes=6 invlpgs=2 guest_syscalls=3 type_change_flushes=1")
 
 
 def good_output(names=None, prefix=""):

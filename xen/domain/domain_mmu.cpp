@@ -25,6 +25,7 @@ void flush_for_type_change() {
   cpu::flush_tlb_local();
   perf::add(perf::Counter::tlb_flushes);
   perf::add(perf::Counter::cr3_writes);
+  perf::add(perf::Counter::type_change_flushes);
   type_change_flush_pending = false;
 }
 }  // namespace detail
@@ -94,6 +95,7 @@ void apply_effects(const mm::MmuEffects& effects, FlushReason reason) {
     cpu::flush_tlb_local();
     perf::add(perf::Counter::tlb_flushes);
     perf::add(perf::Counter::cr3_writes);
+    if (!effects.flush_local_tlb && !effects.flush_all_vcpu_tlbs) perf::add(perf::Counter::type_change_flushes);
     detail::type_change_flush_pending = false;
   } else {
     if (effects.invalidate_page_local || effects.invalidate_page_all_vcpus) {

@@ -12,7 +12,8 @@ const char* const names[counter_count] = {
     "hypercalls",     "mmu_hypercalls", "pv_page_faults", "bounced_exceptions", "events_delivered",
     "ptwr_emulations", "ptwr_emulation_refusals", "ptwr_faults", "ptwr_unhooks", "ptwr_rehooks",
     "ptwr_revalidated", "tlb_flushes", "tlb_invlpgs", "sched_ctx",
-    "sched_preempt", "hypercall_continuations", "cr3_writes", "guest_syscalls"};
+    "sched_preempt", "hypercall_continuations", "cr3_writes", "guest_syscalls",
+    "type_change_flushes"};
 }  // namespace
 
 uint64_t value(Counter counter) { return values[unsigned(counter)]; }

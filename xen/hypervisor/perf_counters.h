@@ -24,6 +24,7 @@ enum class Counter : unsigned {
   hypercall_continuations,  // hypercalls stopped part way to let an interrupt in (re-executed)
   cr3_writes,            // CR3 loads for guests: address-space switches and full flushes
   guest_syscalls,        // system calls of guest user code bounced to the guest kernel
+  type_change_flushes,   // of tlb_flushes, those done only because a frame changed type
   count
 };
 
