@@ -55,6 +55,8 @@ void selftest_ptwr_overlap(SelfTest& test);
 void selftest_ptwr_alias(SelfTest& test);
 void selftest_ptwr_links(SelfTest& test);
 void selftest_ptwr_unlink(SelfTest& test);
+// A stale writable translation of a new page table (selftest_flush_clock.cpp).
+void selftest_flush_clock(SelfTest& test);
 // The control hypercalls (selftest_domctl.cpp): dom0 alone, dom0 beside domain 1, a domU.
 void selftest_domctl(SelfTest& test);
 void selftest_domctl_domu(SelfTest& test);

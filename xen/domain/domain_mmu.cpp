@@ -23,6 +23,7 @@ bool type_change_flush_pending = false;
 
 void flush_for_type_change() {
   cpu::flush_tlb_local();
+  boot_memory::frame_table().flush_clock().full_flush();
   perf::add(perf::Counter::tlb_flushes);
   perf::add(perf::Counter::cr3_writes);
   perf::add(perf::Counter::type_change_flushes);
@@ -74,7 +75,8 @@ namespace {
 [[gnu::noinline, gnu::cold]] void trace_effects(const mm::MmuEffects& effects, FlushReason reason) {
   if (effects.load_kernel_base || effects.user_base_changed)
     trace::record_words(trace::events::kTlbFlush, flush_scope_local, flush_reason_base_pointer);
-  else if (effects.flush_domain_tlbs || effects.flush_local_tlb || effects.flush_all_vcpu_tlbs)
+  else if (effects.flush_local_tlb || effects.flush_all_vcpu_tlbs ||
+           (effects.flush_domain_tlbs && detail::type_change_flush_pending))
     trace::record_words(trace::events::kTlbFlush, effects.flush_all_vcpu_tlbs ? flush_scope_all : flush_scope_local,
                         effects.flush_domain_tlbs ? flush_reason_type_change : uint32_t(reason));
   else if (effects.invalidate_page_local || effects.invalidate_page_all_vcpus)
@@ -91,8 +93,11 @@ void apply_effects(const mm::MmuEffects& effects, FlushReason reason) {
     if (vcpu) pv::load_guest_page_table(*vcpu);  // a CR3 load: flushes all but global entries (PGE is off)
     perf::add(perf::Counter::tlb_flushes);
     if (vcpu) detail::type_change_flush_pending = false;
-  } else if (effects.flush_domain_tlbs || effects.flush_local_tlb || effects.flush_all_vcpu_tlbs) {
+  } else if (effects.flush_local_tlb || effects.flush_all_vcpu_tlbs ||
+             (effects.flush_domain_tlbs && detail::type_change_flush_pending)) {
+    // A type change whose flush is no longer pending was flushed since (guest_memory::copy_to).
     cpu::flush_tlb_local();
+    boot_memory::frame_table().flush_clock().full_flush();
     perf::add(perf::Counter::tlb_flushes);
     perf::add(perf::Counter::cr3_writes);
     if (!effects.flush_local_tlb && !effects.flush_all_vcpu_tlbs) perf::add(perf::Counter::type_change_flushes);

@@ -190,7 +190,9 @@ long map_va(Vcpu& vcpu, uint64_t va, uint64_t value, uint64_t flags, domid_t pag
   mm::MmuContext context = domain_mmu::context(*vcpu.domain);
   context.page_owner = page_owner;
   uint64_t table = vcpu.active_table_mfn();
-  int rc = mm::update_va_mapping(context, table, va, value);
+  // apply_va_flags invalidates va right below, before anything can use the old translation.
+  bool va_invalidated = (flags & UVMF_FLUSHTYPE_MASK) != UVMF_NONE;
+  int rc = mm::update_va_mapping(context, table, va, value, va_invalidated);
   domain_mmu::apply_effects(context.effects);
   if (rc) return rc;
   return apply_va_flags(vcpu, va, flags);

@@ -1,5 +1,6 @@
 #pragma once
 #include "mm/page_info.h"
+#include "mm/tlb_flush_clock.h"
 
 namespace mm {
 
@@ -29,6 +30,11 @@ public:
     const PageInfo& info(uint64_t mfn) const { return infos_[mfn]; }
 
     const MachineMemory& memory() const { return memory_; }
+
+    // The machine's TLB flush clock (one CPU runs guests): the glue ticks it at every full
+    // flush, type changes consult it.
+    TlbFlushClock& flush_clock() { return flush_clock_; }
+    const TlbFlushClock& flush_clock() const { return flush_clock_; }
 
     // Marks every frame free and unowned.
     void reset();
@@ -77,6 +83,7 @@ private:
     MachineMemory memory_;
     ReleaseHook release_hook_{};
     OwnerLists owner_lists_{};
+    TlbFlushClock flush_clock_{};
 };
 
 }  // namespace mm

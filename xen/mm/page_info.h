@@ -93,6 +93,9 @@ struct PageInfo {
     // domain's teardown visits its own frames, not the whole table.
     bool listed = false;
     uint32_t list_prev = kNoListFrame, list_next = kNoListFrame;
+    // When the type count last dropped to zero (TlbFlushClock::now()): translations of the
+    // frame's old use may be in the TLB unless a full flush happened since.
+    uint64_t flush_stamp = 0;
 
     constexpr bool is_free() const { return general_refs == 0; }
     constexpr bool has_type(PageType t) const { return type_refs > 0 && type == t; }

@@ -26,6 +26,9 @@ namespace {
 void announce_type_change(MmuContext& context, uint64_t mfn, PageType old_type,
                           PageType new_type) {
     if (old_type == PageType::None || old_type == new_type) return;
+    // Nothing of the old use can be in the TLB if a full flush happened since its type count
+    // dropped to zero (Xen's tlbflush_filter).
+    if (!context.frames.flush_clock().may_hold(context.frames.info(mfn).flush_stamp)) return;
     context.effects.flush_domain_tlbs = true;
     if (context.type_change.flush != nullptr)
         context.type_change.flush(context.type_change.cookie, mfn, old_type, new_type);
@@ -87,7 +90,11 @@ void put_page_type(FrameTable& frames, uint64_t mfn) {
         page.validated = false;
         release_table_references(frames, mfn, table_level(page.type));
     }
+    // Every drop, not only the last: update_va_mapping may take back the stamp of a drop whose
+    // translation the caller invalidates at once, and the stamp must then still say when the
+    // frame last lost a reference that can leave something stale behind.
     --page.type_refs;
+    page.flush_stamp = frames.flush_clock().now();
 }
 
 int get_page_and_type(MmuContext& context, uint64_t mfn, domid_t owner, PageType type) {

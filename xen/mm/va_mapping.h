@@ -17,6 +17,11 @@ int find_l1_slot(const MmuContext& context, uint64_t l4_mfn, uint64_t va, L1Slot
 // Core of HYPERVISOR_update_va_mapping: find_l1_slot in the given address space (the
 // vCPU's current kernel base), then update_table_entry on that L1 entry with `value`.
 // The UVMF_* flush flags are left to the glue, which applies them only if this returns 0.
-int update_va_mapping(MmuContext& context, uint64_t l4_mfn, uint64_t va, uint64_t value);
+// `va_invalidated`: the glue invalidates va's translation as soon as this returns 0, before
+// anything else runs (UVMF_INVLPG, UVMF_TLB_FLUSH). A writable mapping removed then leaves no
+// stale translation behind when va is its only address (TlbFlushClock), so that removal does
+// not make the frame's next type change flush.
+int update_va_mapping(MmuContext& context, uint64_t l4_mfn, uint64_t va, uint64_t value,
+                      bool va_invalidated = false);
 
 }  // namespace mm

@@ -5,11 +5,13 @@
 #include "arch/x86/cpu/rflags.h"
 #include "domain/domain.h"
 #include "hypervisor/perf_counters.h"
+#include "memory/boot_memory.h"
 #include "pv/guest_memory.h"
 
 namespace pv {
 void load_guest_page_table(const Vcpu& vcpu) {
   cpu::write_cr3(vcpu.active_table_mfn() << 12);
+  boot_memory::frame_table().flush_clock().full_flush();  // a CR3 load keeps nothing (PGE is off)
   perf::add(perf::Counter::cr3_writes);
   cpu::write_msr(cpu::msr::gs_base, vcpu.active_gs_base());
 }
