@@ -32,6 +32,9 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cost_model  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
 import machine  # noqa: E402
@@ -600,6 +603,16 @@ def report_text(runs, deterministic, markdown=False):
         if markdown:
             out.append("")
         out.append(fmt(ratios))
+    modelled = cost_model.table_rows(cost_model.model(
+        {"metadata": {"deterministic": deterministic}, "results": records(all_runs)}))
+    if modelled:
+        title = ("MODELLED, not measured: hardware cost model, instructions + c_trap x traps + "
+                 "c_flush x full flushes + c_invlpg x invlpg (bench/cost_model.py, constants in "
+                 "bench/README.md); modes with counters only")
+        out += ["", f"## {title}" if markdown else title]
+        if markdown:
+            out.append("")
+        out.append(fmt(modelled))
     tracing = tracing_rows(all_runs)
     if tracing:
         title = ("tracing off: trace points compiled in but not recording (build/xen/xen) against "
@@ -622,6 +635,7 @@ def write_results(output_dir, runs, deterministic, scale, started):
     os.makedirs(output_dir, exist_ok=True)
     document = {"metadata": metadata(runs, deterministic, scale, started), "results": records(runs),
                 "tracing_off_cost": tracing_cost(runs), "xen_ratios": xen_ratios(runs)}
+    document["cost_model"] = {"constants": cost_model.CONSTANTS, "rows": cost_model.model(document)}
     with open(os.path.join(output_dir, "results.json"), "w") as f:
         json.dump(document, f, indent=2)
         f.write("\n")
