@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
 #include <cerrno>
 #include <cstdlib>
 #include <string>
@@ -365,7 +366,9 @@ int RelayTransport::await(uint32_t seq, int timeout_ms, Answer& answer) {
 }
 
 int RelayTransport::exchange(uint8_t type, const std::vector<uint8_t>& fields, uint8_t expected, Answer& answer) {
+  ++requests_waiting_;  // an event waiter holding the link steps aside
   std::lock_guard<std::mutex> lock(mutex_);
+  --requests_waiting_;
   if (dom0_stopped_) {  // nobody is left to answer (the machine may still be up: Xen halts it)
     errno = ESHUTDOWN;
     return -1;
@@ -530,7 +533,68 @@ int RelayTransport::port_request(uint8_t type, uint32_t port) {
 
 int RelayTransport::evtchn_notify(uint32_t port) { return port_request(relay::evtchn_notify, port); }
 int RelayTransport::evtchn_unmask(uint32_t port) { return port_request(relay::evtchn_unmask, port); }
-int RelayTransport::evtchn_close(uint32_t port) { return port_request(relay::evtchn_close, port); }
+int RelayTransport::evtchn_close(uint32_t port) {
+  int rc = port_request(relay::evtchn_close, port);
+  // The number may be bound again: its old events are not the new binding's.
+  std::lock_guard<std::mutex> lock(mutex_);
+  events_.erase(std::remove(events_.begin(), events_.end(), port), events_.end());
+  return rc;
+}
+
+int RelayTransport::evtchn_bind_virq(uint32_t virq, uint32_t& local_port) {
+  std::vector<uint8_t> f;
+  put32(f, virq);
+  Answer answer;
+  if (exchange(relay::evtchn_bind_virq, f, relay::port, answer) < 0) return -1;
+  relay::Reader r(answer.payload.data(), answer.payload.size());
+  local_port = r.u32();
+  if (!r.done()) {
+    errno = EPROTO;
+    return -1;
+  }
+  return 0;
+}
+
+bool RelayTransport::take_event(const std::vector<uint32_t>& ports, uint32_t& port) {
+  for (auto it = events_.begin(); it != events_.end(); ++it) {
+    if (!ports.empty() && std::find(ports.begin(), ports.end(), *it) == ports.end()) continue;
+    port = *it;
+    events_.erase(it);
+    return true;
+  }
+  return false;
+}
+
+// The relay pushes EVENT frames whenever they come; they are read while a request waits for its
+// answer, and here, in short turns holding the link (a request waiting for it goes first), when
+// no request is in flight.
+int RelayTransport::evtchn_wait(const std::vector<uint32_t>& ports, int timeout_ms, uint32_t& port) {
+  constexpr uint64_t kTurnMs = 10;
+  uint64_t deadline = timeout_ms < 0 ? UINT64_MAX : now_ms() + uint64_t(timeout_ms);
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (take_event(ports, port)) return 0;
+      if (dom0_stopped_) {
+        errno = ESHUTDOWN;
+        return -1;
+      }
+      uint64_t now = now_ms();
+      if (now >= deadline) {
+        errno = ETIMEDOUT;
+        return -1;
+      }
+      Answer none;
+      // A number no answer carries: await only reads, and returns at the end of the turn.
+      uint32_t nobody = next_seq_ + 0x80000000u;
+      int rc = await(nobody, int(std::min(deadline - now, kTurnMs)), none);
+      request_damaged_ = false;  // no request of ours was in flight
+      if (rc == -1 && errno != ETIMEDOUT) return -1;
+      if (take_event(ports, port)) return 0;
+    }
+    while (requests_waiting_.load() > 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+}
 
 int RelayTransport::dom0_shutdown(uint32_t reason) {
   std::vector<uint8_t> f;
@@ -559,14 +623,8 @@ int environment_ms(const char* name, int fallback) {
 }
 }  // namespace
 
-std::unique_ptr<Transport> open_transport_from_environment(std::string& why) {
-  const char* spec = std::getenv("PVHV_XENCTRL");
-  if (!spec || !*spec) {
-    why = "PVHV_XENCTRL is not set (relay:<socket path>, see tools/README.md)";
-    errno = ENOENT;
-    return nullptr;
-  }
-  std::string s(spec);
+namespace {
+std::shared_ptr<Transport> open_new_transport(const std::string& s, std::string& why) {
   if (s.rfind("relay:", 0) == 0 && s.size() > 6) {
     RelaySettings settings;
     settings.socket_path = s.substr(6);
@@ -584,6 +642,25 @@ std::unique_ptr<Transport> open_transport_from_environment(std::string& why) {
   why = "PVHV_XENCTRL=" + s + ": unknown transport (relay:<socket path>)";
   errno = EINVAL;
   return nullptr;
+}
+}  // namespace
+
+std::shared_ptr<Transport> open_transport_from_environment(std::string& why) {
+  const char* spec = std::getenv("PVHV_XENCTRL");
+  if (!spec || !*spec) {
+    why = "PVHV_XENCTRL is not set (relay:<socket path>, see tools/README.md)";
+    errno = ENOENT;
+    return nullptr;
+  }
+  // The session of a handle still open on the same link (and window), else a new one.
+  std::string key = std::string(spec) + "\n" + (std::getenv("PVHV_XENCTRL_WINDOW") ?: "");
+  static std::mutex open_mutex;
+  static std::map<std::string, std::weak_ptr<Transport>> open_links;
+  std::lock_guard<std::mutex> lock(open_mutex);
+  if (auto existing = open_links[key].lock()) return existing;
+  auto transport = open_new_transport(spec, why);
+  if (transport) open_links[key] = transport;
+  return transport;
 }
 
 }  // namespace pvhv::xc

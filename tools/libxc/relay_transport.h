@@ -2,6 +2,7 @@
 // with the trace stream (frames of trace/PROTOCOL.md, skipped here or copied to a file).
 #pragma once
 #include <cstdio>
+#include <atomic>
 #include <deque>
 #include <mutex>
 #include <optional>
@@ -39,10 +40,12 @@ class RelayTransport final : public Transport {
   int evtchn_notify(uint32_t port) override;
   int evtchn_unmask(uint32_t port) override;
   int evtchn_close(uint32_t port) override;
+  int evtchn_bind_virq(uint32_t virq, uint32_t& local_port) override;
+  int evtchn_wait(const std::vector<uint32_t>& ports, int timeout_ms, uint32_t& port) override;
   int dom0_shutdown(uint32_t reason) override;
   const std::string& describe() const override { return description_; }
 
-  // Ports with an event the relay pushed, oldest first (for the event-channel interface to come).
+  // Ports with an event the relay pushed, oldest first (evtchn_wait takes them).
   std::deque<uint32_t>& events() { return events_; }
 
  private:
@@ -62,7 +65,8 @@ class RelayTransport final : public Transport {
   // Sends one request (seq prepended) and waits for its answer; a relay error becomes errno.
   int exchange(uint8_t type, const std::vector<uint8_t>& fields, uint8_t expected, Answer& answer);
   int send_frame(uint8_t type, const std::vector<uint8_t>& payload);
-  int port_request(uint8_t type, uint32_t port);  // NOTIFY, UNMASK, CLOSE: answered OK
+  int port_request(uint8_t type, uint32_t port);
+  bool take_event(const std::vector<uint32_t>& ports, uint32_t& port);  // under mutex_  // NOTIFY, UNMASK, CLOSE: answered OK
   // Reads until an answer to `seq` arrives. kDamaged: the relay reported the request in flight
   // truncated or corrupt (it never ran it), so the same frame may be sent again.
   static constexpr int kDamaged = -2;
@@ -86,6 +90,7 @@ class RelayTransport final : public Transport {
   bool request_damaged_ = false;  // the relay got the request in flight damaged: send it again
   std::optional<uint32_t> resync_seq_;  // the number the relay waits for, when it is not ours
   std::mutex mutex_;  // one request at a time per handle, as the relay serves them
+  std::atomic<int> requests_waiting_{0};  // requests waiting for mutex_: an event waiter lets them in
 };
 
 }  // namespace pvhv::xc

@@ -272,6 +272,22 @@ int pvhv_xc_evtchn_close(xc_interface* xch, uint32_t local_port) {
   return xch->transport->evtchn_close(local_port);
 }
 
+int pvhv_xc_evtchn_bind_virq(xc_interface* xch, uint32_t virq, uint32_t* local_port) {
+  if (!xch->transport || !local_port) {
+    errno = xch->transport ? EINVAL : EBADF;
+    return -1;
+  }
+  return xch->transport->evtchn_bind_virq(virq, *local_port);
+}
+
+int pvhv_xc_evtchn_pending(xc_interface* xch, int timeout_ms, uint32_t* local_port) {
+  if (!xch->transport || !local_port) {
+    errno = xch->transport ? EINVAL : EBADF;
+    return -1;
+  }
+  return xch->transport->evtchn_wait({}, timeout_ms, *local_port);
+}
+
 int pvhv_xc_dom0_shutdown(xc_interface* xch, unsigned int reason) {
   if (!xch->transport) {
     errno = EBADF;
