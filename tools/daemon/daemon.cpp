@@ -24,10 +24,12 @@ extern "C" {  // Debian's xenctrl.h declares C functions without extern "C" of i
 #include <sstream>
 
 #include "tools/daemon/console_ring.h"
+#include "tools/daemon/domain_watch.h"
 #include "tools/daemon/machine.h"
 #include "tools/daemon/protocol.h"
 #include "tools/daemon/record.h"
 #include "tools/daemon/record_store.h"
+#include "tools/daemon/view_refresh.h"
 #include "tools/daemon/xen_link.h"
 #include <xenctrl_pvhv.h>
 #include <pvhv_xenguest.h>
@@ -40,6 +42,11 @@ using Local = asio::local::stream_protocol;
 using Reply = std::function<void(Json)>;
 
 constexpr size_t kMaxClients = 128;
+
+uint64_t steady_ms() {
+  using namespace std::chrono;
+  return uint64_t(duration_cast<milliseconds>(steady_clock::now().time_since_epoch()).count());
+}
 
 int64_t unix_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -127,7 +134,13 @@ struct Waiter {
 class Daemon {
  public:
   Daemon(const DaemonOptions& options, asio::io_context& io)
-      : options_(options), io_(io), pool_(4), acceptor_(io), signals_(io, SIGTERM, SIGINT), monitor_(io) {}
+      : options_(options),
+        io_(io),
+        pool_(4),
+        acceptor_(io),
+        signals_(io, SIGTERM, SIGINT),
+        monitor_(io),
+        refresh_(uint64_t(options.safety_poll_ms)) {}
 
   int run();
   void handle(std::shared_ptr<Client> client, Request request, Reply reply);
@@ -152,6 +165,8 @@ class Daemon {
   void accept();
   void schedule_monitor();
   void monitor_tick();
+  void start_watch();
+  void refresh_view();  // getdomaininfolist again, on VIRQ_DOM_EXC (domain_watch.h)
   void apply_view(std::vector<xc_domaininfo_t> infos, std::map<uint32_t, std::string> output);
   void on_shutdown_state(DomainRecord& record, unsigned reason);
   void stop();
@@ -176,6 +191,8 @@ class Daemon {
   Local::acceptor acceptor_;
   asio::signal_set signals_;
   asio::steady_timer monitor_;
+  ViewRefresh refresh_;
+  DomainWatch watch_;
   Xen xen_;
   Machine machine_;
   VersionInfo version_;
@@ -295,6 +312,7 @@ int Daemon::run() {
   chmod(path.c_str(), 0600);
   signals_.async_wait([this](boost::system::error_code, int) { stop(); });
   accept();
+  start_watch();
   schedule_monitor();
   log("serving on %s (%s %s, %zu domains on record)", path.c_str(), version_.hypervisor.c_str(),
       version_.version.c_str(), records_.size());
@@ -408,6 +426,7 @@ void Daemon::stop() {
   for (auto& [raw, weak] : std::map<Client*, std::weak_ptr<Client>>(clients_))
     if (auto client = weak.lock()) client->close();
   asio::post(pool_, [this] {
+    watch_.stop();  // before dom0 goes: its thread waits on the link
     if (pvhv_xc_dom0_shutdown(xen_.xch, SHUTDOWN_poweroff) != 0) log("SHUTDOWN: %s", std::strerror(errno));
     stop_machine(machine_, machine_.hypervisor == "ours" ? 30 : 10);
     unlink((options_.state_dir + "/pvhvd.sock").c_str());
@@ -473,13 +492,17 @@ void Daemon::monitor_tick() {
     console.pending_input.clear();  // handed to the link thread; what does not fit comes back
   }
   struct Result {
-    std::variant<std::vector<xc_domaininfo_t>, Failure> infos;
+    std::optional<std::variant<std::vector<xc_domaininfo_t>, Failure>> infos;  // when the view was due
     std::map<uint32_t, std::string> output;
     std::map<uint32_t, std::string> unwritten;
   };
+  // The domain view only when due (view_refresh.h): VIRQ_DOM_EXC reads it as soon as it comes.
+  bool read_view = refresh_.due(steady_ms());
+  if (read_view) refresh_.begin(steady_ms());
   on_link(
-      [this, rings]() {
-        Result result{domain_list(xen_), {}, {}};
+      [this, rings, read_view]() {
+        Result result{std::nullopt, {}, {}};
+        if (read_view) result.infos = domain_list(xen_);
         for (const auto& ring : rings) {
           std::array<char, kConsoleRingBytes> page{};
           if (pvhv_xc_foreign_read(xen_.xch, ring.domid, ring.state.mfn, 0, page.data(), page.size()) != 0) continue;
@@ -520,12 +543,47 @@ void Daemon::monitor_tick() {
           auto it = consoles_.find(domid);
           if (it != consoles_.end()) it->second.pending_input.insert(0, rest);
         }
-        if (auto* infos = std::get_if<std::vector<xc_domaininfo_t>>(&result.infos))
-          apply_view(std::move(*infos), std::move(result.output));
-        else
-          log("monitor: %s", std::get<Failure>(result.infos).message.c_str());
+        for (auto& [domid, bytes] : result.output) append_console(domid, bytes);
+        if (result.infos) {
+          refresh_.end();
+          if (auto* infos = std::get_if<std::vector<xc_domaininfo_t>>(&*result.infos))
+            apply_view(std::move(*infos), {});
+          else
+            log("monitor: %s", std::get<Failure>(*result.infos).message.c_str());
+          if (refresh_.stale()) refresh_view();  // an exception came while it was read
+        }
         schedule_monitor();
       });
+}
+
+void Daemon::start_watch() {
+  std::string why;
+  bool watching = watch_.start(
+      xen_.xch, uint64_t(options_.safety_poll_ms), [this] { asio::post(io_, [this] { refresh_view(); }); }, why);
+  refresh_.set_watching(watching);
+  if (watching)
+    log("watching VIRQ_DOM_EXC (dom0 port %u); the domain list is also read every %d ms", watch_.port(),
+        options_.safety_poll_ms);
+  else
+    log("%s: the domain list is read every %d ms instead", why.c_str(), options_.monitor_ms);
+}
+
+// On VIRQ_DOM_EXC: the list read again (one read at a time; an exception during one makes
+// another follow), and xl's monitor's rules applied to what changed.
+void Daemon::refresh_view() {
+  if (stopping_) return;
+  refresh_.exception();
+  if (!refresh_.due(steady_ms())) return;  // a read is under way: it is followed by another
+  refresh_.begin(steady_ms());
+  on_link([this] { return domain_list(xen_); },
+          [this](std::variant<std::vector<xc_domaininfo_t>, Failure> infos) {
+            refresh_.end();
+            if (auto* list = std::get_if<std::vector<xc_domaininfo_t>>(&infos))
+              apply_view(std::move(*list), {});
+            else
+              log("domain exception: %s", std::get<Failure>(infos).message.c_str());
+            if (refresh_.stale()) refresh_view();  // an exception came while it was read
+          });
 }
 
 void Daemon::append_console(uint32_t domid, const std::string& bytes) {
@@ -624,6 +682,7 @@ void Daemon::on_shutdown_state(DomainRecord& record, unsigned reason) {
                 log("restart failed: %s", failure->message.c_str());
                 drop(uuid, "restart failed");
               }
+              refresh_view();  // no exception announces a domain that starts: `reboot -w` waits for it
             });
           });
 }
