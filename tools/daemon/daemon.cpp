@@ -29,6 +29,7 @@ extern "C" {  // Debian's xenctrl.h declares C functions without extern "C" of i
 #include "tools/daemon/protocol.h"
 #include "tools/daemon/record.h"
 #include "tools/daemon/record_store.h"
+#include "tools/daemon/relay_forward.h"
 #include "tools/daemon/view_refresh.h"
 #include "tools/daemon/xen_link.h"
 #include <xenctrl_pvhv.h>
@@ -96,8 +97,11 @@ class Client : public std::enable_shared_from_this<Client> {
   // Turns the connection into a console stream for `domid` (after the ok answer).
   void become_console(uint32_t domid);
   std::optional<uint32_t> console_domid() const { return console_; }
+  // Turns the connection into a relay stream (after the ok answer): relay_forward.h.
+  void become_relay() { relay_ = true; }
 
  private:
+  void start_relay();
   void read_line();
   void read_raw();
   void on_line(std::string line);
@@ -111,6 +115,7 @@ class Client : public std::enable_shared_from_this<Client> {
   bool closed_ = false;
   bool close_after_write_ = false;
   std::optional<uint32_t> console_;
+  bool relay_ = false;
   std::array<char, 4096> raw_{};
 };
 
@@ -149,6 +154,12 @@ class Daemon {
     if (it != consoles_.end() && it->second.pending_input.size() < 64 * 1024) it->second.pending_input.append(bytes);
   }
   void forget(Client* client) { clients_.erase(client); }
+  void serve_relay(std::shared_ptr<Client> client, Local::socket& socket, std::string early) {
+    std::weak_ptr<Client> weak = client;
+    relay_.serve(client, socket, std::move(early), [weak] {
+      if (auto c = weak.lock()) c->close();
+    });
+  }
 
  private:
   // A hypervisor call on the link threads, its result handed back on the loop.
@@ -194,6 +205,7 @@ class Daemon {
   ViewRefresh refresh_;
   DomainWatch watch_;
   Xen xen_;
+  RelayForwarder relay_{io_, pool_, xen_.xch, [](const std::string& m) { log("%s", m.c_str()); }};
   Machine machine_;
   VersionInfo version_;
   int64_t started_ns_ = unix_ns();
@@ -205,6 +217,7 @@ class Daemon {
   std::vector<Waiter> waiters_;
   std::set<std::string> acting_;  // uuids whose on_* action is under way
   bool stopping_ = false;
+  bool tick_running_ = false;  // a monitor tick's link work is under way
 };
 
 // ---- Client ----
@@ -265,11 +278,18 @@ void Client::on_line(std::string line) {
   daemon_.handle(self, std::move(std::get<Request>(parsed)), [self](Json answer) {
     self->send(dump(answer) + "\n");
     if (self->console_) return self->read_raw();
+    if (self->relay_) return self->start_relay();
     self->read_line();
   });
 }
 
 void Client::become_console(uint32_t domid) { console_ = domid; }
+
+void Client::start_relay() {
+  std::string early(asio::buffers_begin(input_.data()), asio::buffers_end(input_.data()));
+  input_.consume(input_.size());
+  daemon_.serve_relay(shared_from_this(), socket_, std::move(early));
+}
 
 void Client::read_raw() {
   if (closed_) return;
@@ -497,6 +517,7 @@ void Daemon::monitor_tick() {
     std::map<uint32_t, std::string> unwritten;
   };
   // The domain view only when due (view_refresh.h): VIRQ_DOM_EXC reads it as soon as it comes.
+  tick_running_ = true;
   bool read_view = refresh_.due(steady_ms());
   if (read_view) refresh_.begin(steady_ms());
   on_link(
@@ -550,8 +571,9 @@ void Daemon::monitor_tick() {
             apply_view(std::move(*infos), {});
           else
             log("monitor: %s", std::get<Failure>(*result.infos).message.c_str());
-          if (refresh_.stale()) refresh_view();  // an exception came while it was read
         }
+        tick_running_ = false;
+        if (refresh_.stale() && !stopping_) return monitor_tick();  // an exception came meanwhile
         schedule_monitor();
       });
 }
@@ -559,7 +581,8 @@ void Daemon::monitor_tick() {
 void Daemon::start_watch() {
   std::string why;
   bool watching = watch_.start(
-      xen_.xch, uint64_t(options_.safety_poll_ms), [this] { asio::post(io_, [this] { refresh_view(); }); }, why);
+      xen_.xch, uint64_t(options_.safety_poll_ms), [this] { asio::post(io_, [this] { refresh_view(); }); },
+      [this](uint32_t port) { asio::post(io_, [this, port] { relay_.on_event(port); }); }, why);
   refresh_.set_watching(watching);
   if (watching)
     log("watching VIRQ_DOM_EXC (dom0 port %u); the domain list is also read every %d ms", watch_.port(),
@@ -568,22 +591,15 @@ void Daemon::start_watch() {
     log("%s: the domain list is read every %d ms instead", why.c_str(), options_.monitor_ms);
 }
 
-// On VIRQ_DOM_EXC: the list read again (one read at a time; an exception during one makes
-// another follow), and xl's monitor's rules applied to what changed.
+// On VIRQ_DOM_EXC: a monitor tick now (the list, then every console ring, so a domain that
+// shut down has its last output drained before its on_* action), unless one is under way: that
+// one is followed by another at once.
 void Daemon::refresh_view() {
   if (stopping_) return;
   refresh_.exception();
-  if (!refresh_.due(steady_ms())) return;  // a read is under way: it is followed by another
-  refresh_.begin(steady_ms());
-  on_link([this] { return domain_list(xen_); },
-          [this](std::variant<std::vector<xc_domaininfo_t>, Failure> infos) {
-            refresh_.end();
-            if (auto* list = std::get_if<std::vector<xc_domaininfo_t>>(&infos))
-              apply_view(std::move(*list), {});
-            else
-              log("domain exception: %s", std::get<Failure>(infos).message.c_str());
-            if (refresh_.stale()) refresh_view();  // an exception came while it was read
-          });
+  if (tick_running_) return;
+  monitor_.cancel();
+  monitor_tick();
 }
 
 void Daemon::append_console(uint32_t domid, const std::string& bytes) {
@@ -754,7 +770,11 @@ void Daemon::handle(std::shared_ptr<Client> client, Request request, Reply reply
         reply(answer);
       });
     }
-    if (op == "relay" || op == "trace_start" || op == "trace_stop" || op == "ptwr_mode")
+    if (op == "relay") {  // libxenctrl's daemon: transport (relay_forward.h)
+      client->become_relay();
+      return reply(ok_answer(id));
+    }
+    if (op == "trace_start" || op == "trace_stop" || op == "ptwr_mode")
       return reply(error_answer(id, {kEopnotsupp, "\"" + op + "\" is not served by this pvhvd yet"}));
     return op_simple(op, request.body, id, reply);
   } catch (const std::exception& e) {  // never dies on a request: it is answered

@@ -8,7 +8,9 @@
 
 namespace pvhv::daemon {
 
-bool DomainWatch::start(xc_interface* xch, uint64_t rearm_ms, std::function<void()> on_exception, std::string& why) {
+bool DomainWatch::start(xc_interface* xch, uint64_t rearm_ms, std::function<void()> on_exception,
+                        std::function<void(uint32_t)> on_other, std::string& why) {
+  on_other_ = std::move(on_other);
   rearm_ms_ = rearm_ms;
   xch_ = xch;
   on_exception_ = std::move(on_exception);
@@ -45,9 +47,12 @@ void DomainWatch::run() {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the link's trouble: try again
       continue;
     }
-    // Other host ports (the consoles') stay masked, as they always were: their rings are drained
-    // by the monitor's tick, not by events.
-    if (port != port_) continue;
+    // Other host ports: a relay client's (it unmasks its own), or a console's (they stay masked,
+    // as they always were: their rings are drained by the monitor's tick, not by events).
+    if (port != port_) {
+      if (on_other_) on_other_(port);
+      continue;
+    }
     ++events_;
     pvhv_xc_evtchn_unmask(xch_, port_);
     last_unmask = Clock::now();

@@ -25,7 +25,9 @@ class DomainWatch {
   // Binds VIRQ_DOM_EXC on `xch` and starts the thread; `on_exception` is called on it for each
   // event. The port is unmasked again after `rearm_ms` without events (an EVENT frame lost on
   // the link leaves it masked). False (and `why`) when the VIRQ cannot be bound.
-  bool start(xc_interface* xch, uint64_t rearm_ms, std::function<void()> on_exception, std::string& why);
+  // Events on the host's other ports go to `on_other` (a relay client's: relay_forward.h).
+  bool start(xc_interface* xch, uint64_t rearm_ms, std::function<void()> on_exception,
+             std::function<void(uint32_t)> on_other, std::string& why);
   // Ends the thread (within its wait turn, 200 ms) and closes the port.
   void stop();
   uint32_t port() const { return port_; }
@@ -36,6 +38,7 @@ class DomainWatch {
 
   xc_interface* xch_ = nullptr;
   std::function<void()> on_exception_;
+  std::function<void(uint32_t)> on_other_;
   std::thread thread_;
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> events_{0};

@@ -63,7 +63,7 @@ bool debugging() {
 
 RelayTransport::RelayTransport(const RelaySettings& settings)
     : settings_(settings),
-      description_("relay:" + settings.socket_path +
+      description_((settings.through_daemon ? "daemon:" : "relay:") + settings.socket_path +
                    (settings.window_path.empty() ? "" : " (window " + settings.window_path + ")")),
       storage_(frame::kHeaderBytes + kHostMaxPayload),
       receiver_(storage_.data(), storage_.size(), kHostMaxPayload, kStallMs) {}
@@ -84,8 +84,11 @@ std::unique_ptr<RelayTransport> RelayTransport::open(const RelaySettings& settin
     if (t->map_window(settings.open_timeout_ms, why) < 0) return nullptr;
   } else if (t->connect_socket(settings.open_timeout_ms) < 0) {
     int e = errno;
-    why = "cannot connect to the relay socket " + settings.socket_path + ": " + std::strerror(e);
+    why = std::string(settings.through_daemon ? "cannot connect to pvhvd at " : "cannot connect to the relay socket ") +
+          settings.socket_path + ": " + std::strerror(e);
     errno = e;
+    return nullptr;
+  } else if (settings.through_daemon && t->daemon_handshake(why) < 0) {
     return nullptr;
   }
   if (t->open_session(why) < 0) return nullptr;
@@ -115,6 +118,43 @@ int RelayTransport::connect_socket(int timeout_ms) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
+}
+
+// pvhvd's client protocol (tools/PROTOCOL.md): one JSON line asking for the `relay` op, one line
+// answering it; from there on the connection carries relay frames, forwarded by the daemon.
+int RelayTransport::daemon_handshake(std::string& why) {
+  static const char request[] = "{\"id\":1,\"op\":\"relay\"}\n";
+  if (::send(fd_, request, sizeof(request) - 1, MSG_NOSIGNAL) != ssize_t(sizeof(request) - 1)) {
+    why = std::string("cannot write to pvhvd: ") + std::strerror(errno);
+    return -1;
+  }
+  std::string line;
+  uint64_t deadline = now_ms() + uint64_t(settings_.open_timeout_ms);
+  for (;;) {
+    char c;
+    pollfd p{fd_, POLLIN, 0};
+    uint64_t now = now_ms();
+    if (now >= deadline || ::poll(&p, 1, int(deadline - now)) <= 0) {
+      why = "pvhvd did not answer the relay request";
+      errno = ETIMEDOUT;
+      return -1;
+    }
+    ssize_t n = ::recv(fd_, &c, 1, 0);  // byte by byte: what follows the line is frames
+    if (n <= 0) {
+      why = "pvhvd closed the connection";
+      errno = ECONNRESET;
+      return -1;
+    }
+    if (c == '\n') break;
+    if (line.size() > 4096) break;
+    line += c;
+  }
+  if (line.find("\"ok\":true") == std::string::npos) {
+    why = "pvhvd refused the relay: " + line;
+    errno = line.find("\"errno\":95") != std::string::npos ? ENOSYS : EPROTO;
+    return -1;
+  }
+  return 0;
 }
 
 namespace {
@@ -306,6 +346,8 @@ void RelayTransport::take(const relay::Received& f, uint32_t seq, bool& answered
     }
     answered = true;
     error = errno_for(Error(code), detail);
+    answer.type = f.type;  // kept whole for pvhv_xc_relay_forward
+    answer.payload.assign(r.rest() - 16, r.rest() + r.remaining());
     return;
   }
   if (answer_seq != seq) return;  // a late answer to a request given up on
@@ -555,6 +597,22 @@ int RelayTransport::evtchn_bind_virq(uint32_t virq, uint32_t& local_port) {
   return 0;
 }
 
+int RelayTransport::forward(uint8_t type, const std::vector<uint8_t>& fields, uint8_t& answer_type,
+                            std::vector<uint8_t>& answer_fields) {
+  if (!relay::is_request(type) || type == relay::open || type == relay::shutdown) {
+    errno = EINVAL;  // the session and dom0's life are the link owner's
+    return -1;
+  }
+  Answer answer;
+  // Any answer type is the caller's to judge: `expected` none, so the check below always fails
+  // for a good answer and is undone here.
+  int rc = exchange(type, fields, 0, answer);
+  if (rc < 0 && answer.type == 0) return -1;  // no answer at all (the link, a timeout)
+  answer_type = answer.type;
+  answer_fields = std::move(answer.payload);
+  return 0;
+}
+
 bool RelayTransport::take_event(const std::vector<uint32_t>& ports, uint32_t& port) {
   for (auto it = events_.begin(); it != events_.end(); ++it) {
     if (!ports.empty() && std::find(ports.begin(), ports.end(), *it) == ports.end()) continue;
@@ -634,12 +692,20 @@ std::shared_ptr<Transport> open_new_transport(const std::string& s, std::string&
     if (const char* window = std::getenv("PVHV_XENCTRL_WINDOW")) settings.window_path = window;
     return RelayTransport::open(settings, why);
   }
-  if (s == "privcmd" || s.rfind("daemon:", 0) == 0) {
-    why = "PVHV_XENCTRL=" + s + ": not implemented yet (relay:<socket path> is)";
+  if (s.rfind("daemon:", 0) == 0 && s.size() > 7) {
+    RelaySettings settings;
+    settings.socket_path = s.substr(7);
+    settings.through_daemon = true;
+    settings.request_timeout_ms = environment_ms("PVHV_XENCTRL_TIMEOUT_MS", settings.request_timeout_ms);
+    settings.open_timeout_ms = environment_ms("PVHV_XENCTRL_OPEN_TIMEOUT_MS", 5000);
+    return RelayTransport::open(settings, why);
+  }
+  if (s == "privcmd") {
+    why = "PVHV_XENCTRL=" + s + ": not implemented (relay:<socket path> and daemon:<socket path> are)";
     errno = ENOSYS;
     return nullptr;
   }
-  why = "PVHV_XENCTRL=" + s + ": unknown transport (relay:<socket path>)";
+  why = "PVHV_XENCTRL=" + s + ": unknown transport (relay:<socket path>, daemon:<socket path>)";
   errno = EINVAL;
   return nullptr;
 }

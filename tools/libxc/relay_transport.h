@@ -21,6 +21,9 @@ struct RelaySettings {
   // PVHV_XENCTRL_WINDOW: the file behind the relay's bulk window (tools/PROTOCOL.md); when set,
   // every frame goes through the window and the socket is not used. Empty: the socket.
   std::string window_path;
+  // PVHV_XENCTRL=daemon:<path>: pvhvd's client socket; the `relay` op first, then frames the
+  // daemon forwards on its own session (tools/PROTOCOL.md).
+  bool through_daemon = false;
 };
 
 class RelayTransport final : public Transport {
@@ -45,6 +48,12 @@ class RelayTransport final : public Transport {
   int dom0_shutdown(uint32_t reason) override;
   const std::string& describe() const override { return description_; }
 
+  // One request of another client, renumbered onto this session (pvhvd's relay forwarding):
+  // `fields` after the sequence number; the answer's type and fields (an ERROR frame's too).
+  // -1 with errno when no answer came (the link, a timeout); OPEN and SHUTDOWN are EINVAL.
+  int forward(uint8_t type, const std::vector<uint8_t>& fields, uint8_t& answer_type,
+              std::vector<uint8_t>& answer_fields) override;
+
   // Ports with an event the relay pushed, oldest first (evtchn_wait takes them).
   std::deque<uint32_t>& events() { return events_; }
 
@@ -56,6 +65,7 @@ class RelayTransport final : public Transport {
 
   explicit RelayTransport(const RelaySettings& settings);
   int connect_socket(int timeout_ms);
+  int daemon_handshake(std::string& why);
   // The bulk window: mapped and announced by dom0 (waits for it until the open timeout).
   int map_window(int timeout_ms, std::string& why);
   int window_send(const uint8_t* data, size_t length);

@@ -47,6 +47,14 @@ class Transport {
     errno = ENOSYS;
     return -1;
   }
+  // A whole request of the relay protocol made for another client (pvhvd's `relay` op): see
+  // RelayTransport::forward. Transports without it: ENOSYS.
+  virtual int forward(uint8_t type, const std::vector<uint8_t>& fields, uint8_t& answer_type,
+                      std::vector<uint8_t>& answer_fields) {
+    (void)type, (void)fields, (void)answer_type, (void)answer_fields;
+    errno = ENOSYS;
+    return -1;
+  }
   virtual int dom0_shutdown(uint32_t reason) = 0;
   virtual const std::string& describe() const = 0;
 };
