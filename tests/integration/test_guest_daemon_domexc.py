@@ -28,16 +28,6 @@ def records(state):
     return found
 
 
-def wait_for(what, condition, timeout, daemon):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.2)
-    machine.expect(False, f"{what} within {timeout} s\n--- pvhvd ---\n{daemon.text()}\n--- serial ---\n{daemon.serial()[-3000:]}")
-
-
 def main():
     build, hv = guest_boot.arguments()
     kernel = os.path.join(build, "guest", "kernel")
@@ -63,7 +53,7 @@ def main():
             def rebuilt():
                 r = records(state).get("rb")
                 return r if r and r["domid"] not in (0, old) and r["state"] == "running" else None
-            record = wait_for("rb rebuilt under a new domid after its reboot", rebuilt, 60, daemon)
+            record = pvhvd_client.wait_for("rb rebuilt under a new domid after its reboot", rebuilt, 60, daemon, step=0.2)
             took = time.monotonic() - t0
             machine.expect(record["uuid"] == created["uuid"], f"the rebuilt domain has another uuid: {record}")
             machine.expect([h["state"] for h in record["history"] if h["state"].startswith(("shutdown", "restart"))] ==
@@ -79,7 +69,7 @@ def main():
                 client.ok("shutdown", dom=name)
             client.close()
             t0 = time.monotonic()
-            wait_for("every domain of the burst destroyed", lambda: not set(burst) & set(records(state)), 60, daemon)
+            pvhvd_client.wait_for("every domain of the burst destroyed", lambda: not set(burst) & set(records(state)), 60, daemon, step=0.2)
             print(f"{hv.name}: a burst of {len(burst)} shutdowns applied in {time.monotonic() - t0:.1f} s")
             client = daemon.client(timeout=300)
             names = {d["name"] for d in client.ok("list")["domains"]}
@@ -96,10 +86,7 @@ def main():
             machine.expect(free == baseline, f"free pages {free}, baseline {baseline}")
             machine.expect(not records(state), f"records left: {list(records(state))}")
             client.close()
-            status = daemon.stop()
-            machine.expect(status == 0, f"pvhvd exit status {status}\n{daemon.text()}")
-            if hv.ends_itself:
-                machine.expect("audit: clean" in daemon.serial(), f"frame audit not clean:\n{daemon.serial()[-3000:]}")
+            pvhvd_client.stop_and_check(daemon, hv)
             print(f"{hv.name}: pvhvd on VIRQ_DOM_EXC passed")
         finally:
             daemon.stop(timeout=30)

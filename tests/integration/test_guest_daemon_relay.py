@@ -166,10 +166,7 @@ def main():
             client = daemon.client()
             client.ok("hello", version=1)
             client.close()
-            status = daemon.stop()
-            machine.expect(status == 0, f"pvhvd exit status {status}\n{daemon.text()}")
-            if hv.ends_itself:
-                machine.expect("audit: clean" in daemon.serial(), f"frame audit not clean:\n{daemon.serial()[-3000:]}")
+            pvhvd_client.stop_and_check(daemon, hv)
             print(f"{hv.name}: the relay op passed")
         finally:
             daemon.stop(timeout=30)

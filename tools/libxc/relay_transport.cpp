@@ -551,12 +551,9 @@ int RelayTransport::foreign_write(uint32_t domid, uint64_t frame, uint32_t offse
   return exchange(relay::foreign_write, f, relay::ok, answer);
 }
 
-int RelayTransport::evtchn_bind_interdomain(uint32_t remote_domid, uint32_t remote_port, uint32_t& local_port) {
-  std::vector<uint8_t> f;
-  put32(f, remote_domid);
-  put32(f, remote_port);
+int RelayTransport::bind_request(uint8_t type, const std::vector<uint8_t>& fields, uint32_t& local_port) {
   Answer answer;
-  if (exchange(relay::evtchn_bind_interdomain, f, relay::port, answer) < 0) return -1;
+  if (exchange(type, fields, relay::port, answer) < 0) return -1;
   relay::Reader r(answer.payload.data(), answer.payload.size());
   local_port = r.u32();
   if (!r.done()) {
@@ -564,6 +561,13 @@ int RelayTransport::evtchn_bind_interdomain(uint32_t remote_domid, uint32_t remo
     return -1;
   }
   return 0;
+}
+
+int RelayTransport::evtchn_bind_interdomain(uint32_t remote_domid, uint32_t remote_port, uint32_t& local_port) {
+  std::vector<uint8_t> f;
+  put32(f, remote_domid);
+  put32(f, remote_port);
+  return bind_request(relay::evtchn_bind_interdomain, f, local_port);
 }
 
 int RelayTransport::port_request(uint8_t type, uint32_t port) {
@@ -586,15 +590,7 @@ int RelayTransport::evtchn_close(uint32_t port) {
 int RelayTransport::evtchn_bind_virq(uint32_t virq, uint32_t& local_port) {
   std::vector<uint8_t> f;
   put32(f, virq);
-  Answer answer;
-  if (exchange(relay::evtchn_bind_virq, f, relay::port, answer) < 0) return -1;
-  relay::Reader r(answer.payload.data(), answer.payload.size());
-  local_port = r.u32();
-  if (!r.done()) {
-    errno = EPROTO;
-    return -1;
-  }
-  return 0;
+  return bind_request(relay::evtchn_bind_virq, f, local_port);
 }
 
 int RelayTransport::forward(uint8_t type, const std::vector<uint8_t>& fields, uint8_t& answer_type,
@@ -624,10 +620,11 @@ bool RelayTransport::take_event(const std::vector<uint32_t>& ports, uint32_t& po
 }
 
 // The relay pushes EVENT frames whenever they come; they are read while a request waits for its
-// answer, and here, in short turns holding the link (a request waiting for it goes first), when
-// no request is in flight.
+// answer, and here, in short turns holding the link, between pauses that leave it to requests
+// (and cost no CPU: the window path has no descriptor to sleep on). An event waits at most a
+// pause, a request at most a turn.
 int RelayTransport::evtchn_wait(const std::vector<uint32_t>& ports, int timeout_ms, uint32_t& port) {
-  constexpr uint64_t kTurnMs = 10;
+  constexpr uint64_t kTurnMs = 2, kPauseMs = 48;
   uint64_t deadline = timeout_ms < 0 ? UINT64_MAX : now_ms() + uint64_t(timeout_ms);
   for (;;) {
     {
@@ -650,7 +647,8 @@ int RelayTransport::evtchn_wait(const std::vector<uint32_t>& ports, int timeout_
       if (rc == -1 && errno != ETIMEDOUT) return -1;
       if (take_event(ports, port)) return 0;
     }
-    while (requests_waiting_.load() > 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
+    uint64_t now = now_ms();
+    if (now < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(std::min(deadline - now, kPauseMs)));
   }
 }
 

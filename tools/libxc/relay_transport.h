@@ -75,8 +75,9 @@ class RelayTransport final : public Transport {
   // Sends one request (seq prepended) and waits for its answer; a relay error becomes errno.
   int exchange(uint8_t type, const std::vector<uint8_t>& fields, uint8_t expected, Answer& answer);
   int send_frame(uint8_t type, const std::vector<uint8_t>& payload);
-  int port_request(uint8_t type, uint32_t port);
-  bool take_event(const std::vector<uint32_t>& ports, uint32_t& port);  // under mutex_  // NOTIFY, UNMASK, CLOSE: answered OK
+  int port_request(uint8_t type, uint32_t port);  // NOTIFY, UNMASK, CLOSE: answered OK
+  int bind_request(uint8_t type, const std::vector<uint8_t>& fields, uint32_t& local_port);  // answered PORT
+  bool take_event(const std::vector<uint32_t>& ports, uint32_t& port);  // under mutex_
   // Reads until an answer to `seq` arrives. kDamaged: the relay reported the request in flight
   // truncated or corrupt (it never ran it), so the same frame may be sent again.
   static constexpr int kDamaged = -2;
