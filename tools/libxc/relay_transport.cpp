@@ -408,9 +408,7 @@ int RelayTransport::await(uint32_t seq, int timeout_ms, Answer& answer) {
 }
 
 int RelayTransport::exchange(uint8_t type, const std::vector<uint8_t>& fields, uint8_t expected, Answer& answer) {
-  ++requests_waiting_;  // an event waiter holding the link steps aside
   std::lock_guard<std::mutex> lock(mutex_);
-  --requests_waiting_;
   if (dom0_stopped_) {  // nobody is left to answer (the machine may still be up: Xen halts it)
     errno = ESHUTDOWN;
     return -1;
