@@ -408,6 +408,11 @@ int RelayTransport::await(uint32_t seq, int timeout_ms, Answer& answer) {
 }
 
 int RelayTransport::exchange(uint8_t type, const std::vector<uint8_t>& fields, uint8_t expected, Answer& answer) {
+  struct Active {  // an event waiter leaves the link alone meanwhile
+    std::atomic<int>& count;
+    explicit Active(std::atomic<int>& c) : count(c) { ++count; }
+    ~Active() { --count; }
+  } active(requests_active_);
   std::lock_guard<std::mutex> lock(mutex_);
   if (dom0_stopped_) {  // nobody is left to answer (the machine may still be up: Xen halts it)
     errno = ESHUTDOWN;
@@ -618,35 +623,38 @@ bool RelayTransport::take_event(const std::vector<uint32_t>& ports, uint32_t& po
 }
 
 // The relay pushes EVENT frames whenever they come; they are read while a request waits for its
-// answer, and here, in short turns holding the link, between pauses that leave it to requests
-// (and cost no CPU: the window path has no descriptor to sleep on). An event waits at most a
-// pause, a request at most a turn.
+// answer, and here, in short turns holding the link while no request is in flight or waiting
+// (a request never waits for a waiter: it reads the events itself), between pauses that cost
+// no CPU (the window path has no descriptor to sleep on). An event waits at most a pause.
 int RelayTransport::evtchn_wait(const std::vector<uint32_t>& ports, int timeout_ms, uint32_t& port) {
   constexpr uint64_t kTurnMs = 2, kPauseMs = 48;
   uint64_t deadline = timeout_ms < 0 ? UINT64_MAX : now_ms() + uint64_t(timeout_ms);
   for (;;) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
+    std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
+    if (lock.owns_lock()) {
       if (take_event(ports, port)) return 0;
       if (dom0_stopped_) {
         errno = ESHUTDOWN;
         return -1;
       }
       uint64_t now = now_ms();
-      if (now >= deadline) {
-        errno = ETIMEDOUT;
-        return -1;
+      if (requests_active_.load() == 0 && now < deadline) {
+        Answer none;
+        // A number no answer carries: await only reads, and returns at the end of the turn.
+        uint32_t nobody = next_seq_ + 0x80000000u;
+        int rc = await(nobody, int(std::min(deadline - now, kTurnMs)), none);
+        request_damaged_ = false;  // no request of ours was in flight
+        if (rc == -1 && errno != ETIMEDOUT) return -1;
+        if (take_event(ports, port)) return 0;
       }
-      Answer none;
-      // A number no answer carries: await only reads, and returns at the end of the turn.
-      uint32_t nobody = next_seq_ + 0x80000000u;
-      int rc = await(nobody, int(std::min(deadline - now, kTurnMs)), none);
-      request_damaged_ = false;  // no request of ours was in flight
-      if (rc == -1 && errno != ETIMEDOUT) return -1;
-      if (take_event(ports, port)) return 0;
+      lock.unlock();
     }
     uint64_t now = now_ms();
-    if (now < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(std::min(deadline - now, kPauseMs)));
+    if (now >= deadline) {
+      errno = ETIMEDOUT;
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::min(deadline - now, kPauseMs)));
   }
 }
 

@@ -2,6 +2,7 @@
 // with the trace stream (frames of trace/PROTOCOL.md, skipped here or copied to a file).
 #pragma once
 #include <cstdio>
+#include <atomic>
 #include <deque>
 #include <mutex>
 #include <optional>
@@ -100,6 +101,7 @@ class RelayTransport final : public Transport {
   bool request_damaged_ = false;  // the relay got the request in flight damaged: send it again
   std::optional<uint32_t> resync_seq_;  // the number the relay waits for, when it is not ours
   std::mutex mutex_;  // one request at a time per handle, as the relay serves them
+  std::atomic<int> requests_active_{0};  // requests in flight or waiting for mutex_
 };
 
 }  // namespace pvhv::xc
