@@ -116,3 +116,27 @@ class Daemon:
                 os.kill(pid, signal.SIGKILL)
         except (OSError, ValueError):
             pass
+
+
+def wait_for(what, condition, timeout, daemon, step=0.5):
+    """condition()'s first true value within `timeout` s, else the test fails with the daemon's log
+    and the machine's serial tail."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(step)
+    machine.expect(False, f"{what} within {timeout} s\n--- pvhvd ---\n{daemon.text()}\n--- serial ---\n{daemon.serial()[-3000:]}")
+
+
+def stop_and_check(daemon, hv):
+    """SIGTERM: the daemon exits 0 and the machine ends as `hv` ends (ours: a clean frame audit)."""
+    status = daemon.stop()
+    machine.expect(status == 0, f"pvhvd exit status {status}\n{daemon.text()}")
+    serial = daemon.serial()
+    if hv.ends_itself:
+        machine.expect("audit: clean" in serial, f"frame audit not clean:\n{serial[-3000:]}")
+        machine.expect("ending the machine (exit value 0)" in serial, f"the machine did not end:\n{serial[-2000:]}")
+    else:
+        machine.expect(hv.poweroff in serial, f"dom0 did not halt:\n{serial[-2000:]}")

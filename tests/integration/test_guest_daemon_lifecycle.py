@@ -36,16 +36,6 @@ def domains(client):
     return {d["domid"]: d for d in client.ok("list")["domains"]}
 
 
-def wait_for(what, condition, timeout, daemon):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.5)
-    machine.expect(False, f"{what} within {timeout} s\n--- pvhvd ---\n{daemon.text()}\n--- serial ---\n{daemon.serial()[-3000:]}")
-
-
 def bad_creates(client, kernel, initrd):
     answer = client.call("create", config={"kernel": kernel})
     machine.expect(answer["errno"] == 22 and answer["error"] == "Domain name must be specified.", f"no name: {answer}")
@@ -161,7 +151,7 @@ def main():
                         if record["name"] == "half" and record["domid"]:
                             return record
                 return None
-            record = wait_for("the half-built domain's record names its domid", half_record, 120, daemon)
+            record = pvhvd_client.wait_for("the half-built domain's record names its domid", half_record, 120, daemon)
             machine.expect(record["state"] == "building", f"record: {record}")
             daemon.kill9()
             print(f"pvhvd: kill -9 while d{record['domid']} was being built")
@@ -225,7 +215,7 @@ def main():
             console.close()
             log = os.path.join(state, "console-forktest.log")
             client = daemon.client()
-            wait_for("forktest destroyed by on_poweroff", lambda: list(domains(client)) == [0], 120, daemon)
+            pvhvd_client.wait_for("forktest destroyed by on_poweroff", lambda: list(domains(client)) == [0], 120, daemon)
             with open(log, "rb") as f:
                 machine.expect(b"init exited: status 0" in f.read(), "the console log lacks init's exit")
             machine.expect(not [n for n in os.listdir(state) if n.startswith("domain-")], "a record outlived its domain")
@@ -234,14 +224,7 @@ def main():
             client.ok("hello")
             silent.close()
             client.close()
-            status = daemon.stop()
-            machine.expect(status == 0, f"pvhvd exit status {status}\n{daemon.text()}")
-            serial = daemon.serial()
-            if hv.ends_itself:
-                machine.expect("audit: clean" in serial, f"frame audit not clean:\n{serial[-3000:]}")
-                machine.expect("ending the machine (exit value 0)" in serial, f"the machine did not end:\n{serial[-2000:]}")
-            else:
-                machine.expect(hv.poweroff in serial, f"dom0 did not halt:\n{serial[-2000:]}")
+            pvhvd_client.stop_and_check(daemon, hv)
             print(f"{hv.name}: pvhvd lifecycle passed")
         finally:
             daemon.stop(timeout=30)

@@ -52,14 +52,26 @@ struct FakeDom0 final : lib::relay::Backend {
     std::memset(data, 0x42, length);
     return 0;
   }
-  long bind_virq(uint32_t, uint32_t& port) override {
-    port = 7;
+  // Xen's EVTCHNOP_bind_virq: -EINVAL beyond NR_VIRQS (24), -EEXIST for a VIRQ bound already.
+  std::map<uint32_t, uint32_t> virqs;  // virq -> port
+  long bind_virq(uint32_t virq, uint32_t& port) override {
+    if (virq >= 24) return -22;
+    if (virqs.count(virq)) return -17;
+    port = 7 + uint32_t(virqs.size());
+    virqs[virq] = port;
     return 0;
   }
   long bind_interdomain(uint16_t, uint32_t, uint32_t&) override { return -22; }
   long notify(uint32_t) override { return 0; }
   long unmask(uint32_t) override { return 0; }
-  long close(uint32_t) override { return 0; }
+  long close(uint32_t port) override {
+    for (auto it = virqs.begin(); it != virqs.end(); ++it)
+      if (it->second == port) {
+        virqs.erase(it);
+        break;
+      }
+    return 0;
+  }
   void session_opened() override {}
   void shutdown(uint32_t) override { ++shutdowns; }
 };
@@ -89,6 +101,7 @@ class FakeRelay : lib::relay::Sink {
   std::atomic<int> damage{0};       // this many frames arrive truncated (as after a stall)
   std::atomic<int> lose{0};         // this many frames are lost whole (never reach the relay)
   std::atomic<int> handled{0};
+  std::atomic<int> raise{-1};  // a port an event arrives on (the server thread delivers it)
   FakeDom0 dom0;
 
  private:
@@ -108,8 +121,9 @@ class FakeRelay : lib::relay::Sink {
     client_ = ::accept(listener_, nullptr, nullptr);
     uint8_t chunk[4096];
     while (!stop_) {
+      if (int port = raise.exchange(-1); port >= 0) server.handle_event(uint32_t(port));
       pollfd c{client_, POLLIN, 0};
-      if (::poll(&c, 1, 50) <= 0) continue;
+      if (::poll(&c, 1, 5) <= 0) continue;
       ssize_t n = ::recv(client_, chunk, std::min(sizeof(chunk), receiver.space()), 0);
       if (n <= 0) break;
       receiver.push(chunk, size_t(n), 0);
@@ -264,6 +278,59 @@ TEST(LibxcRelayTransport, EventChannelsForTheHost) {
   EXPECT_EQ(errno, EINVAL);
 }
 
+// EVTCHNOP_bind_virq for the host: Xen's errors, the event pushed and taken by evtchn_wait,
+// events on other ports left queued for their owners, a wait that times out.
+TEST(LibxcRelayTransport, VirqsForTheHost) {
+  FakeRelay relay;
+  auto t = connect(relay);
+  uint32_t port = 0, got = 0;
+  errno = 0;
+  EXPECT_EQ(t->evtchn_bind_virq(24, port), -1);
+  EXPECT_EQ(errno, EINVAL);
+  errno = 0;
+  EXPECT_EQ(t->evtchn_bind_virq(0xffffffffu, port), -1);
+  EXPECT_EQ(errno, EINVAL);
+  ASSERT_EQ(t->evtchn_bind_virq(3, port), 0);  // VIRQ_DOM_EXC
+  uint32_t again = 0;
+  errno = 0;
+  EXPECT_EQ(t->evtchn_bind_virq(3, again), -1);
+  EXPECT_EQ(errno, EEXIST);
+  errno = 0;
+  EXPECT_EQ(t->evtchn_wait({}, 50, got), -1);
+  EXPECT_EQ(errno, ETIMEDOUT);
+  relay.raise = int(port);
+  ASSERT_EQ(t->evtchn_wait({}, 5000, got), 0);
+  EXPECT_EQ(got, port);
+  // An event on a port the waiter does not ask for stays for the one who does.
+  uint32_t other = 0;
+  ASSERT_EQ(t->evtchn_bind_virq(4, other), 0);
+  relay.raise = int(other);
+  errno = 0;
+  EXPECT_EQ(t->evtchn_wait({port}, 200, got), -1);
+  EXPECT_EQ(errno, ETIMEDOUT);
+  ASSERT_EQ(t->evtchn_wait({other}, 0, got), 0);
+  EXPECT_EQ(got, other);
+  // Requests made while another thread waits are answered (the waiter steps aside).
+  std::thread waiter([&] {
+    uint32_t p = 0;
+    EXPECT_EQ(t->evtchn_wait({port}, 3000, p), 0);
+    EXPECT_EQ(p, port);
+  });
+  auto start = std::chrono::steady_clock::now();
+  int64_t result = 0;
+  const uint64_t args[5] = {};
+  for (int i = 0; i < 20; ++i) ASSERT_EQ(t->hypercall(17, args, result), 0);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  relay.raise = int(port);
+  waiter.join();
+  // Closed: the VIRQ may be bound again; the old port is no longer the host's.
+  ASSERT_EQ(t->evtchn_close(port), 0);
+  errno = 0;
+  EXPECT_EQ(t->evtchn_unmask(port), -1);
+  EXPECT_EQ(errno, EINVAL);
+  EXPECT_EQ(t->evtchn_bind_virq(3, again), 0);
+}
+
 TEST(LibxcRelayTransport, NothingAfterShutdown) {
   FakeRelay relay;
   auto t = connect(relay);
@@ -324,6 +391,7 @@ class FakeWindowRelay : lib::relay::Sink {
   const std::string& path() const { return path_; }
   win::Header& header() { return *reinterpret_cast<win::Header*>(base_); }
   std::atomic<int> handled{0};
+  std::atomic<int> raise{-1};  // a port an event arrives on (the server thread delivers it)
   FakeDom0 dom0;
 
  private:

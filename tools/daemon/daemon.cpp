@@ -24,10 +24,13 @@ extern "C" {  // Debian's xenctrl.h declares C functions without extern "C" of i
 #include <sstream>
 
 #include "tools/daemon/console_ring.h"
+#include "tools/daemon/domain_watch.h"
 #include "tools/daemon/machine.h"
 #include "tools/daemon/protocol.h"
 #include "tools/daemon/record.h"
 #include "tools/daemon/record_store.h"
+#include "tools/daemon/relay_forward.h"
+#include "tools/daemon/view_refresh.h"
 #include "tools/daemon/xen_link.h"
 #include <xenctrl_pvhv.h>
 #include <pvhv_xenguest.h>
@@ -40,6 +43,11 @@ using Local = asio::local::stream_protocol;
 using Reply = std::function<void(Json)>;
 
 constexpr size_t kMaxClients = 128;
+
+uint64_t steady_ms() {
+  using namespace std::chrono;
+  return uint64_t(duration_cast<milliseconds>(steady_clock::now().time_since_epoch()).count());
+}
 
 int64_t unix_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -89,8 +97,11 @@ class Client : public std::enable_shared_from_this<Client> {
   // Turns the connection into a console stream for `domid` (after the ok answer).
   void become_console(uint32_t domid);
   std::optional<uint32_t> console_domid() const { return console_; }
+  // Turns the connection into a relay stream (after the ok answer): relay_forward.h.
+  void become_relay() { relay_ = true; }
 
  private:
+  void start_relay();
   void read_line();
   void read_raw();
   void on_line(std::string line);
@@ -104,6 +115,7 @@ class Client : public std::enable_shared_from_this<Client> {
   bool closed_ = false;
   bool close_after_write_ = false;
   std::optional<uint32_t> console_;
+  bool relay_ = false;
   std::array<char, 4096> raw_{};
 };
 
@@ -127,7 +139,13 @@ struct Waiter {
 class Daemon {
  public:
   Daemon(const DaemonOptions& options, asio::io_context& io)
-      : options_(options), io_(io), pool_(4), acceptor_(io), signals_(io, SIGTERM, SIGINT), monitor_(io) {}
+      : options_(options),
+        io_(io),
+        pool_(4),
+        acceptor_(io),
+        signals_(io, SIGTERM, SIGINT),
+        monitor_(io),
+        refresh_(uint64_t(options.safety_poll_ms)) {}
 
   int run();
   void handle(std::shared_ptr<Client> client, Request request, Reply reply);
@@ -136,6 +154,12 @@ class Daemon {
     if (it != consoles_.end() && it->second.pending_input.size() < 64 * 1024) it->second.pending_input.append(bytes);
   }
   void forget(Client* client) { clients_.erase(client); }
+  void serve_relay(std::shared_ptr<Client> client, Local::socket& socket, std::string early) {
+    std::weak_ptr<Client> weak = client;
+    relay_.serve(client, socket, std::move(early), [weak] {
+      if (auto c = weak.lock()) c->close();
+    });
+  }
 
  private:
   // A hypervisor call on the link threads, its result handed back on the loop.
@@ -152,6 +176,8 @@ class Daemon {
   void accept();
   void schedule_monitor();
   void monitor_tick();
+  void start_watch();
+  void refresh_view();  // getdomaininfolist again, on VIRQ_DOM_EXC (domain_watch.h)
   void apply_view(std::vector<xc_domaininfo_t> infos, std::map<uint32_t, std::string> output);
   void on_shutdown_state(DomainRecord& record, unsigned reason);
   void stop();
@@ -176,7 +202,10 @@ class Daemon {
   Local::acceptor acceptor_;
   asio::signal_set signals_;
   asio::steady_timer monitor_;
+  ViewRefresh refresh_;
+  DomainWatch watch_;
   Xen xen_;
+  RelayForwarder relay_{io_, pool_, xen_.xch, [](const std::string& m) { log("%s", m.c_str()); }};
   Machine machine_;
   VersionInfo version_;
   int64_t started_ns_ = unix_ns();
@@ -188,6 +217,7 @@ class Daemon {
   std::vector<Waiter> waiters_;
   std::set<std::string> acting_;  // uuids whose on_* action is under way
   bool stopping_ = false;
+  bool tick_running_ = false;  // a monitor tick's link work is under way
 };
 
 // ---- Client ----
@@ -248,11 +278,18 @@ void Client::on_line(std::string line) {
   daemon_.handle(self, std::move(std::get<Request>(parsed)), [self](Json answer) {
     self->send(dump(answer) + "\n");
     if (self->console_) return self->read_raw();
+    if (self->relay_) return self->start_relay();
     self->read_line();
   });
 }
 
 void Client::become_console(uint32_t domid) { console_ = domid; }
+
+void Client::start_relay() {
+  std::string early(asio::buffers_begin(input_.data()), asio::buffers_end(input_.data()));
+  input_.consume(input_.size());
+  daemon_.serve_relay(shared_from_this(), socket_, std::move(early));
+}
 
 void Client::read_raw() {
   if (closed_) return;
@@ -295,6 +332,7 @@ int Daemon::run() {
   chmod(path.c_str(), 0600);
   signals_.async_wait([this](boost::system::error_code, int) { stop(); });
   accept();
+  start_watch();
   schedule_monitor();
   log("serving on %s (%s %s, %zu domains on record)", path.c_str(), version_.hypervisor.c_str(),
       version_.version.c_str(), records_.size());
@@ -408,6 +446,7 @@ void Daemon::stop() {
   for (auto& [raw, weak] : std::map<Client*, std::weak_ptr<Client>>(clients_))
     if (auto client = weak.lock()) client->close();
   asio::post(pool_, [this] {
+    watch_.stop();  // before dom0 goes: its thread waits on the link
     if (pvhv_xc_dom0_shutdown(xen_.xch, SHUTDOWN_poweroff) != 0) log("SHUTDOWN: %s", std::strerror(errno));
     stop_machine(machine_, machine_.hypervisor == "ours" ? 30 : 10);
     unlink((options_.state_dir + "/pvhvd.sock").c_str());
@@ -473,13 +512,18 @@ void Daemon::monitor_tick() {
     console.pending_input.clear();  // handed to the link thread; what does not fit comes back
   }
   struct Result {
-    std::variant<std::vector<xc_domaininfo_t>, Failure> infos;
+    std::optional<std::variant<std::vector<xc_domaininfo_t>, Failure>> infos;  // when the view was due
     std::map<uint32_t, std::string> output;
     std::map<uint32_t, std::string> unwritten;
   };
+  // The domain view only when due (view_refresh.h): VIRQ_DOM_EXC reads it as soon as it comes.
+  tick_running_ = true;
+  bool read_view = refresh_.due(steady_ms());
+  if (read_view) refresh_.begin(steady_ms());
   on_link(
-      [this, rings]() {
-        Result result{domain_list(xen_), {}, {}};
+      [this, rings, read_view]() {
+        Result result{std::nullopt, {}, {}};
+        if (read_view) result.infos = domain_list(xen_);
         for (const auto& ring : rings) {
           std::array<char, kConsoleRingBytes> page{};
           if (pvhv_xc_foreign_read(xen_.xch, ring.domid, ring.state.mfn, 0, page.data(), page.size()) != 0) continue;
@@ -520,12 +564,42 @@ void Daemon::monitor_tick() {
           auto it = consoles_.find(domid);
           if (it != consoles_.end()) it->second.pending_input.insert(0, rest);
         }
-        if (auto* infos = std::get_if<std::vector<xc_domaininfo_t>>(&result.infos))
-          apply_view(std::move(*infos), std::move(result.output));
-        else
-          log("monitor: %s", std::get<Failure>(result.infos).message.c_str());
+        for (auto& [domid, bytes] : result.output) append_console(domid, bytes);
+        if (result.infos) {
+          refresh_.end();
+          if (auto* infos = std::get_if<std::vector<xc_domaininfo_t>>(&*result.infos))
+            apply_view(std::move(*infos), {});
+          else
+            log("monitor: %s", std::get<Failure>(*result.infos).message.c_str());
+        }
+        tick_running_ = false;
+        if (refresh_.stale() && !stopping_) return monitor_tick();  // an exception came meanwhile
         schedule_monitor();
       });
+}
+
+void Daemon::start_watch() {
+  std::string why;
+  bool watching = watch_.start(
+      xen_.xch, uint64_t(options_.safety_poll_ms), [this] { asio::post(io_, [this] { refresh_view(); }); },
+      [this](uint32_t port) { asio::post(io_, [this, port] { relay_.on_event(port); }); }, why);
+  refresh_.set_watching(watching);
+  if (watching)
+    log("watching VIRQ_DOM_EXC (dom0 port %u); the domain list is also read every %d ms", watch_.port(),
+        options_.safety_poll_ms);
+  else
+    log("%s: the domain list is read every %d ms instead", why.c_str(), options_.monitor_ms);
+}
+
+// On VIRQ_DOM_EXC: a monitor tick now (the list, then every console ring, so a domain that
+// shut down has its last output drained before its on_* action), unless one is under way: that
+// one is followed by another at once.
+void Daemon::refresh_view() {
+  if (stopping_) return;
+  refresh_.exception();
+  if (tick_running_) return;
+  monitor_.cancel();
+  monitor_tick();
 }
 
 void Daemon::append_console(uint32_t domid, const std::string& bytes) {
@@ -624,6 +698,7 @@ void Daemon::on_shutdown_state(DomainRecord& record, unsigned reason) {
                 log("restart failed: %s", failure->message.c_str());
                 drop(uuid, "restart failed");
               }
+              refresh_view();  // no exception announces a domain that starts: `reboot -w` waits for it
             });
           });
 }
@@ -695,7 +770,11 @@ void Daemon::handle(std::shared_ptr<Client> client, Request request, Reply reply
         reply(answer);
       });
     }
-    if (op == "relay" || op == "trace_start" || op == "trace_stop" || op == "ptwr_mode")
+    if (op == "relay") {  // libxenctrl's daemon: transport (relay_forward.h)
+      client->become_relay();
+      return reply(ok_answer(id));
+    }
+    if (op == "trace_start" || op == "trace_stop" || op == "ptwr_mode")
       return reply(error_answer(id, {kEopnotsupp, "\"" + op + "\" is not served by this pvhvd yet"}));
     return op_simple(op, request.body, id, reply);
   } catch (const std::exception& e) {  // never dies on a request: it is answered

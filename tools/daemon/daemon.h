@@ -20,7 +20,10 @@ struct DaemonOptions {
   std::string hypervisor = "ours";
   std::string ptwr_mode;
   std::string memory = "512M";
-  int monitor_ms = 500;          // how often the domain view and the console rings are refreshed
+  int monitor_ms = 500;          // how often the console rings are drained
+  // The domain view is read on VIRQ_DOM_EXC, and at least this often (a lost event's safety net;
+  // every monitor tick when the VIRQ cannot be bound).
+  int safety_poll_ms = 10000;
   int open_timeout_ms = 180000;  // dom0 booting under TCG on a loaded host
   size_t console_log_bytes = 256 * 1024;  // per domain: then the log is rotated once (.1)
 };

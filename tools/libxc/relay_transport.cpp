@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
 #include <cerrno>
 #include <cstdlib>
 #include <string>
@@ -62,7 +63,7 @@ bool debugging() {
 
 RelayTransport::RelayTransport(const RelaySettings& settings)
     : settings_(settings),
-      description_("relay:" + settings.socket_path +
+      description_((settings.through_daemon ? "daemon:" : "relay:") + settings.socket_path +
                    (settings.window_path.empty() ? "" : " (window " + settings.window_path + ")")),
       storage_(frame::kHeaderBytes + kHostMaxPayload),
       receiver_(storage_.data(), storage_.size(), kHostMaxPayload, kStallMs) {}
@@ -83,8 +84,11 @@ std::unique_ptr<RelayTransport> RelayTransport::open(const RelaySettings& settin
     if (t->map_window(settings.open_timeout_ms, why) < 0) return nullptr;
   } else if (t->connect_socket(settings.open_timeout_ms) < 0) {
     int e = errno;
-    why = "cannot connect to the relay socket " + settings.socket_path + ": " + std::strerror(e);
+    why = std::string(settings.through_daemon ? "cannot connect to pvhvd at " : "cannot connect to the relay socket ") +
+          settings.socket_path + ": " + std::strerror(e);
     errno = e;
+    return nullptr;
+  } else if (settings.through_daemon && t->daemon_handshake(why) < 0) {
     return nullptr;
   }
   if (t->open_session(why) < 0) return nullptr;
@@ -114,6 +118,43 @@ int RelayTransport::connect_socket(int timeout_ms) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
+}
+
+// pvhvd's client protocol (tools/PROTOCOL.md): one JSON line asking for the `relay` op, one line
+// answering it; from there on the connection carries relay frames, forwarded by the daemon.
+int RelayTransport::daemon_handshake(std::string& why) {
+  static const char request[] = "{\"id\":1,\"op\":\"relay\"}\n";
+  if (::send(fd_, request, sizeof(request) - 1, MSG_NOSIGNAL) != ssize_t(sizeof(request) - 1)) {
+    why = std::string("cannot write to pvhvd: ") + std::strerror(errno);
+    return -1;
+  }
+  std::string line;
+  uint64_t deadline = now_ms() + uint64_t(settings_.open_timeout_ms);
+  for (;;) {
+    char c;
+    pollfd p{fd_, POLLIN, 0};
+    uint64_t now = now_ms();
+    if (now >= deadline || ::poll(&p, 1, int(deadline - now)) <= 0) {
+      why = "pvhvd did not answer the relay request";
+      errno = ETIMEDOUT;
+      return -1;
+    }
+    ssize_t n = ::recv(fd_, &c, 1, 0);  // byte by byte: what follows the line is frames
+    if (n <= 0) {
+      why = "pvhvd closed the connection";
+      errno = ECONNRESET;
+      return -1;
+    }
+    if (c == '\n') break;
+    if (line.size() > 4096) break;
+    line += c;
+  }
+  if (line.find("\"ok\":true") == std::string::npos) {
+    why = "pvhvd refused the relay: " + line;
+    errno = line.find("\"errno\":95") != std::string::npos ? ENOSYS : EPROTO;
+    return -1;
+  }
+  return 0;
 }
 
 namespace {
@@ -305,6 +346,8 @@ void RelayTransport::take(const relay::Received& f, uint32_t seq, bool& answered
     }
     answered = true;
     error = errno_for(Error(code), detail);
+    answer.type = f.type;  // kept whole for pvhv_xc_relay_forward
+    answer.payload.assign(r.rest() - 16, r.rest() + r.remaining());
     return;
   }
   if (answer_seq != seq) return;  // a late answer to a request given up on
@@ -365,6 +408,11 @@ int RelayTransport::await(uint32_t seq, int timeout_ms, Answer& answer) {
 }
 
 int RelayTransport::exchange(uint8_t type, const std::vector<uint8_t>& fields, uint8_t expected, Answer& answer) {
+  struct Active {  // an event waiter leaves the link alone meanwhile
+    std::atomic<int>& count;
+    explicit Active(std::atomic<int>& c) : count(c) { ++count; }
+    ~Active() { --count; }
+  } active(requests_active_);
   std::lock_guard<std::mutex> lock(mutex_);
   if (dom0_stopped_) {  // nobody is left to answer (the machine may still be up: Xen halts it)
     errno = ESHUTDOWN;
@@ -506,12 +554,9 @@ int RelayTransport::foreign_write(uint32_t domid, uint64_t frame, uint32_t offse
   return exchange(relay::foreign_write, f, relay::ok, answer);
 }
 
-int RelayTransport::evtchn_bind_interdomain(uint32_t remote_domid, uint32_t remote_port, uint32_t& local_port) {
-  std::vector<uint8_t> f;
-  put32(f, remote_domid);
-  put32(f, remote_port);
+int RelayTransport::bind_request(uint8_t type, const std::vector<uint8_t>& fields, uint32_t& local_port) {
   Answer answer;
-  if (exchange(relay::evtchn_bind_interdomain, f, relay::port, answer) < 0) return -1;
+  if (exchange(type, fields, relay::port, answer) < 0) return -1;
   relay::Reader r(answer.payload.data(), answer.payload.size());
   local_port = r.u32();
   if (!r.done()) {
@@ -519,6 +564,13 @@ int RelayTransport::evtchn_bind_interdomain(uint32_t remote_domid, uint32_t remo
     return -1;
   }
   return 0;
+}
+
+int RelayTransport::evtchn_bind_interdomain(uint32_t remote_domid, uint32_t remote_port, uint32_t& local_port) {
+  std::vector<uint8_t> f;
+  put32(f, remote_domid);
+  put32(f, remote_port);
+  return bind_request(relay::evtchn_bind_interdomain, f, local_port);
 }
 
 int RelayTransport::port_request(uint8_t type, uint32_t port) {
@@ -530,7 +582,81 @@ int RelayTransport::port_request(uint8_t type, uint32_t port) {
 
 int RelayTransport::evtchn_notify(uint32_t port) { return port_request(relay::evtchn_notify, port); }
 int RelayTransport::evtchn_unmask(uint32_t port) { return port_request(relay::evtchn_unmask, port); }
-int RelayTransport::evtchn_close(uint32_t port) { return port_request(relay::evtchn_close, port); }
+int RelayTransport::evtchn_close(uint32_t port) {
+  int rc = port_request(relay::evtchn_close, port);
+  // The number may be bound again: its old events are not the new binding's.
+  std::lock_guard<std::mutex> lock(mutex_);
+  events_.erase(std::remove(events_.begin(), events_.end(), port), events_.end());
+  return rc;
+}
+
+int RelayTransport::evtchn_bind_virq(uint32_t virq, uint32_t& local_port) {
+  std::vector<uint8_t> f;
+  put32(f, virq);
+  return bind_request(relay::evtchn_bind_virq, f, local_port);
+}
+
+int RelayTransport::forward(uint8_t type, const std::vector<uint8_t>& fields, uint8_t& answer_type,
+                            std::vector<uint8_t>& answer_fields) {
+  if (!relay::is_request(type) || type == relay::open || type == relay::shutdown) {
+    errno = EINVAL;  // the session and dom0's life are the link owner's
+    return -1;
+  }
+  Answer answer;
+  // Any answer type is the caller's to judge: `expected` none, so the check below always fails
+  // for a good answer and is undone here.
+  int rc = exchange(type, fields, 0, answer);
+  if (rc < 0 && answer.type == 0) return -1;  // no answer at all (the link, a timeout)
+  answer_type = answer.type;
+  answer_fields = std::move(answer.payload);
+  return 0;
+}
+
+bool RelayTransport::take_event(const std::vector<uint32_t>& ports, uint32_t& port) {
+  for (auto it = events_.begin(); it != events_.end(); ++it) {
+    if (!ports.empty() && std::find(ports.begin(), ports.end(), *it) == ports.end()) continue;
+    port = *it;
+    events_.erase(it);
+    return true;
+  }
+  return false;
+}
+
+// The relay pushes EVENT frames whenever they come; they are read while a request waits for its
+// answer, and here, in short turns holding the link while no request is in flight or waiting
+// (a request never waits for a waiter: it reads the events itself), between pauses that cost
+// no CPU (the window path has no descriptor to sleep on). An event waits at most a pause.
+int RelayTransport::evtchn_wait(const std::vector<uint32_t>& ports, int timeout_ms, uint32_t& port) {
+  constexpr uint64_t kTurnMs = 2, kPauseMs = 48;
+  uint64_t deadline = timeout_ms < 0 ? UINT64_MAX : now_ms() + uint64_t(timeout_ms);
+  for (;;) {
+    std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
+    if (lock.owns_lock()) {
+      if (take_event(ports, port)) return 0;
+      if (dom0_stopped_) {
+        errno = ESHUTDOWN;
+        return -1;
+      }
+      uint64_t now = now_ms();
+      if (requests_active_.load() == 0 && now < deadline) {
+        Answer none;
+        // A number no answer carries: await only reads, and returns at the end of the turn.
+        uint32_t nobody = next_seq_ + 0x80000000u;
+        int rc = await(nobody, int(std::min(deadline - now, kTurnMs)), none);
+        request_damaged_ = false;  // no request of ours was in flight
+        if (rc == -1 && errno != ETIMEDOUT) return -1;
+        if (take_event(ports, port)) return 0;
+      }
+      lock.unlock();
+    }
+    uint64_t now = now_ms();
+    if (now >= deadline) {
+      errno = ETIMEDOUT;
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::min(deadline - now, kPauseMs)));
+  }
+}
 
 int RelayTransport::dom0_shutdown(uint32_t reason) {
   std::vector<uint8_t> f;
@@ -559,14 +685,8 @@ int environment_ms(const char* name, int fallback) {
 }
 }  // namespace
 
-std::unique_ptr<Transport> open_transport_from_environment(std::string& why) {
-  const char* spec = std::getenv("PVHV_XENCTRL");
-  if (!spec || !*spec) {
-    why = "PVHV_XENCTRL is not set (relay:<socket path>, see tools/README.md)";
-    errno = ENOENT;
-    return nullptr;
-  }
-  std::string s(spec);
+namespace {
+std::shared_ptr<Transport> open_new_transport(const std::string& s, std::string& why) {
   if (s.rfind("relay:", 0) == 0 && s.size() > 6) {
     RelaySettings settings;
     settings.socket_path = s.substr(6);
@@ -576,14 +696,41 @@ std::unique_ptr<Transport> open_transport_from_environment(std::string& why) {
     if (const char* window = std::getenv("PVHV_XENCTRL_WINDOW")) settings.window_path = window;
     return RelayTransport::open(settings, why);
   }
-  if (s == "privcmd" || s.rfind("daemon:", 0) == 0) {
-    why = "PVHV_XENCTRL=" + s + ": not implemented yet (relay:<socket path> is)";
+  if (s.rfind("daemon:", 0) == 0 && s.size() > 7) {
+    RelaySettings settings;
+    settings.socket_path = s.substr(7);
+    settings.through_daemon = true;
+    settings.request_timeout_ms = environment_ms("PVHV_XENCTRL_TIMEOUT_MS", settings.request_timeout_ms);
+    settings.open_timeout_ms = environment_ms("PVHV_XENCTRL_OPEN_TIMEOUT_MS", 5000);
+    return RelayTransport::open(settings, why);
+  }
+  if (s == "privcmd") {
+    why = "PVHV_XENCTRL=" + s + ": not implemented (relay:<socket path> and daemon:<socket path> are)";
     errno = ENOSYS;
     return nullptr;
   }
-  why = "PVHV_XENCTRL=" + s + ": unknown transport (relay:<socket path>)";
+  why = "PVHV_XENCTRL=" + s + ": unknown transport (relay:<socket path>, daemon:<socket path>)";
   errno = EINVAL;
   return nullptr;
+}
+}  // namespace
+
+std::shared_ptr<Transport> open_transport_from_environment(std::string& why) {
+  const char* spec = std::getenv("PVHV_XENCTRL");
+  if (!spec || !*spec) {
+    why = "PVHV_XENCTRL is not set (relay:<socket path>, see tools/README.md)";
+    errno = ENOENT;
+    return nullptr;
+  }
+  // The session of a handle still open on the same link (and window), else a new one.
+  std::string key = std::string(spec) + "\n" + (std::getenv("PVHV_XENCTRL_WINDOW") ?: "");
+  static std::mutex open_mutex;
+  static std::map<std::string, std::weak_ptr<Transport>> open_links;
+  std::lock_guard<std::mutex> lock(open_mutex);
+  if (auto existing = open_links[key].lock()) return existing;
+  auto transport = open_new_transport(spec, why);
+  if (transport) open_links[key] = transport;
+  return transport;
 }
 
 }  // namespace pvhv::xc

@@ -2,6 +2,7 @@
 // with the trace stream (frames of trace/PROTOCOL.md, skipped here or copied to a file).
 #pragma once
 #include <cstdio>
+#include <atomic>
 #include <deque>
 #include <mutex>
 #include <optional>
@@ -20,6 +21,9 @@ struct RelaySettings {
   // PVHV_XENCTRL_WINDOW: the file behind the relay's bulk window (tools/PROTOCOL.md); when set,
   // every frame goes through the window and the socket is not used. Empty: the socket.
   std::string window_path;
+  // PVHV_XENCTRL=daemon:<path>: pvhvd's client socket; the `relay` op first, then frames the
+  // daemon forwards on its own session (tools/PROTOCOL.md).
+  bool through_daemon = false;
 };
 
 class RelayTransport final : public Transport {
@@ -39,10 +43,18 @@ class RelayTransport final : public Transport {
   int evtchn_notify(uint32_t port) override;
   int evtchn_unmask(uint32_t port) override;
   int evtchn_close(uint32_t port) override;
+  int evtchn_bind_virq(uint32_t virq, uint32_t& local_port) override;
+  int evtchn_wait(const std::vector<uint32_t>& ports, int timeout_ms, uint32_t& port) override;
   int dom0_shutdown(uint32_t reason) override;
   const std::string& describe() const override { return description_; }
 
-  // Ports with an event the relay pushed, oldest first (for the event-channel interface to come).
+  // One request of another client, renumbered onto this session (pvhvd's relay forwarding):
+  // `fields` after the sequence number; the answer's type and fields (an ERROR frame's too).
+  // -1 with errno when no answer came (the link, a timeout); OPEN and SHUTDOWN are EINVAL.
+  int forward(uint8_t type, const std::vector<uint8_t>& fields, uint8_t& answer_type,
+              std::vector<uint8_t>& answer_fields) override;
+
+  // Ports with an event the relay pushed, oldest first (evtchn_wait takes them).
   std::deque<uint32_t>& events() { return events_; }
 
  private:
@@ -53,6 +65,7 @@ class RelayTransport final : public Transport {
 
   explicit RelayTransport(const RelaySettings& settings);
   int connect_socket(int timeout_ms);
+  int daemon_handshake(std::string& why);
   // The bulk window: mapped and announced by dom0 (waits for it until the open timeout).
   int map_window(int timeout_ms, std::string& why);
   int window_send(const uint8_t* data, size_t length);
@@ -63,6 +76,8 @@ class RelayTransport final : public Transport {
   int exchange(uint8_t type, const std::vector<uint8_t>& fields, uint8_t expected, Answer& answer);
   int send_frame(uint8_t type, const std::vector<uint8_t>& payload);
   int port_request(uint8_t type, uint32_t port);  // NOTIFY, UNMASK, CLOSE: answered OK
+  int bind_request(uint8_t type, const std::vector<uint8_t>& fields, uint32_t& local_port);  // answered PORT
+  bool take_event(const std::vector<uint32_t>& ports, uint32_t& port);  // under mutex_
   // Reads until an answer to `seq` arrives. kDamaged: the relay reported the request in flight
   // truncated or corrupt (it never ran it), so the same frame may be sent again.
   static constexpr int kDamaged = -2;
@@ -86,6 +101,7 @@ class RelayTransport final : public Transport {
   bool request_damaged_ = false;  // the relay got the request in flight damaged: send it again
   std::optional<uint32_t> resync_seq_;  // the number the relay waits for, when it is not ours
   std::mutex mutex_;  // one request at a time per handle, as the relay serves them
+  std::atomic<int> requests_active_{0};  // requests in flight or waiting for mutex_
 };
 
 }  // namespace pvhv::xc

@@ -3,10 +3,12 @@
 // Xen's libraries. Chosen at xc_interface_open by PVHV_XENCTRL (tools/README.md).
 // Every operation returns 0, or -1 with errno set.
 #pragma once
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace pvhv::xc {
 
@@ -30,11 +32,36 @@ class Transport {
   virtual int evtchn_notify(uint32_t port) = 0;
   virtual int evtchn_unmask(uint32_t port) = 0;
   virtual int evtchn_close(uint32_t port) = 0;
+  // EVTCHNOP_bind_virq in dom0 (vCPU 0) for the host: the port, masked after each event as the
+  // others. Transports without it: ENOSYS.
+  virtual int evtchn_bind_virq(uint32_t virq, uint32_t& local_port) {
+    (void)virq, (void)local_port;
+    errno = ENOSYS;
+    return -1;
+  }
+  // Waits up to `timeout_ms` (-1: for ever) for an event on one of `ports` (empty: any of the
+  // host's ports) and takes it: 0 and the port, or -1 with ETIMEDOUT (or the link's errno).
+  // Events on other ports stay queued for their owners (another handle of the same process).
+  virtual int evtchn_wait(const std::vector<uint32_t>& ports, int timeout_ms, uint32_t& port) {
+    (void)ports, (void)timeout_ms, (void)port;
+    errno = ENOSYS;
+    return -1;
+  }
+  // A whole request of the relay protocol made for another client (pvhvd's `relay` op): see
+  // RelayTransport::forward. Transports without it: ENOSYS.
+  virtual int forward(uint8_t type, const std::vector<uint8_t>& fields, uint8_t& answer_type,
+                      std::vector<uint8_t>& answer_fields) {
+    (void)type, (void)fields, (void)answer_type, (void)answer_fields;
+    errno = ENOSYS;
+    return -1;
+  }
   virtual int dom0_shutdown(uint32_t reason) = 0;
   virtual const std::string& describe() const = 0;
 };
 
-// The transport PVHV_XENCTRL names; null with errno and `why` when there is none.
-std::unique_ptr<Transport> open_transport_from_environment(std::string& why);
+// The transport PVHV_XENCTRL names; null with errno and `why` when there is none. One per
+// process and link: handles opened while another is open share its session (the relay serves
+// one session per link, and a second OPEN would end the first's), as Xen's handles share privcmd.
+std::shared_ptr<Transport> open_transport_from_environment(std::string& why);
 
 }  // namespace pvhv::xc

@@ -5,6 +5,7 @@
 #pragma GCC visibility push(default)
 extern "C" {
 #include <xenctrl.h>
+#include <xenevtchn.h>
 #include "xenctrl_pvhv.h"
 }
 #pragma GCC visibility pop

@@ -272,6 +272,40 @@ int pvhv_xc_evtchn_close(xc_interface* xch, uint32_t local_port) {
   return xch->transport->evtchn_close(local_port);
 }
 
+int pvhv_xc_evtchn_bind_virq(xc_interface* xch, uint32_t virq, uint32_t* local_port) {
+  if (!xch->transport || !local_port) {
+    errno = xch->transport ? EINVAL : EBADF;
+    return -1;
+  }
+  return xch->transport->evtchn_bind_virq(virq, *local_port);
+}
+
+int pvhv_xc_evtchn_pending(xc_interface* xch, int timeout_ms, uint32_t* local_port) {
+  if (!xch->transport || !local_port) {
+    errno = xch->transport ? EINVAL : EBADF;
+    return -1;
+  }
+  return xch->transport->evtchn_wait({}, timeout_ms, *local_port);
+}
+
+int pvhv_xc_relay_forward(xc_interface* xch, uint8_t type, const void* fields, size_t length, uint8_t* answer_type,
+                          void* answer, size_t* answer_length) {
+  if (!xch->transport || !answer_type || !answer_length || (length && !fields)) {
+    errno = xch->transport ? EINVAL : EBADF;
+    return -1;
+  }
+  const auto* bytes = static_cast<const uint8_t*>(fields);
+  std::vector<uint8_t> in(bytes, bytes + length), out;
+  if (xch->transport->forward(type, in, *answer_type, out) < 0) return -1;
+  if (out.size() > *answer_length) {
+    errno = ENOBUFS;
+    return -1;
+  }
+  if (!out.empty()) std::memcpy(answer, out.data(), out.size());
+  *answer_length = out.size();
+  return 0;
+}
+
 int pvhv_xc_dom0_shutdown(xc_interface* xch, unsigned int reason) {
   if (!xch->transport) {
     errno = EBADF;

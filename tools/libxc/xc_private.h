@@ -14,7 +14,7 @@
 
 struct xc_interface_core {
   xentoollog_logger* logger = nullptr;  // the caller's; null: messages go to stderr
-  std::unique_ptr<pvhv::xc::Transport> transport;  // null for XC_OPENFLAG_DUMMY
+  std::shared_ptr<pvhv::xc::Transport> transport;  // null for XC_OPENFLAG_DUMMY; shared by the process's handles
   xc_error last_error{};
   int max_cpus = 0;                 // xc_get_max_cpus' answer, once known
   std::vector<uint64_t> page_cache;  // one-page relay buffers kept for the next bounce

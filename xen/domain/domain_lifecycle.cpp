@@ -269,6 +269,8 @@ long destroy(Domain& target, const Domain* caller, bool preemptible) {
     target.teardown.finished(work);
     progressed = true;
   }
+  // Dead now: dom0's toolstack is told (VIRQ_DOM_EXC), as Xen's domain_kill tells it.
+  if (progressed) event_channels::raise_domain_exception();
   if (frames_still_held(target) == 0) {
     if (progressed || target.frames_given_back) report_destroyed(target);
     domains::release(target);

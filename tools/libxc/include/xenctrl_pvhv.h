@@ -35,6 +35,25 @@ int pvhv_xc_evtchn_notify(struct xc_interface_core *xch, uint32_t local_port);
 int pvhv_xc_evtchn_unmask(struct xc_interface_core *xch, uint32_t local_port);
 int pvhv_xc_evtchn_close(struct xc_interface_core *xch, uint32_t local_port);
 
+/* EVTCHNOP_bind_virq in dom0 on vCPU 0 (VIRQ_DOM_EXC, say) for the host; Xen's errors (EINVAL for
+ * a VIRQ number out of range, EEXIST for one dom0 has bound already). */
+int pvhv_xc_evtchn_bind_virq(struct xc_interface_core *xch, uint32_t virq, uint32_t *local_port);
+
+/* Waits up to `timeout_ms` (-1: for ever) for an event on one of the host's ports and takes it:
+ * 0 with *local_port, or -1 with ETIMEDOUT. The port stays masked until pvhv_xc_evtchn_unmask.
+ * Any of the host's ports: a process mixing this with xenevtchn handles on one link should wait
+ * through one of the two only. */
+int pvhv_xc_evtchn_pending(struct xc_interface_core *xch, int timeout_ms, uint32_t *local_port);
+
+/* For pvhvd, which forwards its clients' relay traffic (tools/PROTOCOL.md, the `relay` op): one
+ * request of the relay protocol, `type` (0x81..0x8c, not OPEN or SHUTDOWN) with `fields` (its
+ * payload after the sequence number), made on this handle's session under its own number. The
+ * answer's type and fields (after its sequence number; an ERROR frame's code, type and detail
+ * included) go to *answer_type and `answer` (*answer_length: its room in, the length out).
+ * 0 when an answer came, -1 with errno when none did. */
+int pvhv_xc_relay_forward(struct xc_interface_core *xch, uint8_t type, const void *fields, size_t length,
+                          uint8_t *answer_type, void *answer, size_t *answer_length);
+
 /* Asks dom0 to shut down with `reason` (SHUTDOWN_poweroff, _reboot or _crash): the relay ends
  * the trace stream, answers, and dom0 stops; on our hypervisor the machine then ends. */
 int pvhv_xc_dom0_shutdown(struct xc_interface_core *xch, unsigned int reason);
