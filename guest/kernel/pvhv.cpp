@@ -61,6 +61,7 @@ uint64_t* field_for(pvhv_counters& out, const char* name) {
       {"cr3_writes", &pvhv_counters::cr3_writes},
       {"tlb_invlpgs", &pvhv_counters::invlpgs},
       {"guest_syscalls", &pvhv_counters::guest_syscalls},
+      {"ptwr_faults", &pvhv_counters::detaches},
   };
   for (const Mapping& mapping : kMappings) {
     if (lib::string_equal(name, mapping.name)) return &(out.*mapping.field);

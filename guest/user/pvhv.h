@@ -29,6 +29,7 @@ struct pvhv_counters {
   uint64_t cr3_writes;     /* CR3 loads: address-space switches and full TLB flushes */
   uint64_t invlpgs;        /* tlb_invlpgs: single-page invalidations */
   uint64_t guest_syscalls; /* user system calls bounced to the guest kernel */
+  uint64_t detaches;       /* ptwr_faults: L1 tables detached (unhooked or not) for writable pagetables */
 };
 
 #define PVHV_SYS_counters 1000
