@@ -26,6 +26,7 @@ extern "C" {  // Debian's xenctrl.h declares C functions without extern "C" of i
 #include "tools/daemon/console_ring.h"
 #include "tools/daemon/machine.h"
 #include "tools/daemon/protocol.h"
+#include "tools/daemon/ptwr_mode.h"
 #include "tools/daemon/record.h"
 #include "tools/daemon/record_store.h"
 #include "tools/daemon/xen_link.h"
@@ -166,6 +167,7 @@ class Daemon {
   void op_simple(const std::string& op, const Json& body, uint64_t id, Reply reply);
   void op_shutdown(bool reboot, const Json& body, uint64_t id, Reply reply);
   void op_console(std::shared_ptr<Client> client, const Json& body, uint64_t id, Reply reply);
+  void op_ptwr_mode(const Json& body, uint64_t id, Reply reply);
   void save(const DomainRecord& record);
   void drop(const std::string& uuid, const char* why);
   void append_console(uint32_t domid, const std::string& bytes);
@@ -695,7 +697,8 @@ void Daemon::handle(std::shared_ptr<Client> client, Request request, Reply reply
         reply(answer);
       });
     }
-    if (op == "relay" || op == "trace_start" || op == "trace_stop" || op == "ptwr_mode")
+    if (op == "ptwr_mode") return op_ptwr_mode(request.body, id, reply);
+    if (op == "relay" || op == "trace_start" || op == "trace_stop")
       return reply(error_answer(id, {kEopnotsupp, "\"" + op + "\" is not served by this pvhvd yet"}));
     return op_simple(op, request.body, id, reply);
   } catch (const std::exception& e) {  // never dies on a request: it is answered
@@ -838,6 +841,30 @@ void Daemon::op_console(std::shared_ptr<Client> client, const Json& body, uint64
   reply(ok_answer(id));
 }
 
+// xl ptwr-mode (ptwr_mode.h): a set is kept in the domain's record, so `list` shows it.
+void Daemon::op_ptwr_mode(const Json& body, uint64_t id, Reply reply) {
+  auto ref = domain_field(body);
+  if (auto* failure = std::get_if<Failure>(&ref)) return reply(error_answer(id, *failure));
+  auto mode = ptwr_mode_argument(body);
+  if (auto* failure = std::get_if<Failure>(&mode)) return reply(error_answer(id, *failure));
+  auto resolved = resolve(std::get<DomainRef>(ref));
+  if (auto* failure = std::get_if<Failure>(&resolved)) return reply(error_answer(id, *failure));
+  uint32_t domid = std::get<uint32_t>(resolved);
+  auto wanted = std::get<std::optional<unsigned>>(mode);
+  on_link([this, domid, wanted] { return ptwr_mode_call(xen_.xch, domid, wanted); },
+          [this, domid, wanted, id, reply](std::variant<Json, Failure> result) {
+            if (auto* failure = std::get_if<Failure>(&result)) return reply(error_answer(id, *failure));
+            Json answer = std::get<Json>(result);
+            if (auto* record = record_of(domid); record && wanted) {
+              record->config.ptwr_mode = answer["mode"].get<std::string>();
+              save(*record);
+            }
+            answer["id"] = id;
+            answer["ok"] = true;
+            reply(answer);
+          });
+}
+
 void Daemon::op_create(const Json& body, uint64_t id, Reply reply) {
   auto given = body.find("config");
   if (given == body.end()) return reply(error_answer(id, {kEinval, "missing \"config\""}));
@@ -950,6 +977,12 @@ void Daemon::build(DomainRecord record, std::function<void(std::optional<Failure
           return out;
         };
         if (xc_domain_max_vcpus(xen_.xch, domid, 1) != 0) return fail("xc_domain_max_vcpus");
+        if (!config.ptwr_mode.empty())  // xl.cfg's ptwr_mode= (ptwr_mode.h)
+          if (auto failure = apply_config_ptwr_mode(xen_.xch, domid, config.ptwr_mode)) {
+            fail("ptwr_mode");
+            out.failure = *failure;
+            return out;
+          }
         if (xc_domain_setmaxmem(xen_.xch, domid, maxmem_kb + 1024) != 0) return fail("xc_domain_setmaxmem");
         if (xc_domain_set_memmap_limit(xen_.xch, domid, maxmem_kb + 1024) != 0) return fail("xc_domain_set_memmap_limit");
         pvhv_pv_image image{kernel.data(), kernel.size(), ramdisk.empty() ? nullptr : ramdisk.data(), ramdisk.size(),
