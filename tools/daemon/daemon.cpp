@@ -26,6 +26,7 @@ extern "C" {  // Debian's xenctrl.h declares C functions without extern "C" of i
 #include "tools/daemon/console_ring.h"
 #include "tools/daemon/machine.h"
 #include "tools/daemon/protocol.h"
+#include "tools/daemon/machine_clock.h"
 #include "tools/daemon/ptwr_mode.h"
 #include "tools/daemon/record.h"
 #include "tools/daemon/record_store.h"
@@ -656,7 +657,12 @@ void Daemon::handle(std::shared_ptr<Client> client, Request request, Reply reply
     if (op == "shutdown" || op == "reboot") return op_shutdown(op == "reboot", request.body, id, reply);
     if (op == "console") return op_console(client, request.body, id, reply);
     if (op == "info") {
-      return on_link([this] { return host_info(xen_); }, [id, reply](std::variant<Json, Failure> info) {
+      return on_link([this] {
+        auto info = host_info(xen_);
+        if (auto* fields = std::get_if<Json>(&info))  // ours: the machine's clock (machine_clock.h)
+          if (auto ns = hypervisor_system_time_ns(xen_.xch)) (*fields)["system_time_ns"] = *ns;
+        return info;
+      }, [id, reply](std::variant<Json, Failure> info) {
         if (auto* failure = std::get_if<Failure>(&info)) return reply(error_answer(id, *failure));
         Json answer = std::get<Json>(info);
         answer["id"] = id;
