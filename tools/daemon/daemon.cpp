@@ -30,6 +30,7 @@ extern "C" {  // Debian's xenctrl.h declares C functions without extern "C" of i
 #include "tools/daemon/ptwr_mode.h"
 #include "tools/daemon/record.h"
 #include "tools/daemon/record_store.h"
+#include "tools/daemon/trace_session.h"
 #include "tools/daemon/xen_link.h"
 #include <xenctrl_pvhv.h>
 #include <pvhv_xenguest.h>
@@ -129,7 +130,8 @@ struct Waiter {
 class Daemon {
  public:
   Daemon(const DaemonOptions& options, asio::io_context& io)
-      : options_(options), io_(io), pool_(4), acceptor_(io), signals_(io, SIGTERM, SIGINT), monitor_(io) {}
+      : options_(options), io_(io), pool_(4), acceptor_(io), signals_(io, SIGTERM, SIGINT), monitor_(io),
+        trace_(io, pool_, xen_.xch) {}
 
   int run();
   void handle(std::shared_ptr<Client> client, Request request, Reply reply);
@@ -191,6 +193,7 @@ class Daemon {
   std::vector<Waiter> waiters_;
   std::set<std::string> acting_;  // uuids whose on_* action is under way
   bool stopping_ = false;
+  TraceRecorder trace_;  // xl trace start|stop (trace_session.h)
 };
 
 // ---- Client ----
@@ -408,6 +411,7 @@ void Daemon::stop() {
   boost::system::error_code ignored;
   acceptor_.close(ignored);
   monitor_.cancel();
+  trace_.finish();  // a recording ends with what the buffers hold (before dom0 goes)
   for (auto& [raw, weak] : std::map<Client*, std::weak_ptr<Client>>(clients_))
     if (auto client = weak.lock()) client->close();
   asio::post(pool_, [this] {
@@ -704,7 +708,9 @@ void Daemon::handle(std::shared_ptr<Client> client, Request request, Reply reply
       });
     }
     if (op == "ptwr_mode") return op_ptwr_mode(request.body, id, reply);
-    if (op == "relay" || op == "trace_start" || op == "trace_stop")
+    if (op == "trace_start") return trace_.start(request.body, id, reply);
+    if (op == "trace_stop") return trace_.stop(id, reply);
+    if (op == "relay")
       return reply(error_answer(id, {kEopnotsupp, "\"" + op + "\" is not served by this pvhvd yet"}));
     return op_simple(op, request.body, id, reply);
   } catch (const std::exception& e) {  // never dies on a request: it is answered
