@@ -10,7 +10,7 @@
 //    with plain stores (pte=direct for the length of the phase): while emulate, the
 //    hypervisor's counters show emulations and no detach; while writable, detaches; leaving
 //    writable rehooks what is detached (the frame audit is clean after every flip);
-//  - the mode restored to the boot one.
+//  - the mode restored to the boot one, the hypervisor's free pages back where they were.
 // In a domU (unprivileged, run on both through `xl create`): the same domctl on dom0 is -EPERM,
 // on a domain that does not exist -ESRCH (looked up before the XSM check), with a stale
 // version -EACCES: never served.
@@ -184,6 +184,9 @@ void selftest_ptwr_mode(SelfTest& test) {
   test.check("the boot mode is one of the two", boot_mode == abi::kPtwrEmulate || boot_mode == abi::kPtwrWritable, 1);
   test.note("boot mode (1: writable)", boot_mode);
   garbage(test, boot_mode);
+  const long free_before = control::free_pages();
   flips(test, boot_mode);
+  // Entering writable takes two snapshot frames, leaving it gives them back: nothing leaks.
+  test.check("the hypervisor's free pages are back where they were", control::free_pages(), free_before);
 }
 }  // namespace kernel
