@@ -62,6 +62,7 @@ uint64_t* field_for(pvhv_counters& out, const char* name) {
       {"tlb_invlpgs", &pvhv_counters::invlpgs},
       {"guest_syscalls", &pvhv_counters::guest_syscalls},
       {"type_change_flushes", &pvhv_counters::type_change_flushes},
+      {"ptwr_faults", &pvhv_counters::detaches},
   };
   for (const Mapping& mapping : kMappings) {
     if (lib::string_equal(name, mapping.name)) return &(out.*mapping.field);

@@ -42,7 +42,8 @@ bool selftest_run(const char* name) {
       {"xdom-self", selftest_xdom_self}, {"xdom-domu", selftest_xdom_domu}, {"xdom-peer", selftest_xdom_peer},
       {"xdom-wait", selftest_xdom_wait}, {"privop", selftest_privop}, {"cpuid", selftest_cpuid}, {"gdt", selftest_gdt}, {"vcpu-areas", selftest_vcpu_areas},
       {"lifecycle", selftest_lifecycle}, {"lifecycle-100", selftest_lifecycle_100}, {"lifecycle-domu", selftest_lifecycle_domu},
-      {"lifecycle-unprivileged", selftest_lifecycle_unprivileged}};
+      {"lifecycle-unprivileged", selftest_lifecycle_unprivileged},
+      {"ptwr-mode", selftest_ptwr_mode}};
   for (const Entry& entry : kTests) {
     if (!lib::string_equal(name, entry.name)) continue;
     SelfTest test(entry.name);

@@ -68,6 +68,8 @@ void selftest_lifecycle(SelfTest& test);
 void selftest_lifecycle_100(SelfTest& test);
 void selftest_lifecycle_domu(SelfTest& test);
 void selftest_lifecycle_unprivileged(SelfTest& test);
+// pvhv's ptwr-mode domctl (selftest_ptwr_mode.cpp): dom0 flips its own mode; a domU is refused.
+void selftest_ptwr_mode(SelfTest& test);
 
 // Work across domains (selftest_xdom.cpp): dom0 alone, dom0 beside domain 1, domain 1.
 void selftest_xdom_self(SelfTest& test);

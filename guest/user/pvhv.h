@@ -30,6 +30,7 @@ struct pvhv_counters {
   uint64_t invlpgs;        /* tlb_invlpgs: single-page invalidations */
   uint64_t guest_syscalls; /* user system calls bounced to the guest kernel */
   uint64_t type_change_flushes; /* of flushes, those only because a frame changed type */
+  uint64_t detaches;       /* ptwr_faults: L1 tables detached (unhooked or not) for writable pagetables */
 };
 
 #define PVHV_SYS_counters 1000

@@ -134,9 +134,10 @@ class FakeDaemon:
             return {"ok": True}
         if op in ("shutdown", "reboot", "pause", "unpause", "mem_max"):
             return {"ok": True}
-        if op == "ptwr_mode":
-            d["ptwr_mode"] = r["mode"]
-            return {"ok": True, "mode": r["mode"]}
+        if op == "ptwr_mode":  # without "mode": a read of the domain's mode
+            if "mode" in r:
+                d["ptwr_mode"] = r["mode"]
+            return {"ok": True, "mode": d["ptwr_mode"]}
         if op == "info":
             return {"ok": True, "host": "pvhv-host", "nr_cpus": 2, "total_memory": 1024, "free_memory": 400,
                     "virt_caps": "pv", "xen_major": 4, "xen_minor": 17, "xen_extra": ".0",

@@ -27,10 +27,13 @@ extern "C" {  // Debian's xenctrl.h declares C functions without extern "C" of i
 #include "tools/daemon/domain_watch.h"
 #include "tools/daemon/machine.h"
 #include "tools/daemon/protocol.h"
+#include "tools/daemon/machine_clock.h"
+#include "tools/daemon/ptwr_mode.h"
 #include "tools/daemon/record.h"
 #include "tools/daemon/record_store.h"
 #include "tools/daemon/relay_forward.h"
 #include "tools/daemon/view_refresh.h"
+#include "tools/daemon/trace_session.h"
 #include "tools/daemon/xen_link.h"
 #include <xenctrl_pvhv.h>
 #include <pvhv_xenguest.h>
@@ -145,7 +148,8 @@ class Daemon {
         acceptor_(io),
         signals_(io, SIGTERM, SIGINT),
         monitor_(io),
-        refresh_(uint64_t(options.safety_poll_ms)) {}
+        refresh_(uint64_t(options.safety_poll_ms)),
+        trace_(io, pool_, xen_.xch) {}
 
   int run();
   void handle(std::shared_ptr<Client> client, Request request, Reply reply);
@@ -192,6 +196,7 @@ class Daemon {
   void op_simple(const std::string& op, const Json& body, uint64_t id, Reply reply);
   void op_shutdown(bool reboot, const Json& body, uint64_t id, Reply reply);
   void op_console(std::shared_ptr<Client> client, const Json& body, uint64_t id, Reply reply);
+  void op_ptwr_mode(const Json& body, uint64_t id, Reply reply);
   void save(const DomainRecord& record);
   void drop(const std::string& uuid, const char* why);
   void append_console(uint32_t domid, const std::string& bytes);
@@ -218,6 +223,7 @@ class Daemon {
   std::set<std::string> acting_;  // uuids whose on_* action is under way
   bool stopping_ = false;
   bool tick_running_ = false;  // a monitor tick's link work is under way
+  TraceRecorder trace_;  // xl trace start|stop (trace_session.h)
 };
 
 // ---- Client ----
@@ -443,6 +449,7 @@ void Daemon::stop() {
   boost::system::error_code ignored;
   acceptor_.close(ignored);
   monitor_.cancel();
+  trace_.finish();  // a recording ends with what the buffers hold (before dom0 goes)
   for (auto& [raw, weak] : std::map<Client*, std::weak_ptr<Client>>(clients_))
     if (auto client = weak.lock()) client->close();
   asio::post(pool_, [this] {
@@ -729,7 +736,12 @@ void Daemon::handle(std::shared_ptr<Client> client, Request request, Reply reply
     if (op == "shutdown" || op == "reboot") return op_shutdown(op == "reboot", request.body, id, reply);
     if (op == "console") return op_console(client, request.body, id, reply);
     if (op == "info") {
-      return on_link([this] { return host_info(xen_); }, [id, reply](std::variant<Json, Failure> info) {
+      return on_link([this] {
+        auto info = host_info(xen_);
+        if (auto* fields = std::get_if<Json>(&info))  // ours: the machine's clock (machine_clock.h)
+          if (auto ns = hypervisor_system_time_ns(xen_.xch)) (*fields)["system_time_ns"] = *ns;
+        return info;
+      }, [id, reply](std::variant<Json, Failure> info) {
         if (auto* failure = std::get_if<Failure>(&info)) return reply(error_answer(id, *failure));
         Json answer = std::get<Json>(info);
         answer["id"] = id;
@@ -774,8 +786,9 @@ void Daemon::handle(std::shared_ptr<Client> client, Request request, Reply reply
       client->become_relay();
       return reply(ok_answer(id));
     }
-    if (op == "trace_start" || op == "trace_stop" || op == "ptwr_mode")
-      return reply(error_answer(id, {kEopnotsupp, "\"" + op + "\" is not served by this pvhvd yet"}));
+    if (op == "ptwr_mode") return op_ptwr_mode(request.body, id, reply);
+    if (op == "trace_start") return trace_.start(request.body, id, reply);
+    if (op == "trace_stop") return trace_.stop(id, reply);
     return op_simple(op, request.body, id, reply);
   } catch (const std::exception& e) {  // never dies on a request: it is answered
     reply(error_answer(id, {kEio, std::string("internal error: ") + e.what()}));
@@ -917,6 +930,30 @@ void Daemon::op_console(std::shared_ptr<Client> client, const Json& body, uint64
   reply(ok_answer(id));
 }
 
+// xl ptwr-mode (ptwr_mode.h): a set is kept in the domain's record, so `list` shows it.
+void Daemon::op_ptwr_mode(const Json& body, uint64_t id, Reply reply) {
+  auto ref = domain_field(body);
+  if (auto* failure = std::get_if<Failure>(&ref)) return reply(error_answer(id, *failure));
+  auto mode = ptwr_mode_argument(body);
+  if (auto* failure = std::get_if<Failure>(&mode)) return reply(error_answer(id, *failure));
+  auto resolved = resolve(std::get<DomainRef>(ref));
+  if (auto* failure = std::get_if<Failure>(&resolved)) return reply(error_answer(id, *failure));
+  uint32_t domid = std::get<uint32_t>(resolved);
+  auto wanted = std::get<std::optional<unsigned>>(mode);
+  on_link([this, domid, wanted] { return ptwr_mode_call(xen_.xch, domid, wanted); },
+          [this, domid, wanted, id, reply](std::variant<Json, Failure> result) {
+            if (auto* failure = std::get_if<Failure>(&result)) return reply(error_answer(id, *failure));
+            Json answer = std::get<Json>(result);
+            if (auto* record = record_of(domid); record && wanted) {
+              record->config.ptwr_mode = answer["mode"].get<std::string>();
+              save(*record);
+            }
+            answer["id"] = id;
+            answer["ok"] = true;
+            reply(answer);
+          });
+}
+
 void Daemon::op_create(const Json& body, uint64_t id, Reply reply) {
   auto given = body.find("config");
   if (given == body.end()) return reply(error_answer(id, {kEinval, "missing \"config\""}));
@@ -1029,6 +1066,12 @@ void Daemon::build(DomainRecord record, std::function<void(std::optional<Failure
           return out;
         };
         if (xc_domain_max_vcpus(xen_.xch, domid, 1) != 0) return fail("xc_domain_max_vcpus");
+        if (!config.ptwr_mode.empty())  // xl.cfg's ptwr_mode= (ptwr_mode.h)
+          if (auto failure = apply_config_ptwr_mode(xen_.xch, domid, config.ptwr_mode)) {
+            fail("ptwr_mode");
+            out.failure = *failure;
+            return out;
+          }
         if (xc_domain_setmaxmem(xen_.xch, domid, maxmem_kb + 1024) != 0) return fail("xc_domain_setmaxmem");
         if (xc_domain_set_memmap_limit(xen_.xch, domid, maxmem_kb + 1024) != 0) return fail("xc_domain_set_memmap_limit");
         pvhv_pv_image image{kernel.data(), kernel.size(), ramdisk.empty() ? nullptr : ramdisk.data(), ramdisk.size(),

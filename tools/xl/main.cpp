@@ -526,18 +526,20 @@ int cmd_top(const std::vector<std::string>& args) {
   return 0;
 }
 
+// pvhv's: without a mode, the mode the hypervisor has for the domain now. On a hypervisor
+// without the control (Xen 4.17) the daemon's one-line answer, status 1.
 int cmd_ptwr_mode(const std::vector<std::string>& args) {
   ParsedOptions p = options(args, "ptwr-mode", "", {}, 1);
   Client client = connect();
   const DomainRow d = find_domain(client, p.operands[0]);
-  if (p.operands.size() < 2) {
-    std::printf("%s\n", d.ptwr_mode.c_str());
-    return 0;
+  Json request = {{"op", "ptwr_mode"}, {"dom", domid_text(d)}};
+  if (p.operands.size() >= 2) {
+    const std::string& mode = p.operands[1];
+    if (mode != "emulate" && mode != "writable") fail("xl: ptwr mode must be emulate or writable, not " + mode + "\n", 2);
+    request["mode"] = mode;
   }
-  const std::string& mode = p.operands[1];
-  if (mode != "emulate" && mode != "writable") fail("xl: ptwr mode must be emulate or writable, not " + mode + "\n", 2);
-  const Json answer = checked(client, {{"op", "ptwr_mode"}, {"dom", domid_text(d)}, {"mode", mode}});
-  std::printf("%s\n", answer.value("mode", mode).c_str());
+  const Json answer = checked(client, request);
+  std::printf("%s\n", answer.value("mode", std::string("?")).c_str());
   return 0;
 }
 

@@ -1,5 +1,7 @@
 #include "control/domctl_rules.h"
 
+#include "common/xen/pvhv_domctl.h"
+
 namespace control {
 long check_domctl_version(uint32_t interface_version) {
   return interface_version == XEN_DOMCTL_INTERFACE_VERSION ? 0 : -XEN_EACCES;
@@ -38,7 +40,8 @@ bool domctl_served(uint32_t cmd) {
     case XEN_DOMCTL_getvcpucontext:
     case XEN_DOMCTL_set_address_size:
     case XEN_DOMCTL_get_address_size:
-    case XEN_DOMCTL_hypercall_init: return true;
+    case XEN_DOMCTL_hypercall_init:
+    case pvhv::xen_abi::kDomctlPtwrMode: return true;  // ours, outside Xen's numbers
     default: return false;
   }
 }
@@ -66,7 +69,8 @@ bool domctl_copies_back(uint32_t cmd) {
     case XEN_DOMCTL_getvcpuinfo:
     case XEN_DOMCTL_createdomain:
     case XEN_DOMCTL_getvcpucontext:
-    case XEN_DOMCTL_get_address_size: return true;
+    case XEN_DOMCTL_get_address_size:
+    case pvhv::xen_abi::kDomctlPtwrMode: return true;  // the mode the domain has
     default: return false;
   }
 }

@@ -3,7 +3,8 @@
 // the glue: copy in, look up, apply to the Domain, copy back where Xen copies back.
 // Served: createdomain, destroydomain, getdomaininfo, pausedomain / unpausedomain, max_mem,
 // max_vcpus, setdomainhandle, getvcpuinfo, setvcpucontext / getvcpucontext, set_address_size /
-// get_address_size, hypercall_init (domain/domain_lifecycle). Xen's other sub-ops are
+// get_address_size, hypercall_init (domain/domain_lifecycle), and ours, outside Xen's numbers:
+// the ptwr mode (domain/ptwr_mode_switch). Xen's other sub-ops are
 // -EOPNOTSUPP, numbers it does not know -ENOSYS.
 #include "control/control_abi.h"
 #include "control/domctl_rules.h"
@@ -11,6 +12,7 @@
 #include "domain/domain.h"
 #include "domain/domain_control.h"
 #include "domain/domain_lifecycle.h"
+#include "domain/ptwr_mode_switch.h"
 #include "domain/scheduler.h"
 #include "hypercall/dispatch.h"
 #include "pv/guest_memory.h"
@@ -76,6 +78,16 @@ long get_vcpu_context(Vcpu& caller, const Domain& target, const xen_domctl_vcpuc
   return guest_memory::write(caller, handle, context_buffer) ? 0 : -XEN_EFAULT;
 }
 
+// Ours: the request lies in the union's padding, copied out and back (no aliasing of it).
+long ptwr_mode(Domain& target, xen_domctl_t& op) {
+  pvhv::xen_abi::DomctlPtwrMode request;
+  static_assert(sizeof(request) <= sizeof(op.u.pad));
+  __builtin_memcpy(&request, op.u.pad, sizeof(request));
+  long result = ptwr_mode_switch::apply(target, request);
+  __builtin_memcpy(op.u.pad, &request, sizeof(request));
+  return result;
+}
+
 long run(Vcpu& caller, xen_domctl_t& op, Domain* target) {
   const bool on_itself = target == caller.domain;
   switch (op.cmd) {
@@ -99,6 +111,7 @@ long run(Vcpu& caller, xen_domctl_t& op, Domain* target) {
     case XEN_DOMCTL_set_address_size: return control::check_address_size(op.u.address_size.size);
     case XEN_DOMCTL_get_address_size: op.u.address_size.size = control::pv_address_size; return 0;
     case XEN_DOMCTL_hypercall_init: return domain_lifecycle::hypercall_init(*target, op.u.hypercall_init.gmfn);
+    case pvhv::xen_abi::kDomctlPtwrMode: return ptwr_mode(*target, op);
     default: return control::domctl_unserved_answer(op.cmd);
   }
 }

@@ -58,6 +58,22 @@ int pvhv_xc_relay_forward(struct xc_interface_core *xch, uint8_t type, const voi
  * the trace stream, answers, and dom0 stops; on our hypervisor the machine then ends. */
 int pvhv_xc_dom0_shutdown(struct xc_interface_core *xch, unsigned int reason);
 
+/* The page-table write mode of `domid` on our hypervisor (pvhv's own domctl, outside Xen's
+ * numbers): PVHV_PTWR_EMULATE, every write to a page table emulated, or PVHV_PTWR_WRITABLE, L1
+ * tables detached while the guest writes them. get stores the mode in *mode; set changes it
+ * (leaving writable reattaches every detached table first) and stores the mode now. Errors as
+ * a domctl's: ESRCH no such domain, EPERM not the control domain, EINVAL a bad mode or a dying
+ * domain; ENOSYS on Xen 4.17, which has no such domctl. */
+#define PVHV_PTWR_EMULATE 0u
+#define PVHV_PTWR_WRITABLE 1u
+int pvhv_xc_ptwr_mode_get(struct xc_interface_core *xch, uint32_t domid, unsigned int *mode);
+int pvhv_xc_ptwr_mode_set(struct xc_interface_core *xch, uint32_t domid, unsigned int mode, unsigned int *now);
+
+/* The value of the hypervisor's performance counter `name` (XEN_SYSCTL_perfc_op, summed over
+ * its values), such as "ptwr_emulations". ENOENT: no such counter; ENOSYS: the hypervisor has
+ * none (Debian's Xen 4.17 is built without them). */
+int pvhv_xc_perfc_value(struct xc_interface_core *xch, const char *name, uint64_t *value);
+
 /* Which transport the handle uses ("relay:<socket path>"), for messages. */
 const char *pvhv_xc_transport(struct xc_interface_core *xch);
 

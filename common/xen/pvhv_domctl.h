@@ -1,0 +1,26 @@
+// pvhv's own domctl, outside Xen's numbering (Xen 4.17's domctls end below 1010; 0x8000 is
+// where our private sysctl lives too): the per-domain page-table write mode, read and set at
+// run time. One layout for the hypervisor (hypercall/domctl.cpp), the library
+// (pvhv_xc_ptwr_mode) and the guest kernel's selftest, so the three never disagree.
+// Header-only and freestanding. Xen 4.17 answers the number with -ENOSYS (arch_do_domctl).
+#pragma once
+#include <stdint.h>
+
+namespace pvhv::xen_abi {
+
+inline constexpr uint32_t kDomctlPtwrMode = 0x8001;
+
+// In xen_domctl_t's union (u.pad). `op` get or set; `mode` the mode to set, and on return
+// the domain's mode (after a set: the new one). The rest must be zero.
+struct DomctlPtwrMode {
+  uint32_t op;
+  uint32_t mode;
+  uint64_t reserved[2];
+};
+
+inline constexpr uint32_t kPtwrModeGet = 0;
+inline constexpr uint32_t kPtwrModeSet = 1;
+inline constexpr uint32_t kPtwrEmulate = 0;   // every write to a page table is emulated
+inline constexpr uint32_t kPtwrWritable = 1;  // L1 tables are detached (writable pagetables)
+
+}  // namespace pvhv::xen_abi

@@ -1,0 +1,60 @@
+#include "control/ptwr_mode_rules.h"
+
+#include <gtest/gtest.h>
+
+#include "control/control_abi.h"
+#include "control/domctl_rules.h"
+
+namespace {
+using namespace control;
+namespace abi = pvhv::xen_abi;
+
+abi::DomctlPtwrMode request(uint32_t op, uint32_t mode) { return abi::DomctlPtwrMode{op, mode, {0, 0}}; }
+
+TEST(PtwrModeRules, TheNumberIsOutsideXensAndServed) {
+  EXPECT_FALSE(domctl_known_to_xen(abi::kDomctlPtwrMode));
+  EXPECT_TRUE(domctl_served(abi::kDomctlPtwrMode));
+  EXPECT_TRUE(domctl_copies_back(abi::kDomctlPtwrMode)) << "the mode goes back to the caller";
+  EXPECT_TRUE(needs_existing_domain(abi::kDomctlPtwrMode));
+}
+
+// do_domctl's admission comes first: a domU gets -EPERM, a missing domain -ESRCH.
+TEST(PtwrModeRules, AdmissionIsDomctls) {
+  EXPECT_EQ(domctl_admission(XEN_DOMCTL_INTERFACE_VERSION, abi::kDomctlPtwrMode, true, false), -XEN_EPERM);
+  EXPECT_EQ(domctl_admission(XEN_DOMCTL_INTERFACE_VERSION, abi::kDomctlPtwrMode, false, true), -XEN_ESRCH);
+  EXPECT_EQ(domctl_admission(XEN_DOMCTL_INTERFACE_VERSION - 1, abi::kDomctlPtwrMode, true, true), -XEN_EACCES);
+  EXPECT_EQ(domctl_admission(XEN_DOMCTL_INTERFACE_VERSION, abi::kDomctlPtwrMode, true, true), 0);
+}
+
+TEST(PtwrModeRules, GetReportsWhateverTheModeField) {
+  for (bool writable : {false, true}) {
+    PtwrModeDecision d = decide_ptwr_mode(request(abi::kPtwrModeGet, 12345), writable, false);
+    EXPECT_EQ(d.error, 0);
+    EXPECT_EQ(d.action, PtwrModeAction::report);
+  }
+  EXPECT_EQ(decide_ptwr_mode(request(abi::kPtwrModeGet, 0), true, true).error, 0) << "a dying domain can be read";
+}
+
+TEST(PtwrModeRules, TransitionsAndNoChange) {
+  EXPECT_EQ(decide_ptwr_mode(request(abi::kPtwrModeSet, abi::kPtwrWritable), false, false).action,
+            PtwrModeAction::enable_writable);
+  EXPECT_EQ(decide_ptwr_mode(request(abi::kPtwrModeSet, abi::kPtwrEmulate), true, false).action,
+            PtwrModeAction::rehook_to_emulate);
+  EXPECT_EQ(decide_ptwr_mode(request(abi::kPtwrModeSet, abi::kPtwrEmulate), false, false).action,
+            PtwrModeAction::report);
+  EXPECT_EQ(decide_ptwr_mode(request(abi::kPtwrModeSet, abi::kPtwrWritable), true, false).action,
+            PtwrModeAction::report);
+}
+
+TEST(PtwrModeRules, GarbageIsEinval) {
+  EXPECT_EQ(decide_ptwr_mode(request(2, 0), false, false).error, -XEN_EINVAL) << "unknown op";
+  EXPECT_EQ(decide_ptwr_mode(request(0xffffffff, 0), false, false).error, -XEN_EINVAL);
+  EXPECT_EQ(decide_ptwr_mode(request(abi::kPtwrModeSet, 2), false, false).error, -XEN_EINVAL) << "unknown mode";
+  EXPECT_EQ(decide_ptwr_mode(request(abi::kPtwrModeSet, 0xffffffff), true, false).error, -XEN_EINVAL);
+  abi::DomctlPtwrMode reserved = request(abi::kPtwrModeGet, 0);
+  reserved.reserved[1] = 1;
+  EXPECT_EQ(decide_ptwr_mode(reserved, false, false).error, -XEN_EINVAL) << "reserved fields must be zero";
+  EXPECT_EQ(decide_ptwr_mode(request(abi::kPtwrModeSet, abi::kPtwrWritable), false, true).error, -XEN_EINVAL)
+      << "a dying domain's mode cannot change";
+}
+}  // namespace

@@ -1,0 +1,30 @@
+#include "control/ptwr_mode_rules.h"
+
+#include "control/control_abi.h"
+
+namespace control {
+namespace abi = pvhv::xen_abi;
+
+PtwrModeDecision decide_ptwr_mode(const abi::DomctlPtwrMode& request, bool current_writable, bool target_dying) {
+  PtwrModeDecision decision;
+  const bool reserved_clear = request.reserved[0] == 0 && request.reserved[1] == 0;
+  if (!reserved_clear || (request.op != abi::kPtwrModeGet && request.op != abi::kPtwrModeSet)) {
+    decision.error = -XEN_EINVAL;
+    return decision;
+  }
+  if (request.op == abi::kPtwrModeGet) return decision;
+  if (request.mode != abi::kPtwrEmulate && request.mode != abi::kPtwrWritable) {
+    decision.error = -XEN_EINVAL;
+    return decision;
+  }
+  if (target_dying) {
+    decision.error = -XEN_EINVAL;
+    return decision;
+  }
+  const bool want_writable = request.mode == abi::kPtwrWritable;
+  if (want_writable == current_writable) return decision;
+  decision.action = want_writable ? PtwrModeAction::enable_writable : PtwrModeAction::rehook_to_emulate;
+  return decision;
+}
+
+}  // namespace control

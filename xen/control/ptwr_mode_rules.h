@@ -1,0 +1,28 @@
+// Pure: the rules of pvhv's ptwr-mode domctl (common/xen/pvhv_domctl.h), after do_domctl's
+// own admission (interface version -EACCES, no such domain -ESRCH, not the control domain
+// -EPERM: control/domctl_rules.h). The glue (domain/ptwr_mode_switch.cpp) applies the answer.
+#pragma once
+#include <stdint.h>
+
+#include "common/xen/pvhv_domctl.h"
+
+namespace control {
+
+// What a checked request asks of the domain.
+enum class PtwrModeAction : uint8_t {
+  report,             // a get, or a set to the mode the domain has: nothing changes
+  enable_writable,    // emulate -> writable: the snapshot storage is allocated first
+  rehook_to_emulate,  // writable -> emulate: every detached L1 is reattached first
+};
+
+struct PtwrModeDecision {
+  long error = 0;  // -XEN_EINVAL: unknown op or mode, reserved fields set, a dying domain
+  PtwrModeAction action = PtwrModeAction::report;
+};
+
+// `current_writable`: the domain's mode now. A set on a dying domain is refused: its
+// teardown has freed (or is freeing) what the writable mode needs.
+PtwrModeDecision decide_ptwr_mode(const pvhv::xen_abi::DomctlPtwrMode& request, bool current_writable,
+                                  bool target_dying);
+
+}  // namespace control

@@ -1,0 +1,40 @@
+#include "domain/ptwr_mode_switch.h"
+
+#include "console/console.h"
+#include "control/control_abi.h"
+#include "control/ptwr_mode_rules.h"
+#include "domain/domain.h"
+#include "ptwr/writable_page_tables_glue.h"
+
+namespace ptwr_mode_switch {
+namespace abi = pvhv::xen_abi;
+
+namespace {
+const char* mode_name(PageTableWriteMode mode) {
+  return mode == PageTableWriteMode::writable ? "writable" : "emulate";
+}
+}  // namespace
+
+long apply(Domain& target, abi::DomctlPtwrMode& request) {
+  const bool writable = target.pt_write_mode == PageTableWriteMode::writable;
+  control::PtwrModeDecision decision = control::decide_ptwr_mode(request, writable, target.dying());
+  if (decision.error) return decision.error;
+  switch (decision.action) {
+    case control::PtwrModeAction::report: break;
+    case control::PtwrModeAction::enable_writable:
+      if (!writable_page_tables::enable(target)) return -XEN_ENOMEM;
+      target.pt_write_mode = PageTableWriteMode::writable;
+      break;
+    case control::PtwrModeAction::rehook_to_emulate:
+      // disable() reattaches (rehooks) both slots, then frees the snapshots: after it no L1
+      // of the domain is detached, and the page-fault path no longer detaches any.
+      writable_page_tables::disable(target);
+      target.pt_write_mode = PageTableWriteMode::emulate;
+      break;
+  }
+  if (decision.action != control::PtwrModeAction::report)
+    printk_level(LogLevel::info, "d%u: ptwr mode %s\n", unsigned(target.id), mode_name(target.pt_write_mode));
+  request.mode = target.pt_write_mode == PageTableWriteMode::writable ? abi::kPtwrWritable : abi::kPtwrEmulate;
+  return 0;
+}
+}  // namespace ptwr_mode_switch
