@@ -15,6 +15,7 @@
 #include "memory/domain_memory_map.h"
 #include "mm/frame_table.h"
 #include "mm/vcpu_base_pointers.h"
+#include "pv/msr_emulation.h"
 #include "ptwr/writable_pagetables.h"
 
 struct Domain;
@@ -39,6 +40,7 @@ struct Vcpu {
   uint64_t event_callback = 0, failsafe_callback = 0, syscall_callback = 0, syscall32_callback = 0;
   bool syscall_disables_events = false;
   uint64_t fs_base = 0, gs_base_kernel = 0, gs_base_user = 0;
+  msr_emulation::VcpuMsrs msrs;  // its vMCE state and MISC_FEATURES_ENABLES (pv/msr_emulation)
   bool fpu_switched_out = false;  // guest asked CR0.TS set (fpu_taskswitch)
   // Its CR4 as it reads it (Xen's ctrlreg[4], pv/control_registers): its own TSD, DE,
   // FSGSBASE and OSXSAVE choices; the hardware's visible bits are added when it is read.
