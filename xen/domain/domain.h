@@ -15,6 +15,7 @@
 #include "memory/domain_memory_map.h"
 #include "mm/frame_table.h"
 #include "mm/vcpu_base_pointers.h"
+#include "pv/ldt_rules.h"
 #include "pv/msr_emulation.h"
 #include "ptwr/writable_pagetables.h"
 
@@ -50,6 +51,7 @@ struct Vcpu {
   static constexpr unsigned max_gdt_frames = 14;  // FIRST_RESERVED_GDT_PAGE
   uint64_t gdt_frames[max_gdt_frames]{};
   unsigned gdt_entries = 0;
+  ldt_rules::Ldt ldt;  // MMUEXT_SET_LDT's LDT: recorded, never loaded (pv/ldt_rules.h)
   unsigned iopl = 0;              // PHYSDEVOP_set_iopl: I/O ports for the guest kernel when > 0
   bool blocked = false;
   // Created by XEN_DOMCTL_max_vcpus (Xen's vcpu_create): createdomain only sizes the array.
