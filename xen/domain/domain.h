@@ -15,6 +15,7 @@
 #include "memory/domain_memory_map.h"
 #include "mm/frame_table.h"
 #include "mm/vcpu_base_pointers.h"
+#include "pv/debug_registers.h"
 #include "pv/ldt_rules.h"
 #include "pv/msr_emulation.h"
 #include "ptwr/writable_pagetables.h"
@@ -52,6 +53,7 @@ struct Vcpu {
   uint64_t gdt_frames[max_gdt_frames]{};
   unsigned gdt_entries = 0;
   ldt_rules::Ldt ldt;  // MMUEXT_SET_LDT's LDT: recorded, never loaded (pv/ldt_rules.h)
+  debug_registers::State debug;  // set_debugreg's values: read back, not loaded (pv/debug_registers.h)
   unsigned iopl = 0;              // PHYSDEVOP_set_iopl: I/O ports for the guest kernel when > 0
   bool blocked = false;
   // Created by XEN_DOMCTL_max_vcpus (Xen's vcpu_create): createdomain only sizes the array.

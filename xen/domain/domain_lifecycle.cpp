@@ -65,6 +65,7 @@ void release_vcpu_state(Domain& domain) {
   mm::release_base_pointers(boot_memory::frame_table(), vcpu.bases);
   descriptor_tables::destroy_gdt(vcpu);
   vcpu.ldt = {};
+  vcpu.debug = {};
   vcpu_info_area::release(vcpu);  // before shared_info goes, which it then falls back to
   vcpu.online = false;
   vcpu.initialised = false;
@@ -334,6 +335,7 @@ long reset_vcpu(Domain& target) {
   mm::release_base_pointers(boot_memory::frame_table(), vcpu.bases);
   descriptor_tables::destroy_gdt(vcpu);
   vcpu.ldt = {};
+  vcpu.debug = {};
   vcpu.initialised = false;
   vcpu.online = false;
   scheduler::vcpu_down(vcpu);
