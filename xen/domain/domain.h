@@ -73,6 +73,8 @@ struct Vcpu {
   // VCPUOP_register_runstate_memory_area: where the guest wants its vcpu_runstate_info
   // (0: nowhere), rewritten whenever the vCPU is switched in or out (domain/runstate_area).
   uint64_t runstate_area = 0;
+  // VCPUOP_register_vcpu_time_memory_area: a second vcpu_time_info (0: none; domain/shared_info).
+  uint64_t time_area = 0;
   // x87/SSE state while another vCPU owns the FPU (fxsave format; the CPU has no XSAVE).
   alignas(16) uint8_t fpu_state[512]{};
   uint64_t virq_to_port[NR_VIRQS]{};

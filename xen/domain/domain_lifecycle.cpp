@@ -66,6 +66,7 @@ void release_vcpu_state(Domain& domain) {
   descriptor_tables::destroy_gdt(vcpu);
   vcpu.ldt = {};
   vcpu.debug = {};
+  vcpu.time_area = 0;
   vcpu_info_area::release(vcpu);  // before shared_info goes, which it then falls back to
   vcpu.online = false;
   vcpu.initialised = false;
@@ -336,6 +337,7 @@ long reset_vcpu(Domain& target) {
   descriptor_tables::destroy_gdt(vcpu);
   vcpu.ldt = {};
   vcpu.debug = {};
+  vcpu.time_area = 0;
   vcpu.initialised = false;
   vcpu.online = false;
   scheduler::vcpu_down(vcpu);

@@ -1,5 +1,6 @@
 #include "pv/debug_registers.h"
 #include "mm/xen_abi.h"
+#include "pv/guest_address.h"
 
 namespace debug_registers {
 namespace {
@@ -9,8 +10,6 @@ constexpr uint64_t kGeneralDetect = 1u << 13;
 constexpr uint64_t kActiveMask = 0xff;  // L0-3 and G0-3
 constexpr unsigned kIoBreakpoint = 2;   // R/W bits 10
 
-// Xen's __addr_ok: the lower half, or above the hypervisor's range.
-bool address_ok(uint64_t address) { return address < (1ull << 47) || address >= 0xffff880000000000ull; }
 
 long set_dr7(State& state, uint64_t value, bool cr4_de) {
   if (value != uint32_t(value)) return -XEN_EINVAL;
@@ -36,7 +35,7 @@ long set(State& state, unsigned reg, uint64_t value, bool cr4_de) {
     case 1:
     case 2:
     case 3:
-      if (!address_ok(value)) return -XEN_EPERM;
+      if (!guest_address::addr_ok(value)) return -XEN_EPERM;
       state.dr[reg] = value;
       return 0;
     case 4:
