@@ -74,6 +74,8 @@ static void user_wrmsr_gs_base(void) {
   __asm__ volatile("wrmsr" ::"c"(0xc0000101), "a"(0), "d"(0));
 }
 
+static void user_wbinvd(void) { __asm__ volatile("wbinvd" ::: "memory"); }
+
 static int run_child(void (*body)(void)) {
   pid_t pid = fork();
   if (pid == 0) {
@@ -101,6 +103,9 @@ int main(void) {
   status = run_child(user_wrmsr_gs_base);
   check("wrmsr GS_BASE from user mode is #GP (SIGSEGV)", WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV,
         status);
+
+  status = run_child(user_wbinvd);
+  check("wbinvd from user mode is #GP (SIGSEGV)", WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV, status);
 
   printf("hostile: %s\n", failures ? "failed" : "passed");
   return failures ? 1 : 0;

@@ -68,6 +68,16 @@ bool emulate_interrupt_flag(const Vcpu& vcpu, TrapFrame& frame, const FetchedIns
   return true;
 }
 
+// wbinvd (0f 09), as Xen's cache_op: performed for a domain that may flush caches (one with
+// I/O memory: here the privileged one), ignored for any other ("newer Linux uses this in some
+// start-of-day timing loops"); either way it completes.
+bool emulate_cache_flush(const Vcpu& vcpu, TrapFrame& frame, const FetchedInstruction& fetched) {
+  if (fetched.count < 2 || fetched.bytes[0] != 0x0f || fetched.bytes[1] != 0x09) return false;
+  if (vcpu.domain->privileged) asm volatile("wbinvd" ::: "memory");
+  frame.rip += 2;
+  return true;
+}
+
 // What pv_fixup_guest_cr4 discards unless the CPUID policy offers it.
 control_registers::Cr4Policy cr4_policy(const Vcpu& vcpu) {
   const uint32_t leaf1_edx = invalid_op::guest_cpuid_register(vcpu, 1, 0, 3);
@@ -111,7 +121,8 @@ bool emulate(Vcpu& vcpu, TrapFrame& frame) {
   FetchedInstruction fetched;  // the same fetch the PTE-write emulation makes
   if (!instruction_fetch::fetch(vcpu, frame.rip, fetched)) return false;
   return port_io::emulate(vcpu, frame, fetched.bytes, fetched.count) || emulate_msr(vcpu, frame, fetched) ||
-         emulate_interrupt_flag(vcpu, frame, fetched) || emulate_control_register(vcpu, frame, fetched);
+         emulate_interrupt_flag(vcpu, frame, fetched) || emulate_control_register(vcpu, frame, fetched) ||
+         emulate_cache_flush(vcpu, frame, fetched);
 }
 
 }  // namespace privileged_op
