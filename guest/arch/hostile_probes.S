@@ -125,6 +125,13 @@ probe_sti:
 probe_sti_insn:
         sti
         ret
+/* long probe_wbinvd(void): 0 if wbinvd completed, else (vector << 16 | error code). */
+        .global probe_wbinvd, probe_wbinvd_insn
+probe_wbinvd:
+        xor     %eax, %eax
+probe_wbinvd_insn:
+        wbinvd
+        ret
 probe_msr_fixup:                        /* rax = vector << 16 | error code */
         ret
 /* long probe_read_cr(unsigned cr [edi], uint64_t* value [rsi]) for CR0, CR3, CR4 and

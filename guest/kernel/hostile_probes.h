@@ -17,6 +17,8 @@ long probe_rdmsr(uint32_t msr, uint64_t* value);
 // Raw cli / sti: 0, or (vector << 16 | error code) of the fault.
 long probe_cli();
 long probe_sti();
+// Raw wbinvd: 0, or (vector << 16 | error code) of the fault.
+long probe_wbinvd();
 // Xen's forced-emulation CPUID: 0 with out[] = eax, ebx, ecx, edx, or (vector << 16 | error
 // code); and the prefix before a nop, which stays #UD.
 long probe_forced_cpuid(uint32_t leaf, uint32_t subleaf, uint32_t out[4]);

@@ -40,7 +40,7 @@ bool selftest_run(const char* name) {
       {"domctl", selftest_domctl}, {"domctl-domu", selftest_domctl_domu}, {"domctl-unprivileged", selftest_domctl_unprivileged},
       {"domctl-leave-paused", selftest_domctl_leave_paused},
       {"xdom-self", selftest_xdom_self}, {"xdom-domu", selftest_xdom_domu}, {"xdom-peer", selftest_xdom_peer},
-      {"xdom-wait", selftest_xdom_wait}, {"privop", selftest_privop}, {"cpuid", selftest_cpuid}, {"gdt", selftest_gdt}, {"vcpu-areas", selftest_vcpu_areas},
+      {"xdom-wait", selftest_xdom_wait}, {"privop", selftest_privop}, {"msr", selftest_msr}, {"ldt", selftest_ldt}, {"ipi", selftest_ipi}, {"debugreg", selftest_debugreg}, {"time-area", selftest_time_area}, {"cpuid", selftest_cpuid}, {"gdt", selftest_gdt}, {"vcpu-areas", selftest_vcpu_areas},
       {"lifecycle", selftest_lifecycle}, {"lifecycle-100", selftest_lifecycle_100}, {"lifecycle-domu", selftest_lifecycle_domu},
       {"lifecycle-unprivileged", selftest_lifecycle_unprivileged},
       {"ptwr-mode", selftest_ptwr_mode}};

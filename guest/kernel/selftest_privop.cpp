@@ -100,6 +100,7 @@ void control_registers(SelfTest& test) {
 
 void selftest_privop(SelfTest& test) {
   control_registers(test);
+  test.check("wbinvd from the kernel completes (Xen performs or ignores it)", probe_wbinvd(), 0);
   interrupt_flag(test);
   base(test, "rdmsr MSR_FS_BASE works", kFsBase, reinterpret_cast<uint64_t>(&fs_target), read_fs0);
   base(test, "rdmsr MSR_GS_BASE (the kernel's) works", kGsBase, reinterpret_cast<uint64_t>(&gs_target), read_gs0);

@@ -63,6 +63,19 @@ static void compat_mode_syscall(void) {
       ::: "rax", "rdi", "rcx", "r11", "memory");
 }
 
+/* rdmsr / wrmsr from user mode: the hypervisor serves them only to a guest kernel (Xen's
+ * emul-priv-op.c checks the guest's ring first), so each is a #GP the kernel turns into
+ * SIGSEGV. Were either performed, the child would exit normally. */
+static void user_rdmsr_mcg_status(void) {
+  unsigned lo, hi;
+  __asm__ volatile("rdmsr" : "=a"(lo), "=d"(hi) : "c"(0x17a));
+}
+static void user_wrmsr_gs_base(void) {
+  __asm__ volatile("wrmsr" ::"c"(0xc0000101), "a"(0), "d"(0));
+}
+
+static void user_wbinvd(void) { __asm__ volatile("wbinvd" ::: "memory"); }
+
 static int run_child(void (*body)(void)) {
   pid_t pid = fork();
   if (pid == 0) {
@@ -83,6 +96,16 @@ int main(void) {
   int status = run_child(compat_mode_syscall);
   check("a compat-mode syscall with no syscall32 callback is #UD (SIGILL)",
         WIFSIGNALED(status) && WTERMSIG(status) == SIGILL, status);
+
+  status = run_child(user_rdmsr_mcg_status);
+  check("rdmsr MCG_STATUS from user mode is #GP (SIGSEGV)", WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV,
+        status);
+  status = run_child(user_wrmsr_gs_base);
+  check("wrmsr GS_BASE from user mode is #GP (SIGSEGV)", WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV,
+        status);
+
+  status = run_child(user_wbinvd);
+  check("wbinvd from user mode is #GP (SIGSEGV)", WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV, status);
 
   printf("hostile: %s\n", failures ? "failed" : "passed");
   return failures ? 1 : 0;

@@ -5,7 +5,7 @@ with RFLAGS.NT set, HYPERVISOR_iret to frames the CPU refuses, 64-bit hypercall 
 multicall ops with high bits and nested multicalls, 32-bit counts, batches that run across
 many time slices, guest memory in a range whose L1 was just written directly), then
 init=/hostile (guest/user/hostile.c: a user process's syscall with NT set, a compat-mode
-syscall). On ours each boot runs under ptwr=emulate and ptwr=writable; every check's expected
+syscall, and rdmsr / wrmsr / wbinvd from user mode: #GP, SIGSEGV). On ours each boot runs under ptwr=emulate and ptwr=writable; every check's expected
 value is Xen 4.17's, and on ours the machine must end by itself with a clean frame audit.
 """
 import os
@@ -39,7 +39,7 @@ def main():
                                        hypervisor_args=mode, timeout=300)
         guest_boot.expect_ended(result, hv, hv.poweroff, 0)
         kernel_checks = check_suite(result, "", "selftest hostile-cpu", 30)
-        user_checks = check_suite(result, "", "hostile", 3)
+        user_checks = check_suite(result, "", "hostile", 6)
         machine.expect("hostile: printed from a range whose L1 was just written directly" in result.serial,
                        "the console text from the detached range is missing", result)
         machine.expect("*** hypervisor fault" not in result.serial, "the hypervisor faulted", result)

@@ -119,5 +119,24 @@ TEST_F(TwoDomains, StatusOfVirqAndHypervisorPorts) {
   evtchn_status_t out{};
   EXPECT_EQ(status(domu, 16, out), -XEN_EINVAL);
 }
+
+// Linux binds four IPIs per vCPU (xen_smp_intr_init): each its own port, reported as an IPI
+// of its vCPU, freed by close like any other.
+TEST_F(TwoDomains, IpiPortsAreOneEachAndCloseLikeOthers) {
+  for (int expected = 1; expected <= 4; ++expected) EXPECT_EQ(bind_ipi(domu, 0), expected);
+  evtchn_status_t s = status_of(domu, 3);
+  EXPECT_EQ(s.status, uint32_t(EVTCHNSTAT_ipi));
+  EXPECT_EQ(s.vcpu, 0u);
+  EXPECT_EQ(bind_interdomain(dom0, domu, 3), -XEN_EINVAL) << "an IPI port is nobody else's to bind";
+  EXPECT_EQ(close(domu, 3, find).error, 0);
+  EXPECT_EQ(status_of(domu, 3).status, uint32_t(EVTCHNSTAT_closed));
+  EXPECT_EQ(bind_ipi(domu, 0), 3) << "the lowest free port again";
+  EXPECT_EQ(domu.count_in_use(), 4u);
+}
+
+TEST_F(TwoDomains, IpiOnAFullTableIsNoSpace) {
+  for (unsigned i = 1; i < 16; ++i) ASSERT_EQ(bind_ipi(domu, 0), int(i));
+  EXPECT_EQ(bind_ipi(domu, 0), -XEN_ENOSPC);
+}
 }  // namespace
 }  // namespace evtchn

@@ -213,6 +213,25 @@ TEST_F(MmMmuUpdate, PrivilegedDomainMapsIoFramesWithoutReferences) {
 }
 
 
+// Xen's l1_disallow_mask for a domain with I/O memory: its mappings of I/O memory may carry
+// the cache attributes (PWT, PCD, PAT), as Linux's ioremap of the ACPI tables (UC-) needs; an
+// unprivileged domain's may not, and neither may a mapping of RAM (not re-typed here).
+TEST_F(MmMmuUpdate, CacheAttributesOnlyOnAPrivilegedDomainsIoMappings) {
+    const DomainIdentity privileged{kGuest, true, false};
+    const uint64_t io_frame = kFrames + 0x100;
+    for (uint64_t bits : {E::kCacheDisable, E::kWriteThrough, E::kPageSize, E::kCacheDisable | E::kWriteThrough}) {
+        ASSERT_EQ(update(kL1, 100, rw(io_frame).with_flags(bits), MMU_NORMAL_PT_UPDATE, privileged), 0);
+        EXPECT_TRUE(read(kL1, 100).has_any(bits));
+        EXPECT_EQ(update(kL1, 101, rw(io_frame).with_flags(bits)), -XEN_EINVAL);
+        EXPECT_EQ(update(kL1, 101, ro(kLooseData).with_flags(bits), MMU_NORMAL_PT_UPDATE, privileged),
+                  -XEN_EINVAL);
+        EXPECT_AUDIT_CLEAN();
+    }
+    ASSERT_EQ(update(kL1, 100, E(), MMU_NORMAL_PT_UPDATE, privileged), 0);
+    EXPECT_AUDIT_CLEAN();
+}
+
+
 // Hypervisor frames shared with privileged domains (trace buffers) are mapped as Xen's dom0
 // maps them, with foreigndom DOMID_XEN (the hypercall lets only privileged callers name it),
 // read-only or writable, without references. As the caller's own page owner: refused.

@@ -15,6 +15,9 @@
 #include "memory/domain_memory_map.h"
 #include "mm/frame_table.h"
 #include "mm/vcpu_base_pointers.h"
+#include "pv/debug_registers.h"
+#include "pv/ldt_rules.h"
+#include "pv/msr_emulation.h"
 #include "ptwr/writable_pagetables.h"
 
 struct Domain;
@@ -39,6 +42,7 @@ struct Vcpu {
   uint64_t event_callback = 0, failsafe_callback = 0, syscall_callback = 0, syscall32_callback = 0;
   bool syscall_disables_events = false;
   uint64_t fs_base = 0, gs_base_kernel = 0, gs_base_user = 0;
+  msr_emulation::VcpuMsrs msrs;  // its vMCE state and MISC_FEATURES_ENABLES (pv/msr_emulation)
   bool fpu_switched_out = false;  // guest asked CR0.TS set (fpu_taskswitch)
   // Its CR4 as it reads it (Xen's ctrlreg[4], pv/control_registers): its own TSD, DE,
   // FSGSBASE and OSXSAVE choices; the hardware's visible bits are added when it is read.
@@ -48,6 +52,8 @@ struct Vcpu {
   static constexpr unsigned max_gdt_frames = 14;  // FIRST_RESERVED_GDT_PAGE
   uint64_t gdt_frames[max_gdt_frames]{};
   unsigned gdt_entries = 0;
+  ldt_rules::Ldt ldt;  // MMUEXT_SET_LDT's LDT: recorded, never loaded (pv/ldt_rules.h)
+  debug_registers::State debug;  // set_debugreg's values: read back, not loaded (pv/debug_registers.h)
   unsigned iopl = 0;              // PHYSDEVOP_set_iopl: I/O ports for the guest kernel when > 0
   bool blocked = false;
   // Created by XEN_DOMCTL_max_vcpus (Xen's vcpu_create): createdomain only sizes the array.
@@ -67,6 +73,8 @@ struct Vcpu {
   // VCPUOP_register_runstate_memory_area: where the guest wants its vcpu_runstate_info
   // (0: nowhere), rewritten whenever the vCPU is switched in or out (domain/runstate_area).
   uint64_t runstate_area = 0;
+  // VCPUOP_register_vcpu_time_memory_area: a second vcpu_time_info (0: none; domain/shared_info).
+  uint64_t time_area = 0;
   // x87/SSE state while another vCPU owns the FPU (fxsave format; the CPU has no XSAVE).
   alignas(16) uint8_t fpu_state[512]{};
   uint64_t virq_to_port[NR_VIRQS]{};

@@ -64,6 +64,9 @@ void release_vcpu_state(Domain& domain) {
   domain.frames_given_back += boot_memory::allocator().free_count() - free_before;
   mm::release_base_pointers(boot_memory::frame_table(), vcpu.bases);
   descriptor_tables::destroy_gdt(vcpu);
+  vcpu.ldt = {};
+  vcpu.debug = {};
+  vcpu.time_area = 0;
   vcpu_info_area::release(vcpu);  // before shared_info goes, which it then falls back to
   vcpu.online = false;
   vcpu.initialised = false;
@@ -334,6 +337,9 @@ long reset_vcpu(Domain& target) {
   writable_page_tables::reattach_all(target);
   mm::release_base_pointers(boot_memory::frame_table(), vcpu.bases);
   descriptor_tables::destroy_gdt(vcpu);
+  vcpu.ldt = {};
+  vcpu.debug = {};
+  vcpu.time_area = 0;
   vcpu.initialised = false;
   vcpu.online = false;
   scheduler::vcpu_down(vcpu);
@@ -355,6 +361,8 @@ long get_vcpu_context(const Domain& target, vcpu_guest_context& context) {
   __builtin_memcpy(context.trap_ctxt, vcpu.trap_table, sizeof(context.trap_ctxt));
   context.kernel_ss = vcpu.kernel_ss;
   context.kernel_sp = vcpu.kernel_sp;
+  context.ldt_base = vcpu.ldt.base;
+  context.ldt_ents = vcpu.ldt.entries;
   context.ctrlreg[0] = vcpu.fpu_switched_out ? cr0_ts : 0;
   context.ctrlreg[3] = vcpu.bases.kernel_mfn << 12;  // Xen's xen_pfn_to_cr3
   context.ctrlreg[1] = vcpu.bases.user_mfn << 12;

@@ -30,6 +30,11 @@ int take_port(Table& table, State state, domid_t remote) {
 
 int alloc_unbound(Table& table, domid_t remote) { return take_port(table, State::unbound, remote); }
 int bind_to_hypervisor(Table& table) { return take_port(table, State::hypervisor, DOMID_XEN); }
+int bind_ipi(Table& table, uint32_t vcpu) {
+  const int port = take_port(table, State::ipi, 0);
+  if (port > 0) table.ports[port].vcpu = vcpu;
+  return port;
+}
 
 int bind_interdomain(Table& local, Table& remote, evtchn_port_t remote_port) {
   int port = local.allocate();
@@ -91,6 +96,7 @@ int status(const Table& table, evtchn_port_t port, evtchn_status_t& out) {
       out.status = EVTCHNSTAT_virq;
       out.u.virq = channel.virq;
       break;
+    case State::ipi: out.status = EVTCHNSTAT_ipi; break;
   }
   return 0;
 }

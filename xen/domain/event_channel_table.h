@@ -1,5 +1,5 @@
 // One domain's 2-level event channels as a table of ports, and the rules of Xen 4.17's
-// EVTCHNOP_alloc_unbound, bind_interdomain, close and status on them (xen/common/event_channel.c).
+// EVTCHNOP_alloc_unbound, bind_interdomain, bind_ipi, close and status on them (xen/common/event_channel.c).
 // Pure: no domain lookup, no guest memory, no delivery; the glue (domain/event_channels) finds
 // the domains, checks privilege, copies the requests and raises the events. Unit-tested on the
 // host (tests/unit/domain_event_channel_table_test.cpp).
@@ -16,7 +16,8 @@ struct Channel {
   // `remote_domain` to bind (Xen's ECS_UNBOUND); interdomain: connected to `remote_port` of
   // `remote_domain`; virq: a virtual IRQ of `vcpu`; hypervisor: connected to a backend the
   // hypervisor itself serves (the console of a domain built at boot), remote_domain DOMID_XEN.
-  enum class State : uint8_t { free, virq, interdomain, unbound, hypervisor } state = State::free;
+  // ipi: notifies `vcpu` of its own domain (EVTCHNOP_bind_ipi, Xen's ECS_IPI).
+  enum class State : uint8_t { free, virq, interdomain, unbound, hypervisor, ipi } state = State::free;
   uint32_t virq = 0;
   uint32_t vcpu = 0;
   domid_t remote_domain = 0;
@@ -39,6 +40,9 @@ struct Table {
 // EVTCHNOP_alloc_unbound in `table` for `remote` (already resolved: DOMID_SELF is the caller's
 // id). The port, or -ENOSPC.
 int alloc_unbound(Table& table, domid_t remote);
+
+// EVTCHNOP_bind_ipi for `vcpu` (the glue checked it exists): the port, or -ENOSPC.
+int bind_ipi(Table& table, uint32_t vcpu);
 
 // A port connected to a backend the hypervisor serves (State::hypervisor, remote DOMID_XEN):
 // the port, or -ENOSPC.

@@ -67,6 +67,19 @@ long bind_virq(Vcpu& vcpu, uint64_t argument) {
   return 0;
 }
 
+// Xen's evtchn_bind_ipi: a port of the caller that notifies one of its vCPUs (-ENOENT for a
+// vCPU it does not have: here only vCPU 0), delivered by EVTCHNOP_send.
+long bind_ipi(Vcpu& vcpu, uint64_t argument) {
+  evtchn_bind_ipi_t bind;
+  if (!guest_memory::read(vcpu, argument, bind)) return -XEN_EFAULT;
+  if (bind.vcpu != 0) return -XEN_ENOENT;
+  evtchn::Table table = vcpu.domain->channel_table();
+  const int port = evtchn::bind_ipi(table, bind.vcpu);
+  if (port < 0) return port;
+  bind.port = evtchn_port_t(port);
+  return guest_memory::write(vcpu, argument, bind) ? 0 : -XEN_EFAULT;
+}
+
 // Xen's evtchn_alloc_unbound: a port of `dom` (the caller's, or any for the control domain)
 // that `remote_dom` may bind; DOMID_SELF as the remote is the caller.
 long alloc_unbound(Vcpu& vcpu, uint64_t argument) {
@@ -125,8 +138,8 @@ long close(Vcpu& vcpu, uint64_t argument) {
   return 0;
 }
 
-// Xen's evtchn_send: an interdomain port notifies the remote end, an unbound one drops the
-// notification silently; any other kind of port (a VIRQ's) is -EINVAL.
+// Xen's evtchn_send: an interdomain port notifies the remote end, an IPI port its vCPU, an
+// unbound one drops the notification silently; any other kind of port (a VIRQ's) is -EINVAL.
 long send(Vcpu& vcpu, uint64_t argument) {
   evtchn_send_t request;
   if (!guest_memory::read(vcpu, argument, request)) return -XEN_EFAULT;
@@ -138,6 +151,7 @@ long send(Vcpu& vcpu, uint64_t argument) {
       if (Domain* remote = domains::find(channel.remote_domain)) set_pending(*remote, channel.remote_port);
       return 0;
     case State::hypervisor: guest_console::notify(domain); return 0;
+    case State::ipi: set_pending(domain, request.port); return 0;  // to vCPU 0, the only one
     case State::unbound: return 0;
     default: return -XEN_EINVAL;
   }
@@ -201,6 +215,7 @@ long hypercall(Vcpu& vcpu, int command, uint64_t argument) {
   switch (command) {
     case EVTCHNOP_bind_virq: return bind_virq(vcpu, argument);
     case EVTCHNOP_alloc_unbound: return alloc_unbound(vcpu, argument);
+    case EVTCHNOP_bind_ipi: return bind_ipi(vcpu, argument);
     case EVTCHNOP_bind_interdomain: return bind_interdomain(vcpu, argument);
     case EVTCHNOP_unmask: return unmask(vcpu, argument);
     case EVTCHNOP_close: return close(vcpu, argument);

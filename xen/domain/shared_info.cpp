@@ -1,11 +1,15 @@
 #include "domain/shared_info.h"
 #include "mm/xen_abi.h"
+#include <xen/errno.h>
+#include <xen/vcpu.h>
 #include <xen/xen.h>
 #include "arch/x86/cpu/registers.h"
 #include "domain/domain.h"
 #include "memory/boot_memory.h"
 #include "memory/machine.h"
 #include "mm/page_refs.h"
+#include "pv/guest_address.h"
+#include "pv/guest_memory.h"
 #include "time/clock.h"
 #include "time/wallclock.h"
 
@@ -41,6 +45,28 @@ void release(Domain& domain) {
   mm::put_page_and_type(boot_memory::frame_table(), domain.shared_info_mfn);
 }
 
+namespace {
+void update_time_area(const Vcpu& vcpu, vcpu_time_info_t record) {
+  if (!vcpu.time_area) return;
+  const uint32_t done = record.version;
+  record.version = done | 1;  // an update in progress
+  if (!guest_memory::write(vcpu, vcpu.time_area, record.version)) return;
+  if (!guest_memory::write(vcpu, vcpu.time_area, record)) return;
+  record.version = done;
+  (void)guest_memory::write(vcpu, vcpu.time_area, record.version);
+}
+}  // namespace
+
+long register_time_area(Vcpu& vcpu, uint64_t argument) {
+  vcpu_register_time_memory_area_t area;
+  if (!guest_memory::read(vcpu, argument, area)) return -XEN_EFAULT;
+  const uint64_t address = uint64_t(area.addr.v);
+  if (!guest_address::addr_ok(address)) return -XEN_EFAULT;  // guest_handle_okay: the start only
+  vcpu.time_area = address;
+  update_time(vcpu);  // Xen's force_update_vcpu_system_time
+  return 0;
+}
+
 void update_time(Vcpu& vcpu) {
   vcpu_time_info_t& time = vcpu.info()->time;
   uint64_t tsc = cpu::rdtsc();
@@ -53,5 +79,6 @@ void update_time(Vcpu& vcpu) {
   time.flags = XEN_PVCLOCK_TSC_STABLE_BIT;
   asm volatile("" ::: "memory");
   time.version++;
+  update_time_area(vcpu, time);
 }
 }  // namespace shared_info_page

@@ -87,6 +87,20 @@ long callback_op(Vcpu& vcpu, TrapFrame&, Arguments& args) {
   }
 }
 
+// HYPERVISOR_set_debugreg(reg, value) / get_debugreg(reg): Xen's `int reg` (32 bits), its
+// checks and values (pv/debug_registers); CR4.DE is the guest's own view.
+namespace {
+constexpr uint64_t cr4_de = 1u << 3;
+}
+long set_debugreg(Vcpu& vcpu, TrapFrame&, Arguments& args) {
+  return debug_registers::set(vcpu.debug, uint32_t(args.a[0]), args.a[1], vcpu.guest_cr4 & cr4_de);
+}
+long get_debugreg(Vcpu& vcpu, TrapFrame&, Arguments& args) {
+  uint64_t value = 0;
+  const long rc = debug_registers::get(vcpu.debug, uint32_t(args.a[0]), vcpu.guest_cr4 & cr4_de, value);
+  return rc != 0 ? rc : long(value);
+}
+
 long fpu_taskswitch(Vcpu& vcpu, TrapFrame&, Arguments& args) {
   vcpu.fpu_switched_out = args.a[0] != 0;
   fpu::set_task_switched(vcpu.fpu_switched_out);

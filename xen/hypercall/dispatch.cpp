@@ -23,6 +23,8 @@ constexpr auto make_table() {
   t.h[__HYPERVISOR_stack_switch] = stack_switch;
   t.h[__HYPERVISOR_set_callbacks] = set_callbacks;
   t.h[__HYPERVISOR_fpu_taskswitch] = fpu_taskswitch;
+  t.h[__HYPERVISOR_set_debugreg] = set_debugreg;
+  t.h[__HYPERVISOR_get_debugreg] = get_debugreg;
   t.h[__HYPERVISOR_memory_op] = memory_op;
   t.h[__HYPERVISOR_multicall] = multicall;
   t.h[__HYPERVISOR_update_va_mapping] = update_va_mapping;

@@ -34,6 +34,8 @@ long stack_switch(Vcpu&, TrapFrame&, Arguments&);
 long set_callbacks(Vcpu&, TrapFrame&, Arguments&);
 long callback_op(Vcpu&, TrapFrame&, Arguments&);
 long fpu_taskswitch(Vcpu&, TrapFrame&, Arguments&);
+long set_debugreg(Vcpu&, TrapFrame&, Arguments&);
+long get_debugreg(Vcpu&, TrapFrame&, Arguments&);
 long set_segment_base(Vcpu&, TrapFrame&, Arguments&);
 long set_gdt(Vcpu&, TrapFrame&, Arguments&);
 long update_descriptor(Vcpu&, TrapFrame&, Arguments&);

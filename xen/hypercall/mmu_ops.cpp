@@ -169,11 +169,15 @@ long mmuext_op(Vcpu& vcpu, TrapFrame&, Arguments& args) {
   perf::add(perf::Counter::mmu_hypercalls);
   writable_page_tables::reattach_all(*vcpu.domain);  // MMU operations see validated tables
   Domain* target = nullptr;
-  if (long rc = mmuext_target(vcpu, args.a[3], target)) return finish(vcpu, args.a[2], 0, rc);
+  // A foreigndom refused before any operation leaves `done` unwritten, as Xen's do_mmuext_op.
+  if (long rc = mmuext_target(vcpu, args.a[3], target)) return rc;
   if (target == vcpu.domain)
     return run_batch<mmuext_op_t>(
         vcpu, args,
-        [&vcpu](mm::MmuContext& context, const mmuext_op_t& op) { return mm::mmuext_op(context, vcpu.bases, op); },
+        [&vcpu](mm::MmuContext& context, const mmuext_op_t& op) -> long {
+          if (op.cmd == MMUEXT_SET_LDT) return ldt_rules::set_ldt(vcpu.ldt, op.arg1.linear_addr, op.arg2.nr_ents);
+          return mm::mmuext_op(context, vcpu.bases, op);
+        },
         *vcpu.domain);
   writable_page_tables::reattach_all(*target);
   return run_batch<mmuext_op_t>(

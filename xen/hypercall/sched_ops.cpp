@@ -7,6 +7,7 @@
 #include <xen/vcpu.h>
 #include <xen/xen.h>
 #include "domain/domain.h"
+#include "domain/shared_info.h"
 #include "domain/scheduler.h"
 #include "domain/timers.h"
 #include "hypercall/dispatch.h"
@@ -89,6 +90,7 @@ long vcpu_op(Vcpu& vcpu, TrapFrame&, Arguments& args) {
     case VCPUOP_stop_periodic_timer: timers::set_periodic(vcpu, 0); return 0;
     case VCPUOP_register_runstate_memory_area: return runstate_area::register_area(vcpu, argument);
     case VCPUOP_register_vcpu_info: return vcpu_info_area::register_info(vcpu, argument);
+    case VCPUOP_register_vcpu_time_memory_area: return shared_info_page::register_time_area(vcpu, argument);
     default: return -XEN_ENOSYS;
   }
 }

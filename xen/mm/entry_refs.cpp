@@ -61,10 +61,19 @@ void remove_link(FrameTable& frames, uint64_t mfn, uint64_t slot_maddr) {
 
 }  // namespace
 
+int check_new_entry_bits(const MmuContext& context, PagingLevel level, PageTableEntry entry) {
+    constexpr uint64_t cache_attributes =
+        PageTableEntry::kWriteThrough | PageTableEntry::kCacheDisable | PageTableEntry::kPageSize;  // PAT in L1
+    if (level == PagingLevel::L1 && entry.has_any(cache_attributes) && context.domain.privileged &&
+        is_io_frame(context.frames, entry.mfn()))
+        entry = entry.without_flags(cache_attributes);
+    return check_entry_bits(level, entry);
+}
+
 int take_entry_references(MmuContext& context, PagingLevel level, PageTableEntry& entry,
                           domid_t table_owner, uint64_t slot_maddr) {
     if (!entry.present()) return 0;
-    int rc = check_entry_bits(level, entry);
+    int rc = check_new_entry_bits(context, level, entry);
     if (rc != 0) return rc;
     if (level == PagingLevel::L1) return take_l1_references(context, entry);
     rc = get_page_and_type(context, entry.mfn(), table_owner, table_type(next_lower(level)));

@@ -11,7 +11,7 @@ namespace mm {
 
 // Checks a present guest entry (bits and target) and takes its references. `table_owner`
 // owns the table the entry lives in; L2-L4 targets must belong to it. Errors (as Xen):
-//   -EINVAL bad bits (check_entry_bits) or an L2-L4 target that is missing, foreign, or of a
+//   -EINVAL bad bits (check_new_entry_bits) or an L2-L4 target that is missing, foreign, or of a
 //           conflicting type;
 //   -EPERM  an L1 target outside the frame table (I/O memory) the caller may not map
 //           (io_frame_access: unprivileged, beyond the address width, interrupt hardware);
@@ -24,6 +24,13 @@ namespace mm {
 // link of the table it points at (PageInfo::linked_by).
 int take_entry_references(MmuContext& context, PagingLevel level, PageTableEntry& entry,
                           domid_t table_owner, uint64_t slot_maddr);
+
+// check_entry_bits for an entry this context writes, with Xen's one exception for a domain
+// with I/O memory (l1_disallow_mask without PAGE_CACHE_ATTRS): a privileged caller's L1 entry
+// mapping I/O memory may carry PWT, PCD and PAT (Linux's ioremap of the ACPI tables is UC-).
+// The same bits on RAM stay -EINVAL here (Xen accepts them and re-types the frame's cache
+// attribute in its own mappings, which this hypervisor does not do).
+int check_new_entry_bits(const MmuContext& context, PagingLevel level, PageTableEntry entry);
 
 // Releases what take_entry_references took for the same (present) entry; no-op otherwise.
 void release_entry_references(FrameTable& frames, PagingLevel level, PageTableEntry entry,

@@ -41,7 +41,7 @@ int update_table_entry(MmuContext& context, uint64_t table_mfn, unsigned index,
     PageTableEntry replacement = requested;
     bool takes_references = false;
     if (replacement.present()) {
-        int rc = check_entry_bits(level, replacement);
+        int rc = check_new_entry_bits(context, level, replacement);
         if (rc != 0) return rc;
         replacement = adjust_guest_entry(level, replacement);
         takes_references = !is_harmless_change(level, old, replacement);

@@ -25,23 +25,37 @@ void load_bases(Vcpu& vcpu, const msr_emulation::SegmentBases& bases) {
   cpu::write_msr(cpu::msr::gs_base, vcpu.active_gs_base());
 }
 
+uint64_t read_tsc() { return cpu::rdtsc(); }
+
+// What the MSR rules need of the CPU and of the asking vCPU.
+msr_emulation::Host msr_host(const Vcpu& vcpu) {
+  msr_emulation::Host host;
+  const uint32_t vendor_ebx = invalid_op::guest_cpuid_register(vcpu, 0, 0, 1);
+  host.vendor = vendor_ebx == 0x756e6547   ? msr_emulation::Vendor::intel  // "Genu"
+                : vendor_ebx == 0x68747541 ? msr_emulation::Vendor::amd    // "Auth"
+                                           : msr_emulation::Vendor::other;
+  host.vcpu_id = vcpu.id;
+  host.efer = cpu::read_msr(cpu::msr::efer);
+  host.read_hardware = cpu::read_msr_safe;
+  host.read_tsc = read_tsc;
+  host.guest_has_gp_handler = vcpu.trap_table[13].address != 0;
+  return host;
+}
+
 bool emulate_msr(Vcpu& vcpu, TrapFrame& frame, const FetchedInstruction& fetched) {
   const msr_emulation::Decoded decoded = msr_emulation::decode(fetched.bytes, fetched.count);
+  if (decoded.instruction == msr_emulation::Instruction::none) return false;
   const uint32_t msr = uint32_t(frame.rcx);
+  const msr_emulation::Host host = msr_host(vcpu);
   msr_emulation::SegmentBases bases = bases_of(vcpu);
-  switch (decoded.instruction) {
-    case msr_emulation::Instruction::rdmsr: {
-      uint64_t value = 0;
-      if (!msr_emulation::read(msr, bases, value)) return false;
-      frame.rax = uint32_t(value);
-      frame.rdx = value >> 32;
-      break;
-    }
-    case msr_emulation::Instruction::wrmsr:
-      if (!msr_emulation::write(msr, (frame.rdx << 32) | uint32_t(frame.rax), bases)) return false;
-      load_bases(vcpu, bases);
-      break;
-    case msr_emulation::Instruction::none: return false;
+  if (decoded.instruction == msr_emulation::Instruction::rdmsr) {
+    uint64_t value = 0;
+    if (!msr_emulation::read(host, bases, vcpu.msrs, msr, value)) return false;
+    frame.rax = uint32_t(value);
+    frame.rdx = value >> 32;
+  } else {
+    if (!msr_emulation::write(host, bases, vcpu.msrs, msr, (frame.rdx << 32) | uint32_t(frame.rax))) return false;
+    load_bases(vcpu, bases);
   }
   frame.rip += decoded.length;
   return true;
@@ -51,6 +65,16 @@ bool emulate_interrupt_flag(const Vcpu& vcpu, TrapFrame& frame, const FetchedIns
   const unsigned length = interrupt_flag::instruction_length(fetched.bytes, fetched.count);
   if (length == 0 || !interrupt_flag::permitted(vcpu.iopl)) return false;
   frame.rip += length;
+  return true;
+}
+
+// wbinvd (0f 09), as Xen's cache_op: performed for a domain that may flush caches (one with
+// I/O memory: here the privileged one), ignored for any other ("newer Linux uses this in some
+// start-of-day timing loops"); either way it completes.
+bool emulate_cache_flush(const Vcpu& vcpu, TrapFrame& frame, const FetchedInstruction& fetched) {
+  if (fetched.count < 2 || fetched.bytes[0] != 0x0f || fetched.bytes[1] != 0x09) return false;
+  if (vcpu.domain->privileged) asm volatile("wbinvd" ::: "memory");
+  frame.rip += 2;
   return true;
 }
 
@@ -97,7 +121,8 @@ bool emulate(Vcpu& vcpu, TrapFrame& frame) {
   FetchedInstruction fetched;  // the same fetch the PTE-write emulation makes
   if (!instruction_fetch::fetch(vcpu, frame.rip, fetched)) return false;
   return port_io::emulate(vcpu, frame, fetched.bytes, fetched.count) || emulate_msr(vcpu, frame, fetched) ||
-         emulate_interrupt_flag(vcpu, frame, fetched) || emulate_control_register(vcpu, frame, fetched);
+         emulate_interrupt_flag(vcpu, frame, fetched) || emulate_control_register(vcpu, frame, fetched) ||
+         emulate_cache_flush(vcpu, frame, fetched);
 }
 
 }  // namespace privileged_op

@@ -6,6 +6,7 @@
 #include "arch/x86/cpu/trap_frame.h"
 #include "arch/x86/layout.h"
 #include "mm/xen_abi.h"
+#include "pv/msr_emulation.h"
 
 extern "C" char exception_stubs[];
 extern "C" char syscall_entry[];
@@ -101,6 +102,10 @@ void enable_syscall() {
   write_msr(msr::sfmask, rflags::interrupt | rflags::direction | rflags::trap | rflags::nested_task |
                              rflags::alignment_check | rflags::resume | rflags::virtual_8086);
 }
+
+// Xen's PAT layout (XEN_MSR_PAT), which a PV guest reads back (pv/msr_emulation): WB, WT,
+// UC-, UC as at reset in entries 0-3 (all the hypervisor's own mappings use), then WC, WP.
+void load_pat() { cpu::write_msr(0x277, msr_emulation::kXenPat); }
 }  // namespace
 
 namespace cpu_tables {
@@ -111,6 +116,7 @@ void init() {
   load_gdt();
   build_idt();
   enable_syscall();
+  load_pat();
 }
 
 void load_stacks() {

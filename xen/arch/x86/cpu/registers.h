@@ -21,6 +21,9 @@ inline uint64_t read_msr(uint32_t msr) {
 inline void write_msr(uint32_t msr, uint64_t v) {
   asm volatile("wrmsr" ::"c"(msr), "a"(uint32_t(v)), "d"(uint32_t(v >> 32)));
 }
+extern "C" uint64_t msr_read_safe(uint32_t msr, uint64_t* value);  // msr_safe.S
+// rdmsr that reports an MSR the CPU does not have instead of faulting (Xen's rdmsr_safe).
+inline bool read_msr_safe(uint32_t msr, uint64_t& value) { return msr_read_safe(msr, &value) == 0; }
 inline uint64_t rdtsc() {
   uint32_t lo, hi;
   asm volatile("rdtsc" : "=a"(lo), "=d"(hi));

@@ -1,0 +1,63 @@
+// selftest=debugreg: HYPERVISOR_set_debugreg / get_debugreg as Xen 4.17 answers them (Linux's
+// xen_set_debugreg / xen_get_debugreg; hw_breakpoint reads DR6 and DR7): the reset values,
+// DR0-3 taking guest addresses only (-EPERM in the hypervisor's range), DR6 / DR7 32-bit only
+// (-EINVAL) with their reserved bits as the CPU reads them, DR7's general detect and an I/O
+// breakpoint without CR4.DE -EPERM, DR4 / DR5 the aliases of DR6 / DR7 without CR4.DE, other
+// numbers -ENODEV. No breakpoint is ever enabled (Xen would arm it). The same checks run on
+// Xen 4.17.
+#include "arch/hypercall.h"
+#include "arch/xen.h"
+#include "kernel/hostile_probes.h"
+#include "kernel/selftest.h"
+
+namespace kernel {
+namespace {
+long set(long reg, uint64_t value) { return arch::hypercall(__HYPERVISOR_set_debugreg, uint64_t(reg), value); }
+long get(long reg) { return arch::hypercall(__HYPERVISOR_get_debugreg, uint64_t(reg)); }
+volatile uint64_t watched;
+}  // namespace
+
+void selftest_debugreg(SelfTest& test) {
+  uint64_t cr4 = 0;
+  test.check("mov from CR4 works", probe_read_cr(4, &cr4), 0);
+  test.check("CR4.DE is clear (the guest never set it)", cr4 & (1u << 3), 0);
+  test.check("get_debugreg 6: the reset value", get(6), 0xffff0ff0);
+  test.check("get_debugreg 7: the reset value", get(7), 0x400);
+  for (long reg = 0; reg < 4; ++reg) test.check("get_debugreg 0-3: 0", get(reg), 0);
+
+  const uint64_t address = reinterpret_cast<uint64_t>(&watched);
+  test.check("set_debugreg 0 to a kernel address works", set(0, address), 0);
+  test.check("  and reads back", get(0), long(address));
+  test.check("set_debugreg 3 to a user address works", set(3, 0x400000), 0);
+  test.check("  and reads back", get(3), 0x400000);
+  test.check("set_debugreg 1 in the hypervisor's range is -EPERM", set(1, 0xffff800000001000ull), -XEN_EPERM);
+  test.check("set_debugreg 2 non-canonical is -EPERM", set(2, 0x0000800000000000ull), -XEN_EPERM);
+  test.check("  and DR1 is unchanged", get(1), 0);
+
+  test.check("set_debugreg 6 0 works", set(6, 0), 0);
+  test.check("  DR6 reads its reserved ones", get(6), 0xffff0ff0);
+  test.check("set_debugreg 6 with B0, BS and bit 12 works", set(6, 0x5001), 0);
+  test.check("  DR6 reads B0 and BS, bit 12 as 0", get(6), 0xffff4ff1);
+  test.check("set_debugreg 6 with an upper bit is -EINVAL", set(6, 1ull << 32), -XEN_EINVAL);
+  test.check("set_debugreg 7 0 works (Linux's at boot)", set(7, 0), 0);
+  test.check("  DR7 reads 0x400", get(7), 0x400);
+  test.check("set_debugreg 7 with reserved bits 11, 12, 14, 15 works", set(7, 0xd800), 0);
+  test.check("  they read 0", get(7), 0x400);
+  test.check("set_debugreg 7 with general detect is -EPERM", set(7, 0x2000), -XEN_EPERM);
+  test.check("set_debugreg 7 with an upper bit is -EINVAL", set(7, 1ull << 32), -XEN_EINVAL);
+  test.check("set_debugreg 7 enabling an I/O breakpoint without CR4.DE is -EPERM", set(7, (2u << 20) | (1u << 2)),
+             -XEN_EPERM);
+  test.check("set_debugreg 7 with a disabled I/O type works", set(7, 2u << 20), 0);
+  test.check("  and reads back", get(7), long((2u << 20) | 0x400));
+  test.check("get_debugreg 4 is DR6 without CR4.DE", get(4), get(6));
+  test.check("get_debugreg 5 is DR7 without CR4.DE", get(5), get(7));
+  test.check("set_debugreg 5 writes DR7", set(5, 0), 0);
+  test.check("  DR7 reads 0x400", get(7), 0x400);
+  test.check("get_debugreg 8 is -ENODEV", get(8), -XEN_ENODEV);
+  test.check("set_debugreg 8 is -ENODEV", set(8, 0), -XEN_ENODEV);
+  test.check("get_debugreg -1 is -ENODEV", get(-1), -XEN_ENODEV);
+  test.check("set_debugreg 0 back to 0 works", set(0, 0), 0);
+  test.check("set_debugreg 3 back to 0 works", set(3, 0), 0);
+  test.check("set_debugreg 6 back to its reset value works", set(6, 0xffff0ff0), 0);
+}
+}  // namespace kernel
