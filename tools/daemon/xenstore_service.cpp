@@ -181,11 +181,14 @@ std::vector<StoreIncident> XenstoreService::poll(xc_interface* xch) {
                                              domain.conn->last_error() + ")"});
         domain.next_error_report *= 10;
       }
-      bool backlog = domain.conn->pending_output_bytes() >= xenstore::RingConnection::kMaxPendingOutput;
-      if (backlog && !domain.backlog_reported)
-        incidents.push_back({ring.domid, "xenstore: " + std::to_string(domain.conn->pending_output_bytes()) +
+      // Once per backlog: it is over when the guest has read every answer.
+      size_t pending = domain.conn->pending_output_bytes();
+      if (pending >= xenstore::RingConnection::kMaxPendingOutput && !domain.backlog_reported) {
+        domain.backlog_reported = true;
+        incidents.push_back({ring.domid, "xenstore: " + std::to_string(pending) +
                                              " bytes of answers unread: its requests wait until it reads"});
-      domain.backlog_reported = backlog;
+      }
+      if (pending == 0) domain.backlog_reported = false;
     }
     if (result.page_changed) {
       pvhv_xc_foreign_write(xch, ring.domid, ring.mfn, offsetof(xenstore_domain_interface, rsp), page.rsp,
