@@ -3,11 +3,14 @@
 quota, opens transactions it never ends and floods requests without reading answers (the
 store answers ENOSPC, stops reading while answers pile up, answers every request once the
 guest reads, and still serves it), one that writes a header announcing an oversized payload
-and one that lies about req_prod (both cut off with XENSTORE_ERROR_PROTO / _RINGIDX). Meanwhile
+and one that lies about req_prod (both cut off with XENSTORE_ERROR_PROTO / _RINGIDX). The
+socket ops xenstore_read / _write / _ls and build/bin/xenstore-ls read the calm domain's
+nodes (bad paths EINVAL, a missing node ENOENT). Meanwhile
 a well-behaved domU keeps its ring: `xl shutdown -w` of it is obeyed afterwards; the daemon
 answers `xl list` throughout, records each incident in the domain's console log and history,
 and gives every frame back. On ours and on Xen 4.17 with our relay dom0."""
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -24,6 +27,35 @@ def hostile(scenario, kind):
     scenario.xl("create", "examples/hello.cfg", f'name="{kind}"', f'extra="xenbus=hostile hostile={kind}"')
 
 
+def store_ops(s, build):
+    """The socket ops and build/bin/xenstore-ls on the calm domain's nodes."""
+    domid = s.listed()["calm"][0]
+    home = f"/local/domain/{domid}"
+    ls = subprocess.run([os.path.join(build, "bin", "xenstore-ls"), home], env=s.env, capture_output=True,
+                        text=True, timeout=60)
+    machine.expect(ls.returncode == 0 and 'name = "calm"\n' in ls.stdout and f'domid = "{domid}"\n' in ls.stdout
+                   and ' shutdown = ""\n' in ls.stdout and ' feature-poweroff = "1"\n' in ls.stdout,
+                   f"xenstore-ls {home}: {ls.returncode}\n{ls.stdout}{ls.stderr}")
+    client = s.daemon.client()
+    try:
+        client.ok("xenstore_write", path=f"{home}/data/probe", value="from dom0")
+        machine.expect(client.ok("xenstore_read", path=f"{home}/data/probe")["value"] == "from dom0", "read back")
+        nodes = client.ok("xenstore_ls", path=f"{home}/control")["nodes"]
+        machine.expect({n["name"] for n in nodes} >= {"shutdown", "feature-poweroff"}, f"ls control: {nodes}")
+        for bad in ("relative/path", "/a//b", "/" + "x" * 5000):
+            answer = client.call("xenstore_read", path=bad)
+            machine.expect(not answer["ok"] and answer["errno"] == 22, f"path {bad[:20]!r}: {answer}")
+        answer = client.call("xenstore_read", path=f"{home}/no/such/node")
+        machine.expect(not answer["ok"] and answer["errno"] == 2, f"a missing node: {answer}")
+        answer = client.call("xenstore_write", path=f"{home}/data/x", value=5)
+        machine.expect(not answer["ok"] and answer["errno"] == 22, f"a value that is not a string: {answer}")
+    finally:
+        client.close()
+    missing = subprocess.run([os.path.join(build, "bin", "xenstore-ls"), "/no/such"], env=s.env,
+                             capture_output=True, text=True, timeout=60)
+    machine.expect(missing.returncode == 1 and "xenstore-ls: " in missing.stderr, f"xenstore-ls /no/such: {missing}")
+
+
 def run(build, hv):
     with tempfile.TemporaryDirectory(prefix="pvhv-xs-hostile") as state:
         s = toolstack_scenario.Scenario(build, hv, state, show=False)
@@ -32,6 +64,7 @@ def run(build, hv):
             baseline = s.free_memory()
             s.xl("create", "examples/hello.cfg", 'name="calm"', 'extra="xenbus=wait"')
             s.wait_console("calm", WAITING)
+            store_ops(s, build)
 
             started = time.monotonic()
             for kind in ("garbage", "ringidx", "flood"):

@@ -714,6 +714,8 @@ void Daemon::handle(std::shared_ptr<Client> client, Request request, Reply reply
         reply(answer);
       });
     }
+    if (op == "xenstore_read" || op == "xenstore_write" || op == "xenstore_ls")
+      return reply(xenstore_.client_op(op, request.body, id));
     if (op == "relay" || op == "trace_start" || op == "trace_stop" || op == "ptwr_mode")
       return reply(error_answer(id, {kEopnotsupp, "\"" + op + "\" is not served by this pvhvd yet"}));
     return op_simple(op, request.body, id, reply);

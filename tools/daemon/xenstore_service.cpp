@@ -1,8 +1,10 @@
 // pvhvd's xenstore: the store, the domains' rings over the relay (xenstore_service.h).
 #include "tools/daemon/xenstore_service.h"
 
+#include <cerrno>
 #include <cstddef>
 #include <cstdio>
+#include <cstring>
 
 #include <xenctrl_pvhv.h>
 
@@ -90,6 +92,64 @@ int XenstoreService::write(const std::string& path, const std::string& value) {
 std::optional<std::string> XenstoreService::read(const std::string& path) const {
   std::lock_guard lock(mutex_);
   return store_.read(path);
+}
+
+namespace {
+
+std::string hex_of(const std::string& bytes) {
+  static const char digits[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char b : bytes) out += {digits[b >> 4], digits[b & 15]};
+  return out;
+}
+
+// Every node below `path`, parents first, children in the store's order (xenstore-ls's walk).
+void list_nodes(const xenstore::Store& store, const std::string& path, int depth, Json& out) {
+  for (const auto& name : store.directory(path)) {
+    std::string child = (path == "/" ? "/" : path + "/") + name;
+    auto value = store.read(child);
+    Json perms = Json::array();
+    for (const auto& perm : store.get_perms(child).value_or(xenstore::Perms{}))
+      perms.push_back(xenstore::format_perm(perm));
+    out.push_back({{"depth", depth},
+                   {"name", name},
+                   {"path", child},
+                   {"value", value ? Json(*value) : Json()},
+                   {"value_hex", value ? Json(hex_of(*value)) : Json()},
+                   {"perms", perms}});
+    list_nodes(store, child, depth + 1, out);
+  }
+}
+
+}  // namespace
+
+Json XenstoreService::client_op(const std::string& op, const Json& body, uint64_t id) {
+  auto path_field = string_field(body, "path");
+  if (auto* failure = std::get_if<Failure>(&path_field)) return error_answer(id, *failure);
+  std::string path = std::get<std::optional<std::string>>(path_field).value_or(op == "xenstore_ls" ? "/" : "");
+  if (path != "/" && !xenstore::is_valid_node_path(path))
+    return error_answer(id, {kEinval, "\"" + path + "\" is not an absolute xenstore path"});
+  std::lock_guard lock(mutex_);
+  if (op == "xenstore_write") {
+    auto value = string_field(body, "value");
+    if (auto* failure = std::get_if<Failure>(&value)) return error_answer(id, *failure);
+    if (!std::get<std::optional<std::string>>(value)) return error_answer(id, {kEinval, "missing \"value\""});
+    if (int err = store_.write(path, *std::get<std::optional<std::string>>(value)))
+      return error_answer(id, {err, "xenstore write " + path + ": " + std::strerror(err)});
+    return ok_answer(id);
+  }
+  if (!store_.read(path)) return error_answer(id, {kEnoent, "xenstore " + path + ": " + std::strerror(ENOENT)});
+  Json answer = ok_answer(id);
+  if (op == "xenstore_read") {
+    std::string value = *store_.read(path);
+    answer["value"] = value;
+    answer["value_hex"] = hex_of(value);
+    return answer;
+  }
+  Json nodes = Json::array();
+  list_nodes(store_, path, 0, nodes);
+  answer["nodes"] = nodes;
+  return answer;
 }
 
 void XenstoreService::await_ack(const std::string& path, std::function<void(bool)> done) {

@@ -72,6 +72,10 @@ class XenstoreService {
   int write(const std::string& path, const std::string& value);
   std::optional<std::string> read(const std::string& path) const;
 
+  // The socket ops xenstore_read / xenstore_write / xenstore_ls (tools/PROTOCOL.md), as dom0
+  // (every client of the 0600 socket is dom0's toolstack): the answer.
+  Json client_op(const std::string& op, const Json& body, uint64_t id);
+
   // Calls `done(true)` once `path` is empty or gone (the guest's acknowledgement of a control
   // request), `done(false)` after kAckTimeoutMs. On the loop.
   void await_ack(const std::string& path, std::function<void(bool)> done);
