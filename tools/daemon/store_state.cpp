@@ -7,14 +7,6 @@
 namespace pvhv::daemon {
 namespace {
 
-// Values may be binary; a record is JSON text: hex.
-std::string to_hex(const std::string& bytes) {
-  static const char digits[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char b : bytes) out += {digits[b >> 4], digits[b & 15]};
-  return out;
-}
-
 std::optional<std::string> from_hex(const std::string& hex) {
   if (hex.size() % 2) return std::nullopt;
   auto nibble = [](char c) -> int {
@@ -44,6 +36,13 @@ void collect(const xenstore::Store& store, uint32_t domid, const std::string& ho
 }
 
 }  // namespace
+
+std::string to_hex(const std::string& bytes) {
+  static const char digits[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char b : bytes) out += {digits[b >> 4], digits[b & 15]};
+  return out;
+}
 
 Json guest_store_state(const xenstore::Store& store, xenstore::ConnId conn, uint32_t domid) {
   Json nodes = Json::array(), watches = Json::array();

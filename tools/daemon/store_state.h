@@ -4,11 +4,15 @@
 // tests/unit/daemon_store_state_test.cpp.
 #pragma once
 #include <cstdint>
+#include <string>
 
 #include "tools/daemon/protocol.h"
 #include "tools/xenstore/xenstore.h"
 
 namespace pvhv::daemon {
+
+// A node's bytes as a record or an answer carries them (JSON text: hex, two digits a byte).
+std::string to_hex(const std::string& bytes);
 
 // {"nodes": [{"path" (relative to /local/domain/N), "value_hex", "perms": ["b3", ...]}...],
 //  "watches": [{"path", "token"}...]}

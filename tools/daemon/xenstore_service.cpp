@@ -96,13 +96,6 @@ std::optional<std::string> XenstoreService::read(const std::string& path) const 
 
 namespace {
 
-std::string hex_of(const std::string& bytes) {
-  static const char digits[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char b : bytes) out += {digits[b >> 4], digits[b & 15]};
-  return out;
-}
-
 // Every node below `path`, parents first, children in the store's order (xenstore-ls's walk).
 void list_nodes(const xenstore::Store& store, const std::string& path, int depth, Json& out) {
   for (const auto& name : store.directory(path)) {
@@ -115,7 +108,7 @@ void list_nodes(const xenstore::Store& store, const std::string& path, int depth
                    {"name", name},
                    {"path", child},
                    {"value", value ? Json(*value) : Json()},
-                   {"value_hex", value ? Json(hex_of(*value)) : Json()},
+                   {"value_hex", value ? Json(to_hex(*value)) : Json()},
                    {"perms", perms}});
     list_nodes(store, child, depth + 1, out);
   }
@@ -143,7 +136,7 @@ Json XenstoreService::client_op(const std::string& op, const Json& body, uint64_
   if (op == "xenstore_read") {
     std::string value = *store_.read(path);
     answer["value"] = value;
-    answer["value_hex"] = hex_of(value);
+    answer["value_hex"] = to_hex(value);
     return answer;
   }
   Json nodes = Json::array();
