@@ -78,6 +78,10 @@ void xenbus_init() {
   }
   ring = reinterpret_cast<volatile xenstore_domain_interface*>(pfn_to_va(pfn));
   ring_port = si->store_evtchn;
+  if (xenbus_hostile_requested()) {
+    print("xenbus: store on port %u, left to the hostile client\n", ring_port);
+    return;  // xenbus_wait_if_requested hands the ring over
+  }
   if (!events_attach(ring_port, on_store_event)) {
     print("xenbus: port %u is beyond the event table; no xenbus\n", ring_port);
     ring = nullptr;
@@ -90,6 +94,7 @@ void xenbus_init() {
 
 void xenbus_wait_if_requested() {
   char value[8];
+  if (xenbus_hostile_requested()) xenbus_hostile_run(ring, ring_port);
   if (!lib::cmdline_value(boot_info.cmdline, "xenbus", value, sizeof value) || value[0] != 'w') return;
   print("xenbus: waiting for control/shutdown (%s)\n", ring ? "store connected" : "no store");
   for (;;) sleep_until(system_time_ns() + 1'000'000'000);  // events are delivered while blocked

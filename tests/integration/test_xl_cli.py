@@ -132,8 +132,15 @@ class FakeDaemon:
         if op == "destroy":
             self.domains.remove(d)
             return {"ok": True}
+        if op in ("shutdown", "reboot") and d["name"] == "nopv":  # a guest without xenbus
+            if not r.get("fallback"):
+                what = "reboot" if op == "reboot" else "shutdown"
+                event = "ACPI reset event." if op == "reboot" else "ACPI power event."
+                return dict(self.error(95, f"PV control interface not available: external graceful {what} "
+                                           f"not possible.\nUse \"-F\" to fallback to {event}"), rc=-10)
+            return {"ok": True, "fallback": True}
         if op in ("shutdown", "reboot", "pause", "unpause", "mem_max"):
-            return {"ok": True}
+            return {"ok": True, "fallback": False}
         if op == "ptwr_mode":  # without "mode": a read of the domain's mode
             if "mode" in r:
                 d["ptwr_mode"] = r["mode"]
@@ -311,6 +318,25 @@ class XlCli(unittest.TestCase):
         self.ok("create", "-q", "examples/hello.cfg")
         self.ok("shutdown", "-a")
         self.assertEqual([r["dom"] for r in self.daemon.ops("shutdown")[1:]], ["1", "2"])
+        self.assertEqual([r["fallback"] for r in self.daemon.ops("shutdown")], [False] * 3)
+
+    def test_shutdown_without_pv_control(self):
+        """Xen 4.17's messages and status for a guest without PV control; -F falls back."""
+        self.ok("create", "-q", "examples/hello.cfg", 'name="nopv"')
+        r = self.xl("shutdown", "nopv")
+        self.assertEqual(r.returncode, 1)
+        self.assertEqual(r.stderr.decode(), "Shutting down domain 2\n"
+                         "PV control interface not available: external graceful shutdown not possible.\n"
+                         "Use \"-F\" to fallback to ACPI power event.\nshutdown failed (rc=-10)\n")
+        r = self.xl("reboot", "nopv")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("external graceful reboot not possible.\nUse \"-F\" to fallback to ACPI reset event.\n"
+                      "reboot failed (rc=-10)\n", r.stderr.decode())
+        _, err = self.ok("shutdown", "-F", "-w", "nopv")
+        self.assertEqual(err, "Shutting down domain 2\nWaiting for 1 domains\n"
+                              "PV control interface not available: sending SCHEDOP_remote_shutdown (poweroff).\n"
+                              "Domain 2 has been shut down, reason code 0\n")
+        self.assertTrue(self.daemon.ops("shutdown")[-1]["fallback"])
 
     def test_pause_unpause_mem_max_ptwr_mode(self):
         self.ok("pause", "forktest")

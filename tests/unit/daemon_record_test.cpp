@@ -20,6 +20,9 @@ DomainRecord sample() {
   r.start_unix_s = 1700000000;
   r.console_mfn = 0x1234;
   r.console_port = 2;
+  r.store_mfn = 0x1235;
+  r.store_port = 1;
+  r.xenstore_state = Json{{"nodes", Json::array()}, {"watches", Json::array({Json{{"path", "control/shutdown"}, {"token", "t"}}})}};
   add_history(r, 1, "building");
   add_history(r, 2, "running");
   return r;
@@ -37,6 +40,9 @@ TEST(DaemonRecord, RoundTrip) {
   EXPECT_EQ(back->config.kernel, "/k");
   EXPECT_EQ(back->config_text, r.config_text);
   EXPECT_EQ(back->console_mfn, 0x1234u);
+  EXPECT_EQ(back->store_mfn, 0x1235u);
+  EXPECT_EQ(back->store_port, 1u);
+  EXPECT_EQ(back->xenstore_state, r.xenstore_state);
   ASSERT_EQ(back->history.size(), 2u);
   EXPECT_EQ(back->history[1].state, "running");
   EXPECT_EQ(record_file_name(r.uuid), "domain-00112233-4455-6677-8899-aabbccddeeff.json");

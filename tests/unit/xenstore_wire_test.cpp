@@ -259,5 +259,85 @@ TEST(XenstoreRing, GarbagePagesNeverOverrun) {
   }
 }
 
+// A request only half written stays in the ring: a server taking over the ring (a restarted
+// daemon, resume()) finds it whole and answers it.
+TEST(XenstoreRing, APartialRequestStaysInTheRingForTheNextServer) {
+  Store store;
+  create_domain_nodes(store, {1, "guest"});
+  Ring ring;
+  std::string bytes = serialize(make_request(XS_READ, {"name"}, 0, 7));
+  {
+    RingConnection first(store, 1);
+    ASSERT_TRUE(ring.send(make_request(XS_READ, {"domid"}, 0, 6)));
+    for (size_t i = 0; i < 10; ++i) ring.page.req[MASK_XENSTORE_IDX(ring.req_prod++)] = bytes[i];
+    ring.page.req_prod = ring.req_prod;
+    first.serve(ring.page);
+    EXPECT_EQ(ring.page.req_cons, ring.req_prod - 10) << "the partial request is left in the ring";
+    ring.take();
+  }
+  for (size_t i = 10; i < bytes.size(); ++i) ring.page.req[MASK_XENSTORE_IDX(ring.req_prod++)] = bytes[i];
+  ring.page.req_prod = ring.req_prod;
+  RingConnection second(store, 1);
+  EXPECT_TRUE(second.wants_service(ring.page.req_prod, ring.page.rsp_cons)) << "before resume: a lie";
+  second.resume(ring.page);
+  EXPECT_TRUE(second.wants_service(ring.page.req_prod, ring.page.rsp_cons));
+  auto r = second.serve(ring.page);
+  EXPECT_FALSE(r.broken);
+  MessageParser parser;
+  parser.push(ring.take());
+  auto answer = parser.next();
+  ASSERT_TRUE(answer);
+  EXPECT_EQ(answer->req_id, 7u);
+  EXPECT_EQ(answer->payload, "guest");
+  EXPECT_FALSE(second.wants_service(ring.page.req_prod, ring.page.rsp_cons));
+}
+
+// A guest that floods requests and never reads: the server stops reading once answers pile
+// up, the guest's ring fills, and the server's memory for it stays bounded.
+TEST(XenstoreRing, AFloodWithoutReadingIsBounded) {
+  Store store;
+  create_domain_nodes(store, {1, "guest"});
+  store.write("/local/domain/1/data/big", std::string(2000, 'b'));
+  RingConnection conn(store, 1);
+  Ring ring;
+  for (int round = 0; round < 2000; ++round) {
+    while (ring.send(make_request(XS_READ, {"data/big"}, 0, round))) {
+    }
+    conn.serve(ring.page);
+  }
+  EXPECT_LE(conn.pending_output_bytes(), RingConnection::kMaxPendingOutput + XENSTORE_PAYLOAD_MAX + 64);
+  EXPECT_EQ(ring.page.req_prod - ring.page.req_cons, ring.req_prod - ring.page.req_cons);
+  EXPECT_FALSE(conn.broken());
+  EXPECT_FALSE(conn.wants_service(ring.page.req_prod, ring.page.rsp_cons)) << "full both ways: nothing to do";
+  ring.take();  // the guest reads at last: it is served again
+  EXPECT_TRUE(conn.wants_service(ring.page.req_prod, ring.page.rsp_cons));
+  EXPECT_FALSE(conn.serve(ring.page).broken);
+}
+
+// Errors answered are counted with the last one's name (the daemon logs a guest hitting limits).
+TEST(XenstoreRing, ErrorAnswersAreCounted) {
+  Store store;
+  create_domain_nodes(store, {1, "guest"});
+  RingConnection conn(store, 1);
+  Ring ring;
+  ASSERT_TRUE(ring.send(make_request(XS_READ, {"no/such/node"}, 0, 1)));
+  ASSERT_TRUE(ring.send(make_request(XS_INTRODUCE, {"2", "5", "6"}, 0, 2)));
+  conn.serve(ring.page);
+  EXPECT_EQ(conn.errors_answered(), 2u);
+  EXPECT_EQ(conn.last_error(), "EACCES");
+}
+
+TEST(XenstoreStore, WatchesAreListedAsRegistered) {
+  Store store;
+  create_domain_nodes(store, {1, "guest"});
+  ConnId c = store.connect(1);
+  store.handle(c, make_request(XS_WATCH, {"control/shutdown", "tok"}));
+  store.handle(c, make_request(XS_WATCH, {"/local/domain/1/data", "abs"}));
+  store.handle(c, make_request(XS_WATCH, {"@releaseDomain", "rel"}));
+  std::vector<Store::WatchSpec> expected{{"control/shutdown", "tok"}, {"/local/domain/1/data", "abs"},
+                                         {"@releaseDomain", "rel"}};
+  EXPECT_EQ(store.watches(c), expected);
+}
+
 }  // namespace
 }  // namespace xenstore

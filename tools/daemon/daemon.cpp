@@ -35,6 +35,7 @@ extern "C" {  // Debian's xenctrl.h declares C functions without extern "C" of i
 #include "tools/daemon/view_refresh.h"
 #include "tools/daemon/trace_session.h"
 #include "tools/daemon/xen_link.h"
+#include "tools/daemon/xenstore_service.h"
 #include <xenctrl_pvhv.h>
 #include <pvhv_xenguest.h>
 
@@ -200,6 +201,12 @@ class Daemon {
   void save(const DomainRecord& record);
   void drop(const std::string& uuid, const char* why);
   void append_console(uint32_t domid, const std::string& bytes);
+  // xenstore (the section "xenstore" below; the service is xenstore_service.h)
+  using AskDone = std::function<void(std::optional<Failure>, int libxl_rc, bool fell_back)>;
+  void start_xenstore();
+  std::optional<Failure> introduce(xenstore::DomainSpec spec, StoreRing ring, const Json* saved);
+  void release(uint32_t domid);
+  void ask_guest(uint32_t domid, bool reboot, bool fallback, AskDone done);
 
   DaemonOptions options_;
   asio::io_context& io_;
@@ -221,6 +228,7 @@ class Daemon {
   std::map<Client*, std::weak_ptr<Client>> clients_;
   std::vector<Waiter> waiters_;
   std::set<std::string> acting_;  // uuids whose on_* action is under way
+  XenstoreService xenstore_;
   bool stopping_ = false;
   bool tick_running_ = false;  // a monitor tick's link work is under way
   TraceRecorder trace_;  // xl trace start|stop (trace_session.h)
@@ -322,6 +330,7 @@ int Daemon::run() {
     return 1;
   }
   if (!start_link()) return 1;
+  start_xenstore();
   // The client socket appears only once the view is rebuilt: a client never sees a half view.
   std::string path = options_.state_dir + "/pvhvd.sock";
   unlink(path.c_str());
@@ -419,6 +428,12 @@ void Daemon::reconcile(const std::vector<xc_domaininfo_t>& infos) {
       console.log_path = options_.state_dir + "/console-" + record.name + ".log";
       consoles_[domid] = console;
     }
+    if (record.store_mfn) {  // the store rebuilt: its nodes from the record, the ring taken over as it is
+      xenstore::DomainSpec spec{domid, record.name, record.uuid, record.config.memory_mib * 1024, record.console_port,
+                                record.console_mfn};
+      if (auto failure = introduce(spec, {domid, record.store_mfn, record.store_port, 0}, &record.xenstore_state))
+        log("%s: %s", record.name.c_str(), failure->message.c_str());
+    }
     save(record);
     records_[record.uuid] = record;
   }
@@ -450,6 +465,7 @@ void Daemon::stop() {
   acceptor_.close(ignored);
   monitor_.cancel();
   trace_.finish();  // a recording ends with what the buffers hold (before dom0 goes)
+  xenstore_.stop();
   for (auto& [raw, weak] : std::map<Client*, std::weak_ptr<Client>>(clients_))
     if (auto client = weak.lock()) client->close();
   asio::post(pool_, [this] {
@@ -470,6 +486,7 @@ void Daemon::drop(const std::string& uuid, const char* why) {
   auto it = records_.find(uuid);
   if (it == records_.end()) return;
   log("%s (d%u): %s", it->second.name.c_str(), it->second.domid, why);
+  release(it->second.domid);
   auto console = consoles_.find(it->second.domid);
   if (console != consoles_.end()) {
     uint32_t port = console->second.local_port;
@@ -693,6 +710,8 @@ void Daemon::on_shutdown_state(DomainRecord& record, unsigned reason) {
               if (port) asio::post(pool_, [this, port] { pvhv_xc_evtchn_close(xen_.xch, port); });
               consoles_.erase(console);
             }
+            release(next.domid);
+            next.xenstore_state = Json::object();  // the new guest makes its own
             next.domid = 0;
             next.state = RecordState::building;
             add_history(next, unix_ns(), "restart");
@@ -789,6 +808,8 @@ void Daemon::handle(std::shared_ptr<Client> client, Request request, Reply reply
     if (op == "ptwr_mode") return op_ptwr_mode(request.body, id, reply);
     if (op == "trace_start") return trace_.start(request.body, id, reply);
     if (op == "trace_stop") return trace_.stop(id, reply);
+    if (op == "xenstore_read" || op == "xenstore_write" || op == "xenstore_ls")
+      return reply(xenstore_.client_op(op, request.body, id));
     return op_simple(op, request.body, id, reply);
   } catch (const std::exception& e) {  // never dies on a request: it is answered
     reply(error_answer(id, {kEio, std::string("internal error: ") + e.what()}));
@@ -904,18 +925,22 @@ void Daemon::op_shutdown(bool reboot, const Json& body, uint64_t id, Reply reply
   auto* record = record_of(domid);
   std::string uuid = record ? record->uuid : "";
   bool w = std::get<bool>(wait);
-  // No xenstore yet (its hook: control/shutdown), so the request is SCHEDOP_remote_shutdown,
-  // what xl does for a guest without PV control (`-F`).
-  on_link([this, domid, reboot] {
-            return xc_domain_shutdown(xen_.xch, domid, reboot ? SHUTDOWN_reboot : SHUTDOWN_poweroff) == 0
-                       ? std::optional<Failure>()
-                       : std::optional<Failure>(xc_failure("xc_domain_shutdown"));
-          },
-          [this, domid, uuid, reboot, w, id, reply](std::optional<Failure> failure) {
-            if (failure) return reply(error_answer(id, *failure));
-            if (!w) return reply(ok_answer(id));
-            waiters_.push_back(Waiter{domid, uuid, reboot, reply, id});
-          });
+  auto fallback = bool_field(body, "fallback", false);
+  if (auto* failure = std::get_if<Failure>(&fallback)) return reply(error_answer(id, *failure));
+  ask_guest(domid, reboot, std::get<bool>(fallback),
+            [this, domid, uuid, reboot, w, id, reply](std::optional<Failure> failure, int rc, bool fell_back) {
+              if (failure) {
+                Json answer = error_answer(id, *failure);
+                answer["rc"] = rc;
+                return reply(answer);
+              }
+              auto answer_with = [reply, fell_back](Json answer) {
+                answer["fallback"] = fell_back;
+                reply(answer);
+              };
+              if (!w) return answer_with(ok_answer(id));
+              waiters_.push_back(Waiter{domid, uuid, reboot, answer_with, id});
+            });
 }
 
 void Daemon::op_console(std::shared_ptr<Client> client, const Json& body, uint64_t id, Reply reply) {
@@ -983,6 +1008,8 @@ void Daemon::op_create(const Json& body, uint64_t id, Reply reply) {
   record.start_unix_s = unix_ns() / 1000000000;
   add_history(record, unix_ns(), "building");
   names_reserved_.insert(record.name);
+  // A new domain starts a new log; a restart goes on in its predecessor's (as xenconsoled's).
+  std::remove((options_.state_dir + "/console-" + record.name + ".log").c_str());
   std::string name = record.name, uuid = record.uuid;
   build(record, [this, name, uuid, id, reply](std::optional<Failure> failure) {
     names_reserved_.erase(name);
@@ -1084,15 +1111,21 @@ void Daemon::build(DomainRecord record, std::function<void(std::optional<Failure
         }
         if (pvhv_xc_evtchn_bind_interdomain(xen_.xch, domid, out.layout.console_port, &out.local_port) != 0)
           return fail("binding the console port");
-        // The xenstore hook: when the store is served, the domain's nodes (/local/domain/N/name,
-        // domid, vm, control/shutdown, console/*, memory/target) are written here and the domain
-        // introduced (store_port, xenstore_mfn from the builder's report) before it runs.
+        // libxl's order: the domain's nodes written and the domain introduced before it runs.
+        xenstore::DomainSpec spec{domid, config.name, config.uuid, memory_kb, out.layout.console_port,
+                                  out.layout.console_mfn};
+        if (auto failure = introduce(spec, {domid, out.layout.xenstore_mfn, out.layout.store_port, 0}, nullptr)) {
+          fail("xenstore");
+          out.failure = failure;
+          return out;
+        }
         if (!paused && xc_domain_unpause(xen_.xch, domid) != 0) return fail("xc_domain_unpause");
         return out;
       },
       [this, uuid, done](Built built) {
         auto it = records_.find(uuid);
         if (built.failure) {
+          if (built.domid) release(built.domid);
           if (it != records_.end()) {
             remove_record(options_.state_dir, uuid);
             records_.erase(it);
@@ -1105,6 +1138,8 @@ void Daemon::build(DomainRecord record, std::function<void(std::optional<Failure
         record.state = RecordState::running;
         record.console_mfn = built.layout.console_mfn;
         record.console_port = built.layout.console_port;
+        record.store_mfn = built.layout.xenstore_mfn;
+        record.store_port = built.layout.store_port;
         add_history(record, unix_ns(), record.paused_at_create ? "running (paused)" : "running");
         save(record);
         ConsoleState console;
@@ -1112,12 +1147,81 @@ void Daemon::build(DomainRecord record, std::function<void(std::optional<Failure
         console.remote_port = built.layout.console_port;
         console.local_port = built.local_port;
         console.log_path = options_.state_dir + "/console-" + record.name + ".log";
-        std::remove(console.log_path.c_str());
+        struct stat log_stat {};
+        if (stat(console.log_path.c_str(), &log_stat) == 0) console.log_bytes = size_t(log_stat.st_size);
         consoles_[built.domid] = console;
         log("%s: d%u built (%lu frames written)", record.name.c_str(), built.domid,
             (unsigned long)built.layout.pages_written);
         done(std::nullopt);
       });
+}
+
+// ---- xenstore ----
+
+void Daemon::start_xenstore() {
+  xenstore_.start(
+      io_, pool_, xen_.xch,
+      [this](StoreIncident incident) {  // recorded where the domain's administrator looks
+        log("d%u: %s", incident.domid, incident.text.c_str());
+        auto* record = record_of(incident.domid);
+        if (!record) return;
+        add_history(*record, unix_ns(), incident.text);
+        save(*record);
+        append_console(incident.domid, "[pvhvd] " + incident.text + "\n");
+      },
+      [this](uint32_t domid, Json state) {
+        if (auto* record = record_of(domid)) {
+          record->xenstore_state = std::move(state);
+          save(*record);
+        }
+      });
+}
+
+// On a link thread or at attach: dom0's port bound to the domain's store port, the domain
+// introduced to the store with its nodes.
+std::optional<Failure> Daemon::introduce(xenstore::DomainSpec spec, StoreRing ring, const Json* saved) {
+  if (pvhv_xc_evtchn_bind_interdomain(xen_.xch, spec.domid, ring.remote_port, &ring.local_port) != 0)
+    return xc_failure("binding the xenstore port");
+  if (int err = xenstore_.add_domain(spec, ring, saved)) {
+    pvhv_xc_evtchn_close(xen_.xch, ring.local_port);
+    return Failure{err, "xenstore: introducing d" + std::to_string(spec.domid) + ": " + std::strerror(err)};
+  }
+  return std::nullopt;
+}
+
+void Daemon::release(uint32_t domid) {
+  auto port = xenstore_.remove_domain(domid);
+  if (port && *port) asio::post(pool_, [this, p = *port] { pvhv_xc_evtchn_close(xen_.xch, p); });
+}
+
+// libxl's PV control (libxl__domain_pvcontrol): control/shutdown written, the guest's
+// acknowledgement (the node emptied) awaited for 60 s. A guest whose xenbus never came up (no
+// control/feature-<cmd> = 1) has no PV control here: xl's -F then falls back to
+// SCHEDOP_remote_shutdown, where Xen's xl sends an HVM guest an ACPI button event.
+void Daemon::ask_guest(uint32_t domid, bool reboot, bool fallback, AskDone done) {
+  const std::string cmd = reboot ? "reboot" : "poweroff";
+  const std::string control = xenstore::domain_path(domid) + "/control/";
+  if (xenstore_.serves(domid) && xenstore_.read(control + "feature-" + cmd).value_or("") == "1") {
+    xenstore_.write(control + "shutdown", cmd);
+    return xenstore_.await_ack(control + "shutdown", [done, domid](bool acked) {
+      if (acked) return done(std::nullopt, 0, false);
+      done(Failure{ETIMEDOUT, "libxl: error: Domain " + std::to_string(domid) +
+                                  ":guest didn't acknowledge control request: -9"},
+           -9, false);
+    });
+  }
+  if (!fallback)
+    return done(Failure{kEopnotsupp, "PV control interface not available: external graceful " +
+                                         std::string(reboot ? "reboot" : "shutdown") + " not possible.\nUse \"-F\" to " +
+                                         "fallback to " + (reboot ? "ACPI reset event." : "ACPI power event.")},
+                -10, false);  // ERROR_NOPARAVIRT
+  on_link(
+      [this, domid, reboot] {
+        return xc_domain_shutdown(xen_.xch, domid, reboot ? SHUTDOWN_reboot : SHUTDOWN_poweroff) == 0
+                   ? std::optional<Failure>()
+                   : std::optional<Failure>(xc_failure("xc_domain_shutdown"));
+      },
+      [done](std::optional<Failure> failure) { done(failure, failure ? -3 : 0, true); });
 }
 
 }  // namespace

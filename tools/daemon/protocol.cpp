@@ -9,7 +9,7 @@ namespace {
 constexpr std::string_view kOps[] = {"hello",   "list",      "create",    "destroy",    "shutdown",
                                      "reboot",  "pause",     "unpause",   "mem_max",    "ptwr_mode",
                                      "info",    "dmesg",     "vcpu_list", "trace_start", "trace_stop",
-                                     "console", "relay"};
+                                     "console", "relay", "xenstore_read", "xenstore_write", "xenstore_ls"};
 
 Failure wrong_type(const char* key, const char* expected) {
   return {kEinval, std::string("field \"") + key + "\" must be " + expected};

@@ -36,6 +36,9 @@ Json record_to_json(const DomainRecord& r) {
               {"start_time", r.start_unix_s},
               {"console_mfn", r.console_mfn},
               {"console_port", r.console_port},
+              {"store_mfn", r.store_mfn},
+              {"store_port", r.store_port},
+              {"xenstore_state", r.xenstore_state},
               {"history", history}};
 }
 
@@ -64,6 +67,10 @@ std::optional<DomainRecord> record_from_json(const Json& j) {
     r.start_unix_s = j.at("start_time").get<int64_t>();
     r.console_mfn = j.at("console_mfn").get<uint64_t>();
     r.console_port = j.at("console_port").get<uint32_t>();
+    r.store_mfn = j.at("store_mfn").get<uint64_t>();
+    r.store_port = j.at("store_port").get<uint32_t>();
+    r.xenstore_state = j.at("xenstore_state");
+    if (!r.xenstore_state.is_object()) return std::nullopt;
     for (const auto& change : j.at("history"))
       r.history.push_back(StateChange{change.at("unix_ns").get<int64_t>(), change.at("state").get<std::string>(),
                                       change.at("domid").get<uint32_t>()});

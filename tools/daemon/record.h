@@ -37,6 +37,9 @@ struct DomainRecord {
   int64_t start_unix_s = 0;
   uint64_t console_mfn = 0;  // the builder's console ring frame and port (0: not built yet)
   uint32_t console_port = 0;
+  uint64_t store_mfn = 0;  // the builder's xenstore ring frame and port (0: none)
+  uint32_t store_port = 0;
+  Json xenstore_state = Json::object();  // the guest's own nodes and watches (store_state.h)
   std::vector<StateChange> history;
 };
 

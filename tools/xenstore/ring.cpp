@@ -29,21 +29,47 @@ RingConnection::Result RingConnection::serve(xenstore_domain_interface& page) {
   if (req_prod - req_cons_ > XENSTORE_RING_SIZE || rsp_prod_ - rsp_cons > XENSTORE_RING_SIZE)
     return fail(XENSTORE_ERROR_RINGIDX);
 
-  // Requests: take what is there, in at most two pieces (the ring wraps).
+  // Requests: whole messages are taken off the ring, a partial one left in it (a server that
+  // takes over the ring after a restart finds it there); only a message longer than the ring
+  // has to be taken in pieces. None while answers pile up unread (kMaxPendingOutput).
   XENSTORE_RING_IDX available = req_prod - req_cons_;
-  while (available > 0) {
-    uint32_t offset = MASK_XENSTORE_IDX(req_cons_);
-    uint32_t chunk = std::min<uint32_t>(available, XENSTORE_RING_SIZE - offset);
-    parser_.push(std::string_view(page.req + offset, chunk));
-    req_cons_ += chunk;
-    available -= chunk;
+  auto ring_bytes = [&](XENSTORE_RING_IDX from, uint32_t n) {
+    std::string bytes;
+    for (uint32_t done = 0; done < n;) {
+      uint32_t offset = MASK_XENSTORE_IDX(from + done);
+      uint32_t chunk = std::min<uint32_t>(n - done, XENSTORE_RING_SIZE - offset);
+      bytes.append(page.req + offset, chunk);
+      done += chunk;
+    }
+    return bytes;
+  };
+  while (available > 0 && out_.size() < kMaxPendingOutput && parser_.state() == MessageParser::State::ok) {
+    uint32_t take = available;  // a message already in pieces in the parser, or longer than the ring
+    if (parser_.buffered() == 0) {
+      if (available < sizeof(xsd_sockmsg)) break;
+      xsd_sockmsg header;
+      std::string head = ring_bytes(req_cons_, sizeof header);
+      memcpy(&header, head.data(), sizeof header);
+      uint64_t whole = sizeof header + uint64_t(header.len);
+      if (whole <= available)
+        take = static_cast<uint32_t>(whole);
+      else if (whole <= XENSTORE_RING_SIZE && header.len <= XENSTORE_PAYLOAD_MAX)
+        break;  // the rest is still to come
+    }
+    parser_.push(ring_bytes(req_cons_, take));
+    req_cons_ += take;
+    available -= take;
     result.notify = true;
+    while (auto request = parser_.next()) store_.handle(conn_, *request);
+    for (auto& m : store_.take_output(conn_)) {
+      if (m.type == XS_ERROR) ++errors_answered_, last_error_ = m.payload.substr(0, m.payload.find('\0'));
+      out_ += serialize(m);
+    }
   }
   if (parser_.state() == MessageParser::State::error) return fail(XENSTORE_ERROR_PROTO);
-  while (auto request = parser_.next()) store_.handle(conn_, *request);
 
   // Answers and events: serialized in order, written while there is room; the rest waits.
-  for (auto& m : store_.take_output(conn_)) out_ += serialize(m);
+  for (auto& m : store_.take_output(conn_)) out_ += serialize(m);  // watch events the store queued
   XENSTORE_RING_IDX space = XENSTORE_RING_SIZE - (rsp_prod_ - rsp_cons);
   size_t written = 0;
   while (space > 0 && written < out_.size()) {
@@ -61,6 +87,19 @@ RingConnection::Result RingConnection::serve(xenstore_domain_interface& page) {
   page.rsp_prod = rsp_prod_;
   result.page_changed = result.notify;
   return result;
+}
+
+void RingConnection::resume(const xenstore_domain_interface& page) {
+  req_cons_ = page.req_cons;
+  rsp_prod_ = page.rsp_prod;
+}
+
+bool RingConnection::wants_service(XENSTORE_RING_IDX req_prod, XENSTORE_RING_IDX rsp_cons) const {
+  if (broken_) return false;
+  if (req_prod - req_cons_ > XENSTORE_RING_SIZE || rsp_prod_ - rsp_cons > XENSTORE_RING_SIZE) return true;  // a lie
+  if (req_prod != req_cons_ && out_.size() < kMaxPendingOutput) return true;
+  bool room = rsp_prod_ - rsp_cons < XENSTORE_RING_SIZE;
+  return room && (!out_.empty() || store_.has_output(conn_));
 }
 
 }  // namespace xenstore

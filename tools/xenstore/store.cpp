@@ -798,4 +798,16 @@ size_t Store::watch_count(ConnId conn) const {
   return it == impl_->conns.end() ? 0 : it->second.watches.size();
 }
 
+std::vector<Store::WatchSpec> Store::watches(ConnId conn) const {
+  std::vector<WatchSpec> out;
+  auto it = impl_->conns.find(conn);
+  if (it == impl_->conns.end()) return out;
+  const std::string home = domain_path(it->second.domid) + "/";
+  for (const auto& w : it->second.watches) {
+    bool under_home = w.path.compare(0, home.size(), home) == 0;
+    out.push_back({w.relative && under_home ? w.path.substr(home.size()) : w.path, w.token});
+  }
+  return out;
+}
+
 }  // namespace xenstore

@@ -146,6 +146,14 @@ class Store {
   unsigned owned_nodes(DomId domid) const;
   size_t open_transactions(ConnId conn) const;
   size_t watch_count(ConnId conn) const;
+  // A connection's watches as its domain registered them (a relative watch's path relative
+  // again), in registration order: what a restarted server registers again for it.
+  struct WatchSpec {
+    std::string path;
+    std::string token;
+    bool operator==(const WatchSpec&) const = default;
+  };
+  std::vector<WatchSpec> watches(ConnId conn) const;
 
  private:
   struct Impl;
@@ -172,9 +180,21 @@ class RingConnection {
   // requests, and writes answers and events while there is room. Call again on each event from
   // the domain, and after the store changed (watch events for it may be queued).
   Result serve(xenstore_domain_interface& page);
+  // A server taking over a ring another served (a restarted daemon): the server's indices as
+  // the page shows them, so what the guest queued meanwhile is served, not taken for a lie.
+  void resume(const xenstore_domain_interface& page);
+  // Whether serve() has anything to do, from the guest's two indices alone (the daemon reads
+  // 16 bytes of the page, not 4 KiB, to find out).
+  bool wants_service(XENSTORE_RING_IDX req_prod, XENSTORE_RING_IDX rsp_cons) const;
   bool broken() const { return broken_; }
   ConnId conn() const { return conn_; }
   size_t pending_output_bytes() const { return out_.size(); }
+  // Answers of XS_ERROR sent so far, and the last one's name (a guest hitting quotas or limits).
+  uint64_t errors_answered() const { return errors_answered_; }
+  const std::string& last_error() const { return last_error_; }
+  // Answers waiting beyond this stop the reading of requests until the guest reads: a guest
+  // that floods requests and never reads answers costs the server this much, no more.
+  static constexpr size_t kMaxPendingOutput = 64 * 1024;
 
  private:
   Store& store_;
@@ -183,6 +203,8 @@ class RingConnection {
   std::string out_;  // serialized messages not yet on the ring
   XENSTORE_RING_IDX req_cons_ = 0, rsp_prod_ = 0;
   bool broken_ = false;
+  uint64_t errors_answered_ = 0;
+  std::string last_error_;
 };
 
 // The nodes a toolstack writes for a new domain (libxl's layout, as dom0, with its

@@ -291,16 +291,24 @@ int shutdown_or_reboot(const std::vector<std::string>& args, bool reboot) {
   const bool wait = p.has('w');
   for (const DomainRow& d : targets) {
     std::fprintf(stderr, reboot ? "Rebooting domain %u\n" : "Shutting down domain %u\n", d.domid);
-    client.send({{"op", what}, {"dom", domid_text(d)}, {"wait", wait}});
+    client.send({{"op", what}, {"dom", domid_text(d)}, {"wait", wait}, {"fallback", p.has('F')}});
   }
   if (wait) std::fprintf(stderr, "Waiting for %zu domains\n", targets.size());
   int status = 0;
   for (const DomainRow& d : targets) {
     const Json answer = client.receive();
+    // The daemon writes control/shutdown and answers once the guest acknowledged it (libxl's
+    // PV control); a guest without it: libxl's ERROR_NOPARAVIRT, or with -F the fallback.
     if (!answer.value("ok", false)) {
-      std::fprintf(stderr, "%s\n%s failed (rc=-3)\n", answer.value("error", std::string()).c_str(), what);
+      std::fprintf(stderr, "%s\n%s failed (rc=%d)\n", answer.value("error", std::string()).c_str(), what,
+                   answer.value("rc", -3));
       status = 1;
-    } else if (wait) {
+      continue;
+    }
+    if (answer.value("fallback", false))
+      std::fprintf(stderr, "PV control interface not available: sending SCHEDOP_remote_shutdown (%s).\n",
+                   reboot ? "reboot" : "poweroff");
+    if (wait) {
       std::fprintf(stderr, "Domain %u has been shut down, reason code %d\n", d.domid, reboot ? 1 : 0);
     }
   }
@@ -580,10 +588,14 @@ const std::vector<Command>& commands() {
       {"shutdown", cmd_shutdown, false, false, "Issue a shutdown signal to a domain", "[options] <-a|Domain>",
        "-a, --all               Shut down every guest domain.\n"
        "-h                      Show this help.\n"
+       "-F                      Fall back to SCHEDOP_remote_shutdown for guests\n"
+       "                        without xenbus (PV control).\n"
        "-w, --wait              Wait until the guest(s) have shut down.\n"},
       {"reboot", cmd_reboot, false, false, "Issue a reboot signal to a domain", "[options] <-a|Domain>",
        "-a, --all               Reboot every guest domain.\n"
        "-h                      Show this help.\n"
+       "-F                      Fall back to SCHEDOP_remote_shutdown for guests\n"
+       "                        without xenbus (PV control).\n"
        "-w, --wait              Wait until the guest(s) have rebooted.\n"},
       {"pause", cmd_pause, false, false, "Pause execution of a domain", "<Domain>", nullptr},
       {"unpause", cmd_unpause, false, false, "Unpause a paused domain", "<Domain>", nullptr},

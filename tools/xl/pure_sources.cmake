@@ -6,5 +6,6 @@ set(XL_PURE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/config/domain_config.cpp
   ${CMAKE_CURRENT_LIST_DIR}/format.cpp
   ${CMAKE_CURRENT_LIST_DIR}/model.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/options.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/options.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/xenstore_ls.cpp)
 list(APPEND PURE_SOURCES ${XL_PURE_SOURCES})
