@@ -197,6 +197,7 @@ void seal_hypervisor_slots() {
 void before_reuse() {
   if (!frames_released_since_flush) return;
   cpu::flush_tlb_local();  // one CPU runs guests; a CR3 load drops every entry (PGE is off)
+  if (frames) frames->flush_clock().full_flush();  // so type changes know it happened
   frames_released_since_flush = false;
 }
 
