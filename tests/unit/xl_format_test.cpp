@@ -81,6 +81,14 @@ TEST(XlFormat, CpuTimeRoundsThroughAFloatAsXl) {
   EXPECT_NE(xl::list_row(d, false).find(expected), std::string::npos);
 }
 
+TEST(XlFormat, ANamelessDomainIsNullAsXensXlPrintsIt) {
+  xl::DomainRow d = dom0();
+  d.domid = 3;
+  d.name = "";
+  EXPECT_EQ(xl::list_row(d, false),
+            "(null)                                       3   512     1     r-----      12.3\n");
+}
+
 TEST(XlFormat, VcpuList) {
   EXPECT_EQ(xl::vcpu_list_header(),
             "Name                                ID  VCPU   CPU State   Time(s) Affinity (Hard / Soft)\n");

@@ -57,7 +57,10 @@ std::string state_letters(const DomainRow& d) {
 }
 
 std::string list_row(const DomainRow& d, bool verbose) {
-  std::string row = printf_string("%-40s %5d %5lu %5d     %s  %8.1f", d.name.c_str(), static_cast<int>(d.domid),
+  // A domain with no name (one the daemon has no record of, e.g. between its shutdown and its
+  // destruction) prints as Xen's xl prints a null libxl_domid_to_name: glibc's "(null)".
+  const char* name = d.name.empty() ? "(null)" : d.name.c_str();
+  std::string row = printf_string("%-40s %5d %5lu %5d     %s  %8.1f", name, static_cast<int>(d.domid),
                                   static_cast<unsigned long>(d.mem_kb / 1024), static_cast<int>(d.vcpus_online),
                                   state_letters(d).c_str(), seconds_of(d.cpu_time_ns));
   if (verbose) {
