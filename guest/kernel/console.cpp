@@ -7,6 +7,7 @@
 #include "arch/xen.h"
 #include "common/format.h"
 #include "kernel/boot_info.h"
+#include "kernel/event_channel_ops.h"
 #include "kernel/physical_memory.h"
 
 namespace kernel {
@@ -26,10 +27,7 @@ void console_io_write(const char* text, size_t length) {
 }
 
 // False when the backend cannot be told (the port is gone): the console falls back.
-bool notify() {
-  evtchn_send_t send{ring_port};
-  return xen::event_channel_op(EVTCHNOP_send, &send) == 0;
-}
+bool notify() { return evtchn::send(ring_port) == 0; }
 
 // Puts as much of the text in the ring as fits; the count put.
 size_t ring_put(const char* text, size_t length) {

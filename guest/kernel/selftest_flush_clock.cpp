@@ -21,19 +21,13 @@
 #include "kernel/probe.h"
 #include "kernel/pvhv.h"
 #include "kernel/selftest.h"
+#include "kernel/selftest_page_tables.h"
 
 namespace kernel {
 namespace {
-constexpr uint64_t kReadOnly = PageTableEntry::kPresent | PageTableEntry::kAccessed;
-constexpr uint64_t kWritable = kReadOnly | PageTableEntry::kWritable | PageTableEntry::kDirty;
-constexpr uint64_t kUserWritable = kWritable | PageTableEntry::kUser;
-constexpr uint64_t kRegion = 2ull << 20;  // what one L1 maps
+using namespace page_table_tests;
 
-uint64_t entry(Mfn mfn, uint64_t flags) { return PageTableEntry::make(mfn, flags).raw(); }
-volatile uint64_t* entries_of(Mfn table) { return reinterpret_cast<volatile uint64_t*>(mfn_to_va(table)); }
 long set_entry(uint64_t machine_address, uint64_t value) { return pv::ops.raw_mmu_update(machine_address, value); }
-// Reattaches what the writable-pagetable path detached, and flushes nothing.
-long empty_mmuext_op() { return arch::hypercall(__HYPERVISOR_mmuext_op, 0, 0, 0, DOMID_SELF); }
 
 pv::PageTableSlot slot_for(uint64_t va, Level level) {
   pv::PageTableSlot slot;
@@ -41,11 +35,6 @@ pv::PageTableSlot slot_for(uint64_t va, Level level) {
   return slot;
 }
 Mfn table_of(const pv::PageTableSlot& slot) { return Mfn{slot.machine_address >> 12}; }
-unsigned free_slot(Mfn table, unsigned first, unsigned last) {
-  for (unsigned index = last; index >= first && index > 0; --index)
-    if (entries_of(table)[index] == 0) return index;
-  return 0;
-}
 
 // Our hypervisor's flush counters; `counted` false elsewhere (Xen 4.17 has none).
 struct Flushes {
@@ -88,14 +77,6 @@ void pin_and_attack(SelfTest& test, Mfn frame, volatile uint64_t* stale, unsigne
 void release(Pfn pfn) {
   Mfn mfn = pfn_to_mfn(pfn);
   if (pv::ops.set_kernel_mapping(pfn_to_va(pfn), PageTableEntry::make(mfn, kWritable)) == 0) page_allocator.free(pfn);
-}
-
-void check_audit(SelfTest& test) {
-  long mismatches = sys_pvhv_audit();
-  if (mismatches == -linux_abi::kENOSYS)
-    test.note("frame audit not available here (not our hypervisor, or unprivileged)", mismatches);
-  else
-    test.check("frame audit: every count agrees with the page tables", mismatches, 0);
 }
 
 void removed_by_mmu_update(SelfTest& test, bool ours) {

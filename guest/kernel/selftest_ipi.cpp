@@ -4,35 +4,18 @@
 // masked port, then the upcall once unmasked), close frees it; a vCPU the domain does not
 // have is -ENOENT, an unreadable request -EFAULT. The same checks run on Xen 4.17.
 #include "arch/xen.h"
+#include "kernel/event_channel_ops.h"
 #include "kernel/selftest.h"
 #include "kernel/shared_info.h"
 
 namespace kernel {
 namespace {
+using evtchn::bind_ipi;
+using evtchn::close;
+using evtchn::send;
 constexpr unsigned kBits = sizeof(xen_ulong_t) * 8;
 
-long bind_ipi(uint32_t vcpu, evtchn_port_t& port) {
-  evtchn_bind_ipi_t request{};
-  request.vcpu = vcpu;
-  request.port = 0xdead;
-  const long rc = xen::event_channel_op(EVTCHNOP_bind_ipi, &request);
-  port = request.port;
-  return rc;
-}
-long send(evtchn_port_t port) {
-  evtchn_send_t request{port};
-  return xen::event_channel_op(EVTCHNOP_send, &request);
-}
-long close(evtchn_port_t port) {
-  evtchn_close_t request{port};
-  return xen::event_channel_op(EVTCHNOP_close, &request);
-}
-long status(evtchn_port_t port, evtchn_status_t& out) {
-  out = evtchn_status_t{};
-  out.dom = DOMID_SELF;
-  out.port = port;
-  return xen::event_channel_op(EVTCHNOP_status, &out);
-}
+long status(evtchn_port_t port, evtchn_status_t& out) { return evtchn::status(DOMID_SELF, port, out); }
 xen_ulong_t bit(evtchn_port_t port) { return xen_ulong_t{1} << (port % kBits); }
 bool pending(evtchn_port_t port) {
   return __atomic_load_n(&shared_info()->evtchn_pending[port / kBits], __ATOMIC_SEQ_CST) & bit(port);

@@ -18,29 +18,20 @@
 #include "kernel/probe.h"
 #include "kernel/pvhv.h"
 #include "kernel/selftest.h"
+#include "kernel/selftest_page_tables.h"
 
 namespace kernel {
 namespace {
-constexpr uint64_t kReadOnly = PageTableEntry::kPresent | PageTableEntry::kAccessed;
-constexpr uint64_t kWritable = kReadOnly | PageTableEntry::kWritable | PageTableEntry::kDirty;
-constexpr uint64_t kRegion = 2ull << 20;         // what one L1 maps
+using namespace page_table_tests;
+
 constexpr uint64_t kKernelL3Base = 0xffffff8000000000ull;  // L4 slot 511
-constexpr Mfn kHypervisorFrame{0x100};         // the hypervisor's image (its multiboot header)
-// Entries stored directly carry US: the kernel runs in ring 3, and an entry that bypassed
-// validation keeps exactly what was stored (validation would have added US itself).
-constexpr uint64_t kUserReadOnly = kReadOnly | PageTableEntry::kUser;
-constexpr uint64_t kUserWritable = kWritable | PageTableEntry::kUser;
+constexpr Mfn kHypervisorFrame{0x100};                     // the hypervisor's image (its multiboot header)
 
 alignas(4096) uint8_t scratch_page[4096];
 
-uint64_t entry(Mfn mfn, uint64_t flags) { return PageTableEntry::make(mfn, flags).raw(); }
-volatile uint64_t* entries_of(Mfn table) { return reinterpret_cast<volatile uint64_t*>(mfn_to_va(table)); }
 long set_entry(Mfn table, unsigned index, uint64_t value) {
   return pv::ops.raw_mmu_update(table.machine_address() + index * 8, value);
 }
-// An MMU hypercall that asks for nothing: the hypervisor reattaches detached tables first and
-// flushes no TLB (a flush would hide what the tests look for).
-long empty_mmuext_op() { return arch::hypercall(__HYPERVISOR_mmuext_op, 0, 0, 0, DOMID_SELF); }
 Mfn scratch_mfn() { return va_to_mfn(reinterpret_cast<uint64_t>(scratch_page)); }
 
 // The table of `level` that translates va in the kernel's address space.
@@ -49,21 +40,6 @@ Mfn table_for(uint64_t va, Level level) {
   walk(kernel_l4(), va, level, slot);
   return Mfn{slot.machine_address >> 12};
 }
-// An empty entry of `table` in [first, last], searched from the top; 0 if none.
-unsigned free_slot(Mfn table, unsigned first, unsigned last) {
-  for (unsigned index = last; index >= first && index > 0; --index)
-    if (entries_of(table)[index] == 0) return index;
-  return 0;
-}
-
-void check_audit(SelfTest& test) {
-  long mismatches = sys_pvhv_audit();
-  if (mismatches == -linux_abi::kENOSYS)
-    test.note("frame audit not available here (not our hypervisor, or unprivileged)", mismatches);
-  else
-    test.check("frame audit: every count agrees with the page tables", mismatches, 0);
-}
-
 // A frame taken from the allocator for a page table, read-only in the direct map.
 Mfn table_frame_at(Pfn pfn) {
   Mfn mfn = pfn_to_mfn(pfn);

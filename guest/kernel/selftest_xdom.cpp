@@ -51,6 +51,7 @@
 #include "kernel/boot_info.h"
 #include "kernel/console.h"
 #include "kernel/control.h"
+#include "kernel/event_channel_ops.h"
 #include "kernel/events.h"
 #include "kernel/page_allocator.h"
 #include "kernel/physical_memory.h"
@@ -282,36 +283,11 @@ void memory_self_map(SelfTest& test) {
 // ------------------------------------------------------------------------------------------
 // Event channels
 
-long alloc_unbound(domid_t dom, domid_t remote, evtchn_port_t& port) {
-  evtchn_alloc_unbound_t request{};
-  request.dom = dom;
-  request.remote_dom = remote;
-  long rc = xen::event_channel_op(EVTCHNOP_alloc_unbound, &request);
-  port = request.port;
-  return rc;
-}
-long bind_interdomain(domid_t remote, evtchn_port_t remote_port, evtchn_port_t& local) {
-  evtchn_bind_interdomain_t request{};
-  request.remote_dom = remote;
-  request.remote_port = remote_port;
-  long rc = xen::event_channel_op(EVTCHNOP_bind_interdomain, &request);
-  local = request.local_port;
-  return rc;
-}
-long send(evtchn_port_t port) {
-  evtchn_send_t request{port};
-  return xen::event_channel_op(EVTCHNOP_send, &request);
-}
-long close(evtchn_port_t port) {
-  evtchn_close_t request{port};
-  return xen::event_channel_op(EVTCHNOP_close, &request);
-}
-long status(domid_t dom, evtchn_port_t port, evtchn_status_t& out) {
-  out = evtchn_status_t{};
-  out.dom = dom;
-  out.port = port;
-  return xen::event_channel_op(EVTCHNOP_status, &out);
-}
+using evtchn::alloc_unbound;
+using evtchn::bind_interdomain;
+using evtchn::close;
+using evtchn::send;
+using evtchn::status;
 // Ports of `dom` in use among the first 128 (Xen answers -EINVAL beyond its allocated buckets).
 long ports_in_use(domid_t dom) {
   long count = 0;

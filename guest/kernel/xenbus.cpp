@@ -3,6 +3,7 @@
 #include "arch/xen.h"
 #include "kernel/boot_info.h"
 #include "kernel/console.h"
+#include "kernel/event_channel_ops.h"
 #include "kernel/events.h"
 #include "kernel/physical_memory.h"
 #include "kernel/time.h"
@@ -20,10 +21,7 @@ lib::ShutdownWatcher watcher;
 lib::ShutdownWatcher::Output pending;  // requests not yet in the ring (it was full)
 uint64_t received;
 
-void notify() {
-  evtchn_send_t send{ring_port};
-  xen::event_channel_op(EVTCHNOP_send, &send);
-}
+void notify() { evtchn::send(ring_port); }
 
 // Puts what is pending into the ring; the rest waits for the server to make room.
 void flush() {

@@ -11,6 +11,7 @@
 #include "arch/xen.h"
 #include "kernel/boot_info.h"
 #include "kernel/console.h"
+#include "kernel/event_channel_ops.h"
 #include "kernel/physical_memory.h"
 #include "kernel/time.h"
 #include "kernel/timer.h"
@@ -46,10 +47,7 @@ struct Hostile {
   uint32_t next_id = 1;
   uint8_t bytes[sizeof(xsd_sockmsg) + XENSTORE_PAYLOAD_MAX];  // the request being sent
 
-  void notify() {
-    evtchn_send_t send{port};
-    xen::event_channel_op(EVTCHNOP_send, &send);
-  }
+  void notify() { evtchn::send(port); }
   void pause_ms(uint64_t ms) { sleep_until(system_time_ns() + ms * kMs); }
 
   // Writes a whole request, waiting for room (false after kPatienceMs without any).

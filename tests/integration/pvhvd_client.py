@@ -1,14 +1,18 @@
-"""A Python client of pvhvd's socket (tools/PROTOCOL.md, "The daemon's client protocol"), and a
-helper that runs the daemon for a test: started on a fresh state directory, killed at the end
+"""A Python client of pvhvd's socket (tools/PROTOCOL.md, "The daemon's client protocol"), and
+helpers that run the daemon for a test: `Daemon` (one state directory, restarted in place after a
+`kill -9`) and `TestDaemon`, a `with` block that gives a test a fresh temporary state directory
+with the forktest initrd beside it, and stops the daemon and kills its machine on the way out
 whatever happened (the daemon's SIGTERM shuts dom0 down and stops the machine)."""
 import json
 import os
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 
 import machine
+import xenctrl_domu
 
 
 class Client:
@@ -56,12 +60,20 @@ class Daemon:
         self.state_dir = state_dir
         self.log_path = os.path.join(state_dir, "pvhvd.log")
         os.makedirs(state_dir, exist_ok=True)
-        binary = os.path.join(build, "bin", "pvhvd")
-        machine.expect(os.path.exists(binary), f"missing {binary} (build first)")
         self.log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen([binary, "--state-dir", state_dir, "--build", build, *args],
+        self.start(args, timeout)
+
+    def start(self, args, timeout):
+        binary = os.path.join(self.build, "bin", "pvhvd")
+        machine.expect(os.path.exists(binary), f"missing {binary} (build first)")
+        self.proc = subprocess.Popen([binary, "--state-dir", self.state_dir, "--build", self.build, *args],
                                      stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT)
         self.wait_serving(timeout)
+
+    def restart_attached(self, timeout=240):
+        """After `kill9`: a new daemon on the same state directory, attached to the running machine
+        through its relay socket, as an administrator restarts it."""
+        self.start(["--attach", os.path.join(self.state_dir, "com2.sock")], timeout)
 
     def wait_serving(self, timeout):
         deadline = time.monotonic() + timeout
@@ -118,6 +130,39 @@ class Daemon:
             pass
 
 
+class TestDaemon:
+    """`with TestDaemon(build, args) as run:` a daemon (`run.daemon`) on a fresh state directory
+    (`run.state`) in a temporary folder (`run.tmp`), with the forktest initrd built there
+    (`run.initrd`; `run.kernel` is the guest kernel). Leaving the block stops the daemon and kills
+    its machine, whatever happened inside; a test that checks the daemon's exit does so first
+    (`stop_and_check`)."""
+
+    def __init__(self, build, args=(), prefix="pvhvd"):
+        self.build, self.args, self.prefix = build, list(args), prefix
+        self.kernel = os.path.join(build, "guest", "kernel")
+
+    def __enter__(self):
+        self.folder = tempfile.TemporaryDirectory(prefix=self.prefix)
+        self.tmp = self.folder.name
+        self.state = os.path.join(self.tmp, "state")
+        self.initrd = os.path.join(self.tmp, "forktest.cpio")
+        try:
+            xenctrl_domu.forktest_initrd(self.build, self.initrd)
+            self.daemon = Daemon(self.build, self.state, self.args)
+        except BaseException:
+            self.folder.cleanup()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            self.daemon.stop(timeout=30)
+            self.daemon.kill_machine()
+        finally:
+            self.folder.cleanup()
+        return False
+
+
 def wait_for(what, condition, timeout, daemon, step=0.5):
     """condition()'s first true value within `timeout` s, else the test fails with the daemon's log
     and the machine's serial tail."""
@@ -128,6 +173,17 @@ def wait_for(what, condition, timeout, daemon, step=0.5):
             return value
         time.sleep(step)
     machine.expect(False, f"{what} within {timeout} s\n--- pvhvd ---\n{daemon.text()}\n--- serial ---\n{daemon.serial()[-3000:]}")
+
+
+def settle_free(client, baseline, timeout=60):
+    """The machine's free pages once they are back at `baseline` (a destroyed domain's frames
+    come back a little after its destruction), or what they are after `timeout` s."""
+    deadline = time.monotonic() + timeout
+    now = client.ok("info")["free_pages"]
+    while now != baseline and time.monotonic() < deadline:
+        time.sleep(0.5)
+        now = client.ok("info")["free_pages"]
+    return now
 
 
 def stop_and_check(daemon, hv):

@@ -9,27 +9,11 @@ import json
 import os
 import random
 import socket
-import tempfile
-import threading
 import time
 
 import guest_boot
 import machine
 import pvhvd_client
-import xenctrl_domu
-
-
-def free_pages(client):
-    return client.ok("info")["free_pages"]
-
-
-def settle_free(client, baseline, timeout=60):
-    deadline = time.monotonic() + timeout
-    now = free_pages(client)
-    while now != baseline and time.monotonic() < deadline:
-        time.sleep(1)
-        now = free_pages(client)
-    return now
 
 
 def domains(client):
@@ -114,121 +98,113 @@ def storm(daemon, count=10000):
 
 def main():
     build, hv = guest_boot.arguments()
-    kernel = os.path.join(build, "guest", "kernel")
-    with tempfile.TemporaryDirectory(prefix="pvhvd") as tmp:
-        state = os.path.join(tmp, "state")
-        initrd = os.path.join(tmp, "forktest.cpio")
-        xenctrl_domu.forktest_initrd(build, initrd)
+    with pvhvd_client.TestDaemon(build, ["--hypervisor", hv.name]) as run:
+        daemon, state, kernel, initrd = run.daemon, run.state, run.kernel, run.initrd
         config = {"name": "forktest", "kernel": kernel, "ramdisk": initrd, "cmdline": "init=/forktest",
                   "memory": 32, "on_poweroff": "destroy"}
-        daemon = pvhvd_client.Daemon(build, state, ["--hypervisor", hv.name])
-        try:
-            silent = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)  # connects, never speaks
-            silent.connect(os.path.join(state, "pvhvd.sock"))
-            client = daemon.client()
-            hello = client.ok("hello", version=1)
-            machine.expect(hello["hypervisor"] == ("pvhv" if hv.name == "ours" else "xen-4.17"), f"hello: {hello}")
-            machine.expect(client.call("hello", version=2)["ok"] is False, "hello version 2 accepted")
-            baseline = free_pages(client)
-            bad_creates(client, kernel, initrd)
+        silent = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)  # connects, never speaks
+        silent.connect(os.path.join(state, "pvhvd.sock"))
+        client = daemon.client()
+        hello = client.ok("hello", version=1)
+        machine.expect(hello["hypervisor"] == ("pvhv" if hv.name == "ours" else "xen-4.17"), f"hello: {hello}")
+        machine.expect(client.call("hello", version=2)["ok"] is False, "hello version 2 accepted")
+        baseline = client.ok("info")["free_pages"]
+        bad_creates(client, kernel, initrd)
 
-            # kill -9 during a create: the restarted daemon destroys the half-built domain. Over
-            # the relay's bulk window a small domU is built in a fraction of a second, so this
-            # one gets a 96 MiB ramdisk of random bytes (no page of it is skipped as zero): its
-            # build takes seconds, time enough to be killed in the middle of it.
-            big_ramdisk = os.path.join(tmp, "random.img")
-            with open(big_ramdisk, "wb") as f:
-                f.write(os.urandom(96 << 20))
-            half = daemon.client(timeout=600)
-            half.send_line(json.dumps({"id": 1, "op": "create",
-                                       "config": dict(config, name="half", ramdisk=big_ramdisk, memory=160)}).encode())
+        # kill -9 during a create: the restarted daemon destroys the half-built domain. Over
+        # the relay's bulk window a small domU is built in a fraction of a second, so this
+        # one gets a 96 MiB ramdisk of random bytes (no page of it is skipped as zero): its
+        # build takes seconds, time enough to be killed in the middle of it.
+        big_ramdisk = os.path.join(run.tmp, "random.img")
+        with open(big_ramdisk, "wb") as f:
+            f.write(os.urandom(96 << 20))
+        half = daemon.client(timeout=600)
+        half.send_line(json.dumps({"id": 1, "op": "create",
+                                   "config": dict(config, name="half", ramdisk=big_ramdisk, memory=160)}).encode())
 
-            def half_record():
-                for name in os.listdir(state):
-                    if name.startswith("domain-") and name.endswith(".json"):
-                        with open(os.path.join(state, name)) as f:
-                            record = json.load(f)
-                        if record["name"] == "half" and record["domid"]:
-                            return record
-                return None
-            record = pvhvd_client.wait_for("the half-built domain's record names its domid", half_record, 120, daemon)
-            machine.expect(record["state"] == "building", f"record: {record}")
-            daemon.kill9()
-            print(f"pvhvd: kill -9 while d{record['domid']} was being built")
-            daemon = pvhvd_client.Daemon(build, state, ["--attach", os.path.join(state, "com2.sock")])
-            client = daemon.client()
-            machine.expect(list(domains(client)) == [0], f"the half-built domain survived: {domains(client)}")
-            machine.expect("half built" in daemon.text(), "the restart did not say it destroyed the half-built domain")
-            after = settle_free(client, baseline)
-            machine.expect(after == baseline, f"after the half-built domain: free pages {after}, baseline {baseline}")
+        def half_record():
+            for name in os.listdir(state):
+                if name.startswith("domain-") and name.endswith(".json"):
+                    with open(os.path.join(state, name)) as f:
+                        record = json.load(f)
+                    if record["name"] == "half" and record["domid"]:
+                        return record
+            return None
+        record = pvhvd_client.wait_for("the half-built domain's record names its domid", half_record, 120, daemon)
+        machine.expect(record["state"] == "building", f"record: {record}")
+        daemon.kill9()
+        print(f"pvhvd: kill -9 while d{record['domid']} was being built")
+        daemon.restart_attached()
+        client = daemon.client()
+        machine.expect(list(domains(client)) == [0], f"the half-built domain survived: {domains(client)}")
+        machine.expect("half built" in daemon.text(), "the restart did not say it destroyed the half-built domain")
+        after = pvhvd_client.settle_free(client, baseline)
+        machine.expect(after == baseline, f"after the half-built domain: free pages {after}, baseline {baseline}")
 
-            # Two clients create one name: one wins, the other gets Xen's message; the daemon
-            # keeps answering others (a list, the storm) while the build runs.
-            first, second = daemon.client(timeout=900), daemon.client()
-            first.send_line(json.dumps({"id": 1, "op": "create", "config": config, "paused": True}).encode())
-            time.sleep(0.5)
-            answer = second.call("create", config=config)
-            machine.expect(answer["ok"] is False and answer["errno"] == 17 and
-                           answer["error"] == 'Domain with name "forktest" already exists.', f"second create: {answer}")
-            start = time.monotonic()
-            listed = domains(client)
-            list_seconds = time.monotonic() - start
-            sent, answered = storm(daemon)
-            print(f"pvhvd: during the build: list answered in {list_seconds:.2f} s; {answered} of {sent} storm requests answered")
-            machine.expect(sent >= 10000 and answered == sent, "storm: not every request answered")
-            t0 = time.monotonic()
-            created = first.read_answer()
-            machine.expect(created.get("ok") is True, f"create: {created}\n{daemon.text()}")
-            print(f"pvhvd: forktest is d{created['domid']}, built in {time.monotonic() - t0:.0f} s after the storm")
-            before = domains(client)
-            dom = before[created["domid"]]
-            machine.expect(dom["name"] == "forktest" and dom["paused"] and dom["uuid"] == created["uuid"] and
-                           dom["mem_kb"] >= 32 * 1024 - 4096, f"list: {dom}")
+        # Two clients create one name: one wins, the other gets Xen's message; the daemon
+        # keeps answering others (a list, the storm) while the build runs.
+        first, second = daemon.client(timeout=900), daemon.client()
+        first.send_line(json.dumps({"id": 1, "op": "create", "config": config, "paused": True}).encode())
+        time.sleep(0.5)
+        answer = second.call("create", config=config)
+        machine.expect(answer["ok"] is False and answer["errno"] == 17 and
+                       answer["error"] == 'Domain with name "forktest" already exists.', f"second create: {answer}")
+        start = time.monotonic()
+        listed = domains(client)
+        list_seconds = time.monotonic() - start
+        sent, answered = storm(daemon)
+        print(f"pvhvd: during the build: list answered in {list_seconds:.2f} s; {answered} of {sent} storm requests answered")
+        machine.expect(sent >= 10000 and answered == sent, "storm: not every request answered")
+        t0 = time.monotonic()
+        created = first.read_answer()
+        machine.expect(created.get("ok") is True, f"create: {created}\n{daemon.text()}")
+        print(f"pvhvd: forktest is d{created['domid']}, built in {time.monotonic() - t0:.0f} s after the storm")
+        before = domains(client)
+        dom = before[created["domid"]]
+        machine.expect(dom["name"] == "forktest" and dom["paused"] and dom["uuid"] == created["uuid"] and
+                       dom["mem_kb"] >= 32 * 1024 - 4096, f"list: {dom}")
 
-            # kill -9 after the create: the restarted daemon's list is the same.
-            daemon.kill9()
-            daemon = pvhvd_client.Daemon(build, state, ["--attach", os.path.join(state, "com2.sock")])
-            client = daemon.client()
-            after_restart = domains(client)
-            keys = ("domid", "name", "uuid", "paused", "mem_kb", "max_mem_kb", "config")
-            machine.expect({d: [v[k] for k in keys] for d, v in after_restart.items()} ==
-                           {d: [v[k] for k in keys] for d, v in before.items()},
-                           f"list changed across kill -9: {before} -> {after_restart}")
+        # kill -9 after the create: the restarted daemon's list is the same.
+        daemon.kill9()
+        daemon.restart_attached()
+        client = daemon.client()
+        after_restart = domains(client)
+        keys = ("domid", "name", "uuid", "paused", "mem_kb", "max_mem_kb", "config")
+        machine.expect({d: [v[k] for k in keys] for d, v in after_restart.items()} ==
+                       {d: [v[k] for k in keys] for d, v in before.items()},
+                       f"list changed across kill -9: {before} -> {after_restart}")
 
-            # The console: a console client sees the output too; on_poweroff=destroy applies with
-            # no other client connected.
-            console = daemon.client(timeout=300)
-            console.ok("console", dom="forktest")
-            client.ok("unpause", dom="forktest")
-            client.close()
-            seen = b""
-            deadline = time.monotonic() + 300
-            while b"init exited: status 0" not in seen and time.monotonic() < deadline:
-                try:
-                    chunk = console.sock.recv(4096)
-                except socket.timeout:
-                    break
-                if not chunk:
-                    break
-                seen += chunk
-            machine.expect(b"init exited: status 0" in seen, f"console client saw: {seen[-2000:]!r}")
-            console.close()
-            log = os.path.join(state, "console-forktest.log")
-            client = daemon.client()
-            pvhvd_client.wait_for("forktest destroyed by on_poweroff", lambda: list(domains(client)) == [0], 120, daemon)
-            with open(log, "rb") as f:
-                machine.expect(b"init exited: status 0" in f.read(), "the console log lacks init's exit")
-            machine.expect(not [n for n in os.listdir(state) if n.startswith("domain-")], "a record outlived its domain")
-            after = settle_free(client, baseline)
-            machine.expect(after == baseline, f"free pages {after}, baseline {baseline}")
-            client.ok("hello")
-            silent.close()
-            client.close()
-            pvhvd_client.stop_and_check(daemon, hv)
-            print(f"{hv.name}: pvhvd lifecycle passed")
-        finally:
-            daemon.stop(timeout=30)
-            daemon.kill_machine()
+        # The console: a console client sees the output too; on_poweroff=destroy applies with
+        # no other client connected.
+        console = daemon.client(timeout=300)
+        console.ok("console", dom="forktest")
+        client.ok("unpause", dom="forktest")
+        client.close()
+        seen = b""
+        deadline = time.monotonic() + 300
+        while b"init exited: status 0" not in seen and time.monotonic() < deadline:
+            try:
+                chunk = console.sock.recv(4096)
+            except socket.timeout:
+                break
+            if not chunk:
+                break
+            seen += chunk
+        machine.expect(b"init exited: status 0" in seen, f"console client saw: {seen[-2000:]!r}")
+        console.close()
+        log = os.path.join(state, "console-forktest.log")
+        client = daemon.client()
+        pvhvd_client.wait_for("forktest destroyed by on_poweroff", lambda: list(domains(client)) == [0], 120, daemon)
+        with open(log, "rb") as f:
+            machine.expect(b"init exited: status 0" in f.read(), "the console log lacks init's exit")
+        machine.expect(not [n for n in os.listdir(state) if n.startswith("domain-")], "a record outlived its domain")
+        after = pvhvd_client.settle_free(client, baseline)
+        machine.expect(after == baseline, f"free pages {after}, baseline {baseline}")
+        client.ok("hello")
+        silent.close()
+        client.close()
+        pvhvd_client.stop_and_check(daemon, hv)
+        print(f"{hv.name}: pvhvd lifecycle passed")
 
 
 if __name__ == "__main__":

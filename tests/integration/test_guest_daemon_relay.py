@@ -10,7 +10,6 @@ import os
 import socket
 import struct
 import subprocess
-import tempfile
 import threading
 import time
 
@@ -18,7 +17,6 @@ import guest_boot
 import machine
 import pvhvd_client
 import relay_client
-import xenctrl_domu
 
 BUFFER_ALLOC, BUFFER_READ, BIND_VIRQ, UNMASK, SHUTDOWN = 0x82, 0x85, 0x88, 0x8b, 0x8f
 VIRQ_DEBUG = 1  # bound by nobody in dom0 (its kernel binds VIRQ_TIMER and VIRQ_TBUF)
@@ -120,57 +118,49 @@ def hostile(daemon):
 
 def main():
     build, hv = guest_boot.arguments()
-    kernel = os.path.join(build, "guest", "kernel")
-    with tempfile.TemporaryDirectory(prefix="pvhvd") as tmp:
-        state = os.path.join(tmp, "state")
-        initrd = os.path.join(tmp, "forktest.cpio")
-        xenctrl_domu.forktest_initrd(build, initrd)
-        daemon = pvhvd_client.Daemon(build, state, ["--hypervisor", hv.name])
-        try:
-            # xl list keeps answering while the programs run through the daemon.
-            xl = os.path.join(build, "bin", "xl")
-            stop = threading.Event()
-            lists = {"ok": 0, "bad": []}
+    with pvhvd_client.TestDaemon(build, ["--hypervisor", hv.name]) as run:
+        daemon, state, kernel, initrd = run.daemon, run.state, run.kernel, run.initrd
+        # xl list keeps answering while the programs run through the daemon.
+        xl = os.path.join(build, "bin", "xl")
+        stop = threading.Event()
+        lists = {"ok": 0, "bad": []}
 
-            def keep_listing():
-                env = dict(os.environ, PVHV_STATE_DIR=state)
-                while not stop.is_set():
-                    r = subprocess.run([xl, "list"], env=env, capture_output=True, text=True, timeout=60)
-                    if r.returncode == 0 and "Domain-0" in r.stdout:
-                        lists["ok"] += 1
-                    else:
-                        lists["bad"].append(r.stdout + r.stderr)
-                    time.sleep(0.2)
-            lister = threading.Thread(target=keep_listing, daemon=True)
-            lister.start()
+        def keep_listing():
+            env = dict(os.environ, PVHV_STATE_DIR=state)
+            while not stop.is_set():
+                r = subprocess.run([xl, "list"], env=env, capture_output=True, text=True, timeout=60)
+                if r.returncode == 0 and "Domain-0" in r.stdout:
+                    lists["ok"] += 1
+                else:
+                    lists["bad"].append(r.stdout + r.stderr)
+                time.sleep(0.2)
+        lister = threading.Thread(target=keep_listing, daemon=True)
+        lister.start()
 
-            check = run_through_daemon(build, state, [os.path.join(build, "bin", "xc_relay_check")], 300)
-            machine.expect(check.returncode == 0 and "xc_relay_check: passed" in check.stdout,
-                           f"xc_relay_check through pvhvd: {check.stdout}\n{check.stderr}\n{daemon.text()}")
-            t0 = time.monotonic()
-            life = run_through_daemon(build, state, [os.path.join(build, "bin", "xc_domu_lifecycle"), "--kernel", kernel,
-                                                     "--ramdisk", initrd, "--cmdline", "init=/forktest",
-                                                     "--cycles", "2", "--timeout-s", "200"], 600)
-            seconds = time.monotonic() - t0
-            stop.set()
-            lister.join(90)
-            print(life.stdout[-3000:])
-            machine.expect(life.returncode == 0, f"xc_domu_lifecycle through pvhvd (status {life.returncode}):"
-                           f"\n{life.stdout}\n{life.stderr}\n{daemon.text()}")
-            machine.expect(lists["ok"] > 0 and not lists["bad"], f"xl list beside them: {lists}")
-            print(f"{hv.name}: xc_domu_lifecycle through pvhvd in {seconds:.1f} s; xl list answered {lists['ok']} times meanwhile")
+        check = run_through_daemon(build, state, [os.path.join(build, "bin", "xc_relay_check")], 300)
+        machine.expect(check.returncode == 0 and "xc_relay_check: passed" in check.stdout,
+                       f"xc_relay_check through pvhvd: {check.stdout}\n{check.stderr}\n{daemon.text()}")
+        t0 = time.monotonic()
+        life = run_through_daemon(build, state, [os.path.join(build, "bin", "xc_domu_lifecycle"), "--kernel", kernel,
+                                                 "--ramdisk", initrd, "--cmdline", "init=/forktest",
+                                                 "--cycles", "2", "--timeout-s", "200"], 600)
+        seconds = time.monotonic() - t0
+        stop.set()
+        lister.join(90)
+        print(life.stdout[-3000:])
+        machine.expect(life.returncode == 0, f"xc_domu_lifecycle through pvhvd (status {life.returncode}):"
+                       f"\n{life.stdout}\n{life.stderr}\n{daemon.text()}")
+        machine.expect(lists["ok"] > 0 and not lists["bad"], f"xl list beside them: {lists}")
+        print(f"{hv.name}: xc_domu_lifecycle through pvhvd in {seconds:.1f} s; xl list answered {lists['ok']} times meanwhile")
 
-            hostile(daemon)
-            again = run_through_daemon(build, state, [os.path.join(build, "bin", "xc_relay_check")], 300)
-            machine.expect(again.returncode == 0, f"xc_relay_check after the hostile clients: {again.stdout}\n{again.stderr}")
-            client = daemon.client()
-            client.ok("hello", version=1)
-            client.close()
-            pvhvd_client.stop_and_check(daemon, hv)
-            print(f"{hv.name}: the relay op passed")
-        finally:
-            daemon.stop(timeout=30)
-            daemon.kill_machine()
+        hostile(daemon)
+        again = run_through_daemon(build, state, [os.path.join(build, "bin", "xc_relay_check")], 300)
+        machine.expect(again.returncode == 0, f"xc_relay_check after the hostile clients: {again.stdout}\n{again.stderr}")
+        client = daemon.client()
+        client.ok("hello", version=1)
+        client.close()
+        pvhvd_client.stop_and_check(daemon, hv)
+        print(f"{hv.name}: the relay op passed")
 
 
 if __name__ == "__main__":

@@ -16,7 +16,6 @@ and the same hostile domU selftest passes.
 import os
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -29,10 +28,9 @@ PHASE_S = 0.15  # forktest runs about a second
 
 
 class Run:
-    def __init__(self, build, hv, state):
-        self.build, self.hv, self.state = build, hv, state
-        self.env = dict(os.environ, PVHV_STATE_DIR=state)
-        self.daemon = pvhvd_client.Daemon(build, state, ["--hypervisor", hv.name])
+    def __init__(self, build, hv, daemon):
+        self.build, self.hv, self.state, self.daemon = build, hv, daemon.state, daemon.daemon
+        self.env = dict(os.environ, PVHV_STATE_DIR=self.state)
 
     def xl(self, *args, timeout=240):
         return subprocess.run([os.path.join(self.build, "bin", "xl"), *args], cwd=ROOT, env=self.env,
@@ -175,13 +173,8 @@ def xen417(run):
 
 def main():
     build, hv = guest_boot.arguments()
-    with tempfile.TemporaryDirectory(prefix="pvhv-ptwr") as state:
-        run = Run(build, hv, state)
-        try:
-            (ours if hv.name == "ours" else xen417)(run)
-        finally:
-            run.daemon.stop()
-            run.daemon.kill_machine()
+    with pvhvd_client.TestDaemon(build, ["--hypervisor", hv.name], prefix="pvhv-ptwr") as daemon:
+        (ours if hv.name == "ours" else xen417)(Run(build, hv, daemon))
 
 
 if __name__ == "__main__":

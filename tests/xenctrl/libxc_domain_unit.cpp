@@ -11,67 +11,17 @@
 #include <map>
 #include <vector>
 
+#include "tests/xenctrl/fake_transport.h"
 #include "tools/libxc/dominfo.h"
 #include "tools/libxc/xc_private.h"
 
 namespace {
 
-using pvhv::xc::Transport;
-
-// dom0's buffers as a map, and a hypercall answered by the test.
-struct FakeTransport final : Transport {
-  std::map<uint64_t, std::vector<uint8_t>> buffers;
-  uint64_t next = 0xffffffffb4000000ull;
-  std::function<int64_t(uint32_t, const uint64_t (&)[5])> answer;
-  std::vector<uint32_t> numbers;
-  std::map<uint64_t, std::vector<uint8_t>> written_frames;  // frame -> bytes, by FOREIGN_WRITE
-  std::string name = "fake";
-
-  int hypercall(uint32_t number, const uint64_t (&args)[5], int64_t& result) override {
-    numbers.push_back(number);
-    result = answer ? answer(number, args) : -38;
-    return 0;
-  }
-  int buffer_alloc(uint32_t pages, uint64_t& address) override {
-    address = next;
-    next += uint64_t(pages) * 4096;
-    buffers[address].assign(size_t(pages) * 4096, 0);
-    return 0;
-  }
-  int buffer_free(uint64_t address) override { return buffers.erase(address) ? 0 : (errno = EFAULT, -1); }
-  int buffer_write(uint64_t address, const void* data, size_t length) override {
-    std::memcpy(at(address, length), data, length);
-    return 0;
-  }
-  int buffer_read(uint64_t address, void* data, size_t length) override {
-    std::memcpy(data, at(address, length), length);
-    return 0;
-  }
-  int foreign_read(uint32_t, uint64_t, uint32_t, void*, size_t) override { return errno = EPERM, -1; }
-  int foreign_write(uint32_t, uint64_t frame, uint32_t offset, const void* data, size_t length) override {
-    auto& f = written_frames[frame];
-    f.assign(4096, 0);
-    std::memcpy(f.data() + offset, data, length);
-    return 0;
-  }
-  int evtchn_bind_interdomain(uint32_t, uint32_t, uint32_t& port) override { return port = 9, 0; }
-  int evtchn_notify(uint32_t) override { return 0; }
-  int evtchn_unmask(uint32_t) override { return 0; }
-  int evtchn_close(uint32_t) override { return 0; }
-  int dom0_shutdown(uint32_t) override { return 0; }
-  const std::string& describe() const override { return name; }
-
-  // The bytes at a dom0 address inside one buffer.
-  uint8_t* at(uint64_t address, size_t length) {
-    auto it = buffers.upper_bound(address);
-    EXPECT_NE(it, buffers.begin());
-    --it;
-    EXPECT_LE(address - it->first + length, it->second.size());
-    return it->second.data() + (address - it->first);
-  }
-  template <typename T>
-  T& object(uint64_t address) {
-    return *reinterpret_cast<T*>(at(address, sizeof(T)));
+// A hypercall answered by the test's function of the moment.
+struct FakeTransport final : pvhv::xc::testing::FakeTransport {
+  std::function<int64_t(uint32_t, const uint64_t (&)[5])> on_hypercall;
+  int64_t answer(uint32_t number, const uint64_t (&args)[5]) override {
+    return on_hypercall ? on_hypercall(number, args) : -38;
   }
 };
 
@@ -85,7 +35,7 @@ class LibxcDomain : public ::testing::Test {
   void TearDown() override { xc_interface_close(xch); }
   // A domctl answer: checks the version, lets the test change the structure in dom0's buffer.
   void on_domctl(std::function<int64_t(xen_domctl_t&)> handle) {
-    fake->answer = [this, handle](uint32_t number, const uint64_t (&a)[5]) -> int64_t {
+    fake->on_hypercall = [this, handle](uint32_t number, const uint64_t (&a)[5]) -> int64_t {
       EXPECT_EQ(number, unsigned(__HYPERVISOR_domctl));
       auto& domctl = fake->object<xen_domctl_t>(a[0]);
       EXPECT_EQ(domctl.interface_version, 0x15u);
@@ -238,7 +188,7 @@ TEST_F(LibxcDomain, GetinfoWalksDomains) {
 }
 
 TEST_F(LibxcDomain, ShutdownIsRemoteShutdown) {
-  fake->answer = [this](uint32_t number, const uint64_t (&a)[5]) -> int64_t {
+  fake->on_hypercall = [this](uint32_t number, const uint64_t (&a)[5]) -> int64_t {
     EXPECT_EQ(number, unsigned(__HYPERVISOR_sched_op));
     EXPECT_EQ(a[0], unsigned(SCHEDOP_remote_shutdown));
     auto& arg = fake->object<sched_remote_shutdown_t>(a[1]);
@@ -255,7 +205,7 @@ TEST_F(LibxcDomain, ShutdownIsRemoteShutdown) {
 // comes back with the machine frames; fewer extents than asked is EBUSY for _exact.
 TEST_F(LibxcDomain, PopulatePhysmap) {
   long done = 3;
-  fake->answer = [&](uint32_t number, const uint64_t (&a)[5]) -> int64_t {
+  fake->on_hypercall = [&](uint32_t number, const uint64_t (&a)[5]) -> int64_t {
     EXPECT_EQ(number, unsigned(__HYPERVISOR_memory_op));
     EXPECT_EQ(a[0], unsigned(XENMEM_populate_physmap));
     auto& r = fake->object<xen_memory_reservation>(a[1]);
@@ -289,7 +239,7 @@ TEST_F(LibxcDomain, PopulatePhysmap) {
 }
 
 TEST_F(LibxcDomain, MemmapLimitSetsOneRamRange) {
-  fake->answer = [this](uint32_t number, const uint64_t (&a)[5]) -> int64_t {
+  fake->on_hypercall = [this](uint32_t number, const uint64_t (&a)[5]) -> int64_t {
     EXPECT_EQ(number, unsigned(__HYPERVISOR_memory_op));
     EXPECT_EQ(a[0], unsigned(XENMEM_set_memory_map));
     auto& map = fake->object<xen_foreign_memory_map>(a[1]);
@@ -336,7 +286,7 @@ TEST_F(LibxcDomain, VcpuGetinfo) {
 }
 
 TEST_F(LibxcDomain, AllocUnboundReturnsThePort) {
-  fake->answer = [this](uint32_t number, const uint64_t (&a)[5]) -> int64_t {
+  fake->on_hypercall = [this](uint32_t number, const uint64_t (&a)[5]) -> int64_t {
     EXPECT_EQ(number, unsigned(__HYPERVISOR_event_channel_op));
     EXPECT_EQ(a[0], unsigned(EVTCHNOP_alloc_unbound));
     auto& arg = fake->object<evtchn_alloc_unbound_t>(a[1]);
@@ -353,7 +303,7 @@ TEST_F(LibxcDomain, AllocUnboundReturnsThePort) {
 }
 
 TEST_F(LibxcDomain, MmuextPinNamesTheDomain) {
-  fake->answer = [this](uint32_t number, const uint64_t (&a)[5]) -> int64_t {
+  fake->on_hypercall = [this](uint32_t number, const uint64_t (&a)[5]) -> int64_t {
     EXPECT_EQ(number, unsigned(__HYPERVISOR_mmuext_op));
     EXPECT_EQ(a[1], 1u);
     EXPECT_EQ(a[2], 0u);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "tests/unit/boot_elf_builder.h"
+#include "tests/xenctrl/fake_transport.h"
 #include "tools/libxc/xc_private.h"
 #include "tools/libxenguest/include/pvhv_xenguest.h"
 #include "tools/libxenguest/pv_layout.h"
@@ -26,26 +27,12 @@ constexpr uint32_t kDomid = 3;
 constexpr uint64_t kMfnBase = 0x100000;  // the fake hypervisor's frame for pfn p is kMfnBase + p
 constexpr uint64_t kSharedInfoMfn = 0x9999;
 
-struct FakeHypervisor final : pvhv::xc::Transport {
-  std::map<uint64_t, std::vector<uint8_t>> buffers;
-  uint64_t next = 0xffffffffb4000000ull;
-  std::map<uint64_t, std::vector<uint8_t>> frames;  // written by FOREIGN_WRITE
+struct FakeHypervisor final : pvhv::xc::testing::FakeTransport {
   std::vector<std::string> calls;
   uint64_t hypercall_gmfn = 0, pinned_mfn = 0;
   uint32_t pinned_for = 0, next_port = 1;
   vcpu_guest_context_t context{};
   int fail_populate = 0;  // a negative errno for populate_physmap
-  std::string name = "fake";
-
-  uint8_t* at(uint64_t address) {
-    auto it = buffers.upper_bound(address);
-    --it;
-    return it->second.data() + (address - it->first);
-  }
-  template <typename T>
-  T& object(uint64_t address) {
-    return *reinterpret_cast<T*>(at(address));
-  }
 
   int64_t domctl(xen_domctl_t& d) {
     switch (d.cmd) {
@@ -68,7 +55,7 @@ struct FakeHypervisor final : pvhv::xc::Transport {
     return -EOPNOTSUPP;
   }
 
-  int64_t answer(uint32_t number, const uint64_t (&a)[5]) {
+  int64_t answer(uint32_t number, const uint64_t (&a)[5]) override {
     if (number == __HYPERVISOR_xen_version) {
       object<xen_feature_info_t>(a[1]).submap = (1u << XENFEAT_writable_page_tables) | (1u << XENFEAT_dom0);
       return 0;
@@ -78,7 +65,8 @@ struct FakeHypervisor final : pvhv::xc::Transport {
       auto& r = object<xen_memory_reservation>(a[1]);
       calls.push_back("populate order " + std::to_string(r.extent_order));
       if (fail_populate) return fail_populate;
-      auto* list = reinterpret_cast<xen_pfn_t*>(at(reinterpret_cast<uint64_t>(r.extent_start.p)));
+      auto* list = reinterpret_cast<xen_pfn_t*>(
+          at(reinterpret_cast<uint64_t>(r.extent_start.p), r.nr_extents * sizeof(xen_pfn_t)));
       for (uint64_t i = 0; i < r.nr_extents; ++i) list[i] += kMfnBase;
       return int64_t(r.nr_extents);
     }
@@ -97,39 +85,11 @@ struct FakeHypervisor final : pvhv::xc::Transport {
     return -ENOSYS;
   }
 
-  int hypercall(uint32_t number, const uint64_t (&args)[5], int64_t& result) override {
-    result = answer(number, args);
-    return 0;
-  }
-  int buffer_alloc(uint32_t pages, uint64_t& address) override {
-    address = next;
-    next += uint64_t(pages) * 4096;
-    buffers[address].assign(size_t(pages) * 4096, 0);
-    return 0;
-  }
-  int buffer_free(uint64_t address) override { return buffers.erase(address) ? 0 : (errno = EFAULT, -1); }
-  int buffer_write(uint64_t address, const void* data, size_t length) override {
-    std::memcpy(at(address), data, length);
-    return 0;
-  }
-  int buffer_read(uint64_t address, void* data, size_t length) override {
-    std::memcpy(data, at(address), length);
-    return 0;
-  }
-  int foreign_read(uint32_t, uint64_t, uint32_t, void*, size_t) override { return errno = EPERM, -1; }
   int foreign_write(uint32_t domid, uint64_t frame, uint32_t offset, const void* data, size_t length) override {
     EXPECT_EQ(domid, kDomid);
-    auto& f = frames[frame];
-    f.resize(4096);
-    std::memcpy(f.data() + offset, data, length);
-    return 0;
+    return FakeTransport::foreign_write(domid, frame, offset, data, length);
   }
   int evtchn_bind_interdomain(uint32_t, uint32_t, uint32_t&) override { return errno = ENOSYS, -1; }
-  int evtchn_notify(uint32_t) override { return 0; }
-  int evtchn_unmask(uint32_t) override { return 0; }
-  int evtchn_close(uint32_t) override { return 0; }
-  int dom0_shutdown(uint32_t) override { return 0; }
-  const std::string& describe() const override { return name; }
 };
 
 class LibxenguestBuilder : public ::testing::Test {
@@ -170,18 +130,19 @@ TEST_F(LibxenguestBuilder, CallsInXensOrder) {
 TEST_F(LibxenguestBuilder, FramesAsThePlanSays) {
   ASSERT_EQ(build(kernel), 0) << built.message;
   // The kernel at pfn 4096 (16 MiB of padding below it): its first bytes, the rest zero and unwritten.
-  auto kernel_frame = hv->frames.find(kMfnBase + 4096);
-  ASSERT_NE(kernel_frame, hv->frames.end());
+  auto kernel_frame = hv->written_frames.find(kMfnBase + 4096);
+  ASSERT_NE(kernel_frame, hv->written_frames.end());
   EXPECT_EQ(kernel_frame->second[0], 0x90);
   EXPECT_EQ(kernel_frame->second[64], 0);
-  EXPECT_EQ(hv->frames.count(kMfnBase + 4097), 0u);  // all zero: skipped
-  EXPECT_EQ(hv->frames.count(kMfnBase + 0), 0u);     // padding
+  EXPECT_EQ(hv->written_frames.count(kMfnBase + 4097), 0u);  // all zero: skipped
+  EXPECT_EQ(hv->written_frames.count(kMfnBase + 0), 0u);     // padding
   // The ramdisk right after the kernel's 32 pages, 5000 bytes over two frames.
-  EXPECT_EQ(hv->frames.at(kMfnBase + 4096 + 32)[0], 0x5a);
-  EXPECT_EQ(hv->frames.at(kMfnBase + 4096 + 33)[5000 - 4096 - 1], 0x5a);
-  EXPECT_EQ(hv->frames.at(kMfnBase + 4096 + 33)[5000 - 4096], 0);
+  EXPECT_EQ(hv->written_frames.at(kMfnBase + 4096 + 32)[0], 0x5a);
+  EXPECT_EQ(hv->written_frames.at(kMfnBase + 4096 + 33)[5000 - 4096 - 1], 0x5a);
+  EXPECT_EQ(hv->written_frames.at(kMfnBase + 4096 + 33)[5000 - 4096], 0);
   // start_info where the layout puts it, read as the guest will.
-  const auto& si = *reinterpret_cast<const start_info_t*>(hv->frames.at(kMfnBase + built.start_info_pfn).data());
+  const auto& si =
+      *reinterpret_cast<const start_info_t*>(hv->written_frames.at(kMfnBase + built.start_info_pfn).data());
   EXPECT_STREQ(si.magic, "xen-3.0-x86_64");
   EXPECT_EQ(si.shared_info, kSharedInfoMfn << 12);
   EXPECT_EQ(si.console.domU.mfn, kMfnBase + built.console_pfn);
@@ -189,16 +150,17 @@ TEST_F(LibxenguestBuilder, FramesAsThePlanSays) {
   EXPECT_EQ(si.mod_len, 5000u);
   EXPECT_STREQ(reinterpret_cast<const char*>(si.cmd_line), "init=/forktest");
   // The p2m list: pfn p -> kMfnBase + p.
-  const auto* p2m = reinterpret_cast<const uint64_t*>(hv->frames.at(kMfnBase + (built.p2m_va - built.virt_base) / 4096).data());
+  const auto* p2m = reinterpret_cast<const uint64_t*>(
+      hv->written_frames.at(kMfnBase + (built.p2m_va - built.virt_base) / 4096).data());
   EXPECT_EQ(p2m[0], kMfnBase);
   EXPECT_EQ(p2m[511], kMfnBase + 511);
   // The L4: slot 511 to the L3, which is the next frame.
-  const auto* l4 = reinterpret_cast<const uint64_t*>(hv->frames.at(built.l4_mfn).data());
+  const auto* l4 = reinterpret_cast<const uint64_t*>(hv->written_frames.at(built.l4_mfn).data());
   EXPECT_EQ(l4[511], ((built.l4_mfn + 1) << 12) | 0x67);
   EXPECT_EQ(hv->pinned_mfn, built.l4_mfn);
   EXPECT_EQ(hv->pinned_for, kDomid);
   // The shared info page: every vCPU's upcalls masked.
-  const auto& shared = *reinterpret_cast<const shared_info_t*>(hv->frames.at(kSharedInfoMfn).data());
+  const auto& shared = *reinterpret_cast<const shared_info_t*>(hv->written_frames.at(kSharedInfoMfn).data());
   EXPECT_EQ(shared.vcpu_info[0].evtchn_upcall_mask, 1);
   EXPECT_EQ(shared.vcpu_info[31].evtchn_upcall_mask, 1);
   // The hypercall page's frame, and the context.
@@ -206,7 +168,7 @@ TEST_F(LibxenguestBuilder, FramesAsThePlanSays) {
   EXPECT_EQ(hv->context.user_regs.rip, linux_kstart + 0x1000);
   EXPECT_EQ(hv->context.user_regs.rsi, built.start_info_va);
   EXPECT_EQ(hv->context.ctrlreg[3], built.l4_mfn << 12);
-  for (const auto& [frame, bytes] : hv->frames) {
+  for (const auto& [frame, bytes] : hv->written_frames) {
     bool all_zero = true;
     for (uint8_t b : bytes) all_zero = all_zero && b == 0;
     // Only the xenstore and console pages are cleared on purpose, as libxenguest clears them.
@@ -227,7 +189,7 @@ TEST_F(LibxenguestBuilder, BadKernelsStopBeforeAnyMemory) {
   EXPECT_EQ(errno, ENOMEM);
   EXPECT_EQ(built.xc_error, XC_OUT_OF_MEMORY);
   for (const std::string& call : hv->calls) EXPECT_EQ(call.find("populate"), std::string::npos) << call;
-  EXPECT_TRUE(hv->frames.empty());
+  EXPECT_TRUE(hv->written_frames.empty());
 }
 
 TEST_F(LibxenguestBuilder, AFailedPopulateIsItsErrno) {
@@ -236,7 +198,7 @@ TEST_F(LibxenguestBuilder, AFailedPopulateIsItsErrno) {
   EXPECT_EQ(build(kernel), -1);
   EXPECT_EQ(errno, ENOMEM);
   EXPECT_NE(std::string(built.message).find("populate_physmap"), std::string::npos) << built.message;
-  EXPECT_TRUE(hv->frames.empty());
+  EXPECT_TRUE(hv->written_frames.empty());
 }
 
 // Debian's own bzImage (xz payload, Linux 6.1 with INIT_P2M and no hypercall page): unpacked,
@@ -255,11 +217,11 @@ TEST_F(LibxenguestBuilder, DebiansBzImageIsUnpackedAndBuilt) {
   std::vector<uint8_t> damaged = bzimage;
   for (size_t i = 0; i < 64; ++i) damaged[damaged.size() / 2 + i] ^= 0x5a;
   hv->calls.clear();
-  hv->frames.clear();
+  hv->written_frames.clear();
   errno = 0;
   EXPECT_EQ(build(damaged, 131072), -1);
   EXPECT_EQ(errno, EINVAL);
   EXPECT_EQ(built.xc_error, XC_INVALID_KERNEL);
   EXPECT_NE(std::string(built.message).find("bzImage"), std::string::npos) << built.message;
-  EXPECT_TRUE(hv->frames.empty());
+  EXPECT_TRUE(hv->written_frames.empty());
 }

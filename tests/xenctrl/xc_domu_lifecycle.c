@@ -107,12 +107,7 @@ static int domain_exists(xc_interface *xch, uint32_t domid) {
  * slack, the memory map limit. */
 static int create_domain(xc_interface *xch, uint32_t *domid, uint64_t memory_kb) {
   struct xen_domctl_createdomain config;
-  memset(&config, 0, sizeof(config));
-  config.max_vcpus = 1;
-  config.max_evtchn_port = 1023;
-  config.max_grant_frames = 64;
-  config.max_maptrack_frames = 1024;
-  config.grant_opts = XEN_DOMCTL_GRANT_version(1);
+  pvhv_pv_createdomain_defaults(&config);
   *domid = 0;
   if (xc_domain_create(xch, domid, &config) != 0) return -1;
   if (xc_domain_max_vcpus(xch, *domid, 1) != 0) return -1;

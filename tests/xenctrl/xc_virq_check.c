@@ -17,6 +17,8 @@
 #include <xenctrl_pvhv.h>
 #include <xenevtchn.h>
 
+#include <pvhv_xenguest.h>
+
 static int failures;
 
 #define CHECK(cond, ...)                                            \
@@ -36,12 +38,7 @@ enum { kBurst = 4 };
 
 static int create_domain(xc_interface *xch, uint32_t *domid) {
   struct xen_domctl_createdomain config;
-  memset(&config, 0, sizeof(config));
-  config.max_vcpus = 1;
-  config.max_evtchn_port = 1023;
-  config.max_grant_frames = 64;
-  config.max_maptrack_frames = 1024;
-  config.grant_opts = XEN_DOMCTL_GRANT_version(1);
+  pvhv_pv_createdomain_defaults(&config);
   *domid = 0;
   return xc_domain_create(xch, domid, &config);
 }

@@ -113,12 +113,7 @@ int main(int argc, char** argv) {
   // libxl's order for a PV domain (as tests/xenctrl/xc_domu_lifecycle.c).
   const uint64_t memory_kb = 16 << 10;
   xen_domctl_createdomain config;
-  memset(&config, 0, sizeof config);
-  config.max_vcpus = 1;
-  config.max_evtchn_port = 1023;
-  config.max_grant_frames = 64;
-  config.max_maptrack_frames = 1024;
-  config.grant_opts = XEN_DOMCTL_GRANT_version(1);
+  pvhv_pv_createdomain_defaults(&config);
   uint32_t domid = 0;
   bool created = xc_domain_create(xch, &domid, &config) == 0 && xc_domain_max_vcpus(xch, domid, 1) == 0 &&
                  xc_domain_setmaxmem(xch, domid, memory_kb + 1024) == 0 &&

@@ -1070,12 +1070,8 @@ void Daemon::build(DomainRecord record, std::function<void(std::optional<Failure
           out.failure = Failure{kEnomem, "failed to free memory for the domain"};
           return out;
         }
-        xen_domctl_createdomain create{};
-        create.max_vcpus = 1;
-        create.max_evtchn_port = 1023;
-        create.max_grant_frames = 64;
-        create.max_maptrack_frames = 1024;
-        create.grant_opts = XEN_DOMCTL_GRANT_version(1);
+        xen_domctl_createdomain create;
+        pvhv_pv_createdomain_defaults(&create);
         auto handle = parse_uuid(config.uuid);
         for (size_t i = 0; i < 16; ++i) create.handle[i] = (*handle)[i];
         uint32_t domid = 0;

@@ -22,6 +22,14 @@ extern "C" {
 #endif
 
 struct xc_interface_core;
+struct xen_domctl_createdomain;
+
+/* The createdomain settings libxl gives a PV domU (Xen 4.17's defaults: one vCPU, 1023 event
+ * channel ports, 64 grant frames, 1024 maptrack frames, grant tables version 1); the rest is
+ * zeroed. The caller sets the handle (the domain's uuid) and then makes libxl's calls in libxl's
+ * order: xc_domain_create, xc_domain_max_vcpus, xc_domain_setmaxmem and
+ * xc_domain_set_memmap_limit with libxl's 1 MiB of slack. */
+void pvhv_pv_createdomain_defaults(struct xen_domctl_createdomain *config);
 
 struct pvhv_pv_image {
   const void *kernel;       /* an ELF64 x86-64 kernel with Xen notes, or a bzImage (gzip/xz) */
