@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -326,6 +327,41 @@ TEST(TraceAnalysis, SvgPlotsAreDocuments)
     EXPECT_NE(timeline.find("</svg>"), std::string::npos);
     EXPECT_NE(ptes_histogram_svg(a->stats).find("<rect"), std::string::npos);
     EXPECT_NE(cost_breakdown_svg(a->forks, a->hz).find("writable"), std::string::npos);
+}
+
+// The histogram's bars as (tables in the bucket, bar height).
+std::vector<std::pair<uint64_t, double>> histogram_bars(const std::string& svg)
+{
+    std::vector<std::pair<uint64_t, double>> bars;
+    std::regex bar(R"re(<rect [^>]*height="([0-9.]+)" fill="#1f77b4"><title>[0-9]+\.\.[0-9]+: ([0-9]+) tables)re");
+    for (std::sregex_iterator it(svg.begin(), svg.end(), bar), end; it != end; ++it)
+        bars.emplace_back(std::stoull((*it)[2]), std::stod((*it)[1]));
+    return bars;
+}
+
+// A writable trace has tens of thousands of tables with a few entries changed beside a few with
+// hundreds: on a log scale every non-empty bucket stands at least one decade (a 280-pixel axis
+// over 1 + log10(most) decades) and the heights keep the counts' order.
+TEST(TraceAnalysis, PtesHistogramIsOnALogScaleSoSmallBucketsShow)
+{
+    auto a = ours("writable");
+    auto bars = histogram_bars(ptes_histogram_svg(a->stats));
+    ASSERT_GE(bars.size(), 2u);
+    uint64_t most = 0;
+    for (auto& [count, height] : bars)
+        most = std::max(most, count);
+    const double decade = 280.0 / (1 + std::log10(double(most)));
+    for (auto& [count, height] : bars) {
+        EXPECT_GE(height, decade - 0.1) << count << " tables";
+        for (auto& [other, other_height] : bars)
+            if (other < count)
+                EXPECT_LT(other_height, height);
+    }
+    PvmmuStats few;
+    few.ptes_per_table = {{1, 65577}, {512, 193}};
+    bars = histogram_bars(ptes_histogram_svg(few));
+    ASSERT_EQ(bars.size(), 2u);
+    EXPECT_NEAR(bars[1].second / bars[0].second, (1 + std::log10(193.0)) / (1 + std::log10(65577.0)), 0.01);
 }
 
 TEST(TraceAnalysis, OptionsFollowXenalyzeNames)

@@ -1,6 +1,7 @@
 #include "trace/analyze/svg_plots.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -79,11 +80,26 @@ std::string fork_timeline_svg(const ForkStory& fork, const CpuHz& hz)
     return svg.finish();
 }
 
+namespace {
+
+// Bar heights on a log scale: a trace of fork-heavy work has tens of thousands of 1-entry
+// rehooks beside a few hundred 512-entry ones, and on a linear axis the second bucket, the one
+// that tells writable page tables pay off, is a hairline. One table is one decade's height above
+// the axis, so a bucket that holds anything is always visible.
+double log_bar_height(uint64_t count, uint64_t most, double height)
+{
+    if (count == 0)
+        return 0;
+    return height * (1 + std::log10(double(count))) / (1 + std::log10(double(std::max(count, most))));
+}
+
+} // namespace
+
 std::string ptes_histogram_svg(const PvmmuStats& stats)
 {
     const double left = 60, bottom = 340, width = 900, height = 280;
     Svg svg(1000, 400);
-    svg.text(10, 25, "PTEs changed per unhooked page-table page (tables per bucket)", 14);
+    svg.text(10, 25, "PTEs changed per unhooked page-table page (tables per bucket, log scale)", 14);
     const auto& h = stats.ptes_per_table;
     if (h.empty()) {
         svg.text(left, 200, "no PTWR_REHOOK records in this trace");
@@ -95,14 +111,22 @@ std::string ptes_histogram_svg(const PvmmuStats& stats)
     uint64_t bucket = std::max<uint64_t>(1, (max_changed + 64) / 64);
     std::map<uint64_t, uint64_t> bars;
     for (auto& [changed, count] : h)
-        bars[changed / bucket] += count;
+        bars[changed / bucket] = saturating_add(bars[changed / bucket], count);
     uint64_t most = 1;
     for (auto& [b, count] : bars)
         most = std::max(most, count);
+    // A grid line and a label at each power of ten up to the tallest bar.
+    for (uint64_t decade = 1; decade <= most; decade *= 10) {
+        double y = bottom - log_bar_height(decade, most, height);
+        svg.line(left, y, left + width, y, "#dddddd");
+        svg.text(left - 5, y + 4, std::to_string(decade), 12, "end");
+        if (decade > most / 10)
+            break;
+    }
     size_t n = max_changed / bucket + 1;
     double bar_w = width / double(n);
     for (auto& [b, count] : bars) {
-        double bh = height * double(count) / double(most);
+        double bh = log_bar_height(count, most, height);
         svg.rect(left + b * bar_w, bottom - bh, std::max(1.0, bar_w - 1), bh, "#1f77b4",
                  std::to_string(b * bucket) + ".." + std::to_string(b * bucket + bucket - 1) + ": " +
                      std::to_string(count) + " tables");
@@ -110,7 +134,7 @@ std::string ptes_histogram_svg(const PvmmuStats& stats)
     svg.line(left, bottom, left + width, bottom, "black");
     svg.text(left, bottom + 18, "0");
     svg.text(left + width, bottom + 18, std::to_string(max_changed) + " PTEs", 12, "end");
-    svg.text(left - 5, bottom - height, std::to_string(most), 12, "end");
+    svg.text(left - 5, bottom - height - 8, std::to_string(most) + " (most)", 12, "end");
     return svg.finish();
 }
 
