@@ -14,8 +14,9 @@
                the same on build/xen/xen-untraced (trace points compiled out): the baseline
                of the "tracing off" table, which shows what compiled-in trace points cost
 
-Writes <build>/bench/results.json and results.md, a serial log per mode, and prints the table,
-with the ratio of each of our modes to the Xen 4.17 columns that ran the same guest.
+Writes <build>/bench/results.json and results.md, a serial log per mode, a picture per benchmark
+(plot-<benchmark>.png, bench/plot_bench.py), and prints the table, with the ratio of each of our
+modes to the Xen 4.17 columns that ran the same guest.
 Figures are guest CLOCK_MONOTONIC time under QEMU TCG: with --deterministic (-icount shift=0)
 one nanosecond per guest instruction, repeatable, and never hardware time.
 
@@ -34,6 +35,7 @@ from dataclasses import dataclass, field
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cost_model  # noqa: E402
+import plot_bench  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
@@ -709,6 +711,7 @@ def main(argv=None):
         runs = list(pool.map(one, args.mode_list))
 
     write_results(output_dir, runs, args.deterministic, args.iterations_scale, started)
+    plotted = plot_bench.draw(["--results", os.path.join(output_dir, "results.json")])  # plot-*.png beside it
     print()
     print(report_text(runs, args.deterministic), end="")
     for run in runs:
@@ -719,7 +722,7 @@ def main(argv=None):
             print("\n".join(tail))
     print(f"\nresults: {os.path.join(output_dir, 'results.json')}, "
           f"{os.path.join(output_dir, 'results.md')}")
-    failed = [run.mode.name for run in runs if not run.ok]
+    failed = [run.mode.name for run in runs if not run.ok] + ([] if plotted == 0 else ["(the plots)"])
     if failed:
         print(f"bench: FAILED modes: {', '.join(failed)}"
               + ("" if args.strict else " (not an error without --strict)"))

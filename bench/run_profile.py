@@ -5,7 +5,8 @@
 address, names the addresses and prints, per mode, instructions per operation by function
 (hypervisor, guest kernel, guest user) and the events per operation: traps and interrupts
 into the hypervisor, syscall instructions of the guest kernel (hypercalls) and of guest user
-code, CR3 writes and invlpg.
+code, CR3 writes and invlpg. The numbers go to <build>/bench/profile.json, and a picture per
+benchmark (profile-<benchmark>.png) beside it (bench/plot_bench.py).
 
     python3 bench/run_profile.py --modes emulate,xen417 --benchmarks fork_exit,pte_write [--top 25]
 
@@ -16,6 +17,7 @@ for its own backtraces (bench/xen_symbols.py), and shown as offsets when that fa
 """
 import argparse
 import bisect
+import json
 import os
 import re
 import subprocess
@@ -27,6 +29,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
 sys.path.insert(0, HERE)
 import machine  # noqa: E402
+import plot_bench  # noqa: E402
 import run_bench  # noqa: E402
 import xen_symbols  # noqa: E402
 
@@ -118,7 +121,9 @@ def run(build, mode, benchmark, iterations, plugin, marker, timeout):
     return bench, totals, counts
 
 
-def report(mode, benchmark, bench, totals, counts, names, top):
+def summary(mode, benchmark, bench, totals, counts, names, top):
+    """One profiled run as numbers: instructions per operation in all and by region, events per
+    operation, and the `top` functions (where, name, instructions per operation, share)."""
     ops = bench.iterations
     by_function, by_region = {}, {}
     for address, count in counts.items():
@@ -128,14 +133,33 @@ def report(mode, benchmark, bench, totals, counts, names, top):
         by_function[key] = by_function.get(key, 0) + count
         by_region[where] = by_region.get(where, 0) + count
     total = sum(counts.values())
-    lines = [f"{mode.name} {benchmark}: {ops} operations, {total / ops:,.0f} instructions per operation "
-             f"(timed: {bench.ns_per_op:,.0f} ns/op)"]
-    lines.append("  " + ", ".join(f"{where} {by_region.get(where, 0) / ops:,.0f}" for where in ("hypervisor", "kernel", "user")))
-    lines.append("  events per operation: " + ", ".join(f"{label} {totals.get(key, 0) / ops:.2f}" for key, label in EVENTS))
+    hottest = sorted(by_function.items(), key=lambda item: -item[1])[:top]
+    return {"mode": mode.name, "benchmark": benchmark, "operations": ops, "ns_per_op": bench.ns_per_op,
+            "instructions_per_op": total / ops,
+            "regions_per_op": {where: by_region.get(where, 0) / ops for where in ("hypervisor", "kernel", "user")},
+            "events_per_op": {key: totals.get(key, 0) / ops for key, _ in EVENTS},
+            "functions": [{"where": where, "name": name, "per_op": count / ops, "share": count / total}
+                          for (where, name), count in hottest]}
+
+
+def report(run):
+    lines = [f"{run['mode']} {run['benchmark']}: {run['operations']} operations, "
+             f"{run['instructions_per_op']:,.0f} instructions per operation (timed: {run['ns_per_op']:,.0f} ns/op)"]
+    lines.append("  " + ", ".join(f"{where} {per_op:,.0f}" for where, per_op in run["regions_per_op"].items()))
+    lines.append("  events per operation: " + ", ".join(f"{label} {run['events_per_op'][key]:.2f}" for key, label in EVENTS))
     lines.append(f"  {'instructions/op':>15}  {'share':>6}  where       function")
-    for (where, name), count in sorted(by_function.items(), key=lambda item: -item[1])[:top]:
-        lines.append(f"  {count / ops:15,.1f}  {100.0 * count / total:5.1f}%  {where:<10}  {name}")
+    for f in run["functions"]:
+        lines.append(f"  {f['per_op']:15,.1f}  {100.0 * f['share']:5.1f}%  {f['where']:<10}  {f['name']}")
     return "\n".join(lines)
+
+
+def write_profile(path, runs):
+    """profile.json beside the bench's results, and its pictures (bench/plot_bench.py)."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump({"metadata": {"git": run_bench.git_state(), "icount": "-icount shift=0"}, "runs": runs}, f, indent=2)
+        f.write("\n")
+    return plot_bench.draw(["--profile", path])
 
 
 def main(argv=None):
@@ -146,6 +170,8 @@ def main(argv=None):
     parser.add_argument("--iterations", type=int, default=20, help="per fork benchmark (pte_write: 1000 times as many writes)")
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--timeout", type=float, default=600)
+    parser.add_argument("--output", help="the profile's JSON (default: <build>/bench/profile.json; "
+                        "its pictures beside it)")
     args = parser.parse_args(argv)
     build = os.path.abspath(args.build)
     plugin = os.path.join(build, "bench", "libpvhv_profile.so")
@@ -157,15 +183,17 @@ def main(argv=None):
     ours = Symbols(elf_symbols(os.path.join(build, "xen", "xen"))).name
     xen_pairs = xen_symbols.read(machine.xen417(build))
     xen = Symbols(xen_pairs).name if xen_pairs else (lambda address: None)
+    runs = []
     for name in args.modes.split(","):
         mode = run_bench.MODES[name]
         names = {"kernel": kernel, "hypervisor": ours if mode.hypervisor == "ours" else xen}
         for benchmark in args.benchmarks.split(","):
             iterations = args.iterations * (1000 if benchmark == "pte_write" else 1)
             bench, totals, counts = run(build, mode, benchmark, iterations, plugin, marker, args.timeout)
-            print(report(mode, benchmark, bench, totals, counts, names, args.top), flush=True)
+            runs.append(summary(mode, benchmark, bench, totals, counts, names, args.top))
+            print(report(runs[-1]), flush=True)
             print()
-    return 0
+    return 0 if write_profile(args.output or os.path.join(build, "bench", "profile.json"), runs) == 0 else 1
 
 
 if __name__ == "__main__":

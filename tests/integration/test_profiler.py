@@ -6,10 +6,14 @@ instructions the plugin counted inside the timed window must match the time /ben
 for it (a window that opened late, closed early or counted twice would not); an emulated PTE
 write is one trap and no CR3 write on ours, and a fork+exit writes CR3 and enters the
 hypervisor by syscall (hypercalls) more often than by traps. Names come from our ELF symbols and
-from the symbol table Xen 4.17 embeds in its stripped image.
+from the symbol table Xen 4.17 embeds in its stripped image. The runs' profile.json and its
+pictures (bench/plot_bench.py) show the same functions as the runs counted.
 """
+import json
 import os
+import struct
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -33,14 +37,37 @@ def profiled(build, mode, benchmark, iterations, plugin, marker):
     return bench, totals, counts
 
 
+def pictures(runs):
+    """profile.json and a picture per benchmark, each listing what the runs counted."""
+    with tempfile.TemporaryDirectory(prefix="pvhv-profile") as tmp:
+        machine.expect(run_profile.write_profile(os.path.join(tmp, "profile.json"), runs) == 0, "no profile pictures")
+        with open(os.path.join(tmp, "plots.json")) as f:
+            drawn = {figure["benchmark"]: figure for figure in json.load(f)["profiles"]}
+        machine.expect(set(drawn) == {r["benchmark"] for r in runs}, f"pictures for {sorted(drawn)}")
+        for run in runs:
+            shown = next(m for m in drawn[run["benchmark"]]["modes"] if m["mode"] == run["mode"])
+            machine.expect(shown["functions"] == run["functions"][:len(shown["functions"])] and shown["functions"],
+                           f"{run['mode']} {run['benchmark']}: the picture shows other functions than were counted")
+        for figure in drawn.values():
+            with open(os.path.join(tmp, figure["file"]), "rb") as f:
+                head = f.read(24)
+            machine.expect(head[:8] == b"\x89PNG\r\n\x1a\n", f"{figure['file']} is not a PNG")
+            print(f"ok: {figure['file']} {'x'.join(map(str, struct.unpack('>II', head[16:24])))}: "
+                  + ", ".join(m["mode"] for m in figure["modes"]))
+
+
 def main():
     build, _ = guest_boot.arguments()
     plugin = os.path.join(build, "bench", "libpvhv_profile.so")
     kernel_pairs = run_profile.elf_symbols(os.path.join(build, "guest", "kernel"))
     marker = next(a for a, n in kernel_pairs if n == run_profile.MARKER.split("(")[0])
     ours = run_profile.Symbols(run_profile.elf_symbols(os.path.join(build, "xen", "xen")))
+    kernel = run_profile.Symbols(kernel_pairs)
+    runs = []
 
     bench, totals, counts = profiled(build, "emulate", "pte_write", 2000, plugin, marker)
+    runs.append(run_profile.summary(run_bench.MODES["emulate"], "pte_write", bench, totals, counts,
+                                    {"kernel": kernel.name, "hypervisor": ours.name}, 15))
     ops = bench.iterations
     # One trap per write; a timer interrupt may land inside the window too.
     machine.expect(ops <= totals["traps"] <= ops + 3, f"emulate pte_write: {totals['traps']} traps for {ops} writes")
@@ -53,6 +80,8 @@ def main():
           f"{totals['traps']} traps, hottest {ours.name(hottest)}")
 
     bench, totals, counts = profiled(build, "writable", "fork_exit", 10, plugin, marker)
+    runs.append(run_profile.summary(run_bench.MODES["writable"], "fork_exit", bench, totals, counts,
+                                    {"kernel": kernel.name, "hypervisor": ours.name}, 15))
     ops = bench.iterations
     machine.expect(totals["cr3_writes"] >= 2 * ops, f"writable fork_exit: {totals['cr3_writes']} CR3 writes")
     machine.expect(totals["kernel_syscalls"] > totals["traps"] > 0, f"writable fork_exit: events {totals}")
@@ -65,6 +94,8 @@ def main():
     machine.expect(xen.addresses == sorted(xen.addresses), "Xen 4.17's symbols are not in address order")
     machine.expect("do_mmu_update" in xen.names and "pv_ro_page_fault" in xen.names, "Xen's known functions missing")
     bench, totals, counts = profiled(build, "xen417", "pte_write", 2000, plugin, marker)
+    runs.append(run_profile.summary(run_bench.MODES["xen417"], "pte_write", bench, totals, counts,
+                                    {"kernel": kernel.name, "hypervisor": xen.name}, 15))
     ops = bench.iterations
     named = sum(c for a, c in counts.items() if run_profile.region(a) == "hypervisor" and xen.name(a))
     in_xen = sum(c for a, c in counts.items() if run_profile.region(a) == "hypervisor")
@@ -74,6 +105,7 @@ def main():
     machine.expect("x86_emulate" in functions, "Xen 4.17 emulated PTE writes without x86_emulate?")
     print(f"ok: Xen 4.17, pte_write: {in_xen / ops:.0f} hypervisor instructions per write, all in named functions, "
           f"{totals['cr3_writes'] / ops:.1f} CR3 writes (XPTI)")
+    pictures(runs)
 
 
 if __name__ == "__main__":
