@@ -10,7 +10,10 @@ and guest user system calls, each one entry into the hypervisor; full flushes: C
 every one of which flushes the TLB here (no PCIDs, PGE off); invlpg). The constants are a
 range read from published measurements (bench/README.md, "The hardware cost model"): `low`
 and `high` bound the answer, `typical` is the model's point estimate. Columns without counters
-(real Xen 4.17) get no modelled figure here: `make profile` counts their events.
+(real Xen 4.17) take their events from a profile of the same commit (bench/run_profile.py's
+profile.json: the QEMU plugin counts traps and interrupts into the hypervisor, the guest kernel's
+and user code's syscall instructions, CR3 writes and invlpg inside the same timed window);
+without one they get no modelled figure.
 """
 
 # (name, cycles) for each event class, low / typical / high: see bench/README.md.
@@ -35,17 +38,41 @@ def events_per_op(counters_per_op):
             "invlpg": c["invlpgs"]}
 
 
+def events_from_profile(run):
+    """The same three classes from a profiled run: every entry into the hypervisor (a trap or
+    interrupt, a hypercall's syscall, a guest user syscall, which a 64-bit PV guest takes
+    through the hypervisor), CR3 writes, invlpg."""
+    e = run["events_per_op"]
+    return {"traps": e["traps"] + e["kernel_syscalls"] + e["user_syscalls"],
+            "flushes": e["cr3_writes"],
+            "invlpg": e["invlpgs"]}
+
+
+def profile_events(document, profile):
+    """(mode, benchmark) -> events per operation from `profile`, when it profiled the commit the
+    results came from (a profile of other code would model other code); else {}."""
+    if not profile:
+        return {}
+    ours = document.get("metadata", {}).get("git", {}).get("commit")
+    theirs = profile.get("metadata", {}).get("git", {}).get("commit")
+    if not ours or ours != theirs:
+        return {}
+    return {(run["mode"], run["benchmark"]): events_from_profile(run) for run in profile.get("runs", [])}
+
+
 def modelled_cycles(instructions, events, constants):
     return (instructions + constants["trap"] * events["traps"]
             + constants["flush"] * events["flushes"] + constants["invlpg"] * events["invlpg"])
 
 
-def model(document):
+def model(document, profile=None):
     """Per benchmark and mode of a results.json document: instructions, events and modelled
-    cycles per operation for each setting of the constants. Empty unless the run was
-    deterministic (only then is a nanosecond an instruction)."""
+    cycles per operation for each setting of the constants, the events from the counters or,
+    for a column without them, from `profile` (bench/run_profile.py's profile.json of the same
+    commit). Empty unless the run was deterministic (only then is a nanosecond an instruction)."""
     if not document.get("metadata", {}).get("deterministic"):
         return []
+    profiled = profile_events(document, profile)
     rows = []
     for record in document.get("results", []):
         if record.get("status") != "ok":
@@ -53,8 +80,12 @@ def model(document):
         # 1 ns per instruction under -icount shift=0 (the total, not /bench's rounded figure).
         instructions = record["total_ns"] / record["iterations"]
         events = events_per_op(record.get("counters_per_op"))
+        source = "counters"
+        if events is None:
+            events = profiled.get((record["mode"], record["benchmark"]))
+            source = "profile" if events else None
         row = {"benchmark": record["benchmark"], "label": record["label"], "mode": record["mode"],
-               "instructions": instructions, "events": events,
+               "instructions": instructions, "events": events, "events_from": source,
                "cycles": None if events is None else
                {s: modelled_cycles(instructions, events, CONSTANTS[s]) for s in SETTINGS}}
         rows.append(row)

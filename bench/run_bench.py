@@ -577,7 +577,7 @@ def ratio_rows(runs):
     return rows
 
 
-def report_text(runs, deterministic, markdown=False):
+def report_text(runs, deterministic, markdown=False, profile=None):
     fmt = format_markdown if markdown else format_text
     all_runs, runs = runs, primary_runs(runs)
     out = []
@@ -606,11 +606,12 @@ def report_text(runs, deterministic, markdown=False):
             out.append("")
         out.append(fmt(ratios))
     modelled = cost_model.table_rows(cost_model.model(
-        {"metadata": {"deterministic": deterministic}, "results": records(all_runs)}))
+        {"metadata": {"deterministic": deterministic, "git": git_state()}, "results": records(all_runs)}, profile))
     if modelled:
         title = ("MODELLED, not measured: hardware cost model, instructions + c_trap x traps + "
                  "c_flush x full flushes + c_invlpg x invlpg (bench/cost_model.py, constants in "
-                 "bench/README.md); modes with counters only")
+                 "bench/README.md); our events from our counters, Xen's from a profile of this commit "
+                 "(--events-profile) where there is one")
         out += ["", f"## {title}" if markdown else title]
         if markdown:
             out.append("")
@@ -633,16 +634,29 @@ def report_text(runs, deterministic, markdown=False):
     return "\n".join(out) + "\n"
 
 
-def write_results(output_dir, runs, deterministic, scale, started):
+def events_profile(path):
+    """The profile the cost model takes Xen's events from, or None (none given, or unreadable:
+    said in one line; the model then leaves those columns out)."""
+    if not path:
+        return None
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        print(f"bench: no events profile ({path}: {e})", flush=True)
+        return None
+
+
+def write_results(output_dir, runs, deterministic, scale, started, profile=None):
     os.makedirs(output_dir, exist_ok=True)
     document = {"metadata": metadata(runs, deterministic, scale, started), "results": records(runs),
                 "tracing_off_cost": tracing_cost(runs), "xen_ratios": xen_ratios(runs)}
-    document["cost_model"] = {"constants": cost_model.CONSTANTS, "rows": cost_model.model(document)}
+    document["cost_model"] = {"constants": cost_model.CONSTANTS, "rows": cost_model.model(document, profile)}
     with open(os.path.join(output_dir, "results.json"), "w") as f:
         json.dump(document, f, indent=2)
         f.write("\n")
     with open(os.path.join(output_dir, "results.md"), "w") as f:
-        f.write(report_text(runs, deterministic, markdown=True))
+        f.write(report_text(runs, deterministic, markdown=True, profile=profile))
     for run in runs:
         if run.serial:
             with open(os.path.join(output_dir, f"{run.mode.name}.log"), "w") as f:
@@ -675,6 +689,9 @@ def arguments(argv=None):
     parser.add_argument("--output-dir", default=None, help="default: <build>/bench")
     parser.add_argument("--initrd", default=None,
                         help="another initrd with /bench (default: <build>/guest/initrd.cpio)")
+    parser.add_argument("--events-profile", default=None,
+                        help="a profile.json of this commit (bench/run_profile.py): the events of the columns "
+                        "without counters (Xen 4.17's) for the cost model")
     parser.add_argument("--hypervisor", default=None, help=argparse.SUPPRESS)  # CTest habit
     args = parser.parse_args(argv)
     modes = [m for m in args.modes.split(",") if m]
@@ -710,10 +727,11 @@ def main(argv=None):
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
         runs = list(pool.map(one, args.mode_list))
 
-    write_results(output_dir, runs, args.deterministic, args.iterations_scale, started)
+    profile = events_profile(args.events_profile)
+    write_results(output_dir, runs, args.deterministic, args.iterations_scale, started, profile)
     plotted = plot_bench.draw(["--results", os.path.join(output_dir, "results.json")])  # plot-*.png beside it
     print()
-    print(report_text(runs, args.deterministic), end="")
+    print(report_text(runs, args.deterministic, profile=profile), end="")
     for run in runs:
         if run.problems and run.serial:
             tail = run.serial.splitlines()[-25:]
