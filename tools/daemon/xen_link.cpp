@@ -12,6 +12,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <xenctrl_pvhv.h>
+
 namespace pvhv::daemon {
 
 Failure xc_failure(const std::string& what) {
@@ -53,7 +55,8 @@ void complete_partial_frame(const std::string& socket) {
   close(fd);
 }
 
-bool open_link(Xen& xen, const std::string& socket, const std::string& window, int timeout_ms, std::string& why) {
+bool open_link(Xen& xen, const std::string& socket, const std::string& window, int timeout_ms,
+               int request_timeout_ms, std::string& why) {
   // libxenctrl picks its transport from the environment (tools/README.md).
   setenv("PVHV_XENCTRL", ("relay:" + socket).c_str(), 1);
   if (window.empty())
@@ -61,9 +64,14 @@ bool open_link(Xen& xen, const std::string& socket, const std::string& window, i
   else
     setenv("PVHV_XENCTRL_WINDOW", window.c_str(), 1);
   setenv("PVHV_XENCTRL_OPEN_TIMEOUT_MS", std::to_string(timeout_ms).c_str(), 1);
+  setenv("PVHV_XENCTRL_TIMEOUT_MS", std::to_string(request_timeout_ms).c_str(), 1);
   xen.xch = xc_interface_open(nullptr, nullptr, 0);
-  if (!xen.xch) why = std::string("cannot open the relay session on ") + socket + ": " + std::strerror(errno);
-  return xen.xch != nullptr;
+  if (!xen.xch) {
+    why = std::string("cannot open the relay session on ") + socket + ": " + std::strerror(errno);
+    return false;
+  }
+  pvhv_xc_link_keep(xen.xch);
+  return true;
 }
 
 std::variant<std::vector<xc_domaininfo_t>, Failure> domain_list(Xen& xen) {
