@@ -388,10 +388,10 @@ bool Daemon::start_link() {
   } else {
     machine_ = attached_machine(options_.state_dir, options_.attach_socket);
     log("attaching to %s (QEMU pid %d)", machine_.relay_socket.c_str(), machine_.qemu_pid);
+    // A frame the killed daemon was sending is completed on each path, so the session goes
+    // on the bulk window as the first daemon's did.
     complete_partial_frame(machine_.relay_socket);
-    // A daemon killed while writing a frame into the bulk window leaves it cut there, where
-    // nothing completes it yet: after a restart the session stays on the serial link.
-    machine_.window.clear();
+    if (!machine_.window.empty()) complete_partial_frame_in_window(machine_.window);
   }
   if (!options_.link_via.empty()) {
     machine_.relay_socket = options_.link_via;
@@ -403,6 +403,7 @@ bool Daemon::start_link() {
     if (machine_.our_child) stop_machine(machine_, 0);
     return false;
   }
+  log("relay session: %s", pvhv_xc_transport(xen_.xch));  // "(window FILE)": the bulk window carries it
   version_ = version_info(xen_);
   if (!rebuild_view(why)) {
     log("%s", why.c_str());
@@ -1240,10 +1241,12 @@ void Daemon::reconnect() {
     if (error || stopping_) return;
     if (link_work_ > 0) return reconnect();  // it fails at once now: let it end first
     ++link_attempts_;
-    std::string serial = machine_.window.empty() ? machine_.relay_socket : "";
-    asio::post(pool_, [this, serial] {
+    asio::post(pool_, [this] {
       watch_.stop();  // its thread has ended already (the link's errno): joined
-      if (!serial.empty()) complete_partial_frame(serial);
+      if (machine_.window.empty())
+        complete_partial_frame(machine_.relay_socket);
+      else
+        complete_partial_frame_in_window(machine_.window);
       int rc = pvhv_xc_link_reopen(xen_.xch, 5000);
       int failure = errno;
       asio::post(io_, [this, rc, failure] {
