@@ -697,6 +697,7 @@ void Daemon::apply_view(std::vector<xc_domaininfo_t> infos, std::map<uint32_t, s
       continue;
     }
     uint32_t flags = found->second->flags;
+    if (flags & (XEN_DOMINF_shutdown | XEN_DOMINF_dying)) xenstore_.domain_shut_down(record.domid);
     if ((flags & XEN_DOMINF_shutdown) && record.state == RecordState::running)
       on_shutdown_state(record, (flags >> XEN_DOMINF_shutdownshift) & XEN_DOMINF_shutdownmask);
   }

@@ -89,6 +89,11 @@ void XenstoreService::rebind(uint32_t domid, uint32_t local_port) {
   if (auto it = domains_.find(domid); it != domains_.end()) it->second->ring.local_port = local_port;
 }
 
+void XenstoreService::domain_shut_down(uint32_t domid) {
+  std::lock_guard lock(mutex_);
+  if (domains_.count(domid)) store_.domain_shut_down(domid);
+}
+
 std::vector<uint32_t> XenstoreService::served() const {
   std::lock_guard lock(mutex_);
   std::vector<uint32_t> domids;
