@@ -78,12 +78,7 @@ def main():
                 result = s.xl("shutdown", "-w", name, timeout=300)
                 machine.expect("PV control interface not available" not in result.stderr, result.stderr)
                 s.wait_gone(name)
-            deadline = time.monotonic() + 60
-            free = s.free_memory()
-            while free != baseline and time.monotonic() < deadline:
-                time.sleep(1)
-                free = s.free_memory()
-            machine.expect(free == baseline, f"free memory {free} MiB after the domUs, {baseline} before")
+            s.expect_free_memory(baseline, 60)
             pvhvd_client.stop_and_check(s.daemon, hv)
             s.daemon = None
             print(f"ok: {hv.name}: the restarted daemon's session is on the bulk window")
