@@ -81,6 +81,17 @@ class Scenario:
         machine.expect(False, f"{name}'s console never said {text!r}:\n{self.console_log(name)[-2000:]}\n"
                        f"{self.daemon.text()}")
 
+    def expect_free_memory(self, baseline, timeout):
+        """Free memory (MiB) back at `baseline` within `timeout` s (a destroy's frames come back
+        as the hypervisor scrubs them), else the test fails."""
+        deadline = time.monotonic() + timeout
+        free = self.free_memory()
+        while free != baseline and time.monotonic() < deadline:
+            time.sleep(1)
+            free = self.free_memory()
+        machine.expect(free == baseline, f"free memory {free} MiB after the domUs, {baseline} before")
+        return free
+
     def uuid_of(self, name):
         for entry in json.loads(self.xl("list", "-l", name).stdout):
             return entry["config"]["uuid"]
@@ -165,12 +176,7 @@ class Scenario:
             f"xl shutdown of a guest without PV control: {refused.returncode} {refused.stderr!r}")
         self.xl("destroy", "hello")
         self.wait_gone("hello")
-        deadline = time.monotonic() + 30
-        free = self.free_memory()
-        while free != baseline and time.monotonic() < deadline:
-            time.sleep(1)
-            free = self.free_memory()
-        machine.expect(free == baseline, f"free memory {free} MiB after the domUs, {baseline} before")
+        free = self.expect_free_memory(baseline, 30)
         self.say(f"free memory back at its baseline: {free} MiB")
         self.say("$ kill %pvhvd   # SIGTERM: dom0 shuts down, the machine stops")
         status = self.daemon.stop()

@@ -102,6 +102,8 @@ class FakeRelay : lib::relay::Sink {
   std::atomic<int> lose{0};         // this many frames are lost whole (never reach the relay)
   std::atomic<int> handled{0};
   std::atomic<int> raise{-1};  // a port an event arrives on (the server thread delivers it)
+  std::atomic<bool> hang_up{false};  // the connection closed (then the next one is taken)
+  std::atomic<int> connections{0};
   FakeDom0 dom0;
 
  private:
@@ -112,6 +114,10 @@ class FakeRelay : lib::relay::Sink {
     ::send(client_, out.data(), out.size(), MSG_NOSIGNAL);
   }
   void serve() {
+    while (!stop_) serve_one();
+  }
+  // One connection (QEMU's chardev serves one at a time, and takes the next after it closes).
+  void serve_one() {
     std::vector<uint8_t> storage(proto::frame::kHeaderBytes + proto::kMaxRequestPayload);
     proto::FrameReceiver receiver(storage.data(), storage.size(), proto::kMaxRequestPayload, 1000);
     lib::relay::Server server(dom0, *this, kWindow, 0);
@@ -119,8 +125,10 @@ class FakeRelay : lib::relay::Sink {
     while (!stop_ && ::poll(&p, 1, 50) <= 0) {}
     if (stop_) return;
     client_ = ::accept(listener_, nullptr, nullptr);
+    ++connections;
     uint8_t chunk[4096];
     while (!stop_) {
+      if (hang_up.exchange(false)) break;
       if (int port = raise.exchange(-1); port >= 0) server.handle_event(uint32_t(port));
       pollfd c{client_, POLLIN, 0};
       if (::poll(&c, 1, 5) <= 0) continue;
@@ -392,6 +400,8 @@ class FakeWindowRelay : lib::relay::Sink {
   win::Header& header() { return *reinterpret_cast<win::Header*>(base_); }
   std::atomic<int> handled{0};
   std::atomic<int> raise{-1};  // a port an event arrives on (the server thread delivers it)
+  std::atomic<bool> hang_up{false};  // the connection closed (then the next one is taken)
+  std::atomic<int> connections{0};
   FakeDom0 dom0;
 
  private:
@@ -490,3 +500,80 @@ TEST(LibxcRelayTransport, NoWindowFile) {
   EXPECT_EQ(errno, ENOENT);
 }
 }  // namespace
+
+// pvhvd's link (keep_across_drops): a drop is the errno of the request that saw it, then EAGAIN
+// at once for every request until reopen() opens a new session on a new connection.
+TEST(LibxcRelayTransport, AKeptLinkThatDropsIsReopened) {
+  FakeRelay relay;
+  auto t = connect(relay);
+  t->keep_across_drops();
+  int64_t result = 0;
+  const uint64_t none[5] = {};
+  ASSERT_EQ(t->hypercall(17, none, result), 0);
+  relay.hang_up = true;
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  errno = 0;
+  EXPECT_EQ(t->hypercall(17, none, result), -1);
+  EXPECT_TRUE(errno == ECONNRESET || errno == EPIPE) << errno;
+  EXPECT_NE(t->link_down(), 0);
+  errno = 0;
+  EXPECT_EQ(t->hypercall(17, none, result), -1);
+  EXPECT_EQ(errno, EAGAIN);
+  uint32_t port = 0;
+  errno = 0;
+  EXPECT_EQ(t->evtchn_wait({}, 100, port), -1);
+  EXPECT_EQ(errno, EAGAIN);
+  EXPECT_EQ(t->generation(), 0u);
+  std::string why;
+  ASSERT_EQ(t->reopen(2000, why), 0) << why;
+  EXPECT_EQ(t->link_down(), 0);
+  EXPECT_EQ(t->generation(), 1u);
+  EXPECT_EQ(relay.connections, 2);
+  ASSERT_EQ(t->hypercall(17, none, result), 0);
+  EXPECT_EQ(result, 0x40011);
+}
+
+// dom0 silent for the request timeout drops a kept link too; an unkept one only times out.
+TEST(LibxcRelayTransport, ASilentRelayDropsAKeptLink) {
+  FakeRelay relay;
+  auto t = connect(relay, 300);
+  int64_t result = 0;
+  const uint64_t none[5] = {};
+  relay.silent = true;
+  errno = 0;
+  EXPECT_EQ(t->hypercall(17, none, result), -1);
+  EXPECT_EQ(errno, ETIMEDOUT);
+  EXPECT_EQ(t->link_down(), 0);  // not kept: the next request may still be answered
+  t->keep_across_drops();
+  errno = 0;
+  EXPECT_EQ(t->hypercall(17, none, result), -1);
+  EXPECT_EQ(errno, ETIMEDOUT);
+  EXPECT_EQ(t->link_down(), ETIMEDOUT);
+  errno = 0;
+  EXPECT_EQ(t->hypercall(17, none, result), -1);
+  EXPECT_EQ(errno, EAGAIN);
+  relay.silent = false;
+  std::string why;
+  ASSERT_EQ(t->reopen(2000, why), 0) << why;
+  ASSERT_EQ(t->hypercall(17, none, result), 0);
+  EXPECT_EQ(result, 0x40011);
+}
+
+// Nobody to reopen to: reopen fails with the connection's errno and the link stays down.
+TEST(LibxcRelayTransport, AReopenWithNoRelayFails) {
+  auto relay = std::make_unique<FakeRelay>();
+  auto t = connect(*relay);
+  t->keep_across_drops();
+  relay.reset();  // the socket gone
+  int64_t result = 0;
+  const uint64_t none[5] = {};
+  EXPECT_EQ(t->hypercall(17, none, result), -1);
+  std::string why;
+  errno = 0;
+  EXPECT_EQ(t->reopen(300, why), -1);
+  EXPECT_EQ(errno, ENOENT) << why;
+  EXPECT_NE(t->link_down(), 0);
+  errno = 0;
+  EXPECT_EQ(t->hypercall(17, none, result), -1);
+  EXPECT_EQ(errno, EAGAIN);
+}

@@ -331,6 +331,30 @@ TEST_F(StoreTest, SpecialWatchesFireOnIntroduceAndRelease) {
   EXPECT_TRUE(events(dom1).empty());
 }
 
+// A domain that shuts down on its own fires @releaseDomain when the daemon sees it (once), and
+// its RELEASE at destruction fires it again; a domain never introduced fires nothing.
+TEST_F(StoreTest, ADomainShuttingDownFiresReleaseDomainOnce) {
+  EXPECT_EQ(call(dom0, XS_WATCH, {"@releaseDomain", "out"}).payload, kOk);
+  events(dom0);
+  call(dom0, XS_INTRODUCE, {"7", "100", "3"});
+  events(dom0);
+  EXPECT_FALSE(store.domain_shut_down(8));
+  EXPECT_TRUE(events(dom0).empty());
+  EXPECT_TRUE(store.domain_shut_down(7));
+  auto e = events(dom0);
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0].payload, event("@releaseDomain", "out"));
+  EXPECT_FALSE(store.domain_shut_down(7));
+  EXPECT_TRUE(events(dom0).empty());
+  call(dom0, XS_RELEASE, {"7"});
+  EXPECT_EQ(events(dom0).size(), 1u);
+  // Introduced again (a restart under the same id): its next shutdown fires again.
+  call(dom0, XS_INTRODUCE, {"7", "100", "3"});
+  events(dom0);
+  EXPECT_TRUE(store.domain_shut_down(7));
+  EXPECT_EQ(events(dom0).size(), 1u);
+}
+
 TEST_F(StoreTest, ReleaseEndsTheDomainsConnections) {
   call(dom0, XS_INTRODUCE, {"2", "100", "3"});
   EXPECT_EQ(call(dom2, XS_WATCH, {"data", "t"}).payload, kOk);

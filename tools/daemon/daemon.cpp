@@ -170,14 +170,24 @@ class Daemon {
   // A hypervisor call on the link threads, its result handed back on the loop.
   template <typename Work, typename Done>
   void on_link(Work work, Done done) {
+    ++link_work_;
     asio::post(pool_, [this, work = std::move(work), done = std::move(done)]() mutable {
       auto result = work();
-      asio::post(io_, [done = std::move(done), result = std::move(result)]() mutable { done(std::move(result)); });
+      asio::post(io_, [this, done = std::move(done), result = std::move(result)]() mutable {
+        done(std::move(result));
+        --link_work_;
+        link_lost();
+      });
     });
   }
 
   bool start_link();
+  bool rebuild_view(std::string& why);
   void reconcile(const std::vector<xc_domaininfo_t>& infos);
+  // The relay link (section "The relay link" below).
+  bool link_lost();
+  void reconnect();
+  void reconnected();
   void accept();
   void schedule_monitor();
   void monitor_tick();
@@ -231,6 +241,12 @@ class Daemon {
   XenstoreService xenstore_;
   bool stopping_ = false;
   bool tick_running_ = false;  // a monitor tick's link work is under way
+  // The relay link: down (every client request that needs it is EAGAIN) until reconnected.
+  bool link_down_ = false;
+  int link_attempts_ = 0;
+  uint64_t link_down_at_ms_ = 0;
+  size_t link_work_ = 0;  // on_link work in flight (a reconnect waits for it to end)
+  asio::steady_timer link_timer_{io_};
   TraceRecorder trace_;  // xl trace start|stop (trace_session.h)
 };
 
@@ -372,20 +388,36 @@ bool Daemon::start_link() {
   } else {
     machine_ = attached_machine(options_.state_dir, options_.attach_socket);
     log("attaching to %s (QEMU pid %d)", machine_.relay_socket.c_str(), machine_.qemu_pid);
+    // A frame the killed daemon was sending is completed on each path, so the session goes
+    // on the bulk window as the first daemon's did.
     complete_partial_frame(machine_.relay_socket);
-    // A daemon killed while writing a frame into the bulk window leaves it cut there, where
-    // nothing completes it yet: after a restart the session stays on the serial link.
+    if (!machine_.window.empty()) complete_partial_frame_in_window(machine_.window);
+  }
+  if (!options_.link_via.empty()) {
+    machine_.relay_socket = options_.link_via;
     machine_.window.clear();
   }
-  if (!open_link(xen_, machine_.relay_socket, machine_.window, options_.open_timeout_ms, why)) {
+  if (!open_link(xen_, machine_.relay_socket, machine_.window, options_.open_timeout_ms, options_.link_timeout_ms,
+                 why)) {
     log("%s", why.c_str());
     if (machine_.our_child) stop_machine(machine_, 0);
     return false;
   }
+  log("relay session: %s", pvhv_xc_transport(xen_.xch));  // "(window FILE)": the bulk window carries it
   version_ = version_info(xen_);
+  if (!rebuild_view(why)) {
+    log("%s", why.c_str());
+    return false;
+  }
+  return true;
+}
+
+// The daemon's view from getdomaininfolist plus the records: after a restart (--attach) and
+// after the relay link's reconnect, the same steps.
+bool Daemon::rebuild_view(std::string& why) {
   auto infos = domain_list(xen_);
   if (auto* failure = std::get_if<Failure>(&infos)) {
-    log("%s", failure->message.c_str());
+    why = failure->message;
     return false;
   }
   reconcile(std::get<std::vector<xc_domaininfo_t>>(infos));
@@ -398,6 +430,10 @@ bool Daemon::start_link() {
 void Daemon::reconcile(const std::vector<xc_domaininfo_t>& infos) {
   std::vector<std::string> skipped;
   auto records = load_records(options_.state_dir, skipped);
+  // What the loop knew is in the records (every change is saved); dom0's ports of the old
+  // session are gone (OPEN closed them).
+  records_.clear();
+  consoles_.clear();
   for (const auto& name : skipped) log("%s: not a domain record, left alone", name.c_str());
   std::map<std::string, const xc_domaininfo_t*> by_uuid;
   for (const auto& info : infos)
@@ -426,6 +462,8 @@ void Daemon::reconcile(const std::vector<xc_domaininfo_t>& infos) {
       if (pvhv_xc_evtchn_bind_interdomain(xen_.xch, domid, record.console_port, &local) == 0)
         console.local_port = local;
       console.log_path = options_.state_dir + "/console-" + record.name + ".log";
+      struct stat log_stat {};
+      if (stat(console.log_path.c_str(), &log_stat) == 0) console.log_bytes = size_t(log_stat.st_size);
       consoles_[domid] = console;
     }
     if (record.store_mfn) {  // the store rebuilt: its nodes from the record, the ring taken over as it is
@@ -437,6 +475,10 @@ void Daemon::reconcile(const std::vector<xc_domaininfo_t>& infos) {
     save(record);
     records_[record.uuid] = record;
   }
+  // The store's domains without a record now (destroyed while the link was down): released,
+  // their dom0 ports gone with the old session.
+  for (uint32_t domid : xenstore_.served())
+    if (!record_of(domid)) xenstore_.remove_domain(domid);
   view_ = infos;
 }
 
@@ -526,6 +568,7 @@ void Daemon::schedule_monitor() {
 }
 
 void Daemon::monitor_tick() {
+  if (link_lost()) return schedule_monitor();  // the reconnect reads the view again
   struct Ring {
     uint32_t domid;
     ConsoleState state;
@@ -654,6 +697,7 @@ void Daemon::apply_view(std::vector<xc_domaininfo_t> infos, std::map<uint32_t, s
       continue;
     }
     uint32_t flags = found->second->flags;
+    if (flags & (XEN_DOMINF_shutdown | XEN_DOMINF_dying)) xenstore_.domain_shut_down(record.domid);
     if ((flags & XEN_DOMINF_shutdown) && record.state == RecordState::running)
       on_shutdown_state(record, (flags >> XEN_DOMINF_shutdownshift) & XEN_DOMINF_shutdownmask);
   }
@@ -701,6 +745,7 @@ void Daemon::on_shutdown_state(DomainRecord& record, unsigned reason) {
             acting_.erase(uuid);
             auto it = records_.find(uuid);
             if (it == records_.end()) return;
+            if (error && link_lost()) return;  // still shut down: the view after the reconnect acts
             if (error) log("%s: destroy: %s", it->second.name.c_str(), std::strerror(error));
             if (action == Action::destroy) return drop(uuid, "destroyed");
             // restart: the same name, uuid and config under a new domid.
@@ -750,6 +795,8 @@ void Daemon::handle(std::shared_ptr<Client> client, Request request, Reply reply
       answer["started_ns"] = started_ns_;
       return reply(answer);
     }
+    if (link_down_ && op != "console" && op.rfind("xenstore_", 0) != 0)
+      return reply(error_answer(id, {kEagain, "the relay link is down: pvhvd is reconnecting"}));
     if (op == "list") return op_list(request.body, id, reply);
     if (op == "create") return op_create(request.body, id, reply);
     if (op == "shutdown" || op == "reboot") return op_shutdown(op == "reboot", request.body, id, reply);
@@ -1120,6 +1167,13 @@ void Daemon::build(DomainRecord record, std::function<void(std::optional<Failure
       },
       [this, uuid, done](Built built) {
         auto it = records_.find(uuid);
+        if (built.failure && built.domid && link_lost()) {
+          // The domain is half built and cannot be destroyed now: its record says "building",
+          // so the reconnect's reconcile destroys it, as a restarted daemon does.
+          log("%s: d%u half built when the relay link dropped: destroyed once it is back",
+              it != records_.end() ? it->second.name.c_str() : uuid.c_str(), built.domid);
+          return done(built.failure);
+        }
         if (built.failure) {
           if (built.domid) release(built.domid);
           if (it != records_.end()) {
@@ -1152,6 +1206,73 @@ void Daemon::build(DomainRecord record, std::function<void(std::optional<Failure
       });
 }
 
+// ---- the relay link ----
+//
+// The library marks the link down when it breaks (pvhv_xc_link_keep: the socket closed, a read
+// or write failed, a request unanswered for --link-timeout-ms); the loop notices after any link
+// work and at each monitor tick, says so once, and reconnects with a backoff: the link work
+// still in flight fails at once (EAGAIN) and ends first, then on a link thread the watch ends,
+// a frame cut on the serial link is completed as at --attach, and the session is opened again;
+// back on the loop the view is rebuilt as at --attach (rebuild_view: ports bound again, the
+// store's rings rebound, half-built domains destroyed), the watch started again, and the list
+// read, so an on_* action whose exception came meanwhile is applied.
+
+bool Daemon::link_lost() {
+  if (link_down_) return true;
+  if (stopping_) return false;
+  int error = pvhv_xc_link_down(xen_.xch, nullptr);
+  if (!error) return false;
+  link_down_ = true;
+  link_attempts_ = 0;
+  link_down_at_ms_ = steady_ms();
+  log("relay link down: %s; reconnecting (requests that need it answer EAGAIN meanwhile)", std::strerror(error));
+  relay_.drop_all("the relay link dropped");
+  reconnect();
+  return true;
+}
+
+void Daemon::reconnect() {
+  int delay_ms = std::min(5000, 200 << std::min(link_attempts_, 5));  // 0.2 s, 0.4 s ... 5 s
+  link_timer_.expires_after(std::chrono::milliseconds(delay_ms));
+  link_timer_.async_wait([this](boost::system::error_code error) {
+    if (error || stopping_) return;
+    if (link_work_ > 0) return reconnect();  // it fails at once now: let it end first
+    ++link_attempts_;
+    asio::post(pool_, [this] {
+      watch_.stop();  // its thread has ended already (the link's errno): joined
+      if (machine_.window.empty())
+        complete_partial_frame(machine_.relay_socket);
+      else
+        complete_partial_frame_in_window(machine_.window);
+      int rc = pvhv_xc_link_reopen(xen_.xch, 5000);
+      int failure = errno;
+      asio::post(io_, [this, rc, failure] {
+        if (stopping_) return;
+        if (rc == 0) return reconnected();
+        if (link_attempts_ == 1 || link_attempts_ % 10 == 0)
+          log("relay link: attempt %d to reconnect failed: %s", link_attempts_, std::strerror(failure));
+        reconnect();
+      });
+    });
+  });
+}
+
+void Daemon::reconnected() {
+  std::string why;
+  if (!rebuild_view(why)) {
+    log("relay link: reconnected, but %s: again", why.c_str());
+    return reconnect();
+  }
+  uint64_t generation = 0;
+  pvhv_xc_link_down(xen_.xch, &generation);
+  link_down_ = false;
+  log("relay link back after %.1f s (session %llu, attempt %d): %zu domains on record",
+      double(steady_ms() - link_down_at_ms_) / 1000.0, (unsigned long long)generation, link_attempts_,
+      records_.size());
+  start_watch();
+  refresh_view();  // the list now: exceptions that came while the link was down
+}
+
 // ---- xenstore ----
 
 void Daemon::start_xenstore() {
@@ -1178,6 +1299,10 @@ void Daemon::start_xenstore() {
 std::optional<Failure> Daemon::introduce(xenstore::DomainSpec spec, StoreRing ring, const Json* saved) {
   if (pvhv_xc_evtchn_bind_interdomain(xen_.xch, spec.domid, ring.remote_port, &ring.local_port) != 0)
     return xc_failure("binding the xenstore port");
+  if (xenstore_.serves(spec.domid)) {  // the link reconnected: the store kept the domain as it was
+    xenstore_.rebind(spec.domid, ring.local_port);
+    return std::nullopt;
+  }
   if (int err = xenstore_.add_domain(spec, ring, saved)) {
     pvhv_xc_evtchn_close(xen_.xch, ring.local_port);
     return Failure{err, "xenstore: introducing d" + std::to_string(spec.domid) + ": " + std::strerror(err)};

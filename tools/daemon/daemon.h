@@ -15,6 +15,9 @@ namespace pvhv::daemon {
 struct DaemonOptions {
   std::string state_dir = "/var/lib/pvhv";
   std::string attach_socket;  // empty: start the machine
+  // Not empty: the link's serial connection goes through this socket instead of the machine's
+  // (one that forwards to it: a test's proxy that cuts it), and the bulk window is not used.
+  std::string link_via;
   std::string build_dir;
   std::string source_dir;
   std::string hypervisor = "ours";
@@ -25,6 +28,9 @@ struct DaemonOptions {
   // every monitor tick when the VIRQ cannot be bound).
   int safety_poll_ms = 10000;
   int open_timeout_ms = 180000;  // dom0 booting under TCG on a loaded host
+  // A relay request unanswered this long is the link dropping (tools/PROTOCOL.md "The link
+  // dropping"): the daemon reconnects.
+  int link_timeout_ms = 30000;
   size_t console_log_bytes = 256 * 1024;  // per domain: then the log is rotated once (.1)
 };
 

@@ -43,7 +43,9 @@ void DomainWatch::run() {
         last_unmask = Clock::now();
       }
       if (errno == ETIMEDOUT) continue;
-      if (errno == ESHUTDOWN || errno == ECONNRESET) return;  // dom0 or the machine went away
+      // dom0 or the machine went away, or the link dropped (the daemon reconnects, then starts
+      // the watch again: daemon.cpp "The relay link").
+      if (errno == ESHUTDOWN || errno == ECONNRESET || errno == EAGAIN || errno == EPIPE) return;
       std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the link's trouble: try again
       continue;
     }

@@ -21,7 +21,7 @@ constexpr size_t kMaxLineBytes = size_t(1) << 20;  // a request line, its newlin
 
 // errno values the protocol answers with (Linux's numbers, as xl prints them).
 constexpr int kEsrch = 3, kE2big = 7, kEnoent = 2, kEnomem = 12, kEexist = 17, kEinval = 22, kEopnotsupp = 95,
-              kEprotonosupport = 93, kEbusy = 16, kEio = 5;
+              kEprotonosupport = 93, kEbusy = 16, kEio = 5, kEagain = 11;
 
 struct Request {
   uint64_t id = 0;

@@ -65,6 +65,10 @@ class RelaySession : public std::enable_shared_from_this<RelaySession> {
   }
 
   bool owns_port(uint32_t port) const { return rules_.owns_port(port); }
+  void link_gone(const std::string& why) {
+    rules_.forget_all();  // freed by the relay with the old session
+    drop(why);
+  }
   void event(uint32_t port) {
     std::vector<uint8_t> payload{uint8_t(port), uint8_t(port >> 8), uint8_t(port >> 16), uint8_t(port >> 24)};
     send(encode(proto::event, payload));
@@ -201,6 +205,11 @@ void RelayForwarder::serve(std::shared_ptr<void> keepalive, Socket& socket, std:
   auto session = std::make_shared<RelaySession>(*this, std::move(keepalive), socket, std::move(close), next_client_++);
   sessions_[session.get()] = session;
   session->start(std::move(early));
+}
+
+void RelayForwarder::drop_all(const std::string& why) {
+  for (auto& [raw, weak] : std::map<RelaySession*, std::weak_ptr<RelaySession>>(sessions_))
+    if (auto session = weak.lock()) session->link_gone(why);
 }
 
 bool RelayForwarder::on_event(uint32_t port) {

@@ -37,6 +37,9 @@ class RelayForwarder {
   // False when no client holds the port.
   bool on_event(uint32_t port);
   size_t sessions() const { return sessions_.size(); }
+  // The daemon's relay link dropped: every client is dropped (its session's buffers and ports
+  // went with the link's, so nothing is released on the new one).
+  void drop_all(const std::string& why);
 
  private:
   friend class RelaySession;

@@ -1,7 +1,9 @@
 // The daemon's hypervisor calls (xen_link.h).
 #include "tools/daemon/xen_link.h"
 
+#include <fcntl.h>
 #include <poll.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/utsname.h>
@@ -11,6 +13,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <chrono>
+#include <thread>
+
+#include <xenctrl_pvhv.h>
+
+#include "tools/relay/window.h"
 
 namespace pvhv::daemon {
 
@@ -18,6 +26,15 @@ Failure xc_failure(const std::string& what) {
   int error = errno ? errno : kEio;
   return Failure{error, what + ": " + std::strerror(error)};
 }
+
+namespace {
+// Zero bytes are no frame header: the relay reports the cut frame they complete, skips the
+// rest, and waits for a header again. A frame is at most 16 + 32832 bytes.
+constexpr size_t kCompletingBytes = 16 + 32832 + 4096;
+// The relay has taken the completing bytes and said what it had to once nothing came for this long.
+constexpr int kQuietMs = 1500;
+constexpr int kCompletingTimeoutMs = 30000;
+}  // namespace
 
 void complete_partial_frame(const std::string& socket) {
   int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -29,13 +46,11 @@ void complete_partial_frame(const std::string& socket) {
     close(fd);
     return;
   }
-  // Zero bytes are no frame header: the relay reports the cut frame they complete, skips the
-  // rest, and waits for a header again. A frame is at most 16 + 32832 bytes.
-  std::vector<char> zeros(16 + 32832 + 4096, 0);
+  std::vector<char> zeros(kCompletingBytes, 0);
   size_t sent = 0;
   char sink[4096];
   int quiet_ms = 0;
-  for (int elapsed = 0; elapsed < 30000 && quiet_ms < 1500; elapsed += 100) {
+  for (int elapsed = 0; elapsed < kCompletingTimeoutMs && quiet_ms < kQuietMs; elapsed += 100) {
     pollfd p{fd, short(POLLIN | (sent < zeros.size() ? POLLOUT : 0)), 0};
     if (poll(&p, 1, 100) < 0) break;
     bool busy = false;
@@ -53,7 +68,43 @@ void complete_partial_frame(const std::string& socket) {
   close(fd);
 }
 
-bool open_link(Xen& xen, const std::string& socket, const std::string& window, int timeout_ms, std::string& why) {
+void complete_partial_frame_in_window(const std::string& window) {
+  namespace win = relay::window;
+  int fd = ::open(window.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) return;
+  void* map = mmap(nullptr, win::kBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (map == MAP_FAILED) return;
+  auto* base = static_cast<uint8_t*>(map);
+  auto& h = *reinterpret_cast<win::Header*>(base);
+  bool serving = win::load_acquire(h.state) == win::serving && h.magic == win::kMagic && h.version == win::kVersion &&
+                 h.ring_bytes == win::kRingBytes && h.to_dom0_offset == win::kToDom0Offset &&
+                 h.to_host_offset == win::kToHostOffset;
+  std::vector<uint8_t> zeros(kCompletingBytes, 0);
+  size_t sent = 0;
+  int quiet_ms = 0;
+  for (int elapsed = 0; serving && elapsed < kCompletingTimeoutMs && quiet_ms < kQuietMs; elapsed += 10) {
+    bool busy = false;
+    if (sent < zeros.size()) {
+      size_t n = win::ring_write(h.to_dom0, base + win::kToDom0Offset, win::kRingBytes, zeros.data() + sent,
+                                 zeros.size() - sent);
+      sent += n;
+      busy = n > 0;
+    }
+    // dom0 still reading, or reporting: the reports are nobody's answers, dropped.
+    if (win::used(win::load_acquire(h.to_dom0.head), win::load_acquire(h.to_dom0.tail)) != 0) busy = true;
+    if (win::used(win::load_acquire(h.to_host.head), win::load_acquire(h.to_host.tail)) != 0) {
+      win::ring_discard(h.to_host);
+      busy = true;
+    }
+    quiet_ms = busy || sent < zeros.size() ? 0 : quiet_ms + 10;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  munmap(map, win::kBytes);
+}
+
+bool open_link(Xen& xen, const std::string& socket, const std::string& window, int timeout_ms,
+               int request_timeout_ms, std::string& why) {
   // libxenctrl picks its transport from the environment (tools/README.md).
   setenv("PVHV_XENCTRL", ("relay:" + socket).c_str(), 1);
   if (window.empty())
@@ -61,9 +112,14 @@ bool open_link(Xen& xen, const std::string& socket, const std::string& window, i
   else
     setenv("PVHV_XENCTRL_WINDOW", window.c_str(), 1);
   setenv("PVHV_XENCTRL_OPEN_TIMEOUT_MS", std::to_string(timeout_ms).c_str(), 1);
+  setenv("PVHV_XENCTRL_TIMEOUT_MS", std::to_string(request_timeout_ms).c_str(), 1);
   xen.xch = xc_interface_open(nullptr, nullptr, 0);
-  if (!xen.xch) why = std::string("cannot open the relay session on ") + socket + ": " + std::strerror(errno);
-  return xen.xch != nullptr;
+  if (!xen.xch) {
+    why = std::string("cannot open the relay session on ") + socket + ": " + std::strerror(errno);
+    return false;
+  }
+  pvhv_xc_link_keep(xen.xch);
+  return true;
 }
 
 std::variant<std::vector<xc_domaininfo_t>, Failure> domain_list(Xen& xen) {

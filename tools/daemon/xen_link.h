@@ -23,10 +23,18 @@ struct Xen {
 // swallow the next session's OPEN: before attaching, the cut frame is completed with bytes that
 // are no frame (the relay reports it damaged and skips them) and the reports are read away.
 void complete_partial_frame(const std::string& socket);
+// The same in the bulk window `window` (the file QEMU shares): a daemon killed between two
+// writes of one frame into the ring to dom0 leaves the start of it there. The completing bytes
+// go through the ring, dom0's reports in the ring to the host are dropped, and the window is then
+// as good as new for the next session. Nothing happens if dom0 does not serve the window.
+void complete_partial_frame_in_window(const std::string& window);
 
 // Opens the relay session on `socket` (waiting up to `timeout_ms` for dom0 to serve), through
 // the bulk window file `window` when it is not empty (tools/PROTOCOL.md "The bulk window").
-bool open_link(Xen& xen, const std::string& socket, const std::string& window, int timeout_ms, std::string& why);
+// `request_timeout_ms`: a request unanswered this long drops the link (the session is kept
+// across drops: pvhv_xc_link_keep, and the daemon reopens it).
+bool open_link(Xen& xen, const std::string& socket, const std::string& window, int timeout_ms,
+               int request_timeout_ms, std::string& why);
 
 std::variant<std::vector<xc_domaininfo_t>, Failure> domain_list(Xen& xen);
 std::variant<Json, Failure> host_info(Xen& xen);

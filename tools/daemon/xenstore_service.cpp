@@ -84,6 +84,23 @@ bool XenstoreService::serves(uint32_t domid) const {
   return domains_.count(domid) != 0;
 }
 
+void XenstoreService::rebind(uint32_t domid, uint32_t local_port) {
+  std::lock_guard lock(mutex_);
+  if (auto it = domains_.find(domid); it != domains_.end()) it->second->ring.local_port = local_port;
+}
+
+void XenstoreService::domain_shut_down(uint32_t domid) {
+  std::lock_guard lock(mutex_);
+  if (domains_.count(domid)) store_.domain_shut_down(domid);
+}
+
+std::vector<uint32_t> XenstoreService::served() const {
+  std::lock_guard lock(mutex_);
+  std::vector<uint32_t> domids;
+  for (const auto& [domid, domain] : domains_) domids.push_back(domid);
+  return domids;
+}
+
 int XenstoreService::write(const std::string& path, const std::string& value) {
   std::lock_guard lock(mutex_);
   return store_.write(path, value);

@@ -68,6 +68,13 @@ class XenstoreService {
   // close, if the domain was served.
   std::optional<uint32_t> remove_domain(uint32_t domid);
   bool serves(uint32_t domid) const;
+  // After the relay link's reconnect: the domain's ring goes on as it was (the store, its
+  // connection, watches and answers in memory), through dom0's new port bound to it.
+  void rebind(uint32_t domid, uint32_t local_port);
+  // The domain shut down or crashed (the domain list after VIRQ_DOM_EXC says so): @releaseDomain
+  // fires once for it (xenstore.h Store::domain_shut_down).
+  void domain_shut_down(uint32_t domid);
+  std::vector<uint32_t> served() const;
 
   int write(const std::string& path, const std::string& value);
   std::optional<std::string> read(const std::string& path) const;

@@ -418,6 +418,10 @@ int RelayTransport::exchange(uint8_t type, const std::vector<uint8_t>& fields, u
     errno = ESHUTDOWN;
     return -1;
   }
+  if (down_errno_) {  // the owner reconnects (reopen): try again then
+    errno = EAGAIN;
+    return -1;
+  }
   constexpr int kSends = 4;  // the first and three more after damage on the link
   int rc = kDamaged;
   for (int send = 0; send < kSends && rc == kDamaged; ++send) {
@@ -431,11 +435,17 @@ int RelayTransport::exchange(uint8_t type, const std::vector<uint8_t>& fields, u
     payload.insert(payload.end(), fields.begin(), fields.end());
     request_damaged_ = false;
     if (send > 0 && debugging()) std::fprintf(stderr, "xc (pvhv relay): request %u damaged on the link: sent again\n", seq);
-    if (send_frame(type, payload) < 0) return -1;
+    if (send_frame(type, payload) < 0) {
+      mark_down(errno == EPIPE ? ECONNRESET : errno);
+      return -1;
+    }
     rc = await(seq, settings_.request_timeout_ms, answer);
     if (rc != kDamaged) next_seq_ = seq + 1;  // answered or given up on: its number is used up
   }
   if (rc == kDamaged) errno = EPROTO;
+  // The link itself failed (not the relay's error answer, which has a type): for an owner that
+  // keeps it across drops, dom0 silent for the whole request timeout is a drop too.
+  if (rc < 0 && answer.type == 0 && errno != EPROTO) mark_down(errno);
   if (rc < 0) return -1;
   if (answer.type != expected) {
     errno = EPROTO;
@@ -642,9 +652,16 @@ int RelayTransport::evtchn_wait(const std::vector<uint32_t>& ports, int timeout_
         Answer none;
         // A number no answer carries: await only reads, and returns at the end of the turn.
         uint32_t nobody = next_seq_ + 0x80000000u;
+        if (down_errno_) {
+          errno = EAGAIN;
+          return -1;
+        }
         int rc = await(nobody, int(std::min(deadline - now, kTurnMs)), none);
         request_damaged_ = false;  // no request of ours was in flight
-        if (rc == -1 && errno != ETIMEDOUT) return -1;
+        if (rc == -1 && errno != ETIMEDOUT) {
+          mark_down(errno);
+          return -1;
+        }
         if (take_event(ports, port)) return 0;
       }
       lock.unlock();
@@ -656,6 +673,55 @@ int RelayTransport::evtchn_wait(const std::vector<uint32_t>& ports, int timeout_
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(std::min(deadline - now, kPauseMs)));
   }
+}
+
+void RelayTransport::mark_down(int error) {
+  if (!keep_across_drops_ || down_errno_) return;
+  int saved = errno;
+  if (fd_ >= 0) ::close(fd_);  // QEMU takes the next connection: reopen's
+  fd_ = -1;
+  down_errno_ = error ? error : ECONNRESET;
+  errno = saved;
+}
+
+// The same steps as open(), on the same handle: a new connection (or the window announced
+// again), a fresh receiver and event queue, OPEN. What the old session held in dom0 (buffers,
+// ports) the relay freed at this OPEN; generation() tells the library's buffer cache so.
+int RelayTransport::reopen(int timeout_ms, std::string& why) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  down_errno_ = down_errno_ ? down_errno_.load() : ECONNRESET;  // down until the session opens
+  receiver_ = relay::FrameReceiver(storage_.data(), storage_.size(), kHostMaxPayload, kStallMs);
+  events_.clear();
+  request_damaged_ = false;
+  resync_seq_.reset();
+  trace_started_ = saw_trace_end_ = false;
+  int saved_open_timeout = settings_.open_timeout_ms;
+  settings_.open_timeout_ms = timeout_ms;
+  int rc = 0;
+  if (window_) {
+    ::munmap(window_, relay::window::kBytes);
+    window_ = nullptr;
+    rc = map_window(timeout_ms, why);
+  } else if (connect_socket(timeout_ms) < 0) {
+    why = "cannot connect to the relay socket " + settings_.socket_path + ": " + std::strerror(errno);
+    rc = -1;
+  } else if (settings_.through_daemon) {
+    rc = daemon_handshake(why);
+  }
+  if (rc == 0) rc = open_session(why);
+  settings_.open_timeout_ms = saved_open_timeout;
+  int saved = errno;
+  if (rc < 0) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+    errno = saved;
+    return -1;
+  }
+  ++generation_;
+  down_errno_ = 0;
+  return 0;
 }
 
 int RelayTransport::dom0_shutdown(uint32_t reason) {

@@ -47,6 +47,10 @@ class RelayTransport final : public Transport {
   int evtchn_wait(const std::vector<uint32_t>& ports, int timeout_ms, uint32_t& port) override;
   int dom0_shutdown(uint32_t reason) override;
   const std::string& describe() const override { return description_; }
+  void keep_across_drops() override { keep_across_drops_ = true; }
+  int link_down() const override { return down_errno_.load(); }
+  uint64_t generation() const override { return generation_.load(); }
+  int reopen(int timeout_ms, std::string& why) override;
 
   // One request of another client, renumbered onto this session (pvhvd's relay forwarding):
   // `fields` after the sequence number; the answer's type and fields (an ERROR frame's too).
@@ -83,6 +87,8 @@ class RelayTransport final : public Transport {
   static constexpr int kDamaged = -2;
   int await(uint32_t seq, int timeout_ms, Answer& answer);
   void take(const relay::Received& frame, uint32_t seq, bool& answered, Answer& answer, int& error);
+  // Under mutex_, with keep_across_drops(): the link is down with `error` (the socket closed).
+  void mark_down(int error);
 
   RelaySettings settings_;
   std::string description_;
@@ -102,6 +108,9 @@ class RelayTransport final : public Transport {
   std::optional<uint32_t> resync_seq_;  // the number the relay waits for, when it is not ours
   std::mutex mutex_;  // one request at a time per handle, as the relay serves them
   std::atomic<int> requests_active_{0};  // requests in flight or waiting for mutex_
+  bool keep_across_drops_ = false;
+  std::atomic<int> down_errno_{0};
+  std::atomic<uint64_t> generation_{0};
 };
 
 }  // namespace pvhv::xc

@@ -57,6 +57,20 @@ class Transport {
   }
   virtual int dom0_shutdown(uint32_t reason) = 0;
   virtual const std::string& describe() const = 0;
+  // A link kept across its drops (pvhvd's, tools/PROTOCOL.md "The link dropping"): once asked
+  // for, a link that breaks (closed, a read or write failing, a request unanswered for the
+  // request timeout) is marked down, every request fails at once with EAGAIN until reopen()
+  // connects again and opens a new session, and generation() counts the sessions. Transports
+  // without it: always up, generation 0, reopen ENOSYS.
+  virtual void keep_across_drops() {}
+  virtual int link_down() const { return 0; }  // 0: up; else the errno that broke it
+  virtual uint64_t generation() const { return 0; }
+  virtual int reopen(int timeout_ms, std::string& why) {
+    (void)timeout_ms;
+    why = "this transport cannot reconnect";
+    errno = ENOSYS;
+    return -1;
+  }
 };
 
 // The transport PVHV_XENCTRL names; null with errno and `why` when there is none. One per

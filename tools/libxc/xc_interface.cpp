@@ -78,8 +78,13 @@ int Bounce::prepare() {
     errno = ENOMEM;
     return -1;
   }
+  generation_ = xch_->transport->generation();
   if (pages() == 1) {
     std::lock_guard<std::mutex> lock(xch_->cache_mutex);
+    if (xch_->page_cache_generation != generation_) {  // the relay freed them at the new OPEN
+      xch_->page_cache.clear();
+      xch_->page_cache_generation = generation_;
+    }
     if (!xch_->page_cache.empty()) {
       address_ = xch_->page_cache.back();
       xch_->page_cache.pop_back();
@@ -114,6 +119,10 @@ void Bounce::release() {
   constexpr size_t kCachedPages = 4;
   int saved = errno;
   bool kept = false;
+  if (xch_->transport->generation() != generation_) {  // an old session's: gone with it
+    address_ = 0;
+    return;
+  }
   if (pages() == 1) {
     std::lock_guard<std::mutex> lock(xch_->cache_mutex);
     if (xch_->page_cache.size() < kCachedPages) {
@@ -312,6 +321,30 @@ int pvhv_xc_dom0_shutdown(xc_interface* xch, unsigned int reason) {
     return -1;
   }
   return xch->transport->dom0_shutdown(reason);
+}
+
+int pvhv_xc_link_keep(xc_interface* xch) {
+  if (!xch || !xch->transport) {
+    errno = EBADF;
+    return -1;
+  }
+  xch->transport->keep_across_drops();
+  return 0;
+}
+
+int pvhv_xc_link_down(xc_interface* xch, uint64_t* generation) {
+  if (!xch || !xch->transport) return EBADF;
+  if (generation) *generation = xch->transport->generation();
+  return xch->transport->link_down();
+}
+
+int pvhv_xc_link_reopen(xc_interface* xch, int timeout_ms) {
+  if (!xch || !xch->transport) {
+    errno = EBADF;
+    return -1;
+  }
+  std::string why;  // errno says it: the owner reports as often as it likes (it retries)
+  return xch->transport->reopen(timeout_ms, why) < 0 ? -1 : 0;
 }
 
 const char* pvhv_xc_transport(xc_interface* xch) {

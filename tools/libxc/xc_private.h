@@ -18,6 +18,7 @@ struct xc_interface_core {
   xc_error last_error{};
   int max_cpus = 0;                 // xc_get_max_cpus' answer, once known
   std::vector<uint64_t> page_cache;  // one-page relay buffers kept for the next bounce
+  uint64_t page_cache_generation = 0;  // the session they belong to (Transport::generation)
   std::mutex cache_mutex;
 };
 
@@ -65,6 +66,7 @@ class Bounce {
   size_t size_;
   Direction direction_;
   uint64_t address_ = 0;
+  uint64_t generation_ = 0;  // the link's session the buffer was taken in
 };
 
 // Xen's do_sysctl: the structure bounced both ways, the interface version filled in.

@@ -3,6 +3,7 @@
 #include <errno.h>
 
 #include <algorithm>
+#include <set>
 #include <unordered_map>
 #include <utility>
 
@@ -111,6 +112,7 @@ struct Store::Impl {
   std::map<ConnId, Connection> conns;
   ConnId next_conn = 1;
   std::map<DomId, IntroducedDomain> introduced;
+  std::set<DomId> shut_down;  // introduced domains whose shutdown fired @releaseDomain already
   std::map<std::string, Perms> special_perms;
 
   explicit Impl(Limits l) : limits(l) {
@@ -565,6 +567,7 @@ struct Store::Impl {
     auto domid = onearg_domid(req);
     if (!domid || *domid == 0) return EINVAL;
     if (!introduced.erase(*domid)) return ENOENT;
+    shut_down.erase(*domid);
     for (auto it = conns.begin(); it != conns.end();) it = it->second.domid == *domid ? conns.erase(it) : std::next(it);
     out = ack(req);
     return 0;
@@ -732,6 +735,12 @@ bool Store::has_output(ConnId conn) const {
 uint64_t Store::dropped_events(ConnId conn) const {
   auto it = impl_->conns.find(conn);
   return it == impl_->conns.end() ? 0 : it->second.dropped;
+}
+
+bool Store::domain_shut_down(DomId domid) {
+  if (!impl_->introduced.count(domid) || !impl_->shut_down.insert(domid).second) return false;
+  impl_->dispatch_special(kReleaseDomain);
+  return true;
 }
 
 std::vector<IntroducedDomain> Store::introduced_domains() const {

@@ -131,6 +131,11 @@ class Store {
 
   // Domains introduced by INTRODUCE and not released (dom0 is always there).
   std::vector<IntroducedDomain> introduced_domains() const;
+  // An introduced domain shut down or crashed (the daemon saw it after VIRQ_DOM_EXC):
+  // @releaseDomain fires, once per domain until its RELEASE (which fires it again), as Xen's
+  // xenstored fires it when a domain's info first says shutdown, not only when it is gone.
+  // True when it fired.
+  bool domain_shut_down(DomId domid);
 
   // The daemon's own access, as dom0, outside any transaction (fires watches as a write
   // would): the standard nodes of a new domain use these.

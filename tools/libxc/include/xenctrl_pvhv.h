@@ -74,6 +74,17 @@ int pvhv_xc_ptwr_mode_set(struct xc_interface_core *xch, uint32_t domid, unsigne
  * none (Debian's Xen 4.17 is built without them). */
 int pvhv_xc_perfc_value(struct xc_interface_core *xch, const char *name, uint64_t *value);
 
+/* A link kept across its drops (pvhvd's: tools/PROTOCOL.md "The link dropping"). After
+ * pvhv_xc_link_keep, a link that breaks (the socket closed, a read or write failing, a request
+ * unanswered for PVHV_XENCTRL_TIMEOUT_MS) is down: the request that saw it fails with its errno
+ * (ECONNRESET, ETIMEDOUT...), every later one at once with EAGAIN, until pvhv_xc_link_reopen
+ * connects again (waiting up to `timeout_ms`) and opens a new session, in which nothing the old
+ * one held in dom0 (buffers, ports) exists any more. pvhv_xc_link_down: 0 while the link is up,
+ * else the errno that broke it; *generation (may be null) counts the sessions reopened. */
+int pvhv_xc_link_keep(struct xc_interface_core *xch);
+int pvhv_xc_link_down(struct xc_interface_core *xch, uint64_t *generation);
+int pvhv_xc_link_reopen(struct xc_interface_core *xch, int timeout_ms);
+
 /* Which transport the handle uses ("relay:<socket path>"), for messages. */
 const char *pvhv_xc_transport(struct xc_interface_core *xch);
 
