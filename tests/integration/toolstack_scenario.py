@@ -165,9 +165,8 @@ class Scenario:
         self.wait_gone("hello")
         log = self.console_log("hello")
         machine.expect("xenbus: control/shutdown asks for poweroff" in log, f"hello's console: {log[-2000:]}")
-        # Without -F, a guest without PV control is refused as Xen's xl refuses it. (This build
-        # crosses the serial link: after --attach the bulk window is not used, and a build over
-        # serial takes 68-194 s on Xen 4.17, tools/README.md.)
+        # Without -F, a guest without PV control is refused as Xen's xl refuses it. (The restarted
+        # daemon builds through the bulk window again: about a second, tools/README.md.)
         self.xl("create", "-p", "examples/hello.cfg", timeout=300)
         refused = self.xl("shutdown", "hello", check=False)
         machine.expect(refused.returncode == 1 and refused.stderr.endswith(
