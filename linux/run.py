@@ -1,11 +1,15 @@
 """Boots Debian's Linux PV kernel with the project's initramfs (linux/initramfs.py) and prints
 what its fork loop measured: `make linux`.
 
-    python3 linux/run.py [--hypervisor xen417,ours] [--iterations N] [--deterministic] [--show]
+    python3 linux/run.py [--hypervisor xen417,ours] [--role domu|dom0] [--iterations N] [--deterministic] [--show]
 
-Linux runs as dom0 (a boot-module domU on ours comes with issue 11's later milestones); a boot
-that stops names the last milestone it reached (MILESTONES) and why (Linux's panic, the
-hypervisor's report of the guest's fatal trap). Xen
+On ours Linux runs as a boot-module domU (`--role domu`, the default): dom0 is the reference
+guest kernel, d1 Debian's kernel with DOMU_MEMORY, its console the PV console ring the
+hypervisor drains (`(d1) ` lines), `store_evtchn` 0 so Linux never waits for xenstore. Xen
+4.17 on x86 builds no domain but dom0 at boot (dom0less is Arm-only), so there Linux runs as
+dom0, labelled so (its domU is the toolstack's: `xl create examples/linux.cfg`). `--role dom0`
+boots it as dom0 on ours too. A boot that stops names the last milestone it reached
+(MILESTONES) and why (Linux's panic, the hypervisor's report of the guest's fatal trap). Xen
 4.17 boots the bzImage itself; ours is given the vmlinux inside it (linux/bzimage.py), as its
 boot builder reads ELF images only. Each boot ends at /init's last line, by timeout, or with
 the machine; the exit status is 0 only when every hypervisor asked for ran the loop to its end.
@@ -26,6 +30,10 @@ import run_bench  # noqa: E402
 DONE = "linux-init: done"
 MEMORY = "1G"
 DOM0_MEMORY = "dom0_mem=512M"
+# Linux as a boot-module domU: the reference guest kernel is dom0 (it runs its own init and
+# powers off; the machine runs on until every domain has stopped), Linux is d1.
+DOMU_MEMORY = "dom0_mem=64M domU_mem=256M"
+DOMU_ID = 1
 KERNEL_ARGS = "console=hvc0 earlyprintk=xen"
 
 
@@ -49,13 +57,19 @@ FATAL_MARKS = ("Kernel panic", "BUG:", "kernel BUG", "Oops", "RIP:", "unhandled 
                "fatal trap", "MSR access error")
 
 
-def milestones(serial):
+def milestones_of(domid):
+    """MILESTONES for Linux as domain `domid` (its shutdown is reported by its id)."""
+    return tuple((name, marker.replace("Domain 0 ", f"Domain {domid} ")) for name, marker in MILESTONES)
+
+
+def milestones(serial, domid=0):
     """(reached, missing): the milestone names in order, split at the first one not reached."""
     position, reached = 0, []
-    for index, (name, marker) in enumerate(MILESTONES):
+    listed = milestones_of(domid)
+    for index, (name, marker) in enumerate(listed):
         found = serial.find(marker, position)
         if found < 0:
-            return reached, [n for n, _ in MILESTONES[index:]]
+            return reached, [n for n, _ in listed[index:]]
         position = found + len(marker)
         reached.append(name)
     return reached, []
@@ -81,22 +95,38 @@ def images(build):
     return vmlinuz, vmlinux, initramfs.build(build)
 
 
-def boot(build, hypervisor, iterations, deterministic=False, timeout=600, ptwr="", until=DONE):
-    """One boot, ended at `until` (None: when the machine ends itself), the timeout or QEMU's exit."""
+def role_on(hypervisor, role):
+    """The role Linux gets: a boot-module domU exists on ours only (Xen 4.17 x86 builds dom0 alone)."""
+    return "dom0" if hypervisor == "xen417" else role
+
+
+def domain_of(hypervisor, role):
+    """Linux's domain id in the boot: what its milestones and shutdown line name."""
+    return DOMU_ID if role_on(hypervisor, role) == "domu" else 0
+
+
+def boot(build, hypervisor, iterations, deterministic=False, timeout=600, ptwr="", until=DONE, role="dom0"):
+    """One boot, ended at `until` (None: when the machine ends itself), the timeout or QEMU's exit.
+    role "domu": on ours, Linux as d1 beside the reference guest kernel as dom0."""
     vmlinuz, vmlinux, initrd = images(build)
     kernel_args = f"{KERNEL_ARGS} bench_iterations={iterations}"
     if hypervisor == "xen417":
         image, append, kernel = machine.xen417(build), f"console=com1 com1=115200,8n1 {DOM0_MEMORY}", vmlinuz
+        modules = [(kernel, kernel_args), (initrd, "")]
     else:
-        image, append, kernel = machine.ours(build), f"loglvl=info {DOM0_MEMORY}", vmlinux
+        domu = role_on(hypervisor, role) == "domu"
+        image, append = machine.ours(build), f"loglvl=info {DOMU_MEMORY if domu else DOM0_MEMORY}"
         if ptwr:
             append += f" ptwr={ptwr}"
+        modules = [(vmlinux, kernel_args), (initrd, "")]
+        if domu:
+            guest = os.path.join(build, "guest")
+            modules = [(os.path.join(guest, "kernel"), ""), (os.path.join(guest, "initrd.cpio"), "")] + modules
     extra = ("-icount", "shift=0") if deterministic else ()
-    return machine.boot(image, append, [(kernel, kernel_args), (initrd, "")], timeout=timeout, until=until,
-                        memory=MEMORY, extra=extra)
+    return machine.boot(image, append, modules, timeout=timeout, until=until, memory=MEMORY, extra=extra)
 
 
-def summary(hypervisor, result):
+def summary(hypervisor, result, domid=0):
     """(ok, lines): the loop's figures, or where the boot stopped."""
     parsed = run_bench.parse_output(result.serial)
     figures = {name: r for name, r in parsed.results.items() if r.status == "ok"}
@@ -105,7 +135,7 @@ def summary(hypervisor, result):
              + f" ({result.seconds:.0f} s)"]
     for name, r in figures.items():
         lines.append(f"  {name}: {r.iterations} iterations, {r.ns_per_op / 1000.0:.1f} us/op")
-    reached, missing = milestones(result.serial)
+    reached, missing = milestones(result.serial, domid)
     if missing:
         lines.append(f"  last milestone: {reached[-1] if reached else 'none'}; next: {missing[0]}")
         lines += [f"    {line}" for line in fatal_report(result.serial)]
@@ -117,6 +147,33 @@ def summary(hypervisor, result):
     return ok, lines
 
 
+def runs(hypervisors, ptwr_modes):
+    """(hypervisor, ptwr) of each boot: ours once per PTE-write mode asked for, Xen 4.17 once."""
+    modes = [m for m in ptwr_modes.split(",") if m] or [""]
+    for hypervisor in hypervisors.split(","):
+        for mode in (modes if hypervisor == "ours" else [""]):
+            yield hypervisor, mode
+
+
+def expect_whole_boot(result, label, iterations, domid=0):
+    """For the integration tests: every milestone in order (else the last one reached and why:
+    Linux's panic or oops, the hypervisor's report of the guest's fatal trap; a hung boot the
+    same way, by timeout), the loop's `iterations` of each benchmark, the machine's clean end.
+    Returns the summary's lines."""
+    reached, missing = milestones(result.serial, domid)
+    why = "; ".join(fatal_report(result.serial)) or "no panic or fatal trap reported"
+    stopped = "timed out" if result.timed_out else f"machine exit value {result.debug_exit_value()}"
+    machine.expect(not missing, f"Linux {label} stopped ({stopped}) after milestone "
+                   f"'{reached[-1] if reached else 'none'}', before '{missing[0] if missing else ''}': {why}", result)
+    ok, lines = summary(label, result, domid)
+    machine.expect(ok, "the fork loop did not run: " + "; ".join(lines), result)
+    for name in ("fork_execve", "fork_sh"):
+        machine.expect(f"bench {name} iterations={iterations} " in result.serial,
+                       f"{name} did not run {iterations} times", result)
+    machine.expect(result.debug_exit_value() == 0, f"the machine did not end cleanly ({stopped})", result)
+    return lines
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
@@ -125,15 +182,22 @@ def main(argv=None):
     parser.add_argument("--deterministic", action="store_true", help="-icount shift=0 (virtual time)")
     parser.add_argument("--timeout", type=float, default=900)
     parser.add_argument("--show", action="store_true", help="print each console")
-    parser.add_argument("--ptwr", default="", help="ours: ptwr=emulate|writable (its default otherwise)")
+    parser.add_argument("--ptwr", default="", help="ours: ptwr=emulate|writable, or a list (one boot each; "
+                        "its default otherwise)")
+    parser.add_argument("--role", choices=("domu", "dom0"), default="domu",
+                        help="ours: Linux as a boot-module domU (default) or as dom0; Xen 4.17: dom0 always")
     args = parser.parse_args(argv)
     build = os.path.abspath(args.build)
     all_ok = True
-    for hypervisor in args.hypervisor.split(","):
-        result = boot(build, hypervisor, args.iterations, args.deterministic, args.timeout, args.ptwr)
+    for hypervisor, ptwr in runs(args.hypervisor, args.ptwr):
+        role = role_on(hypervisor, args.role)
+        # Ours ends the machine itself once every domain has stopped, after its audit.
+        until = DONE if hypervisor == "xen417" else None
+        result = boot(build, hypervisor, args.iterations, args.deterministic, args.timeout, ptwr, until, role)
         if args.show:
             print(result.serial)
-        ok, lines = summary(hypervisor, result)
+        label = f"{hypervisor} ({role}{', ptwr=' + ptwr if ptwr else ''})"
+        ok, lines = summary(label, result, domain_of(hypervisor, role))
         print("\n".join(lines), flush=True)
         all_ok = all_ok and ok
     return 0 if all_ok else 1
