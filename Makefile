@@ -36,6 +36,7 @@ bench: build
 	@python3 bench/run_bench.py --deterministic --strict --jobs 2 --modes $(BENCH_MODES) --build $(BUILD)
 	@python3 bench/run_lifecycle_bench.py --build $(BUILD)
 	@python3 bench/run_toolstack_bench.py --build $(BUILD)
+	@python3 bench/run_linux_bench.py --build $(BUILD) --baseline
 
 # Where the instructions go (bench/run_profile.py): instructions per function and events per
 # operation inside the timed window, ours and Xen 4.17, through the project's QEMU plugin.

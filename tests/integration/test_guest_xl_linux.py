@@ -105,6 +105,13 @@ def main():
             for marker in ("Hypervisor detected: Xen PV", "printk: console [hvc0] enabled", "Run /init as init process",
                            "linux-init: Linux 6."):
                 machine.expect(marker in log, f"Linux's console lacks {marker!r}:\n{log[-3000:]}")
+            # Linux's xenbus is up on the daemon's store: its shutdown watcher announced itself.
+            domid = scenario.listed()["linux"][0]
+            client = scenario.daemon.client()
+            for feature in ("feature-poweroff", "feature-reboot"):
+                answer = client.call("xenstore_read", path=f"/local/domain/{domid}/control/{feature}")
+                machine.expect(answer.get("value") == "1", f"Linux's xenbus did not write control/{feature}: {answer}")
+            client.close()
             type_into(console, "echo typed-$((6*7))\n")
             scenario.wait_console("linux", "typed-42", timeout=60)
             with open(os.path.join(state, "xl-console.out"), "rb") as f:
