@@ -58,9 +58,9 @@ fuzz: build
 	@python3 tests/fuzz/campaign.py --build $(BUILD) --seed $(FUZZ_SEED) --ops $(FUZZ_OPS) --chunk $(FUZZ_CHUNK) \
 		$(if $(FUZZ_SKIP),--skip $(FUZZ_SKIP)) $(if $(FUZZ_FRESH),--fresh)
 
-# Debian's Linux PV kernel with a busybox initramfs: as dom0 on Xen 4.17 (its x86 builds no
-# boot domU), as a boot-module domU on ours in each PTE-write mode: the fork loop's figures, or
-# where the boot stopped (linux/README.md).
+# Debian's Linux PV kernel with a busybox initramfs as a domU: on Xen 4.17 through pvhvd and xl
+# (its x86 builds no boot domU), on ours a boot-module domU in each PTE-write mode: the fork
+# loop's figures, or where the boot stopped (linux/README.md).
 LINUX_ITERATIONS ?= 1000
 linux: build
 	@python3 linux/run.py --build $(BUILD) --iterations $(LINUX_ITERATIONS) --ptwr emulate,writable

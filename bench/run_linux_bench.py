@@ -22,10 +22,7 @@ import argparse
 import json
 import os
 import re
-import subprocess
 import sys
-import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -33,7 +30,6 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
 sys.path.insert(0, os.path.join(ROOT, "linux"))
 sys.path.insert(0, HERE)
 import machine  # noqa: E402
-import pvhvd_client  # noqa: E402
 import run as linux_run  # noqa: E402
 import run_bench  # noqa: E402
 
@@ -98,39 +94,14 @@ def ours(build, iterations, timeout, ptwr, baseline):
 
 
 def xen417_domu(build, iterations, timeout):
-    """Linux as a PV domU on Xen 4.17, through pvhvd and xl, the machine under -icount."""
-    linux_run.images(build)
-    saved = os.environ.get("PVHV_QEMU_EXTRA")
-    with tempfile.TemporaryDirectory(prefix="pvhv-linux-bench") as state:
-        os.environ["PVHV_QEMU_EXTRA"] = " ".join(ICOUNT)
-        try:
-            daemon = pvhvd_client.Daemon(build, state, ["--hypervisor", "xen417"])
-        finally:
-            if saved is None:
-                os.environ.pop("PVHV_QEMU_EXTRA", None)
-            else:
-                os.environ["PVHV_QEMU_EXTRA"] = saved
-        try:
-            env = dict(os.environ, PVHV_STATE_DIR=state)
-            started = time.monotonic()
-            create = subprocess.run([os.path.join(build, "bin", "xl"), "create", "examples/linux.cfg",
-                                     f'extra="console=hvc0 bench_iterations={iterations}"'], cwd=ROOT, env=env,
-                                    capture_output=True, text=True, timeout=600)
-            log_path = os.path.join(state, "console-linux.log")
-            log = ""
-            deadline = time.monotonic() + timeout
-            while create.returncode == 0 and time.monotonic() < deadline:
-                log = open(log_path, errors="replace").read() if os.path.exists(log_path) else ""
-                if linux_run.DONE in log:
-                    break
-                time.sleep(1)
-            if create.returncode != 0:
-                return {"ok": False, "per_op_us": {}, "why": f"xl create: {create.stderr.strip()}"}
-            ok, per_op, why = figures(log, iterations)
-            return {"ok": ok, "per_op_us": per_op, "why": why or None, "seconds": round(time.monotonic() - started)}
-        finally:
-            daemon.stop()
-            daemon.kill_machine()
+    """Linux as a PV domU on Xen 4.17, through pvhvd and xl (linux/run.py), under -icount."""
+    result = linux_run.boot(build, "xen417", iterations, deterministic=True, timeout=timeout, role="domu")
+    ok, per_op, why = figures(result.serial, iterations)
+    if not ok:
+        reached, _ = linux_run.milestones(result.serial, None)
+        why = f"stopped after '{reached[-1] if reached else 'none'}': " + "; ".join(
+            linux_run.fatal_report(result.serial, 3) or result.serial.strip().splitlines()[-2:])
+    return {"ok": ok, "per_op_us": per_op, "why": why or None, "seconds": round(result.seconds)}
 
 
 def run_column(name, build, iterations, timeout, baseline):

@@ -6,9 +6,9 @@ what its fork loop measured: `make linux`.
 On ours Linux runs as a boot-module domU (`--role domu`, the default): dom0 is the reference
 guest kernel, d1 Debian's kernel with DOMU_MEMORY, its console the PV console ring the
 hypervisor drains (`(d1) ` lines), `store_evtchn` 0 so Linux never waits for xenstore. Xen
-4.17 on x86 builds no domain but dom0 at boot (dom0less is Arm-only), so there Linux runs as
-dom0, labelled so (its domU is the toolstack's: `xl create examples/linux.cfg`). `--role dom0`
-boots it as dom0 on ours too. A boot that stops names the last milestone it reached
+4.17 on x86 builds no domain but dom0 at boot (dom0less is Arm-only), so there the domU is the
+toolstack's: pvhvd and `xl create examples/linux.cfg` with the loop's command line (the
+builder decompresses the bzImage). `--role dom0` boots Linux as dom0 on either. A boot that stops names the last milestone it reached
 (MILESTONES) and why (Linux's panic, the hypervisor's report of the guest's fatal trap). Xen
 4.17 boots the bzImage itself; ours is given the vmlinux inside it (linux/bzimage.py), as its
 boot builder reads ELF images only. Each boot ends at /init's last line, by timeout, or with
@@ -16,7 +16,10 @@ the machine; the exit status is 0 only when every hypervisor asked for ran the l
 """
 import argparse
 import os
+import subprocess
 import sys
+import tempfile
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
@@ -25,6 +28,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bzimage  # noqa: E402
 import initramfs  # noqa: E402
 import machine  # noqa: E402
+import pvhvd_client  # noqa: E402
 import run_bench  # noqa: E402
 
 DONE = "linux-init: done"
@@ -57,8 +61,16 @@ FATAL_MARKS = ("Kernel panic", "BUG:", "kernel BUG", "Oops", "RIP:", "unhandled 
                "fatal trap", "MSR access error")
 
 
+# The milestones Linux's own console shows (a domU's console log under the toolstack: the
+# hypervisor's lines are not in it).
+CONSOLE_MILESTONES = len(MILESTONES) - 2
+
+
 def milestones_of(domid):
-    """MILESTONES for Linux as domain `domid` (its shutdown is reported by its id)."""
+    """MILESTONES for Linux as domain `domid` (its shutdown is reported by its id); None: those of
+    its own console only."""
+    if domid is None:
+        return MILESTONES[:CONSOLE_MILESTONES]
     return tuple((name, marker.replace("Domain 0 ", f"Domain {domid} ")) for name, marker in MILESTONES)
 
 
@@ -96,18 +108,61 @@ def images(build):
 
 
 def role_on(hypervisor, role):
-    """The role Linux gets: a boot-module domU exists on ours only (Xen 4.17 x86 builds dom0 alone)."""
-    return "dom0" if hypervisor == "xen417" else role
+    """How Linux runs: on ours a boot-module domU or dom0; on Xen 4.17, whose x86 builds no
+    domain but dom0 at boot, dom0 or a domU through the toolstack ("xl")."""
+    if hypervisor == "xen417" and role == "domu":
+        return "xl"
+    return role
 
 
 def domain_of(hypervisor, role):
-    """Linux's domain id in the boot: what its milestones and shutdown line name."""
-    return DOMU_ID if role_on(hypervisor, role) == "domu" else 0
+    """Linux's domain id in the boot: what its milestones and shutdown line name (None: only
+    its own console is seen)."""
+    role = role_on(hypervisor, role)
+    return None if role == "xl" else DOMU_ID if role == "domu" else 0
+
+
+def boot_through_xl(build, hypervisor, iterations, deterministic=False, timeout=600):
+    """Linux as a PV domU built by the toolstack: pvhvd starts the machine (-icount through
+    PVHV_QEMU_EXTRA when deterministic), `xl create examples/linux.cfg` with the loop's command
+    line; ends at /init's last line on the domU's console (the daemon's log of it), the
+    Boot's serial."""
+    images(build)
+    saved = os.environ.get("PVHV_QEMU_EXTRA")
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="pvhv-linux") as state:
+        if deterministic:
+            os.environ["PVHV_QEMU_EXTRA"] = "-icount shift=0"
+        try:
+            daemon = pvhvd_client.Daemon(build, state, ["--hypervisor", hypervisor])
+        finally:
+            if saved is None:
+                os.environ.pop("PVHV_QEMU_EXTRA", None)
+            else:
+                os.environ["PVHV_QEMU_EXTRA"] = saved
+        try:
+            create = subprocess.run([os.path.join(build, "bin", "xl"), "create", "examples/linux.cfg",
+                                     f'extra="{KERNEL_ARGS} bench_iterations={iterations}"'], cwd=ROOT,
+                                    env=dict(os.environ, PVHV_STATE_DIR=state), capture_output=True, text=True,
+                                    timeout=600)
+            log, log_path = "", os.path.join(state, "console-linux.log")
+            deadline = time.monotonic() + timeout
+            while create.returncode == 0 and DONE not in log and time.monotonic() < deadline:
+                time.sleep(1)
+                log = open(log_path, errors="replace").read() if os.path.exists(log_path) else ""
+            if create.returncode != 0:
+                log += f"xl create: {create.stderr.strip()}\n"
+            return machine.Boot(log, create.returncode, DONE not in log, time.monotonic() - started)
+        finally:
+            daemon.stop()
+            daemon.kill_machine()
 
 
 def boot(build, hypervisor, iterations, deterministic=False, timeout=600, ptwr="", until=DONE, role="dom0"):
     """One boot, ended at `until` (None: when the machine ends itself), the timeout or QEMU's exit.
     role "domu": on ours, Linux as d1 beside the reference guest kernel as dom0."""
+    if role_on(hypervisor, role) == "xl":
+        return boot_through_xl(build, hypervisor, iterations, deterministic, timeout)
     vmlinuz, vmlinux, initrd = images(build)
     kernel_args = f"{KERNEL_ARGS} bench_iterations={iterations}"
     if hypervisor == "xen417":
@@ -185,7 +240,8 @@ def main(argv=None):
     parser.add_argument("--ptwr", default="", help="ours: ptwr=emulate|writable, or a list (one boot each; "
                         "its default otherwise)")
     parser.add_argument("--role", choices=("domu", "dom0"), default="domu",
-                        help="ours: Linux as a boot-module domU (default) or as dom0; Xen 4.17: dom0 always")
+                        help="Linux as a domU (default: a boot-module domU on ours, through pvhvd and xl on "
+                        "Xen 4.17) or as dom0")
     args = parser.parse_args(argv)
     build = os.path.abspath(args.build)
     all_ok = True
