@@ -74,7 +74,7 @@ def native(build, iterations, timeout):
 
 def ours(build, iterations, timeout, ptwr, baseline):
     result = linux_run.boot(build, "ours", iterations, deterministic=True, timeout=timeout, ptwr=ptwr, until=None,
-                            role="domu")
+                            role="domu", watch=linux_run.stuck_after_fatal())
     ok, per_op, why = figures(result.serial, iterations)
     column = {"ok": ok, "per_op_us": per_op, "seconds": round(result.seconds),
               "counters": summary_counters(result.serial)}

@@ -158,7 +158,8 @@ def boot_through_xl(build, hypervisor, iterations, deterministic=False, timeout=
             daemon.kill_machine()
 
 
-def boot(build, hypervisor, iterations, deterministic=False, timeout=600, ptwr="", until=DONE, role="dom0"):
+def boot(build, hypervisor, iterations, deterministic=False, timeout=600, ptwr="", until=DONE, role="dom0",
+         watch=None):
     """One boot, ended at `until` (None: when the machine ends itself), the timeout or QEMU's exit.
     role "domu": on ours, Linux as d1 beside the reference guest kernel as dom0."""
     if role_on(hypervisor, role) == "xl":
@@ -178,7 +179,22 @@ def boot(build, hypervisor, iterations, deterministic=False, timeout=600, ptwr="
             guest = os.path.join(build, "guest")
             modules = [(os.path.join(guest, "kernel"), ""), (os.path.join(guest, "initrd.cpio"), "")] + modules
     extra = ("-icount", "shift=0") if deterministic else ()
-    return machine.boot(image, append, modules, timeout=timeout, until=until, memory=MEMORY, extra=extra)
+    return machine.boot(image, append, modules, timeout=timeout, until=until, memory=MEMORY, extra=extra,
+                        watch=watch)
+
+
+def stuck_after_fatal(quiet_seconds=30):
+    """A machine.boot watch: ends a boot whose console reported a fatal mark (FATAL_MARKS) and
+    has then been silent for `quiet_seconds` (Linux hung after an oops), rather than its timeout."""
+    state = {"length": -1, "since": 0.0}
+
+    def watch(serial):
+        now = time.monotonic()
+        if len(serial) != state["length"]:
+            state["length"], state["since"] = len(serial), now
+            return False
+        return now - state["since"] > quiet_seconds and bool(fatal_report(serial, 1))
+    return watch
 
 
 def summary(hypervisor, result, domid=0):
