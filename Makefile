@@ -41,6 +41,7 @@ bench: build
 		--events-profile $(BUILD)/bench/events/profile.json
 	@python3 bench/run_lifecycle_bench.py --build $(BUILD)
 	@python3 bench/run_toolstack_bench.py --build $(BUILD)
+	@python3 bench/run_linux_bench.py --build $(BUILD) --baseline
 
 # Where the instructions go (bench/run_profile.py): instructions per function and events per
 # operation inside the timed window, ours and Xen 4.17, through the project's QEMU plugin.
@@ -62,11 +63,12 @@ fuzz: build
 	@python3 tests/fuzz/campaign.py --build $(BUILD) --seed $(FUZZ_SEED) --ops $(FUZZ_OPS) --chunk $(FUZZ_CHUNK) \
 		$(if $(FUZZ_SKIP),--skip $(FUZZ_SKIP)) $(if $(FUZZ_FRESH),--fresh)
 
-# Debian's Linux PV kernel with a busybox initramfs as dom0, on Xen 4.17 and on ours: the
-# fork loop's figures, or where the boot stopped (linux/README.md).
+# Debian's Linux PV kernel with a busybox initramfs as a domU: on Xen 4.17 through pvhvd and xl
+# (its x86 builds no boot domU), on ours a boot-module domU in each PTE-write mode: the fork
+# loop's figures, or where the boot stopped (linux/README.md).
 LINUX_ITERATIONS ?= 1000
 linux: build
-	@python3 linux/run.py --build $(BUILD) --iterations $(LINUX_ITERATIONS)
+	@python3 linux/run.py --build $(BUILD) --iterations $(LINUX_ITERATIONS) --ptwr emulate,writable
 
 # Every test: host unit tests and QEMU integration tests, through CTest.
 test: build

@@ -6,6 +6,10 @@ an /init that runs the fork loop and powers off.
 
 /init reads `bench_iterations=N` from the kernel command line (Linux hands unknown key=value
 words to init as its environment): 1000 in `make linux` and `make bench`, a few in `make test`.
+`linux_init=shell` gives a busybox shell on the console instead of the loop
+(examples/linux.cfg). /sbin/poweroff is what Linux's orderly_poweroff runs when xenbus sees
+`control/shutdown = poweroff`: init here is a shell, not busybox's init, so it powers off
+with -f itself.
 """
 import argparse
 import os
@@ -23,9 +27,24 @@ INIT = """#!/bin/busybox sh
 /bin/busybox mount -t sysfs sysfs /sys
 /bin/busybox --install -s /bin
 echo "linux-init: Linux $(uname -r) up, $(grep -c ^processor /proc/cpuinfo) CPU, $(grep MemTotal /proc/meminfo)"
+if [ "${linux_init:-bench}" = shell ]; then
+    # An interactive shell on the console (hvc0), e.g. through `xl create examples/linux.cfg -c`;
+    # its exit, or control/shutdown (`xl shutdown`, which runs /sbin/poweroff), powers off.
+    echo "linux-init: shell on the console; exit or xl shutdown powers off"
+    /bin/sh
+    echo "linux-init: shell exited, status $?"
+    poweroff -f
+fi
 /bench --only fork_execve,fork_sh --iterations "${bench_iterations:-1000}" --exit-program /bin/true --shell /bin/sh
 echo "linux-init: done, status $?"
 poweroff -f
+"""
+
+# Run by the kernel (orderly_poweroff, for control/shutdown): busybox's poweroff without -f
+# would signal an init that is not busybox's.
+POWEROFF = """#!/bin/busybox sh
+echo "linux-init: powering off (asked by the kernel)"
+exec /bin/busybox poweroff -f
 """
 
 DIRECTORY = stat.S_IFDIR | 0o755
@@ -38,12 +57,13 @@ def members(busybox, bench):
         busybox_body = f.read()
     with open(bench, "rb") as f:
         bench_body = f.read()
-    dirs = [(name, DIRECTORY, b"") for name in ("bin", "dev", "proc", "sys", "tmp")]
+    dirs = [(name, DIRECTORY, b"") for name in ("bin", "dev", "proc", "sbin", "sys", "tmp")]
     return dirs + [
         ("dev/console", CONSOLE, b"", (5, 1)),  # init's stdio before devtmpfs exists
         ("bin/busybox", EXECUTABLE, busybox_body),
         ("bench", EXECUTABLE, bench_body),
         ("init", EXECUTABLE, INIT.encode()),
+        ("sbin/poweroff", EXECUTABLE, POWEROFF.encode()),
     ]
 
 

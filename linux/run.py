@@ -1,18 +1,25 @@
 """Boots Debian's Linux PV kernel with the project's initramfs (linux/initramfs.py) and prints
 what its fork loop measured: `make linux`.
 
-    python3 linux/run.py [--hypervisor xen417,ours] [--iterations N] [--deterministic] [--show]
+    python3 linux/run.py [--hypervisor xen417,ours] [--role domu|dom0] [--iterations N] [--deterministic] [--show]
 
-Linux runs as dom0 (a boot-module domU on ours comes with issue 11's later milestones); a boot
-that stops names the last milestone it reached (MILESTONES) and why (Linux's panic, the
-hypervisor's report of the guest's fatal trap). Xen
+On ours Linux runs as a boot-module domU (`--role domu`, the default): dom0 is the reference
+guest kernel, d1 Debian's kernel with DOMU_MEMORY, its console the PV console ring the
+hypervisor drains (`(d1) ` lines), `store_evtchn` 0 so Linux never waits for xenstore. Xen
+4.17 on x86 builds no domain but dom0 at boot (dom0less is Arm-only), so there the domU is the
+toolstack's: pvhvd and `xl create examples/linux.cfg` with the loop's command line (the
+builder decompresses the bzImage). `--role dom0` boots Linux as dom0 on either. A boot that stops names the last milestone it reached
+(MILESTONES) and why (Linux's panic, the hypervisor's report of the guest's fatal trap). Xen
 4.17 boots the bzImage itself; ours is given the vmlinux inside it (linux/bzimage.py), as its
 boot builder reads ELF images only. Each boot ends at /init's last line, by timeout, or with
 the machine; the exit status is 0 only when every hypervisor asked for ran the loop to its end.
 """
 import argparse
 import os
+import subprocess
 import sys
+import tempfile
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
@@ -21,11 +28,16 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bzimage  # noqa: E402
 import initramfs  # noqa: E402
 import machine  # noqa: E402
+import pvhvd_client  # noqa: E402
 import run_bench  # noqa: E402
 
 DONE = "linux-init: done"
 MEMORY = "1G"
 DOM0_MEMORY = "dom0_mem=512M"
+# Linux as a boot-module domU: the reference guest kernel is dom0 (it runs its own init and
+# powers off; the machine runs on until every domain has stopped), Linux is d1.
+DOMU_MEMORY = "dom0_mem=64M domU_mem=256M"
+DOMU_ID = 1
 KERNEL_ARGS = "console=hvc0 earlyprintk=xen"
 
 
@@ -49,13 +61,27 @@ FATAL_MARKS = ("Kernel panic", "BUG:", "kernel BUG", "Oops", "RIP:", "unhandled 
                "fatal trap", "MSR access error")
 
 
-def milestones(serial):
+# The milestones Linux's own console shows (a domU's console log under the toolstack: the
+# hypervisor's lines are not in it).
+CONSOLE_MILESTONES = len(MILESTONES) - 2
+
+
+def milestones_of(domid):
+    """MILESTONES for Linux as domain `domid` (its shutdown is reported by its id); None: those of
+    its own console only."""
+    if domid is None:
+        return MILESTONES[:CONSOLE_MILESTONES]
+    return tuple((name, marker.replace("Domain 0 ", f"Domain {domid} ")) for name, marker in MILESTONES)
+
+
+def milestones(serial, domid=0):
     """(reached, missing): the milestone names in order, split at the first one not reached."""
     position, reached = 0, []
-    for index, (name, marker) in enumerate(MILESTONES):
+    listed = milestones_of(domid)
+    for index, (name, marker) in enumerate(listed):
         found = serial.find(marker, position)
         if found < 0:
-            return reached, [n for n, _ in MILESTONES[index:]]
+            return reached, [n for n, _ in listed[index:]]
         position = found + len(marker)
         reached.append(name)
     return reached, []
@@ -81,22 +107,97 @@ def images(build):
     return vmlinuz, vmlinux, initramfs.build(build)
 
 
-def boot(build, hypervisor, iterations, deterministic=False, timeout=600, ptwr="", until=DONE):
-    """One boot, ended at `until` (None: when the machine ends itself), the timeout or QEMU's exit."""
+def role_on(hypervisor, role):
+    """How Linux runs: on ours a boot-module domU or dom0; on Xen 4.17, whose x86 builds no
+    domain but dom0 at boot, dom0 or a domU through the toolstack ("xl")."""
+    if hypervisor == "xen417" and role == "domu":
+        return "xl"
+    return role
+
+
+def domain_of(hypervisor, role):
+    """Linux's domain id in the boot: what its milestones and shutdown line name (None: only
+    its own console is seen)."""
+    role = role_on(hypervisor, role)
+    return None if role == "xl" else DOMU_ID if role == "domu" else 0
+
+
+def boot_through_xl(build, hypervisor, iterations, deterministic=False, timeout=600):
+    """Linux as a PV domU built by the toolstack: pvhvd starts the machine (-icount through
+    PVHV_QEMU_EXTRA when deterministic), `xl create examples/linux.cfg` with the loop's command
+    line; ends at /init's last line on the domU's console (the daemon's log of it), the
+    Boot's serial."""
+    images(build)
+    saved = os.environ.get("PVHV_QEMU_EXTRA")
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="pvhv-linux") as state:
+        if deterministic:
+            os.environ["PVHV_QEMU_EXTRA"] = "-icount shift=0"
+        try:
+            daemon = pvhvd_client.Daemon(build, state, ["--hypervisor", hypervisor])
+        finally:
+            if saved is None:
+                os.environ.pop("PVHV_QEMU_EXTRA", None)
+            else:
+                os.environ["PVHV_QEMU_EXTRA"] = saved
+        try:
+            create = subprocess.run([os.path.join(build, "bin", "xl"), "create", "examples/linux.cfg",
+                                     f'extra="{KERNEL_ARGS} bench_iterations={iterations}"'], cwd=ROOT,
+                                    env=dict(os.environ, PVHV_STATE_DIR=state), capture_output=True, text=True,
+                                    timeout=600)
+            log, log_path = "", os.path.join(state, "console-linux.log")
+            deadline = time.monotonic() + timeout
+            while create.returncode == 0 and DONE not in log and time.monotonic() < deadline:
+                time.sleep(1)
+                log = open(log_path, errors="replace").read() if os.path.exists(log_path) else ""
+            if create.returncode != 0:
+                log += f"xl create: {create.stderr.strip()}\n"
+            return machine.Boot(log, create.returncode, DONE not in log, time.monotonic() - started)
+        finally:
+            daemon.stop()
+            daemon.kill_machine()
+
+
+def boot(build, hypervisor, iterations, deterministic=False, timeout=600, ptwr="", until=DONE, role="dom0",
+         watch=None):
+    """One boot, ended at `until` (None: when the machine ends itself), the timeout or QEMU's exit.
+    role "domu": on ours, Linux as d1 beside the reference guest kernel as dom0."""
+    if role_on(hypervisor, role) == "xl":
+        return boot_through_xl(build, hypervisor, iterations, deterministic, timeout)
     vmlinuz, vmlinux, initrd = images(build)
     kernel_args = f"{KERNEL_ARGS} bench_iterations={iterations}"
     if hypervisor == "xen417":
         image, append, kernel = machine.xen417(build), f"console=com1 com1=115200,8n1 {DOM0_MEMORY}", vmlinuz
+        modules = [(kernel, kernel_args), (initrd, "")]
     else:
-        image, append, kernel = machine.ours(build), f"loglvl=info {DOM0_MEMORY}", vmlinux
+        domu = role_on(hypervisor, role) == "domu"
+        image, append = machine.ours(build), f"loglvl=info {DOMU_MEMORY if domu else DOM0_MEMORY}"
         if ptwr:
             append += f" ptwr={ptwr}"
+        modules = [(vmlinux, kernel_args), (initrd, "")]
+        if domu:
+            guest = os.path.join(build, "guest")
+            modules = [(os.path.join(guest, "kernel"), ""), (os.path.join(guest, "initrd.cpio"), "")] + modules
     extra = ("-icount", "shift=0") if deterministic else ()
-    return machine.boot(image, append, [(kernel, kernel_args), (initrd, "")], timeout=timeout, until=until,
-                        memory=MEMORY, extra=extra)
+    return machine.boot(image, append, modules, timeout=timeout, until=until, memory=MEMORY, extra=extra,
+                        watch=watch)
 
 
-def summary(hypervisor, result):
+def stuck_after_fatal(quiet_seconds=30):
+    """A machine.boot watch: ends a boot whose console reported a fatal mark (FATAL_MARKS) and
+    has then been silent for `quiet_seconds` (Linux hung after an oops), rather than its timeout."""
+    state = {"length": -1, "since": 0.0}
+
+    def watch(serial):
+        now = time.monotonic()
+        if len(serial) != state["length"]:
+            state["length"], state["since"] = len(serial), now
+            return False
+        return now - state["since"] > quiet_seconds and bool(fatal_report(serial, 1))
+    return watch
+
+
+def summary(hypervisor, result, domid=0):
     """(ok, lines): the loop's figures, or where the boot stopped."""
     parsed = run_bench.parse_output(result.serial)
     figures = {name: r for name, r in parsed.results.items() if r.status == "ok"}
@@ -105,7 +206,7 @@ def summary(hypervisor, result):
              + f" ({result.seconds:.0f} s)"]
     for name, r in figures.items():
         lines.append(f"  {name}: {r.iterations} iterations, {r.ns_per_op / 1000.0:.1f} us/op")
-    reached, missing = milestones(result.serial)
+    reached, missing = milestones(result.serial, domid)
     if missing:
         lines.append(f"  last milestone: {reached[-1] if reached else 'none'}; next: {missing[0]}")
         lines += [f"    {line}" for line in fatal_report(result.serial)]
@@ -117,6 +218,33 @@ def summary(hypervisor, result):
     return ok, lines
 
 
+def runs(hypervisors, ptwr_modes):
+    """(hypervisor, ptwr) of each boot: ours once per PTE-write mode asked for, Xen 4.17 once."""
+    modes = [m for m in ptwr_modes.split(",") if m] or [""]
+    for hypervisor in hypervisors.split(","):
+        for mode in (modes if hypervisor == "ours" else [""]):
+            yield hypervisor, mode
+
+
+def expect_whole_boot(result, label, iterations, domid=0):
+    """For the integration tests: every milestone in order (else the last one reached and why:
+    Linux's panic or oops, the hypervisor's report of the guest's fatal trap; a hung boot the
+    same way, by timeout), the loop's `iterations` of each benchmark, the machine's clean end.
+    Returns the summary's lines."""
+    reached, missing = milestones(result.serial, domid)
+    why = "; ".join(fatal_report(result.serial)) or "no panic or fatal trap reported"
+    stopped = "timed out" if result.timed_out else f"machine exit value {result.debug_exit_value()}"
+    machine.expect(not missing, f"Linux {label} stopped ({stopped}) after milestone "
+                   f"'{reached[-1] if reached else 'none'}', before '{missing[0] if missing else ''}': {why}", result)
+    ok, lines = summary(label, result, domid)
+    machine.expect(ok, "the fork loop did not run: " + "; ".join(lines), result)
+    for name in ("fork_execve", "fork_sh"):
+        machine.expect(f"bench {name} iterations={iterations} " in result.serial,
+                       f"{name} did not run {iterations} times", result)
+    machine.expect(result.debug_exit_value() == 0, f"the machine did not end cleanly ({stopped})", result)
+    return lines
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
@@ -125,15 +253,23 @@ def main(argv=None):
     parser.add_argument("--deterministic", action="store_true", help="-icount shift=0 (virtual time)")
     parser.add_argument("--timeout", type=float, default=900)
     parser.add_argument("--show", action="store_true", help="print each console")
-    parser.add_argument("--ptwr", default="", help="ours: ptwr=emulate|writable (its default otherwise)")
+    parser.add_argument("--ptwr", default="", help="ours: ptwr=emulate|writable, or a list (one boot each; "
+                        "its default otherwise)")
+    parser.add_argument("--role", choices=("domu", "dom0"), default="domu",
+                        help="Linux as a domU (default: a boot-module domU on ours, through pvhvd and xl on "
+                        "Xen 4.17) or as dom0")
     args = parser.parse_args(argv)
     build = os.path.abspath(args.build)
     all_ok = True
-    for hypervisor in args.hypervisor.split(","):
-        result = boot(build, hypervisor, args.iterations, args.deterministic, args.timeout, args.ptwr)
+    for hypervisor, ptwr in runs(args.hypervisor, args.ptwr):
+        role = role_on(hypervisor, args.role)
+        # Ours ends the machine itself once every domain has stopped, after its audit.
+        until = DONE if hypervisor == "xen417" else None
+        result = boot(build, hypervisor, args.iterations, args.deterministic, args.timeout, ptwr, until, role)
         if args.show:
             print(result.serial)
-        ok, lines = summary(hypervisor, result)
+        label = f"{hypervisor} ({role}{', ptwr=' + ptwr if ptwr else ''})"
+        ok, lines = summary(label, result, domain_of(hypervisor, role))
         print("\n".join(lines), flush=True)
         all_ok = all_ok and ok
     return 0 if all_ok else 1

@@ -57,7 +57,13 @@ struct FakeHypervisor final : pvhv::xc::testing::FakeTransport {
 
   int64_t answer(uint32_t number, const uint64_t (&a)[5]) override {
     if (number == __HYPERVISOR_xen_version) {
-      object<xen_feature_info_t>(a[1]).submap = (1u << XENFEAT_writable_page_tables) | (1u << XENFEAT_dom0);
+      // What Xen 4.17 answers a PV dom0 (common/kernel.c): no writable_page_tables, which it
+      // reports to translated guests only, though Linux's notes require it.
+      object<xen_feature_info_t>(a[1]).submap = (1u << XENFEAT_memory_op_vnode_supported) |
+                                                (1u << XENFEAT_mmu_pt_update_preserve_ad) |
+                                                (1u << XENFEAT_highmem_assist) |
+                                                (1u << XENFEAT_gnttab_map_avail_bits) |
+                                                (1u << XENFEAT_direct_mapped) | (1u << XENFEAT_dom0);
       return 0;
     }
     if (number == __HYPERVISOR_domctl) return domctl(object<xen_domctl_t>(a[0]));

@@ -97,6 +97,11 @@ class Client : public std::enable_shared_from_this<Client> {
   void start() { read_line(); }
   void send(std::string bytes);  // queued; written in order
   void close();
+  // Closes once what is queued is written (a console whose domain is gone: xl's stream ends).
+  void close_when_written() {
+    close_after_write_ = true;
+    if (!writing_) close();
+  }
   bool closed() const { return closed_; }
   // Turns the connection into a console stream for `domid` (after the ok answer).
   void become_console(uint32_t domid);
@@ -535,6 +540,9 @@ void Daemon::drop(const std::string& uuid, const char* why) {
     if (port) asio::post(pool_, [this, port] { pvhv_xc_evtchn_close(xen_.xch, port); });
     consoles_.erase(console);
   }
+  // Xen's xl console returns when its domain is gone: the daemon ends the attached streams.
+  for (auto& [raw, weak] : clients_)
+    if (auto client = weak.lock(); client && client->console_domid() == it->second.domid) client->close_when_written();
   remove_record(options_.state_dir, uuid);
   records_.erase(it);
 }

@@ -62,9 +62,13 @@ class Builder {
     return fail(XC_INTERNAL_ERROR, err, "%s failed: %s", what, std::strerror(err));
   }
 
-  // The features a domU may rely on: what the hypervisor offers, without dom0's.
+  // The features a domU may rely on: what the hypervisor offers, without dom0's, and
+  // writable_page_tables, which XENVER_get_features reports only to translated guests: a PV
+  // kernel turns it on itself (VMASST_TYPE_writable_pagetables, which both hypervisors
+  // serve). Linux's FEATURES note requires it ("!writable_page_tables"); Xen's libxenguest
+  // checks the notes against the kernel's own supported set only, so it never refuses it.
   boot::XenFeatures offered_features() {
-    boot::XenFeatures features;
+    boot::XenFeatures features = boot::XenFeatures::of(XENFEAT_writable_page_tables);
     for (unsigned i = 0; i < XENFEAT_NR_SUBMAPS; ++i) {
       xen_feature_info_t info{};
       info.submap_idx = i;
