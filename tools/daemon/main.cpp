@@ -11,7 +11,8 @@ namespace {
 void usage() {
   std::fprintf(stderr,
                "usage: pvhvd [--state-dir DIR] [--attach SOCKET] [--hypervisor ours|xen417] [--ptwr emulate|writable]\n"
-               "             [--memory SIZE] [--build DIR] [--monitor-ms N] [--safety-poll-ms N]\n");
+               "             [--memory SIZE] [--build DIR] [--monitor-ms N] [--safety-poll-ms N]\n"
+               "             [--xenstore-poll-ms N]\n");
 }
 
 }  // namespace
@@ -38,6 +39,7 @@ int main(int argc, char** argv) {
     else if (arg == "--build") options.build_dir = value();
     else if (arg == "--monitor-ms") options.monitor_ms = std::atoi(value().c_str());
     else if (arg == "--safety-poll-ms") options.safety_poll_ms = std::atoi(value().c_str());
+    else if (arg == "--xenstore-poll-ms") options.xenstore_poll_ms = std::atoi(value().c_str());
     else {
       usage();
       return 2;
@@ -45,7 +47,7 @@ int main(int argc, char** argv) {
   }
   if ((options.hypervisor != "ours" && options.hypervisor != "xen417") ||
       (!options.ptwr_mode.empty() && options.ptwr_mode != "emulate" && options.ptwr_mode != "writable") ||
-      options.monitor_ms <= 0 || options.safety_poll_ms <= 0) {
+      options.monitor_ms <= 0 || options.safety_poll_ms <= 0 || options.xenstore_poll_ms <= 0) {
     usage();
     return 2;
   }
