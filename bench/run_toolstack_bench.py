@@ -328,7 +328,7 @@ def report_text(rows, icount):
     clock = "virtual time, -icount shift=0" if icount else "the machine's clock, no -icount (smoke run)"
     lines = ["toolstack (pvhvd + xl): instructions the machine executes for the command, the waiting "
              "for the host left out (deterministic; runs):",
-             f"  {'':34}" + "".join(f"{name:>34}" for name in rows)]
+             f"  {'':34}" + "".join(f"{name:>38}" for name in rows)]
 
     def counted(cell):
         values = cell["values"]
@@ -338,9 +338,9 @@ def report_text(rows, icount):
 
     for key, label in (("create_instructions", "xl create -> first console write"),
                        ("destroy_instructions", "xl destroy, first to last request")):
-        lines.append(f"  {label:34}" + "".join(f"{counted(row[key]):>34}" for row in rows.values()))
+        lines.append(f"  {label:34}" + "".join(f"{counted(row[key]):>38}" for row in rows.values()))
     lines.append(f"  {'(first create of the session)':34}" +
-                 "".join(f"{row['cold_create_instructions']:>34,}" for row in rows.values()))
+                 "".join(f"{row['cold_create_instructions']:>38,}" for row in rows.values()))
     lines.append(f"host-paced (median of runs, [min..max]; {clock}; varies with the host):")
 
     def ms(cell):
@@ -348,10 +348,10 @@ def report_text(rows, icount):
 
     for key, label in (("create_to_console_ns", "xl create -> first console lines"),
                        ("destroy_dom0_cpu_ns", "xl destroy (dom0 CPU time)")):
-        lines.append(f"  {label:34}" + "".join(f"{ms(row[key]):>34}" for row in rows.values()))
+        lines.append(f"  {label:34}" + "".join(f"{ms(row[key]):>38}" for row in rows.values()))
     lines.append("host figures (wall clock of this host, not the machine's):")
     for key, label in (("list_requests_per_s", "daemon list requests/s"), ("xl_list_commands_per_s", "xl list commands/s")):
-        lines.append(f"  {label:34}" + "".join(f"{row[key]:>34.0f}" for row in rows.values()))
+        lines.append(f"  {label:34}" + "".join(f"{row[key]:>38.0f}" for row in rows.values()))
     return "\n".join(lines) + "\n"
 
 
