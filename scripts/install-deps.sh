@@ -75,6 +75,34 @@ if [ ! -f "$deps/xen-4.17/xen" ]; then
   gz=$(ls "$deps"/xen-dl/root/boot/xen-4.17*-amd64.gz | head -n1)
   gunzip -c "$gz" > "$deps/xen-4.17/xen"
 fi
+# Xen 4.17's own xenalyze, which Debian does not ship (xen-utils-4.17 has xentrace only): the
+# xen source package downloaded (about 5 MB), only xenalyze's sources and the public header they
+# include taken out of Xen's tarball, built with the host compiler as Xen's tools/xentrace
+# Makefile builds it. Never committed; the tests that find it run it on our traces.
+if [ ! -x "$deps/xen-4.17/xenalyze" ]; then
+  echo "install-deps: building Xen 4.17's xenalyze"
+  rm -rf "$deps/xenalyze-dl" && mkdir -p "$deps/xenalyze-dl/src" "$deps/xen-4.17"
+  rm -f "$deps/apt/updated" && apt_private -qq update  # fresh lists: old sources leave the mirror
+  # The newest source the mirror still has (the hypervisor's own version first; a mirror may
+  # list a security update's source it no longer serves).
+  fetched=
+  for version in $(apt_private_cache showsrc xen | awk '/^Version: 4\.17/ {print $2}' | sort -Vru); do
+    if (cd "$deps/xenalyze-dl" && apt_private source --download-only -qq "xen=$version" 2>/dev/null); then
+      fetched=$version && break
+    fi
+  done
+  test -n "$fetched" && echo "install-deps: xenalyze from the source of xen $fetched"
+  orig=$(ls "$deps"/xenalyze-dl/xen_4.17*.orig.tar.* | head -n1)
+  tar -xf "$orig" -C "$deps/xenalyze-dl/src" --strip-components=1 --wildcards \
+      '*/tools/xentrace/xenalyze.c' '*/tools/xentrace/mread.c' '*/tools/xentrace/mread.h' \
+      '*/tools/xentrace/analyze.h' '*/tools/xentrace/pv.h' '*/tools/include/xen-tools/libs.h' \
+      '*/xen/include/public/trace.h'
+  src="$deps/xenalyze-dl/src"
+  mkdir -p "$src/tools/include/xen" && cp "$src/xen/include/public/trace.h" "$src/tools/include/xen/trace.h"
+  cc -O2 -std=gnu99 -fno-strict-aliasing -D_LARGEFILE_SOURCE -D_LARGEFILE64_SOURCE -D__XEN_TOOLS__ \
+     -I"$src/tools/include" -o "$deps/xen-4.17/xenalyze" "$src/tools/xentrace/xenalyze.c" "$src/tools/xentrace/mread.c" -lm
+  rm -rf "$deps/xenalyze-dl"
+fi
 # Debian's own Linux PV kernel (whatever linux-image-amd64 resolves to today: the ABI number
 # changes with security updates) and busybox for its initramfs, downloaded and unpacked, never
 # installed (linux/README.md). Only the kernel image is kept, not the modules.

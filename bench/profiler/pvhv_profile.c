@@ -12,13 +12,33 @@
  *
  *   -plugin build/bench/libpvhv_profile.so,marker=0xffffffff80012345,out=/tmp/profile.txt
  *
+ * A second mode measures what the machine does for a host's command (bench/run_toolstack_bench.py),
+ * where it waits for the host in between: with control=DIR the host arms the window (it creates
+ * DIR/arm); the window opens at the next execution of `open` (dom0's relay taking a request
+ * frame) and closes at the first of `close` (the domU's first console write) or when the host
+ * creates DIR/stop. Meanwhile dom0's relay loop polls for the host's bytes and the hypervisor
+ * idles for as long as the host takes, so that code must not count. The `neutral` file gives
+ * the guest code's roles by address range ("LOW HIGH wait|pass|inherit"), everything else is
+ * work:
+ *   wait     the relay loop's polling and sleeping: never counts;
+ *   inherit  counts when the guest code that entered it is work (the hypercall stubs, the
+ *            event and trap entries, the clock); the hypervisor's code is always inherit;
+ *   pass     counts in a pass of the relay loop (from one `pass` to the next) that did work:
+ *            the reading of request frames, which costs nothing when nothing came.
+ * DIR/window.txt then has the counted instructions per address ("pc"), the others ("wait") and
+ * the totals.
+ *
+ *   -plugin build/bench/libpvhv_profile.so,control=/tmp/w,open=0x..,close=0x..,pass=0x..,neutral=/tmp/w/neutral
+ *
  * One vCPU (both hypervisors run the guest on one CPU here): the state below is global.
  */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "qemu_plugin_abi.h"
 
@@ -26,10 +46,20 @@ __attribute__((visibility("default"))) int qemu_plugin_version = PVHV_QEMU_PLUGI
 
 enum site_kind { SITE_PLAIN, SITE_CR3_WRITE, SITE_INVLPG, SITE_SYSCALL, SITE_MARKER };
 
+/* Control mode: guest code that works (counts, and makes its pass count), guest code of the
+ * waiting loop (never counts), and code that counts when the guest code that entered it does
+ * (the hypervisor's, and the guest's hypercall page: called by the code that asks). */
+enum site_role { ROLE_WORK, ROLE_WAIT, ROLE_INHERIT, ROLE_PASS };
+
 struct site {
   uint64_t vaddr;
   uint64_t count;
   enum site_kind kind;
+  /* control mode: this pass's count (not yet counted or waiting), the waiting total, whether
+   * the site is on the pass's list, whether it leaves a pass waiting */
+  uint64_t pending, waiting;
+  bool touched;
+  enum site_role role;
 };
 
 /* Sites by address (open addressing; a retranslated instruction finds its site again). */
@@ -49,6 +79,149 @@ static bool previous_in_hypervisor, previous_was_syscall;
 static void write_profile(void);
 
 static bool in_hypervisor(uint64_t vaddr) { return vaddr >= hypervisor_low && vaddr < hypervisor_high; }
+
+/* ---- control mode ---- */
+#define MAX_NEUTRAL 256
+static const char *control_dir;
+static uint64_t open_at = ~0ull, close_at = ~0ull, pass_at = ~0ull;
+static struct {
+  uint64_t low, high;
+  enum site_role role;
+} neutral[MAX_NEUTRAL];
+static int neutral_count;
+static volatile int arm_requested, stop_requested;
+static bool armed, window_open, pass_works, entered_by_work;
+static struct site **pass_sites;
+static size_t pass_size, pass_room;
+static uint64_t counted, waiting, passes_counted, passes_waiting, pass_instructions;
+
+static enum site_role role_of(uint64_t vaddr) {
+  if (in_hypervisor(vaddr)) return ROLE_INHERIT;
+  for (int i = 0; i < neutral_count; ++i)
+    if (vaddr >= neutral[i].low && vaddr < neutral[i].high) return neutral[i].role;
+  return ROLE_WORK;
+}
+
+static void control_path(char *buffer, size_t size, const char *name) {
+  snprintf(buffer, size, "%s/%s", control_dir, name);
+}
+
+/* The host's requests, as files in DIR (seen within 10 ms): the vCPU thread acts on them. */
+static void *watch_control(void *unused) {
+  (void)unused;
+  char arm[4096], stop[4096];
+  control_path(arm, sizeof(arm), "arm");
+  control_path(stop, sizeof(stop), "stop");
+  for (;;) {
+    if (access(arm, F_OK) == 0 && unlink(arm) == 0) arm_requested = 1;
+    if (access(stop, F_OK) == 0 && unlink(stop) == 0) stop_requested = 1;
+    usleep(10000);
+  }
+  return NULL;
+}
+
+/* Ends the current pass: its sites' counts go to the counted or the waiting side. */
+static void end_pass(void) {
+  for (size_t i = 0; i < pass_size; ++i) {
+    struct site *s = pass_sites[i];
+    if (pass_works) s->count += s->pending;
+    else s->waiting += s->pending;
+    s->pending = 0;
+    s->touched = false;
+  }
+  if (pass_works) counted += pass_instructions, ++passes_counted;
+  else waiting += pass_instructions, ++passes_waiting;
+  pass_size = 0;
+  pass_instructions = 0;
+  pass_works = false;
+}
+
+static void write_window(void) {
+  char path[4096], partial[4096];
+  control_path(path, sizeof(path), "window.txt");
+  control_path(partial, sizeof(partial), "window.txt.part");
+  FILE *out = fopen(partial, "w");
+  if (out == NULL) return;
+  fprintf(out, "counted %" PRIu64 "\nwaiting %" PRIu64 "\npasses_counted %" PRIu64 "\npasses_waiting %" PRIu64 "\n",
+          counted, waiting, passes_counted, passes_waiting);
+  for (uint64_t i = 0; i < SITE_SLOTS; ++i) {
+    struct site *s = sites[i];
+    if (s == NULL) continue;
+    if (s->count) fprintf(out, "pc %" PRIx64 " %" PRIu64 "\n", s->vaddr, s->count);
+    if (s->waiting) fprintf(out, "wait %" PRIx64 " %" PRIu64 "\n", s->vaddr, s->waiting);
+  }
+  fclose(out);
+  rename(partial, path); /* the host sees a whole file or none */
+}
+
+static void reset_window(void) {
+  for (uint64_t i = 0; i < SITE_SLOTS; ++i)
+    if (sites[i] != NULL) sites[i]->count = sites[i]->waiting = sites[i]->pending = 0, sites[i]->touched = false;
+  pass_size = 0;
+  pass_instructions = counted = waiting = passes_counted = passes_waiting = 0;
+  pass_works = false;
+}
+
+static void close_window(void) {
+  end_pass();
+  window_open = false;
+  write_window();
+}
+
+static void executed_controlled(struct site *s) {
+  if (arm_requested) {
+    arm_requested = 0;
+    reset_window();
+    armed = true;
+    window_open = false;
+  }
+  if (stop_requested) {
+    stop_requested = 0;
+    if (window_open) close_window();
+    armed = false;
+  }
+  if (armed && !window_open && s->vaddr == open_at) {
+    armed = false;
+    window_open = true;
+  }
+  if (s->role == ROLE_WORK || s->role == ROLE_WAIT) entered_by_work = s->role == ROLE_WORK;
+  if (!window_open) return;
+  if (s->vaddr == pass_at) end_pass();
+  if (s->role == ROLE_WORK) pass_works = true;
+  if (!entered_by_work && s->role != ROLE_PASS) { /* the waiting loop's own, or the hypervisor's on its behalf */
+    ++s->waiting;
+    ++waiting;
+    return;
+  }
+  if (!s->touched) {
+    if (pass_size == pass_room) {
+      size_t room = pass_room ? 2 * pass_room : 65536;
+      struct site **grown = realloc(pass_sites, room * sizeof(*grown));
+      if (grown == NULL) return; /* out of memory: the instruction goes uncounted */
+      pass_sites = grown;
+      pass_room = room;
+    }
+    pass_sites[pass_size++] = s;
+    s->touched = true;
+  }
+  ++s->pending;
+  ++pass_instructions;
+  if (s->vaddr == close_at) close_window();
+}
+
+static bool read_neutral(const char *path) {
+  FILE *in = fopen(path, "r");
+  if (in == NULL) return false;
+  char role[8];
+  while (neutral_count < MAX_NEUTRAL && fscanf(in, "%" SCNx64 " %" SCNx64 " %7s", &neutral[neutral_count].low,
+                                               &neutral[neutral_count].high, role) == 3) {
+    neutral[neutral_count].role = role[0] == 'i' ? ROLE_INHERIT : role[0] == 'p' ? ROLE_PASS : ROLE_WAIT;
+    ++neutral_count;
+  }
+  fclose(in);
+  return true;
+}
+
 
 /* What an instruction is, from its bytes: legacy and REX prefixes skipped, then 0f 22 /3
  * (mov to cr3), 0f 01 /7 with a memory operand (invlpg), 0f 05 (syscall). */
@@ -80,6 +253,7 @@ static struct site *site_for(uint64_t vaddr, const uint8_t *bytes, size_t size) 
   if (s == NULL) return NULL;
   s->vaddr = vaddr;
   s->kind = vaddr == marker ? SITE_MARKER : classify(bytes, size);
+  s->role = role_of(vaddr);
   sites[slot] = s;
   ++site_count;
   return s;
@@ -88,6 +262,10 @@ static struct site *site_for(uint64_t vaddr, const uint8_t *bytes, size_t size) 
 static void executed(unsigned int vcpu, void *userdata) {
   (void)vcpu;
   struct site *s = userdata;
+  if (control_dir != NULL) {
+    executed_controlled(s);
+    return;
+  }
   if (s->kind == SITE_MARKER) {
     if (active) {
       active = false;
@@ -146,7 +324,7 @@ static void write_profile(void) {
 static void finished(qemu_plugin_id_t id, void *userdata) {
   (void)id;
   (void)userdata;
-  write_profile();
+  if (control_dir == NULL) write_profile();
 }
 
 static bool hex_argument(const char *arg, const char *name, uint64_t *value) {
@@ -161,8 +339,20 @@ __attribute__((visibility("default"))) int qemu_plugin_install(qemu_plugin_id_t 
   (void)info;
   for (int i = 0; i < argc; ++i) {
     if (hex_argument(argv[i], "marker", &marker) || hex_argument(argv[i], "hypervisor_low", &hypervisor_low) ||
-        hex_argument(argv[i], "hypervisor_high", &hypervisor_high))
+        hex_argument(argv[i], "hypervisor_high", &hypervisor_high) || hex_argument(argv[i], "open", &open_at) ||
+        hex_argument(argv[i], "close", &close_at) || hex_argument(argv[i], "pass", &pass_at))
       continue;
+    if (strncmp(argv[i], "control=", 8) == 0) {
+      control_dir = argv[i] + 8;
+      continue;
+    }
+    if (strncmp(argv[i], "neutral=", 8) == 0) {
+      if (!read_neutral(argv[i] + 8)) {
+        fprintf(stderr, "pvhv_profile: cannot read '%s'\n", argv[i] + 8);
+        return -1;
+      }
+      continue;
+    }
     if (strncmp(argv[i], "out=", 4) == 0) {
       out_path = argv[i] + 4;
       continue;
@@ -172,6 +362,8 @@ __attribute__((visibility("default"))) int qemu_plugin_install(qemu_plugin_id_t 
   }
   sites = calloc(SITE_SLOTS, sizeof(*sites));
   if (sites == NULL) return -1;
+  pthread_t watcher;
+  if (control_dir != NULL && pthread_create(&watcher, NULL, watch_control, NULL) != 0) return -1;
   qemu_plugin_register_vcpu_tb_trans_cb(id, translated);
   qemu_plugin_register_atexit_cb(id, finished, NULL);
   return 0;

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """xenalyze on the Xen 4.17 reference trace must print what Xen's own xenalyze printed for it
 (counts, seconds, averages; see trace/README.md for the documented differences), and its
---json / --svg outputs must be valid. Fast: no QEMU."""
+--json / --svg outputs must be valid. Where Xen's own xenalyze is built
+(build/deps/xen-4.17/xenalyze, scripts/install-deps.sh), it reads the traces our hypervisor
+wrote (trace/fixtures/pvhv-*.trace) too: the same summary as ours at the same --cpu-hz, and as
+many records. Fast: no QEMU."""
 import argparse
 import json
 import os
@@ -95,6 +98,32 @@ def check_bad_input(xenalyze):
     print("bad input: clear errors")
 
 
+PVHV_FIXTURES = os.path.join(ROOT, "trace", "fixtures")
+XEN_RECORD = re.compile(r"^(\]|\s+\d+\.\d+ )")  # Xen's --dump-all: a record ("]": one it does not decode)
+OUR_RECORD = re.compile(r"^\s+\d+\.\d+ ")
+
+
+def check_xen_reads_ours(xenalyze, theirs):
+    """Xen 4.17's xenalyze on our hypervisor's traces: the summary agrees with ours at the same
+    --cpu-hz (by default ours takes the trace's TSC frequency record, Xen's assumes 2.4 GHz), and
+    both dump as many records."""
+    traces = sorted(f for f in os.listdir(PVHV_FIXTURES) if f.startswith("pvhv-") and f.endswith(".trace"))
+    assert traces, f"no pvhv-*.trace in {PVHV_FIXTURES}"
+    for name in traces:
+        trace = os.path.join(PVHV_FIXTURES, name)
+        ours = comparable_lines(run(xenalyze, "--cpu-hz=2.4G", "--summary", trace))
+        xen = comparable_lines(run(theirs, "--cpu-hz=2.4G", "--summary", trace))
+        if ours != xen:
+            import difflib
+            diff = "\n".join(difflib.unified_diff(xen, ours, "xen xenalyze", "ours", lineterm=""))
+            sys.exit(f"FAIL: {name}: our summary differs from Xen's xenalyze on our trace:\n" + diff)
+        our_records = sum(1 for l in run(xenalyze, "--dump-all", trace).splitlines() if OUR_RECORD.match(l))
+        xen_records = sum(1 for l in run(theirs, "--dump-all", trace).splitlines() if XEN_RECORD.match(l))
+        if our_records != xen_records or our_records == 0:
+            sys.exit(f"FAIL: {name}: --dump-all shows {our_records} records, Xen's xenalyze {xen_records}")
+        print(f"{name}: Xen's xenalyze agrees ({len(ours)} summary lines, {our_records} records)")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--build", default="build")
@@ -107,6 +136,11 @@ def main():
     check_json(xenalyze, trace)
     check_svg(xenalyze, trace)
     check_bad_input(xenalyze)
+    theirs = os.path.join(args.build, "deps", "xen-4.17", "xenalyze")
+    if os.access(theirs, os.X_OK):
+        check_xen_reads_ours(xenalyze, theirs)
+    else:
+        print(f"{theirs} not built (scripts/install-deps.sh): Xen's xenalyze not run")
     print("PASS")
 
 

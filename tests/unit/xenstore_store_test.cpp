@@ -580,5 +580,19 @@ TEST_F(StoreTest, QuotaHoldsInsideTransactions) {
   EXPECT_EQ(small.owned_nodes(3), 10u);
 }
 
+// The daemon's own writes (its clients' xenstore_write) are one XS_WRITE's worth: beyond
+// XENSTORE_PAYLOAD_MAX (path, NUL, value), E2BIG as libxenstore's xs_write, the store unchanged.
+TEST_F(StoreTest, HostWriteBeyondOnePayloadIsE2bigAndChangesNothing) {
+  const std::string path = "/host/big";
+  ASSERT_EQ(store.write(path, "before"), 0);
+  const std::string fits(XENSTORE_PAYLOAD_MAX - path.size() - 1, 'v');
+  EXPECT_EQ(store.write(path, fits), 0);
+  EXPECT_EQ(store.read(path), fits);
+  EXPECT_EQ(store.write(path, fits + "v"), E2BIG);
+  EXPECT_EQ(store.read(path), fits);
+  EXPECT_EQ(store.write("/host/new", std::string(XENSTORE_PAYLOAD_MAX, 'v')), E2BIG);
+  EXPECT_FALSE(store.read("/host/new"));
+}
+
 }  // namespace
 }  // namespace xenstore

@@ -1284,6 +1284,7 @@ void Daemon::reconnected() {
 // ---- xenstore ----
 
 void Daemon::start_xenstore() {
+  xenstore_.set_poll_ms(options_.xenstore_poll_ms);
   xenstore_.start(
       io_, pool_, xen_.xch,
       [this](StoreIncident incident) {  // recorded where the domain's administrator looks

@@ -27,6 +27,7 @@ struct DaemonOptions {
   // The domain view is read on VIRQ_DOM_EXC, and at least this often (a lost event's safety net;
   // every monitor tick when the VIRQ cannot be bound).
   int safety_poll_ms = 10000;
+  int xenstore_poll_ms = 50;  // how often the domUs' xenstore rings are polled
   int open_timeout_ms = 180000;  // dom0 booting under TCG on a loaded host
   // A relay request unanswered this long is the link dropping (tools/PROTOCOL.md "The link
   // dropping"): the daemon reconnects.

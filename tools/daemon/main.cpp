@@ -12,7 +12,7 @@ void usage() {
   std::fprintf(stderr,
                "usage: pvhvd [--state-dir DIR] [--attach SOCKET] [--hypervisor ours|xen417] [--ptwr emulate|writable]\n"
                "             [--memory SIZE] [--build DIR] [--monitor-ms N] [--safety-poll-ms N]\n"
-               "             [--link-timeout-ms N] [--link-via SOCKET]\n");
+               "             [--link-timeout-ms N] [--link-via SOCKET] [--xenstore-poll-ms N]\n");
 }
 
 }  // namespace
@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
     else if (arg == "--safety-poll-ms") options.safety_poll_ms = std::atoi(value().c_str());
     else if (arg == "--link-timeout-ms") options.link_timeout_ms = std::atoi(value().c_str());
     else if (arg == "--link-via") options.link_via = value();
+    else if (arg == "--xenstore-poll-ms") options.xenstore_poll_ms = std::atoi(value().c_str());
     else {
       usage();
       return 2;
@@ -48,7 +49,8 @@ int main(int argc, char** argv) {
   }
   if ((options.hypervisor != "ours" && options.hypervisor != "xen417") ||
       (!options.ptwr_mode.empty() && options.ptwr_mode != "emulate" && options.ptwr_mode != "writable") ||
-      options.monitor_ms <= 0 || options.safety_poll_ms <= 0 || options.link_timeout_ms <= 0) {
+      options.monitor_ms <= 0 || options.safety_poll_ms <= 0 || options.link_timeout_ms <= 0 ||
+      options.xenstore_poll_ms <= 0) {
     usage();
     return 2;
   }

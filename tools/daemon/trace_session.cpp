@@ -3,6 +3,10 @@
 extern "C" {  // Debian's xenctrl.h declares C functions without extern "C" of its own
 #include <xenctrl.h>
 }
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstddef>
 #include <cstdio>
@@ -27,6 +31,22 @@ constexpr auto kDrainEvery = std::chrono::milliseconds(50);
 Failure errno_failure(const std::string& what) {
   int error = errno ? errno : kEio;
   return Failure{error, what + ": " + std::strerror(error)};
+}
+
+// One byte written at the start and the file truncated again (a regular file; a device keeps
+// what it took): whether the path takes trace data at all.
+std::optional<Failure> probe_writable(int fd, const std::string& path) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return errno_failure("Could not open output file \"" + path + "\"");
+  const char byte = 0;
+  ssize_t n = ::write(fd, &byte, 1);
+  if (n != 1) {
+    if (n >= 0) errno = kEio;
+    return errno_failure("Failed to write trace data to \"" + path + "\"");
+  }
+  if (S_ISREG(st.st_mode) && (::ftruncate(fd, 0) != 0 || ::lseek(fd, 0, SEEK_SET) != 0))
+    return errno_failure("Failed to write trace data to \"" + path + "\"");
+  return std::nullopt;
 }
 }  // namespace
 
@@ -60,8 +80,26 @@ class TraceSession {
 std::variant<std::shared_ptr<TraceSession>, Failure> TraceSession::open(xc_interface* xch, const std::string& path) {
   auto session = std::make_shared<TraceSession>();
   session->path_ = path;
-  session->out_ = std::fopen(path.c_str(), "wb");
-  if (!session->out_) return errno_failure("cannot open \"" + path + "\"");
+  // As xentrace opens its output file, but not blocking (a FIFO nobody reads is ENXIO, not a
+  // link thread stuck); then a byte written and taken back, so that a path that opens but takes
+  // nothing (/proc/version, /dev/full) is refused here, with the buffers untouched.
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, 0644);
+  if (fd < 0) return errno_failure("Could not open output file \"" + path + "\"");
+  if (int flags = ::fcntl(fd, F_GETFL); flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+    auto failure = errno_failure("Could not open output file \"" + path + "\"");
+    ::close(fd);
+    return failure;
+  }
+  if (auto failure = probe_writable(fd, path)) {
+    ::close(fd);
+    return *failure;
+  }
+  session->out_ = ::fdopen(fd, "wb");
+  if (!session->out_) {
+    auto failure = errno_failure("Could not open output file \"" + path + "\"");
+    ::close(fd);
+    return failure;
+  }
   session->writer_ = trace::TraceWriter(session->out_);
   unsigned long mfn = 0, size = 0;
   if (xc_tbuf_enable(xch, kBufferPages, &mfn, &size) != 0 || mfn == 0) return errno_failure("xc_tbuf_enable");

@@ -168,7 +168,7 @@ void XenstoreService::await_ack(const std::string& path, std::function<void(bool
 
 void XenstoreService::schedule() {
   if (stopped_) return;
-  timer_->expires_after(std::chrono::milliseconds(kPollMs));
+  timer_->expires_after(std::chrono::milliseconds(poll_ms_));
   timer_->async_wait([this](boost::system::error_code error) {
     if (error || stopped_) return;
     asio::post(*pool_, [this] {

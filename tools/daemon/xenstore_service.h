@@ -55,6 +55,9 @@ class XenstoreService {
   XenstoreService();
   ~XenstoreService();
 
+  // How often the rings are polled (kPollMs; pvhvd --xenstore-poll-ms: a bench keeps it quiet).
+  void set_poll_ms(int ms) { poll_ms_ = ms; }
+
   // Polling starts; incidents and changed guest states are handed over on `io`'s thread.
   void start(boost::asio::io_context& io, boost::asio::thread_pool& pool, xc_interface* xch,
              IncidentHandler on_incident, StateHandler on_state);
@@ -112,6 +115,7 @@ class XenstoreService {
   StateHandler on_state_;
   std::vector<Ack> acks_;
   bool stopped_ = false;
+  int poll_ms_ = kPollMs;
 };
 
 }  // namespace pvhv::daemon

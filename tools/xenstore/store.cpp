@@ -750,6 +750,8 @@ std::vector<IntroducedDomain> Store::introduced_domains() const {
 }
 
 int Store::write(std::string_view path, std::string_view value, const Perms* perms) {
+  // What one XS_WRITE could carry (path, NUL, value), as libxenstore's xs_write refuses the rest.
+  if (path.size() + 1 + value.size() > XENSTORE_PAYLOAD_MAX) return E2BIG;
   View v = impl_->main_view();
   std::vector<Fire> fires;
   int err = impl_->write_value(v, 0, std::string(path), value, fires);

@@ -138,7 +138,8 @@ class Store {
   bool domain_shut_down(DomId domid);
 
   // The daemon's own access, as dom0, outside any transaction (fires watches as a write
-  // would): the standard nodes of a new domain use these.
+  // would): the standard nodes of a new domain use these. A write is one XS_WRITE's worth:
+  // E2BIG beyond XENSTORE_PAYLOAD_MAX (path, NUL and value), as libxenstore's xs_write.
   int write(std::string_view path, std::string_view value, const Perms* perms = nullptr);
   int mkdir(std::string_view path, const Perms* perms = nullptr);
   int remove(std::string_view path);
