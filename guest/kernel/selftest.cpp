@@ -36,7 +36,7 @@ bool selftest_run(const char* name) {
       {"ioports", selftest_ioports}, {"iomem", selftest_iomem},
       {"ptwr-overlap", selftest_ptwr_overlap}, {"ptwr-alias", selftest_ptwr_alias},
       {"ptwr-links", selftest_ptwr_links}, {"ptwr-unlink", selftest_ptwr_unlink},
-      {"flush-clock", selftest_flush_clock},
+      {"flush-clock", selftest_flush_clock}, {"emulation-caches", selftest_emulation_caches},
       {"domctl", selftest_domctl}, {"domctl-domu", selftest_domctl_domu}, {"domctl-unprivileged", selftest_domctl_unprivileged},
       {"domctl-leave-paused", selftest_domctl_leave_paused},
       {"xdom-self", selftest_xdom_self}, {"xdom-domu", selftest_xdom_domu}, {"xdom-peer", selftest_xdom_peer},

@@ -62,6 +62,8 @@ void selftest_ptwr_links(SelfTest& test);
 void selftest_ptwr_unlink(SelfTest& test);
 // A stale writable translation of a new page table (selftest_flush_clock.cpp).
 void selftest_flush_clock(SelfTest& test);
+// The emulated write path's caches never serve a stale answer (selftest_emulation_caches.cpp).
+void selftest_emulation_caches(SelfTest& test);
 // The control hypercalls (selftest_domctl.cpp): dom0 alone, dom0 beside domain 1, a domU.
 void selftest_domctl(SelfTest& test);
 void selftest_domctl_domu(SelfTest& test);

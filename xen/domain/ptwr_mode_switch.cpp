@@ -4,6 +4,7 @@
 #include "control/control_abi.h"
 #include "control/ptwr_mode_rules.h"
 #include "domain/domain.h"
+#include "memory/boot_memory.h"
 #include "ptwr/writable_page_tables_glue.h"
 
 namespace ptwr_mode_switch {
@@ -32,8 +33,11 @@ long apply(Domain& target, abi::DomctlPtwrMode& request) {
       target.pt_write_mode = PageTableWriteMode::emulate;
       break;
   }
-  if (decision.action != control::PtwrModeAction::report)
+  if (decision.action != control::PtwrModeAction::report) {
+    // Cached walks (pte_emulation's translation cache) were found under the other mode.
+    boot_memory::frame_table().walks_changed();
     printk_level(LogLevel::info, "d%u: ptwr mode %s\n", unsigned(target.id), mode_name(target.pt_write_mode));
+  }
   request.mode = target.pt_write_mode == PageTableWriteMode::writable ? abi::kPtwrWritable : abi::kPtwrEmulate;
   return 0;
 }

@@ -56,6 +56,7 @@ int update_table_entry(MmuContext& context, uint64_t table_mfn, unsigned index,
         return error(XEN_EBUSY);
     }
     if (releases_old) release_entry_references(context.frames, level, old, slot_maddr);
+    if (level != PagingLevel::L1) context.frames.walks_changed();
     if (level != PagingLevel::L1 && releases_old && old.present()) context.effects.table_unlinked = true;
     if (level == PagingLevel::L4) context.effects.l4_entry_changed = true;
     return 0;

@@ -36,6 +36,13 @@ public:
     TlbFlushClock& flush_clock() { return flush_clock_; }
     const TlbFlushClock& flush_clock() const { return flush_clock_; }
 
+    // Ticks whenever something may have changed what a walk of some guest's page tables finds
+    // other than an L1 entry: an L2-L4 entry written, a type change, a pin or unpin, an
+    // invlpg, a ptwr mode switch (full flushes tick the flush clock instead). Caches of walk
+    // results (pte_emulation's translation cache) are valid while it and the clock stand.
+    uint64_t walk_generation() const { return walk_generation_; }
+    void walks_changed() { ++walk_generation_; }
+
     // Marks every frame free and unowned.
     void reset();
     // Called when a frame's last general reference goes (put_page), with the owner it had:
@@ -84,6 +91,7 @@ private:
     ReleaseHook release_hook_{};
     OwnerLists owner_lists_{};
     TlbFlushClock flush_clock_{};
+    uint64_t walk_generation_ = 0;
 };
 
 }  // namespace mm

@@ -75,6 +75,9 @@ void request_invalidation(MmuEffects& effects, uint64_t address, bool all_vcpus)
 }  // namespace
 
 int mmuext_op(MmuContext& context, VcpuBasePointers& bases, const mmuext_op_t& op) {
+    // Pins, unpins, base pointers and invalidations may all change what a walk finds (or
+    // tell us the guest expects it to have changed): cached walks must not outlive them.
+    context.frames.walks_changed();
     switch (op.cmd) {
     case MMUEXT_PIN_L1_TABLE:
         return pin_table(context, op.arg1.mfn, PagingLevel::L1);

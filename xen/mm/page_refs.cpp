@@ -26,6 +26,7 @@ namespace {
 void announce_type_change(MmuContext& context, uint64_t mfn, PageType old_type,
                           PageType new_type) {
     if (old_type == PageType::None || old_type == new_type) return;
+    context.frames.walks_changed();
     // Nothing of the old use can be in the TLB if a full flush happened since its type count
     // dropped to zero (Xen's tlbflush_filter).
     if (!context.frames.flush_clock().may_hold(context.frames.info(mfn).flush_stamp)) return;

@@ -1,6 +1,7 @@
 #include "pv/page_fault.h"
 #include "domain/domain.h"
 #include "emulate/pte_emulation.h"
+#include "emulate/translation_cache.h"
 #include "hypervisor/perf_counters.h"
 #include "memory/boot_memory.h"
 #include "memory/machine.h"
@@ -19,14 +20,37 @@ struct TableWrite {
   uint64_t mapping_entry_maddr = 0;
 };
 
+// The last table write's walk (emulate/translation_cache.h): one CPU runs guests.
+constinit pte_emulation::TranslationCache translation_cache;
+
+pte_emulation::WalkGeneration walk_generation() {
+  const mm::FrameTable& frames = boot_memory::frame_table();
+  return {frames.walk_generation(), frames.flush_clock().now()};
+}
+
+// What the walk of `address` finds, from the translation cache when nothing changed since.
+bool translate(const Vcpu& vcpu, uint64_t address, pte_emulation::Translation& out) {
+  const pte_emulation::TranslationKey key{vcpu.domain->id, vcpu.active_table_mfn(), address >> 12};
+  const pte_emulation::WalkGeneration now = walk_generation();
+  if (const pte_emulation::Translation* cached = translation_cache.find(key, now, machine::frames())) {
+    out = *cached;
+    return true;
+  }
+  GuestWalk walk = walk_guest(machine::frames(), key.l4_mfn, address, false);
+  if (!walk.ok) return false;
+  out = {walk.mfn, walk.l1_entry_maddr};
+  translation_cache.remember(key, now, out, machine::frames());
+  return true;
+}
+
 // A write by the guest kernel through a read-only mapping of one of its own validated page
 // tables: the only faults the PTE-write paths take over.
 bool find_table_write(const Vcpu& vcpu, uint64_t address, TableWrite& write) {
-  GuestWalk walk = walk_guest(machine::frames(), vcpu.active_table_mfn(), address, false);
-  if (!walk.ok) return false;
-  const mm::PageInfo* page = boot_memory::frame_table().find(walk.mfn);
+  pte_emulation::Translation translation;
+  if (!translate(vcpu, address, translation)) return false;
+  const mm::PageInfo* page = boot_memory::frame_table().find(translation.target_mfn);
   if (!page || page->owner != vcpu.domain->id || !page->is_validated_table()) return false;
-  write = TableWrite{walk.mfn, unsigned(mm::table_level(page->type)), walk.l1_entry_maddr};
+  write = TableWrite{translation.target_mfn, unsigned(mm::table_level(page->type)), translation.mapping_entry_maddr};
   return true;
 }
 

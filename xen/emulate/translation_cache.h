@@ -1,0 +1,85 @@
+// The translation of the last emulated page-table write (KVM's mmio_gva / mmio_gfn with its
+// generation): the page CR2 was in, in which address space, and what the software walk found
+// there (the table frame written and the L1 entry that maps it). A guest writing a run of
+// entries of one table faults on the same page again and again; with this the fault path
+// skips the four-level walk and reads one entry instead.
+//
+// A cached translation is served only while nothing that could alter the walk happened:
+//   - the key: the same domain, the same L4 (a CR3 load to another address space misses);
+//   - the generation: FrameTable::walk_generation() (ticked by every change of an L2-L4
+//     entry, every type change, pin and unpin, invlpg, ptwr mode switch) and the TLB flush
+//     clock's now() (ticked by every full flush: CR3 loads, TLB-flush hypercalls);
+//   - the final L1 entry, read again at its machine address and compared (without A/D): an
+//     L1 changes without the generation ticking (mmu_update on it, an emulated write, or a
+//     direct store while the writable-pagetable path has it detached), so its value is
+//     checked instead of trusted.
+// What the translation leads to (the written frame's type and owner) is checked by the
+// caller every time, as after a walk: the cache replaces the walk, nothing else.
+//
+// Pure logic on the machine's memory, unit tested on the host. One instance per physical
+// CPU (not locked).
+#pragma once
+#include <stdint.h>
+#include "mm/machine_memory.h"
+
+namespace pte_emulation {
+
+// Everything whose change invalidates cached translations, as one comparable value.
+struct WalkGeneration {
+  uint64_t walks = 0;    // FrameTable::walk_generation()
+  uint64_t flushes = 0;  // TlbFlushClock::now()
+  constexpr bool operator==(const WalkGeneration&) const = default;
+};
+
+struct TranslationKey {
+  uint16_t domain = 0;
+  uint64_t l4_mfn = 0;
+  uint64_t page = 0;  // the faulting virtual address >> 12
+  constexpr bool operator==(const TranslationKey&) const = default;
+};
+
+// What the walk of the key's page found.
+struct Translation {
+  uint64_t target_mfn = 0;          // the frame the page maps
+  uint64_t mapping_entry_maddr = 0;  // machine address of the L1 entry that maps it
+};
+
+class TranslationCache {
+ public:
+  // The cached translation of `key` if it is still what a walk would find, else null.
+  const Translation* find(const TranslationKey& key, WalkGeneration now, const mm::MachineMemory& memory) const {
+    if (!valid_ || !(key_ == key) || !(generation_ == now)) return nullptr;
+    if (!memory.contains(translation_.mapping_entry_maddr >> mm::kPageShift)) return nullptr;
+    if (walk_relevant(mapping_entry(memory)) != mapping_entry_) return nullptr;
+    return &translation_;
+  }
+  // Remembers what a walk just found (the L1 entry is read now, after the walk).
+  void remember(const TranslationKey& key, WalkGeneration now, const Translation& translation,
+                const mm::MachineMemory& memory) {
+    valid_ = memory.contains(translation.mapping_entry_maddr >> mm::kPageShift);
+    if (!valid_) return;
+    key_ = key;
+    generation_ = now;
+    translation_ = translation;
+    mapping_entry_ = walk_relevant(mapping_entry(memory));
+  }
+  void clear() { valid_ = false; }
+
+ private:
+  // Accessed and dirty are set by the hardware and do not change what the walk finds.
+  static constexpr uint64_t kHardwareSetBits = 0x20 | 0x40;
+  static constexpr uint64_t walk_relevant(uint64_t entry) { return entry & ~kHardwareSetBits; }
+  uint64_t mapping_entry(const mm::MachineMemory& memory) const {
+    const uint64_t maddr = translation_.mapping_entry_maddr;
+    return *reinterpret_cast<const volatile uint64_t*>(memory.frame(maddr >> mm::kPageShift) +
+                                                       (maddr & (mm::kPageBytes - 8)));
+  }
+
+  bool valid_ = false;
+  TranslationKey key_{};
+  WalkGeneration generation_{};
+  Translation translation_{};
+  uint64_t mapping_entry_ = 0;
+};
+
+}  // namespace pte_emulation
