@@ -206,6 +206,8 @@ XenNoteError parse_note_area(ByteSpan area, uint64_t alignment, NoteState& state
         NoteCursor::Step step = cursor.next(note);
         if (step == NoteCursor::Step::end) return XenNoteError::none;
         if (step == NoteCursor::Step::malformed) return XenNoteError::malformed_note;
+        if (note.has_name(kPvhvNoteName) && note.type == kPvhvNoteReadsUnhookedEntries)
+            state.info.reads_unhooked_entries = true;
         if (!note.has_name("Xen")) continue;
         ++count;
         XenNoteError error = apply_xen_note(note, state);

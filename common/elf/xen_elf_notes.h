@@ -97,6 +97,10 @@ struct NoteString {
     }
 };
 
+// The owner name and type of our note saying the kernel reads unhooked L2 entries (empty desc).
+inline constexpr const char* kPvhvNoteName = "PVHV";
+inline constexpr uint32_t kPvhvNoteReadsUnhookedEntries = 1;
+
 struct XenKernelInfo {
     uint64_t virt_base = 0;
     uint64_t paddr_offset = 0;
@@ -117,6 +121,10 @@ struct XenKernelInfo {
     uint64_t virt_kstart = 0;             // where the lowest loadable byte goes
     uint64_t virt_kend = 0;               // one past the highest loadable byte
     NoteString guest_os, guest_version, xen_version, loader;
+    // Ours, not Xen's (a "PVHV" note, which Xen's libelf skips as it skips every note not
+    // named "Xen"): the kernel reads upper-level page-table entries for none, not present, so
+    // writable pagetables may unhook its L1s (ptwr/writable_pagetables.h).
+    bool reads_unhooked_entries = false;
 
     constexpr uint64_t virt_offset() const { return virt_base - paddr_offset; }
     // The guest virtual address a loadable segment is copied to.

@@ -32,4 +32,17 @@ NOTE XEN_ELFNOTE_HYPERCALL_PAGE, .quad hypercall_page
 NOTE XEN_ELFNOTE_FEATURES, .asciz "writable_page_tables"
 NOTE XEN_ELFNOTE_SUPPORTED_FEATURES, .long (1 << XEN_FEATURE_DOM0_BIT)
 NOTE XEN_ELFNOTE_PAE_MODE, .asciz "yes"
+
+/* Ours (common/elf/xen_elf_notes.h: kPvhvNoteName, kPvhvNoteReadsUnhookedEntries), skipped by
+ * Xen as every note not named "Xen": this kernel tests upper-level page-table entries for none,
+ * never for present, so it reads an L2 entry whose L1 writable pagetables unhooked (present bit
+ * cleared, frame kept) as the table it names. Without it only unreachable L1s are detached. */
+    .pushsection .note.Xen, "a", @note
+    .balign 4
+    .long 5             /* namesz: "PVHV" and its NUL */
+    .long 0             /* descsz */
+    .long 1             /* kPvhvNoteReadsUnhookedEntries */
+    .asciz "PVHV"
+    .balign 4
+    .popsection
     .section .note.GNU-stack, "", @progbits

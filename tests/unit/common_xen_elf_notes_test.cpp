@@ -112,6 +112,26 @@ TEST(BootXenNotes, LinuxsUnterminatedFeatures) {
     EXPECT_TRUE(info.supported_features.has(XENFEAT_pae_pgdir_above_4gb));
 }
 
+// Our PVHV note: the kernel reads unhooked L2 entries (ptwr/writable_pagetables.h). Linux has
+// none, and a note of that type under another owner, or another type of ours, is not it.
+TEST(BootXenNotes, PvhvNoteSaysTheKernelReadsUnhookedEntries) {
+    XenKernelInfo linux_info;
+    ASSERT_EQ(parse_notes(identity_notes(), linux_info), XenNoteError::none);
+    EXPECT_FALSE(linux_info.reads_unhooked_entries);
+
+    XenKernelInfo ours;
+    ASSERT_EQ(parse_notes(concat({identity_notes(), note(kPvhvNoteName, kPvhvNoteReadsUnhookedEntries, Bytes{})}), ours),
+              XenNoteError::none);
+    EXPECT_TRUE(ours.reads_unhooked_entries);
+
+    XenKernelInfo other;
+    ASSERT_EQ(parse_notes(concat({identity_notes(), note("GNU", kPvhvNoteReadsUnhookedEntries, u32_desc(1)),
+                                  note(kPvhvNoteName, 2, Bytes{})}),
+                          other),
+              XenNoteError::none);
+    EXPECT_FALSE(other.reads_unhooked_entries);
+}
+
 TEST(BootXenNotes, RejectsMalformedNote) {
     Bytes bad = identity_notes();
     put(bad, 4, 0x1000, 4);  // first note's descsz runs past the segment

@@ -21,6 +21,7 @@ protected:
         auto ctx = context();
         ASSERT_EQ(mmuext_op(ctx, bases_, base), 0);
         wp_.set_snapshot_storage(snapshot_active_.data(), snapshot_inactive_.data());
+        wp_.set_guest_reads_unhooked_entries(true);  // as our guest kernel declares
     }
 
     uint64_t slot_of(uint64_t table, unsigned index) { return (table << kPageShift) + index * 8; }
@@ -118,6 +119,42 @@ TEST_F(PtwrTest, UnreachableTableNeedsNoUnhookOrFlush) {
     EXPECT_EQ(stats.revalidated, 1u);
     EXPECT_EQ(stats.rehooked, 0u);
     EXPECT_EQ(info(kLooseData + 2).general_refs, 2u);
+    EXPECT_AUDIT_CLEAN();
+}
+
+// Issue 11: Linux 6.1 reads a pmd's frame as pseudo-physical only when the entry is present, so
+// an unhooked pmd (present clear, machine frame kept) sends vmalloc's PTE writes to the page
+// whose pfn equals the L1's mfn. A guest that did not declare it reads unhooked entries gets
+// its writes to a reachable L1 emulated: its L2 entries always read as it wrote them.
+TEST_F(PtwrTest, ReachableTableOfAGuestThatReadsOnlyPresentEntriesIsNotUnhooked) {
+    ptwr::WritablePagetables modern_guest;
+    modern_guest.set_snapshot_storage(snapshot_active_.data(), snapshot_inactive_.data());
+    EXPECT_FALSE(modern_guest.guest_reads_unhooked_entries()) << "off until the guest declares it";
+    const E linking = read(kL2, 0);
+    auto ctx = context();
+    ptwr::DetachResult result =
+        modern_guest.detach(ctx, bases_, ptwr::WriteFault{kL1, slot_of(kSpareL1, 0), 0x200000, kElsewhere, kElsewhere});
+    EXPECT_FALSE(result.detached);
+    EXPECT_FALSE(result.unhooked);
+    EXPECT_EQ(result.declined, ptwr::Decline::would_unhook);
+    EXPECT_EQ(read(kL2, 0).raw(), linking.raw()) << "the pmd the guest reads is still present";
+    EXPECT_FALSE(read(kSpareL1, 0).writable()) << "the write is emulated instead";
+    EXPECT_FALSE(ctx.effects.flush_local_tlb);
+    EXPECT_FALSE(modern_guest.any_in_use());
+
+    // A table the running address space cannot reach needs no unhook: still detached.
+    write(kSpareL2, 0, link(kSpareL1));
+    write(kSpareL3, 0, link(kSpareL2));
+    ASSERT_EQ(pin(kSpareL3, MMUEXT_PIN_L3_TABLE), 0);
+    ASSERT_EQ(update(kL2, 1, E()), 0);
+    ASSERT_EQ(update(kL1, 10, ro(kSpareL1)), 0);
+    auto ctx2 = context();
+    result = modern_guest.detach(ctx2, bases_, ptwr::WriteFault{kSpareL1, slot_of(kL1, 10), 0xa000, kElsewhere, kElsewhere});
+    EXPECT_TRUE(result.detached);
+    EXPECT_FALSE(result.unhooked);
+    EXPECT_TRUE(read(kSpareL2, 0).present());
+    auto ctx3 = context();
+    modern_guest.reattach_all(ctx3);
     EXPECT_AUDIT_CLEAN();
 }
 

@@ -417,6 +417,9 @@ BuildResult build(const boot::BootDomain& plan, const boot::CommandLine& options
   // Xen's dom0 builder: a kernel whose PAE_MODE is "yes" gets the pae_extended_cr3 assist
   // (and XENVER_get_features then reports pae_pgdir_above_4gb).
   if (kernel.pae == boot::PaeMode::extended_cr3) domain.vm_assist |= 1ul << VMASST_TYPE_pae_extended_cr3;
+  // Writable pagetables unhook a reachable L1 only for a kernel that said it reads such an L2
+  // entry as its table (ptwr/writable_pagetables.h: Linux does not).
+  domain.writable_pagetables.set_guest_reads_unhooked_entries(kernel.reads_unhooked_entries);
   printk("%s%u: %s %s, %lu MiB, entry %lx, start_info %lx, %lu page-table frames, guest PTE writes: %s\n",
          plan.id == 0 ? "dom" : "d", plan.id, kernel.guest_os.text, kernel.guest_version.text, memory.nr_pages / 256,
          layout.entry, layout.start_info.start, layout.nr_pt_frames(),

@@ -31,6 +31,7 @@ const char* decline_reason(ptwr::Decline declined) {
     case ptwr::Decline::none: break;
     case ptwr::Decline::ineligible: return "not eligible";
     case ptwr::Decline::cuts_off_guest: return "unhook would cut off its code or stack";
+    case ptwr::Decline::would_unhook: return "reachable, and the guest does not read unhooked entries";
     case ptwr::Decline::no_progress: return "last batch changed nothing";
   }
   return "detached";

@@ -89,6 +89,12 @@ DetachResult WritablePagetables::detach(mm::MmuContext& context, const mm::VcpuB
   const mm::TableLinks& links = context.frames.info(fault.table_mfn).links;
   const uint64_t link = links.count == 1 ? links.slot[0] : 0;
   const bool active = link && reachable(context.frames, table_of(link), bases);
+  // The guest would read the unhooked L2 entry as not present and may take the frame it names
+  // for a pseudo-physical one (see the header): emulate unless it said it can read it.
+  if (active && !guest_reads_unhooked_entries_) {
+    result.declined = Decline::would_unhook;
+    return result;
+  }
   // The retried store could never run if the unhook took its own code or stack away.
   if (active && (may_translate_through(context.frames, fault.table_mfn, bases, fault.rip) ||
                  may_translate_through(context.frames, fault.table_mfn, bases, fault.rsp))) {

@@ -28,6 +28,16 @@
 //   instruction or the guest's stack is not detached (the retried store could never run),
 //   and, as Xen 3.0 did, when the last batch of a slot ended with no entry changed the next
 //   write for that slot is emulated instead of detached.
+// - A guest only ever reads a present L2 entry where it wrote one, unless it said it can take
+//   an unhooked one (set_guest_reads_unhooked_entries). Unhooking is Xen 3.0.2's contract,
+//   which Xen 3.0.3 withdrew: xenlinux built for Xen <= 3.0.2 turned any nonzero pmd into
+//   pseudo-physical form and set its present bit on reading it; modern Linux (6.1's
+//   pte_mfn_to_pfn) translates the frame of a *present* entry only, so on reading an unhooked
+//   pmd it takes the L1's machine frame for a pseudo-physical one and works on the wrong page
+//   (vmalloc's pte_alloc_kernel found the pmd not none and its mmu_updates filled a data page
+//   while the real L1 stayed empty: the `cryptomgr_test` oops of issue 11). Without that
+//   declaration a write to a table the running address space reaches is emulated; only
+//   unreachable (inactive) tables are detached, and those need no unhook.
 // - An unreachable table is unreachable in the TLB too: an L2-L4 entry that linked a table
 //   and was removed without a flush since may still sit in the paging-structure caches, so
 //   an inactive detach flushes first while that may be so (note_tables_unlinked).
@@ -72,6 +82,7 @@ enum class Decline : unsigned {
   none = 0,
   ineligible,          // not a singly linked validated L1 with a read-only mapping in another L1
   cuts_off_guest,      // the unhook would cut off the writing instruction or the stack
+  would_unhook,        // reachable, and the guest has not said it can read an unhooked L2 entry
   no_progress,         // the slot's last batch changed nothing (Xen 3.0's rule)
 };
 
@@ -90,6 +101,12 @@ class WritablePagetables {
   // Snapshot storage: 512 entries per slot, provided by the caller (hypervisor frames).
   void set_snapshot_storage(uint64_t* active, uint64_t* inactive);
   bool ready() const { return snapshots_[0] && snapshots_[1]; }
+
+  // Whether the guest reads an unhooked L2 entry (present bit clear, frame kept) as the table it
+  // names: tests upper-level entries for none, not present. Off until the guest declares it
+  // (the kernel's PVHV_ELFNOTE_UNHOOK_TOLERANT note); off, reachable tables are never unhooked.
+  void set_guest_reads_unhooked_entries(bool tolerant) { guest_reads_unhooked_entries_ = tolerant; }
+  bool guest_reads_unhooked_entries() const { return guest_reads_unhooked_entries_; }
 
   // Detaches the L1 the fault wrote, or says why the write should be emulated instead.
   DetachResult detach(mm::MmuContext& context, const mm::VcpuBasePointers& bases, const WriteFault& fault);
@@ -120,5 +137,6 @@ class WritablePagetables {
   // Xen 3.0's prev_nr_updates == 0, per slot: its last reattach found no entry changed.
   bool last_batch_empty_[2] = {false, false};
   bool unlinked_tables_may_be_cached_ = false;
+  bool guest_reads_unhooked_entries_ = false;
 };
 }  // namespace ptwr
