@@ -557,6 +557,10 @@ std::variant<uint32_t, Failure> Daemon::resolve(const DomainRef& ref) const {
   if (ref.domid) {
     for (const auto& info : view_)
       if (info.domain == *ref.domid) return *ref.domid;
+    // A domain just created is in its record before the next list shows it (xl create -c
+    // attaches by domid right after the create's answer).
+    for (const auto& [uuid, record] : records_)
+      if (record.domid != 0 && record.domid == *ref.domid) return *ref.domid;
     return invalid_domain(ref.text);
   }
   if (ref.text == "Domain-0") return uint32_t(0);

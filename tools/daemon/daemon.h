@@ -31,7 +31,7 @@ struct DaemonOptions {
   int open_timeout_ms = 180000;  // dom0 booting under TCG on a loaded host
   // A relay request unanswered this long is the link dropping (tools/PROTOCOL.md "The link
   // dropping"): the daemon reconnects.
-  int link_timeout_ms = 30000;
+  int link_timeout_ms = 300000;
   size_t console_log_bytes = 256 * 1024;  // per domain: then the log is rotated once (.1)
 };
 
