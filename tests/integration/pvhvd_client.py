@@ -130,6 +130,17 @@ class Daemon:
             pass
 
 
+def xl_env(state):
+    """The environment that points `xl` at the daemon of state directory `state`."""
+    return dict(os.environ, PVHV_STATE_DIR=state)
+
+
+def run_xl(build, env, *args, timeout=240):
+    """`xl ARGS` (build/bin/xl) in `env` (xl_env), run from the repository's root: the finished process."""
+    return subprocess.run([os.path.join(build, "bin", "xl"), *args], cwd=machine.ROOT, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
 class TestDaemon:
     """`with TestDaemon(build, args) as run:` a daemon (`run.daemon`) on a fresh state directory
     (`run.state`) in a temporary folder (`run.tmp`), with the forktest initrd built there
@@ -152,7 +163,18 @@ class TestDaemon:
         except BaseException:
             self.folder.cleanup()
             raise
+        self.env = xl_env(self.state)
         return self
+
+    def xl(self, *args, timeout=240):
+        return run_xl(self.build, self.env, *args, timeout=timeout)
+
+    def xl_ok(self, *args, timeout=240):
+        """`xl ARGS`'s output; a failing status fails the test with the daemon's log."""
+        run = self.xl(*args, timeout=timeout)
+        machine.expect(run.returncode == 0, f"xl {' '.join(args)}: status {run.returncode}\n{run.stdout}{run.stderr}\n"
+                       f"{self.daemon.text()[-3000:]}")
+        return run.stdout
 
     def __exit__(self, *exc):
         try:
@@ -175,15 +197,20 @@ def wait_for(what, condition, timeout, daemon, step=0.5):
     machine.expect(False, f"{what} within {timeout} s\n--- pvhvd ---\n{daemon.text()}\n--- serial ---\n{daemon.serial()[-3000:]}")
 
 
-def settle_free(client, baseline, timeout=60):
-    """The machine's free pages once they are back at `baseline` (a destroyed domain's frames
-    come back a little after its destruction), or what they are after `timeout` s."""
+def settle(read, baseline, timeout=60, step=0.5):
+    """read()'s value once it is back at `baseline` (a destroyed domain's frames come back a
+    little after its destruction, as the hypervisor scrubs them), or what it is after `timeout` s."""
     deadline = time.monotonic() + timeout
-    now = client.ok("info")["free_pages"]
+    now = read()
     while now != baseline and time.monotonic() < deadline:
-        time.sleep(0.5)
-        now = client.ok("info")["free_pages"]
+        time.sleep(step)
+        now = read()
     return now
+
+
+def settle_free(client, baseline, timeout=60):
+    """The machine's free pages (the daemon's `info`) once they are back at `baseline`."""
+    return settle(lambda: client.ok("info")["free_pages"], baseline, timeout)
 
 
 def stop_and_check(daemon, hv):

@@ -121,14 +121,12 @@ def main():
     with pvhvd_client.TestDaemon(build, ["--hypervisor", hv.name]) as run:
         daemon, state, kernel, initrd = run.daemon, run.state, run.kernel, run.initrd
         # xl list keeps answering while the programs run through the daemon.
-        xl = os.path.join(build, "bin", "xl")
         stop = threading.Event()
         lists = {"ok": 0, "bad": []}
 
         def keep_listing():
-            env = dict(os.environ, PVHV_STATE_DIR=state)
             while not stop.is_set():
-                r = subprocess.run([xl, "list"], env=env, capture_output=True, text=True, timeout=60)
+                r = run.xl("list", timeout=60)
                 if r.returncode == 0 and "Domain-0" in r.stdout:
                     lists["ok"] += 1
                 else:

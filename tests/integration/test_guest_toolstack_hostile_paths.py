@@ -19,7 +19,6 @@
 import errno
 import os
 import stat
-import subprocess
 import sys
 import tempfile
 
@@ -28,7 +27,6 @@ import guest_boot  # noqa: E402
 import machine  # noqa: E402
 import pvhvd_client  # noqa: E402
 
-ROOT = machine.ROOT
 PAYLOAD_MAX = 4096  # XENSTORE_PAYLOAD_MAX (xs_wire.h)
 REL_PATH_MAX = 2048  # XENSTORE_REL_PATH_MAX
 
@@ -120,25 +118,14 @@ def check_xenstore_writes(client):
 
 def main():
     build, hv = guest_boot.arguments()
-    with tempfile.TemporaryDirectory(prefix="pvhv-hostile-paths") as state:
-        env = dict(os.environ, PVHV_STATE_DIR=state)
-        daemon = pvhvd_client.Daemon(build, state, ["--hypervisor", hv.name])
-
-        def xl(*args, timeout=240):
-            return subprocess.run([os.path.join(build, "bin", "xl"), *args], cwd=ROOT, env=env,
-                                  capture_output=True, text=True, timeout=timeout)
-
-        try:
-            client = daemon.client()
-            with tempfile.TemporaryDirectory(prefix="pvhv-trace-paths") as tmp:
-                check_trace_paths(xl, client, daemon, tmp)
-            check_xenstore_writes(client)
-            client.close()
-            status = daemon.stop()
-            machine.expect(status == 0, f"pvhvd's exit status {status}:\n{daemon.text()[-3000:]}")
-        finally:
-            daemon.stop()
-            daemon.kill_machine()
+    with pvhvd_client.TestDaemon(build, ["--hypervisor", hv.name], prefix="pvhv-hostile-paths") as run:
+        client = run.daemon.client()
+        with tempfile.TemporaryDirectory(prefix="pvhv-trace-paths") as tmp:
+            check_trace_paths(run.xl, client, run.daemon, tmp)
+        check_xenstore_writes(client)
+        client.close()
+        status = run.daemon.stop()
+        machine.expect(status == 0, f"pvhvd's exit status {status}:\n{run.daemon.text()[-3000:]}")
     print(f"ok: {hv.name}: bad trace paths refused in one line each, the daemon on and a good one recorded; "
           "xenstore_write's E2BIG and EINVAL leave the store unchanged, many nodes accepted as from dom0")
 

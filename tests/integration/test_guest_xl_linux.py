@@ -14,7 +14,6 @@ import struct
 import subprocess
 import sys
 import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -62,15 +61,6 @@ def expect_refused(scenario, what, *overrides):
     return errors[0]
 
 
-def settle_free(scenario, baseline, timeout=60):
-    deadline = time.monotonic() + timeout
-    free = scenario.free_memory()
-    while free != baseline and time.monotonic() < deadline:
-        time.sleep(1)
-        free = scenario.free_memory()
-    machine.expect(free == baseline, f"free memory {free} MiB, {baseline} MiB at the start")
-
-
 def type_into(console, text):
     console.stdin.write(text.encode())
     console.stdin.flush()
@@ -89,10 +79,10 @@ def main():
             for what, path in bad_kernels(build, state):
                 line = expect_refused(scenario, what, f'kernel="{path}"')
                 print(f"{what}: {line}")
-                settle_free(scenario, baseline)
+                scenario.expect_free_memory(baseline)
             line = expect_refused(scenario, "memory below the image", "memory=32")
             print(f"memory=32: {line}")
-            settle_free(scenario, baseline)
+            scenario.expect_free_memory(baseline)
 
             # -c: xl attaches to the console once the domain runs; its stdin is the keyboard.
             xl = os.path.join(build, "bin", "xl")
@@ -135,7 +125,7 @@ def main():
                 console.wait(30)
             except subprocess.TimeoutExpired:
                 machine.expect(False, "xl create -c did not end with the domain")
-            settle_free(scenario, baseline)
+            scenario.expect_free_memory(baseline)
             status = scenario.daemon.stop()
             machine.expect(status == 0, f"pvhvd's exit status {status}:\n{scenario.daemon.text()}")
             scenario.daemon = None

@@ -14,7 +14,6 @@ for writable is refused (nothing leaked), one asking for emulate (what Xen does)
 and the same hostile domU selftest passes.
 """
 import os
-import subprocess
 import sys
 import time
 
@@ -23,24 +22,13 @@ import guest_boot  # noqa: E402
 import machine  # noqa: E402
 import pvhvd_client  # noqa: E402
 
-ROOT = machine.ROOT
 PHASE_S = 0.15  # forktest runs about a second
 
 
 class Run:
     def __init__(self, build, hv, daemon):
         self.build, self.hv, self.state, self.daemon = build, hv, daemon.state, daemon.daemon
-        self.env = dict(os.environ, PVHV_STATE_DIR=self.state)
-
-    def xl(self, *args, timeout=240):
-        return subprocess.run([os.path.join(self.build, "bin", "xl"), *args], cwd=ROOT, env=self.env,
-                              capture_output=True, text=True, timeout=timeout)
-
-    def ok(self, *args, timeout=240):
-        result = self.xl(*args, timeout=timeout)
-        machine.expect(result.returncode == 0, f"xl {' '.join(args)}: status {result.returncode}\n"
-                       f"{result.stdout}{result.stderr}\n{self.daemon.text()}")
-        return result.stdout
+        self.xl, self.ok = daemon.xl, daemon.xl_ok
 
     def names(self):
         client = self.daemon.client()

@@ -11,7 +11,6 @@ import argparse
 import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,7 +30,7 @@ LIST_LINE = re.compile(r"^(\S.{0,39}?)\s+(\d+)\s+(\d+)\s+(\d+)\s+([r-][b-][p-][s
 class Scenario:
     def __init__(self, build, hv, state_dir, show):
         self.build, self.hv, self.state_dir, self.show = build, hv, state_dir, show
-        self.env = dict(os.environ, PVHV_STATE_DIR=state_dir)
+        self.env = pvhvd_client.xl_env(state_dir)
         self.daemon = None
 
     def say(self, text):
@@ -39,8 +38,7 @@ class Scenario:
             print(text, flush=True)
 
     def xl(self, *args, timeout=120, check=True):
-        result = subprocess.run([os.path.join(self.build, "bin", "xl"), *args], cwd=ROOT, env=self.env,
-                                capture_output=True, text=True, timeout=timeout)
+        result = pvhvd_client.run_xl(self.build, self.env, *args, timeout=timeout)
         self.say(f"$ xl {' '.join(args)}" + (f"\n{result.stdout.rstrip()}" if result.stdout.strip() else "") +
                  (f"\n{result.stderr.rstrip()}" if result.stderr.strip() else ""))
         if check:
@@ -81,15 +79,10 @@ class Scenario:
         machine.expect(False, f"{name}'s console never said {text!r}:\n{self.console_log(name)[-2000:]}\n"
                        f"{self.daemon.text()}")
 
-    def expect_free_memory(self, baseline, timeout):
-        """Free memory (MiB) back at `baseline` within `timeout` s (a destroy's frames come back
-        as the hypervisor scrubs them), else the test fails."""
-        deadline = time.monotonic() + timeout
-        free = self.free_memory()
-        while free != baseline and time.monotonic() < deadline:
-            time.sleep(1)
-            free = self.free_memory()
-        machine.expect(free == baseline, f"free memory {free} MiB after the domUs, {baseline} before")
+    def expect_free_memory(self, baseline, timeout=60):
+        """Free memory (MiB, `xl info`) back at `baseline` within `timeout` s, else the test fails."""
+        free = pvhvd_client.settle(self.free_memory, baseline, timeout, step=1)
+        machine.expect(free == baseline, f"free memory {free} MiB, {baseline} MiB at the start")
         return free
 
     def uuid_of(self, name):
