@@ -24,6 +24,7 @@ extern "C" {  // Debian's xenctrl.h declares C functions without extern "C" of i
 #include <sstream>
 
 #include "tools/daemon/console_ring.h"
+#include "tools/daemon/domain_view.h"
 #include "tools/daemon/domain_watch.h"
 #include "tools/daemon/machine.h"
 #include "tools/daemon/protocol.h"
@@ -198,7 +199,7 @@ class Daemon {
   void monitor_tick();
   void start_watch();
   void refresh_view();  // getdomaininfolist again, on VIRQ_DOM_EXC (domain_watch.h)
-  void apply_view(std::vector<xc_domaininfo_t> infos, std::map<uint32_t, std::string> output);
+  void apply_view(std::vector<xc_domaininfo_t> infos, uint64_t stamp);  // a list begun at `stamp`
   void on_shutdown_state(DomainRecord& record, unsigned reason);
   void stop();
 
@@ -238,7 +239,7 @@ class Daemon {
   int64_t started_ns_ = unix_ns();
   std::map<std::string, DomainRecord> records_;  // by uuid
   std::set<std::string> names_reserved_;         // creates under way
-  std::vector<xc_domaininfo_t> view_;            // the last getdomaininfolist
+  DomainView view_;                             // the last getdomaininfolist, and what the daemon created since
   std::map<uint32_t, ConsoleState> consoles_;    // by domid
   std::map<Client*, std::weak_ptr<Client>> clients_;
   std::vector<Waiter> waiters_;
@@ -484,7 +485,7 @@ void Daemon::reconcile(const std::vector<xc_domaininfo_t>& infos) {
   // their dom0 ports gone with the old session.
   for (uint32_t domid : xenstore_.served())
     if (!record_of(domid)) xenstore_.remove_domain(domid);
-  view_ = infos;
+  view_.replace(infos, view_.list_begins());
 }
 
 void Daemon::accept() {
@@ -555,12 +556,7 @@ DomainRecord* Daemon::record_of(uint32_t domid) {
 
 std::variant<uint32_t, Failure> Daemon::resolve(const DomainRef& ref) const {
   if (ref.domid) {
-    for (const auto& info : view_)
-      if (info.domain == *ref.domid) return *ref.domid;
-    // A domain just created is in its record before the next list shows it (xl create -c
-    // attaches by domid right after the create's answer).
-    for (const auto& [uuid, record] : records_)
-      if (record.domid != 0 && record.domid == *ref.domid) return *ref.domid;
+    if (view_.contains(*ref.domid)) return *ref.domid;
     return invalid_domain(ref.text);
   }
   if (ref.text == "Domain-0") return uint32_t(0);
@@ -599,6 +595,7 @@ void Daemon::monitor_tick() {
   tick_running_ = true;
   bool read_view = refresh_.due(steady_ms());
   if (read_view) refresh_.begin(steady_ms());
+  uint64_t stamp = view_.list_begins();
   on_link(
       [this, rings, read_view]() {
         Result result{std::nullopt, {}, {}};
@@ -638,7 +635,7 @@ void Daemon::monitor_tick() {
         }
         return result;
       },
-      [this](Result result) {
+      [this, stamp](Result result) {
         for (auto& [domid, rest] : result.unwritten) {
           auto it = consoles_.find(domid);
           if (it != consoles_.end()) it->second.pending_input.insert(0, rest);
@@ -647,7 +644,7 @@ void Daemon::monitor_tick() {
         if (result.infos) {
           refresh_.end();
           if (auto* infos = std::get_if<std::vector<xc_domaininfo_t>>(&*result.infos))
-            apply_view(std::move(*infos), {});
+            apply_view(std::move(*infos), stamp);
           else
             log("monitor: %s", std::get<Failure>(*result.infos).message.c_str());
         }
@@ -695,11 +692,10 @@ void Daemon::append_console(uint32_t domid, const std::string& bytes) {
     if (auto client = weak.lock(); client && client->console_domid() == domid) client->send(bytes);
 }
 
-void Daemon::apply_view(std::vector<xc_domaininfo_t> infos, std::map<uint32_t, std::string> output) {
-  view_ = std::move(infos);
-  for (auto& [domid, bytes] : output) append_console(domid, bytes);
+void Daemon::apply_view(std::vector<xc_domaininfo_t> infos, uint64_t stamp) {
+  view_.replace(std::move(infos), stamp);
   std::map<uint32_t, const xc_domaininfo_t*> by_domid;
-  for (const auto& info : view_) by_domid[info.domain] = &info;
+  for (const auto& info : view_.domains()) by_domid[info.domain] = &info;
   std::vector<std::string> gone;
   for (auto& [uuid, record] : records_) {
     if (record.state == RecordState::building || acting_.count(uuid)) continue;
@@ -847,7 +843,7 @@ void Daemon::handle(std::shared_ptr<Client> client, Request request, Reply reply
         if (auto* failure = std::get_if<Failure>(&domid)) return reply(error_answer(id, *failure));
         domains.push_back({std::get<uint32_t>(domid), ""});
       } else {
-        for (const auto& info : view_) domains.push_back({info.domain, ""});
+        for (const auto& info : view_.domains()) domains.push_back({info.domain, ""});
       }
       for (auto& [domid, name] : domains) {
         auto* record = record_of(domid);
@@ -921,12 +917,13 @@ void Daemon::op_list(const Json& body, uint64_t id, Reply reply) {
     if (auto* failure = std::get_if<Failure>(&domid)) return reply(error_answer(id, *failure));
     only = std::get<uint32_t>(domid);
   }
+  uint64_t stamp = view_.list_begins();
   on_link([this] { return domain_list(xen_); },
-          [this, id, reply, only](std::variant<std::vector<xc_domaininfo_t>, Failure> infos) {
+          [this, id, reply, only, stamp](std::variant<std::vector<xc_domaininfo_t>, Failure> infos) {
             if (auto* failure = std::get_if<Failure>(&infos)) return reply(error_answer(id, *failure));
-            view_ = std::get<std::vector<xc_domaininfo_t>>(infos);
+            view_.replace(std::move(std::get<std::vector<xc_domaininfo_t>>(infos)), stamp);
             Json domains = Json::array();
-            for (const auto& info : view_)
+            for (const auto& info : view_.domains())
               if (!only || info.domain == *only) domains.push_back(domain_json(info));
             if (only && domains.empty()) return reply(error_answer(id, invalid_domain(std::to_string(*only))));
             Json answer = ok_answer(id);
@@ -1096,6 +1093,7 @@ void Daemon::build(DomainRecord record, std::function<void(std::optional<Failure
     uint32_t domid = 0;
     pvhv_pv_built layout{};
     uint32_t local_port = 0;
+    xc_domaininfo_t info{};  // as the create leaves it, for the view
   };
   auto config = record.config;
   bool paused = record.paused_at_create;
@@ -1175,6 +1173,11 @@ void Daemon::build(DomainRecord record, std::function<void(std::optional<Failure
           return out;
         }
         if (!paused && xc_domain_unpause(xen_.xch, domid) != 0) return fail("xc_domain_unpause");
+        if (xc_domain_getinfolist(xen_.xch, domid, 1, &out.info) != 1 || out.info.domain != domid) {
+          out.info = xc_domaininfo_t{};  // the next list tells the rest
+          out.info.domain = domid;
+          for (size_t i = 0; i < 16; ++i) out.info.handle[i] = create.handle[i];
+        }
         return out;
       },
       [this, uuid, done](Built built) {
@@ -1212,6 +1215,7 @@ void Daemon::build(DomainRecord record, std::function<void(std::optional<Failure
         struct stat log_stat {};
         if (stat(console.log_path.c_str(), &log_stat) == 0) console.log_bytes = size_t(log_stat.st_size);
         consoles_[built.domid] = console;
+        view_.created(built.info);
         log("%s: d%u built (%lu frames written)", record.name.c_str(), built.domid,
             (unsigned long)built.layout.pages_written);
         done(std::nullopt);
