@@ -29,4 +29,9 @@ void callbacks_install() {
                     "syscall");
 }
 
+void vm_assists_install() {
+  long rc = xen::vm_assist(VMASST_CMD_enable, VMASST_TYPE_writable_pagetables);
+  if (rc < 0) kernel::panic("enabling the writable_pagetables VM assist: %ld", rc);
+}
+
 }  // namespace arch

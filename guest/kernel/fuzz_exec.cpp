@@ -418,6 +418,7 @@ void restore(Campaign& c, uint32_t what) {
                                       VMASST_TYPE_architectural_iopl, VMASST_TYPE_runstate_update_flag,
                                       VMASST_TYPE_m2p_strict};
     for (unsigned type : kTypes) raw(__HYPERVISOR_vm_assist, VMASST_CMD_disable, type);
+    arch::vm_assists_install();  // the kernel's own, as at boot
     pv::ops.raw_mmuext(MMUEXT_NEW_BASEPTR, c.pool.kernel_l4_mfn);  // m2p_strict may have zapped a slot
   }
   if (what & kRestoreTraps) {

@@ -67,6 +67,7 @@ extern "C" [[noreturn]] void kernel_main(start_info_t* start_info, uint64_t boot
 
   arch::traps_install();
   arch::callbacks_install();
+  arch::vm_assists_install();
   shared_info_map();
   pv::ops.disable_events();  // the kernel runs with events masked except while blocked
 

@@ -1,6 +1,7 @@
 #include "kernel/selftest.h"
 
 #include "kernel/console.h"
+#include "kernel/selftest_ptwr_assist.h"
 #include "lib/cmdline.h"
 
 namespace kernel {
@@ -43,7 +44,7 @@ bool selftest_run(const char* name) {
       {"xdom-wait", selftest_xdom_wait}, {"privop", selftest_privop}, {"msr", selftest_msr}, {"ldt", selftest_ldt}, {"ipi", selftest_ipi}, {"debugreg", selftest_debugreg}, {"time-area", selftest_time_area}, {"cpuid", selftest_cpuid}, {"gdt", selftest_gdt}, {"vcpu-areas", selftest_vcpu_areas},
       {"lifecycle", selftest_lifecycle}, {"lifecycle-100", selftest_lifecycle_100}, {"lifecycle-domu", selftest_lifecycle_domu},
       {"lifecycle-unprivileged", selftest_lifecycle_unprivileged},
-      {"ptwr-mode", selftest_ptwr_mode}};
+      {"ptwr-mode", selftest_ptwr_mode}, {"ptwr-assist", check_ptwr_assist}};
   for (const Entry& entry : kTests) {
     if (!lib::string_equal(name, entry.name)) continue;
     SelfTest test(entry.name);

@@ -3,6 +3,7 @@
 #include "arch/xen.h"
 #include "kernel/direct_map.h"
 #include "kernel/physical_memory.h"
+#include "kernel/selftest_ptwr_assist.h"
 #include "kernel/selftest.h"
 #include "common/format.h"
 
@@ -143,6 +144,7 @@ void selftest_mmu(SelfTest& test) {
   reserved_bits(test);
   foreign_frames(test);
   pinning(test);
+  check_ptwr_assist(test);
 }
 
 }  // namespace kernel

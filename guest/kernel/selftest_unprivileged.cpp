@@ -22,6 +22,7 @@
 #include "arch/xen.h"
 #include "kernel/boot_info.h"
 #include "kernel/physical_memory.h"
+#include "kernel/selftest_ptwr_assist.h"
 #include "kernel/selftest.h"
 #include "kernel/trace_capture.h"
 
@@ -131,6 +132,7 @@ void selftest_unprivileged(SelfTest& test) {
   io_ports(test);
   foreign_owner(test);
   foreign_frames(test);
+  check_ptwr_assist(test);
 }
 
 }  // namespace kernel

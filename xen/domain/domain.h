@@ -109,6 +109,15 @@ struct Domain {
   uint64_t shared_info_mfn = 0;
   shared_info_t* shared_info = nullptr;
   unsigned long vm_assist = 0;
+  // Whether the kernel's stores through read-only mappings of its page tables are taken over
+  // (emulated, or detached under ptwr=writable) rather than bounced as page faults: Xen's
+  // VMASST_TYPE_writable_pagetables, which a PV kernel enables for itself (Linux does). The
+  // hardware domain needs no assist: Xen's fault handler sends its write faults on present
+  // pages to pv_ro_page_fault for the read-only MMIO ranges, which emulates page-table writes
+  // as well (traps.c, pv/ro-page-fault.c).
+  constexpr bool takes_table_writes() const {
+    return privileged || (vm_assist & (1UL << VMASST_TYPE_writable_pagetables));
+  }
   PageTableWriteMode pt_write_mode = PageTableWriteMode::emulate;
   // The control domain's pauses (XEN_DOMCTL_pausedomain): a paused domain is not scheduled.
   control::ControllerPauseCount controller_pause;

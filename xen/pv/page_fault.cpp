@@ -88,7 +88,7 @@ bool fixup(Vcpu& vcpu, TrapFrame& frame, uint64_t address) {
     // caused by the unhook faults again and is bounced then.
     return writable_page_tables::reattach_unhooked(*vcpu.domain);
   }
-  if (!(frame.error_code & error_write) || !vcpu.kernel_mode) return false;
+  if (!(frame.error_code & error_write) || !vcpu.kernel_mode || !vcpu.domain->takes_table_writes()) return false;
   TableWrite write;
   if (!find_table_write(vcpu, address, write)) return false;
   if (trace_points::on()) [[unlikely]] trace_pte_write_fault(frame, address, write.table_mfn);
