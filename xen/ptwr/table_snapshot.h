@@ -68,48 +68,45 @@ template <typename Visit>
 }
 }  // namespace detail
 
-// The blocks of `table` that differ from the snapshot. The blocks that were empty are ORed
-// into one word first, run by run of consecutive empty blocks: when that is zero (no new
-// entry anywhere) they cost one instruction an entry and three a block; only when it is not
-// are they looked at block by block.
-inline BlockMask changed_blocks(const uint64_t* table, const uint64_t* snapshot, BlockMask nonzero) {
-  BlockMask changed = 0;
+// Whether any block that was empty at capture holds an entry now: the empty blocks ORed into
+// one word, run by run of consecutive empty blocks, one instruction an entry and three a block.
+inline bool empty_blocks_filled(const uint64_t* table, BlockMask nonzero) {
   uint64_t any_new = 0;
   detail::for_each_run(~nonzero, [&](unsigned start, unsigned length) {
     any_new |= detail::range_or(table + start * kBlockEntries, table + (start + length) * kBlockEntries);
   });
-  if (any_new != 0) {
-    for (BlockMask empty = ~nonzero; empty != 0; empty &= empty - 1) {
-      const unsigned block = unsigned(__builtin_ctzll(empty));
-      if (detail::block_or(table + block * kBlockEntries) != 0) changed |= BlockMask{1} << block;
-    }
-  }
-  for (BlockMask held = nonzero; held != 0; held &= held - 1) {
-    const unsigned block = unsigned(__builtin_ctzll(held));
-    const unsigned first = block * kBlockEntries;
-    if (detail::block_xor(table + first, snapshot + first) != 0) changed |= BlockMask{1} << block;
-  }
-  return changed;
+  return any_new != 0;
 }
+
+inline constexpr uint64_t kEmptyBlock[kBlockEntries] = {};
 
 // Calls changed(index, written, old) for every entry of `table` that differs from the
 // snapshot `capture_snapshot` made (`nonzero` is what it returned), in increasing index
-// order; `written` is one atomic read of the entry. Returns how many entries differed.
+// order; `written` is one atomic read of the entry. The blocks looked at are the held ones,
+// and the empty ones too when any of them was filled. A block is compared whole first
+// (XORed with its snapshot, or ORed when it was empty) unless the block before it changed:
+// changes come in runs (a fork write-protects every entry of a table, or fills an empty one),
+// and a block that changed is compared again entry by entry anyway.
 template <typename Changed>
-unsigned for_each_changed_entry(const uint64_t* table, const uint64_t* snapshot, BlockMask nonzero, Changed&& changed) {
-  unsigned count = 0;
-  for (BlockMask blocks = changed_blocks(table, snapshot, nonzero); blocks != 0; blocks &= blocks - 1) {
-    const unsigned block = unsigned(__builtin_ctzll(blocks));
-    const bool held = (nonzero >> block) & 1;
-    for (unsigned i = block * kBlockEntries; i < (block + 1) * kBlockEntries; ++i) {
-      const uint64_t old = held ? snapshot[i] : 0;
-      const uint64_t written = __atomic_load_n(&table[i], __ATOMIC_RELAXED);
-      if (written == old) continue;
-      ++count;
-      changed(i, written, old);
+void for_each_changed_entry(const uint64_t* table, const uint64_t* snapshot, BlockMask nonzero, Changed&& changed) {
+  const BlockMask blocks = empty_blocks_filled(table, nonzero) ? ~BlockMask{0} : nonzero;
+  bool previous_changed = false;
+  for (BlockMask left = blocks; left != 0; left &= left - 1) {
+    const unsigned first = unsigned(__builtin_ctzll(left)) * kBlockEntries;
+    const bool held = (nonzero >> (first / kBlockEntries)) & 1;
+    const uint64_t* old = held ? snapshot + first : kEmptyBlock;
+    if (!previous_changed &&
+        (held ? detail::block_xor(table + first, old) : detail::block_or(table + first)) == 0)
+      continue;
+    previous_changed = false;
+#pragma GCC unroll 8
+    for (unsigned i = 0; i < kBlockEntries; ++i) {
+      const uint64_t written = __atomic_load_n(&table[first + i], __ATOMIC_RELAXED);
+      if (written == old[i]) continue;
+      previous_changed = true;
+      changed(first + i, written, old[i]);
     }
   }
-  return count;
 }
 
 }  // namespace ptwr

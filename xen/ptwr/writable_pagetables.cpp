@@ -140,15 +140,22 @@ DetachResult WritablePagetables::detach(mm::MmuContext& context, const mm::VcpuB
 // unchanged entries are only compared, a block of eight at a time (table_snapshot).
 void WritablePagetables::revalidate_changed_entries(mm::MmuContext& context, SlotKind kind, ReattachStats& stats) {
   const Slot& slot = slots_[index_of(kind)];
-  uint64_t* entries = mm::table_entries(context.frames, slot.table_mfn);
-  stats.changed += for_each_changed_entry(
-      entries, snapshots_[index_of(kind)], slot.snapshot_blocks, [&](unsigned i, uint64_t written, uint64_t old) {
-        __atomic_store_n(&entries[i], old, __ATOMIC_RELEASE);
-        if (mm::update_table_entry(context, slot.table_mfn, i, PageTableEntry(written), false) == 0)
-          ++stats.revalidated;
-        else
-          ++stats.refused;
-      });
+  uint64_t* const entries = mm::table_entries(context.frames, slot.table_mfn);
+  const uint64_t table = slot.table_mfn;
+  unsigned refused = 0;
+  unsigned revalidated = 0;
+  // Captured by value where it can be: the callback runs between calls that clobber registers.
+  for_each_changed_entry(entries, snapshots_[index_of(kind)], slot.snapshot_blocks,
+                         [entries, table, &context, &refused, &revalidated](unsigned i, uint64_t written, uint64_t old) {
+                           __atomic_store_n(&entries[i], old, __ATOMIC_RELEASE);
+                           if (mm::update_table_entry(context, table, i, PageTableEntry(written), false) == 0)
+                             ++revalidated;
+                           else
+                             ++refused;
+                         });
+  stats.changed += revalidated + refused;
+  stats.revalidated += revalidated;
+  stats.refused += refused;
 }
 
 ReattachStats WritablePagetables::reattach(mm::MmuContext& context, SlotKind kind) {
