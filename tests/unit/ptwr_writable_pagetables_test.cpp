@@ -99,6 +99,33 @@ TEST_F(PtwrTest, ActiveTableIsUnhookedAndRevalidatedOnReattach) {
     EXPECT_AUDIT_CLEAN();
 }
 
+// Reattach compares by 64-byte blocks (ptwr/table_snapshot): a change in a held block, in a
+// block that was empty, in the last block, and held blocks left alone (one right after a
+// changed block, which is compared entry by entry) are each treated as an entry-by-entry
+// comparison would: changed entries validated (a bad one refused), unchanged ones not counted
+// again.
+TEST_F(PtwrTest, ReattachFindsChangesInEveryKindOfBlockAndRecountsNothingElse) {
+    auto ctx = context();
+    const uint32_t unchanged_refs = info(kData + 9).general_refs;
+    ASSERT_TRUE(detach(ctx, kL1, slot_of(kSpareL1, 0), 0x200000).detached);
+    write(kL1, 2, ro(kData + 2));     // block 0: write-protected, as a fork does
+    write(kL1, 9, read(kL1, 9));      // block 1 (right after a changed block): same value
+    write(kL1, 330, ro(kLooseData));  // block 41, empty at detach: a new mapping
+    write(kL1, 511, rw(kL2));         // block 63, empty: a writable mapping of a page table
+
+    auto ctx2 = context();
+    ptwr::ReattachStats stats = wp_.reattach(ctx2, ptwr::SlotKind::active);
+    EXPECT_EQ(stats.changed, 3u);
+    EXPECT_EQ(stats.revalidated, 2u);
+    EXPECT_EQ(stats.refused, 1u);
+    EXPECT_FALSE(read(kL1, 2).writable());
+    EXPECT_FALSE(info(kData + 2).has_type(PageType::Writable)) << "its writable reference released";
+    EXPECT_EQ(read(kL1, 330).mfn(), kLooseData);
+    EXPECT_EQ(read(kL1, 511).raw(), 0u) << "refused entry keeps its old value";
+    EXPECT_EQ(info(kData + 9).general_refs, unchanged_refs) << "an unchanged entry is not counted again";
+    EXPECT_AUDIT_CLEAN();
+}
+
 TEST_F(PtwrTest, UnreachableTableNeedsNoUnhookOrFlush) {
     // kSpareL3 -> kSpareL2 -> kSpareL1 -> ..., linked nowhere the vCPU runs.
     write(kSpareL2, 0, link(kSpareL1));

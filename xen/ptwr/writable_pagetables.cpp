@@ -114,7 +114,7 @@ DetachResult WritablePagetables::detach(mm::MmuContext& context, const mm::VcpuB
 
   Slot& slot = slots_[index_of(kind)];
   slot = Slot{true, fault.table_mfn, fault.mapping_entry_maddr, fault.mapping_va, 0, 0,
-              !translated_only_at(context.frames, fault.mapping_entry_maddr, fault.mapping_va)};
+              !translated_only_at(context.frames, fault.mapping_entry_maddr, fault.mapping_va), 0};
   // Linked but unreachable tables stay hooked: nothing can walk through them until an MMU
   // operation (which reattaches first) makes them reachable, unless the paging-structure
   // caches still hold an entry that linked them: then a flush makes that so.
@@ -127,7 +127,7 @@ DetachResult WritablePagetables::detach(mm::MmuContext& context, const mm::VcpuB
   }
   // No slot's mapping entry lies in this table (evict saw to it): the snapshot holds only
   // entries that were validated, none the hypervisor forged.
-  __builtin_memcpy(snapshots_[index_of(kind)], mm::table_entries(context.frames, fault.table_mfn), mm::kPageBytes);
+  slot.snapshot_blocks = capture_snapshot(mm::table_entries(context.frames, fault.table_mfn), snapshots_[index_of(kind)]);
   __atomic_or_fetch(entry_at(context.frames, fault.mapping_entry_maddr), PageTableEntry::kWritable, __ATOMIC_ACQ_REL);
   context.effects.request_invlpg(fault.mapping_va, false);
   result.detached = true;
@@ -136,21 +136,26 @@ DetachResult WritablePagetables::detach(mm::MmuContext& context, const mm::VcpuB
 }
 
 // Each changed entry is put back to its snapshot value and then updated to what the guest
-// wrote through the ordinary entry update, which checks it and moves the references.
+// wrote through the ordinary entry update, which checks it and moves the references. The
+// unchanged entries are only compared, a block of eight at a time (table_snapshot).
 void WritablePagetables::revalidate_changed_entries(mm::MmuContext& context, SlotKind kind, ReattachStats& stats) {
   const Slot& slot = slots_[index_of(kind)];
-  const uint64_t* snapshot = snapshots_[index_of(kind)];
-  uint64_t* entries = mm::table_entries(context.frames, slot.table_mfn);
-  for (unsigned i = 0; i < mm::kEntriesPerTable; ++i) {
-    uint64_t written = __atomic_load_n(&entries[i], __ATOMIC_ACQUIRE);
-    if (written == snapshot[i]) continue;
-    ++stats.changed;
-    __atomic_store_n(&entries[i], snapshot[i], __ATOMIC_RELEASE);
-    if (mm::update_table_entry(context, slot.table_mfn, i, PageTableEntry(written), false) == 0)
-      ++stats.revalidated;
-    else
-      ++stats.refused;
-  }
+  uint64_t* const entries = mm::table_entries(context.frames, slot.table_mfn);
+  const uint64_t table = slot.table_mfn;
+  unsigned refused = 0;
+  unsigned revalidated = 0;
+  // Captured by value where it can be: the callback runs between calls that clobber registers.
+  for_each_changed_entry(entries, snapshots_[index_of(kind)], slot.snapshot_blocks,
+                         [entries, table, &context, &refused, &revalidated](unsigned i, uint64_t written, uint64_t old) {
+                           __atomic_store_n(&entries[i], old, __ATOMIC_RELEASE);
+                           if (mm::update_table_entry(context, table, i, PageTableEntry(written), false) == 0)
+                             ++revalidated;
+                           else
+                             ++refused;
+                         });
+  stats.changed += revalidated + refused;
+  stats.revalidated += revalidated;
+  stats.refused += refused;
 }
 
 ReattachStats WritablePagetables::reattach(mm::MmuContext& context, SlotKind kind) {

@@ -3,7 +3,7 @@
 // On a guest write fault to one of its L1 tables the table is *detached*: if the running
 // address space can reach it, the L2 entry linking it loses its present bit (unhook; the guest
 // can still read which table the slot holds) and the TLB must be
-// flushed; its 512 entries are snapshotted; the guest's mapping of the table is made writable.
+// flushed; its 512 entries are snapshotted (by 64-byte blocks, table_snapshot); the guest's mapping of the table is made writable.
 // The guest then writes entries at native speed. At *reattach* the entries that differ from
 // the snapshot are re-validated one by one through the normal entry update (so they obey the
 // same rules as mmu_update; a refused entry keeps its old value), the mapping becomes
@@ -44,6 +44,7 @@
 #pragma once
 #include "mm/mmu_context.h"
 #include "mm/vcpu_base_pointers.h"
+#include "ptwr/table_snapshot.h"
 
 namespace ptwr {
 enum class SlotKind : unsigned { active = 0, inactive = 1 };
@@ -57,6 +58,7 @@ struct Slot {
   uint64_t unhooked_slot_maddr = 0; // the L2 entry made not-present to unhook it (0: not unhooked)
   uint64_t unhooked_entry = 0;      // that entry's value, restored at reattach
   bool flush_at_reattach = false;   // the mapping may be in the TLB at more than mapping_va
+  BlockMask snapshot_blocks = 0;    // the blocks of the snapshot that hold a copy (table_snapshot)
 };
 
 struct ReattachStats {

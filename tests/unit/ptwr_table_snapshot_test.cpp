@@ -1,0 +1,150 @@
+// The snapshot of a detached L1 by 64-byte blocks: every changed entry is found (against a
+// plain entry-by-entry comparison), none that is unchanged, whatever the snapshot storage
+// held before and wherever the blocks that held entries lie.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <utility>
+#include <vector>
+
+#include "ptwr/table_snapshot.h"
+
+namespace {
+using ptwr::BlockMask;
+using ptwr::kSnapshotEntries;
+
+struct Change {
+  unsigned index;
+  uint64_t written;
+  uint64_t old;
+  bool operator==(const Change&) const = default;
+};
+
+std::vector<Change> changes(const std::vector<uint64_t>& table, const std::vector<uint64_t>& snapshot,
+                            BlockMask nonzero) {
+  std::vector<Change> found;
+  ptwr::for_each_changed_entry(table.data(), snapshot.data(), nonzero,
+                               [&](unsigned i, uint64_t written, uint64_t old) { found.push_back({i, written, old}); });
+  return found;
+}
+
+std::vector<Change> reference_changes(const std::vector<uint64_t>& before, const std::vector<uint64_t>& after) {
+  std::vector<Change> found;
+  for (unsigned i = 0; i < kSnapshotEntries; ++i)
+    if (before[i] != after[i]) found.push_back({i, after[i], before[i]});
+  return found;
+}
+
+// Snapshot storage as a reused frame holds it: whatever an earlier table left there.
+std::vector<uint64_t> stale_storage() { return std::vector<uint64_t>(kSnapshotEntries, 0xdeadbeefcafe0001ULL); }
+
+TEST(TableSnapshot, EmptyTableHasNoBlocksAndNoChanges) {
+  std::vector<uint64_t> table(kSnapshotEntries, 0), snapshot = stale_storage();
+  BlockMask nonzero = ptwr::capture_snapshot(table.data(), snapshot.data());
+  EXPECT_EQ(nonzero, 0u);
+  EXPECT_TRUE(changes(table, snapshot, nonzero).empty()) << "stale storage stands for zero";
+}
+
+TEST(TableSnapshot, CapturesOnlyTheBlocksThatHoldAnEntry) {
+  std::vector<uint64_t> table(kSnapshotEntries, 0), snapshot = stale_storage();
+  table[0] = 0x1067;    // block 0
+  table[17] = 0x2000;   // block 2: not present, but not zero either (a guest's swap entry)
+  table[511] = 0x3067;  // block 63
+  BlockMask nonzero = ptwr::capture_snapshot(table.data(), snapshot.data());
+  EXPECT_EQ(nonzero, (BlockMask{1} << 0) | (BlockMask{1} << 2) | (BlockMask{1} << 63));
+  for (unsigned block : {0u, 2u, 63u})
+    for (unsigned i = block * 8; i < block * 8 + 8; ++i) EXPECT_EQ(snapshot[i], table[i]) << i;
+  EXPECT_EQ(snapshot[8], 0xdeadbeefcafe0001ULL) << "an empty block is not copied";
+  EXPECT_TRUE(changes(table, snapshot, nonzero).empty());
+}
+
+TEST(TableSnapshot, FindsNewEntriesInEmptyBlocksAndChangesInHeldOnes) {
+  std::vector<uint64_t> table(kSnapshotEntries, 0), snapshot = stale_storage();
+  table[9] = 0x5067;
+  table[100] = 0x6067;
+  BlockMask nonzero = ptwr::capture_snapshot(table.data(), snapshot.data());
+  std::vector<uint64_t> before = table;
+  table[8] = 0x7067;    // new, in the held block 1
+  table[9] = 0x5065;    // changed flags
+  table[100] = 0;       // removed
+  table[300] = 0x8067;  // new, in an empty block
+  table[511] = 1;       // new, the last entry
+  EXPECT_EQ(changes(table, snapshot, nonzero), reference_changes(before, table));
+}
+
+TEST(TableSnapshot, EntryRewrittenWithItsOldValueIsNotAChange) {
+  std::vector<uint64_t> table(kSnapshotEntries, 0), snapshot = stale_storage();
+  table[40] = 0x9067;
+  BlockMask nonzero = ptwr::capture_snapshot(table.data(), snapshot.data());
+  table[40] = 0x9067;
+  table[41] = 0;
+  EXPECT_TRUE(changes(table, snapshot, nonzero).empty());
+}
+
+TEST(TableSnapshot, FullTableEveryEntryChanged) {
+  std::vector<uint64_t> table(kSnapshotEntries), snapshot = stale_storage();
+  for (unsigned i = 0; i < kSnapshotEntries; ++i) table[i] = (uint64_t{i} << 12) | 0x67;
+  BlockMask nonzero = ptwr::capture_snapshot(table.data(), snapshot.data());
+  EXPECT_EQ(nonzero, ~BlockMask{0});
+  std::vector<uint64_t> before = table;
+  for (uint64_t& entry : table) entry &= ~uint64_t{2};  // write-protect all, as a fork does
+  std::vector<Change> found = changes(table, snapshot, nonzero);
+  EXPECT_EQ(found.size(), kSnapshotEntries);
+  EXPECT_EQ(found, reference_changes(before, table));
+}
+
+TEST(TableSnapshot, EverySingleEntryChangeIsFoundAlone) {
+  for (bool held : {false, true}) {
+    for (unsigned i = 0; i < kSnapshotEntries; ++i) {
+      std::vector<uint64_t> table(kSnapshotEntries, 0), snapshot = stale_storage();
+      if (held) table[i ^ 1] = 0x1067;  // its block holds another entry
+      BlockMask nonzero = ptwr::capture_snapshot(table.data(), snapshot.data());
+      std::vector<uint64_t> before = table;
+      table[i] = 0xabc067;
+      ASSERT_EQ(changes(table, snapshot, nonzero), reference_changes(before, table)) << i << " held " << held;
+    }
+  }
+}
+
+// Random tables with runs of held and empty blocks (the run walk's edges: a run that reaches
+// block 63, a single block, all blocks), random changes: the same as comparing every entry.
+TEST(TableSnapshot, RandomTablesMatchTheEntryByEntryComparison) {
+  std::mt19937_64 random(12);
+  for (unsigned round = 0; round < 2000; ++round) {
+    std::vector<uint64_t> table(kSnapshotEntries, 0), snapshot(kSnapshotEntries);
+    for (uint64_t& word : snapshot) word = random();
+    const BlockMask blocks = round % 7 == 0 ? ~BlockMask{0} : random() & random();
+    for (unsigned i = 0; i < kSnapshotEntries; ++i)
+      if (((blocks >> (i / 8)) & 1) && random() % 3) table[i] = random();
+    BlockMask nonzero = ptwr::capture_snapshot(table.data(), snapshot.data());
+    for (unsigned block = 0; block < 64; ++block) {
+      uint64_t any = 0;
+      for (unsigned i = block * 8; i < block * 8 + 8; ++i) any |= table[i];
+      ASSERT_EQ((nonzero >> block) & 1, any != 0) << "block " << block;
+    }
+    std::vector<uint64_t> before = table;
+    const unsigned writes = unsigned(random() % 40);
+    for (unsigned w = 0; w < writes; ++w) {
+      unsigned i = unsigned(random() % kSnapshotEntries);
+      table[i] = random() % 4 == 0 ? 0 : random() % 4 == 0 ? before[i] : random();
+    }
+    ASSERT_EQ(changes(table, snapshot, nonzero), reference_changes(before, table)) << "round " << round;
+  }
+}
+
+TEST(TableSnapshot, RunsCoverEverySetBitOnce) {
+  for (BlockMask mask : {BlockMask{0}, ~BlockMask{0}, BlockMask{1}, BlockMask{1} << 63, BlockMask{0x8000000000000001},
+                         BlockMask{0xf0f0f0f0f0f0f0f0}, BlockMask{0x7ffffffffffffffe}}) {
+    BlockMask seen = 0;
+    ptwr::detail::for_each_run(mask, [&](unsigned start, unsigned length) {
+      ASSERT_GT(length, 0u);
+      ASSERT_LE(start + length, 64u);
+      for (unsigned b = start; b < start + length; ++b) {
+        ASSERT_FALSE((seen >> b) & 1);
+        seen |= BlockMask{1} << b;
+      }
+    });
+    EXPECT_EQ(seen, mask);
+  }
+}
+}  // namespace

@@ -1,0 +1,22 @@
+#include "ptwr/table_snapshot.h"
+
+namespace ptwr {
+namespace {
+// A string move of whole entries: one instruction an entry where a loop of loads and stores
+// is two (memcpy here is byte-wise: eight).
+void copy_entries(uint64_t* to, const uint64_t* from, uint64_t count) {
+  asm volatile("rep movsq" : "+D"(to), "+S"(from), "+c"(count) : : "memory");
+}
+}  // namespace
+
+BlockMask capture_snapshot(const uint64_t* table, uint64_t* snapshot) {
+  BlockMask nonzero = 0;
+  for (unsigned block = 0; block < kSnapshotBlocks; ++block)
+    if (detail::block_or(table + block * kBlockEntries) != 0) nonzero |= BlockMask{1} << block;
+  detail::for_each_run(nonzero, [&](unsigned start, unsigned length) {
+    copy_entries(snapshot + start * kBlockEntries, table + start * kBlockEntries, length * kBlockEntries);
+  });
+  return nonzero;
+}
+
+}  // namespace ptwr
