@@ -159,13 +159,14 @@ def boot_through_xl(build, hypervisor, iterations, deterministic=False, timeout=
 
 
 def boot(build, hypervisor, iterations, deterministic=False, timeout=600, ptwr="", until=DONE, role="dom0",
-         watch=None):
+         watch=None, linux_init=""):
     """One boot, ended at `until` (None: when the machine ends itself), the timeout or QEMU's exit.
-    role "domu": on ours, Linux as d1 beside the reference guest kernel as dom0."""
+    role "domu": on ours, Linux as d1 beside the reference guest kernel as dom0. `linux_init`:
+    the initramfs's linux_init= (linux/initramfs.py), the loop's default when empty."""
     if role_on(hypervisor, role) == "xl":
         return boot_through_xl(build, hypervisor, iterations, deterministic, timeout)
     vmlinuz, vmlinux, initrd = images(build)
-    kernel_args = f"{KERNEL_ARGS} bench_iterations={iterations}"
+    kernel_args = f"{KERNEL_ARGS} bench_iterations={iterations}" + (f" linux_init={linux_init}" if linux_init else "")
     if hypervisor == "xen417":
         image, append, kernel = machine.xen417(build), f"console=com1 com1=115200,8n1 {DOM0_MEMORY}", vmlinuz
         modules = [(kernel, kernel_args), (initrd, "")]
