@@ -121,23 +121,16 @@ if [ ! -f "$deps/linux/vmlinuz" ] || [ ! -f "$deps/linux/busybox" ]; then
   echo "$image" > "$deps/linux/package"
   rm -rf "$deps/linux-dl"
 fi
-# The kernel's System.map (the same package: linux/symbols.py names a RIP function+0xoff with
-# it) and, only when PVHV_LINUX_DBG=1 (the -dbg package is ~1 GB), its debug vmlinux, with
-# which file:line is added too (linux/README.md).
-linux_boot_file() {  # package, path inside it, destination
-  rm -rf "$deps/linux-dl" && mkdir -p "$deps/linux-dl"
-  (cd "$deps/linux-dl" && apt_private download -qq "$1")
-  dpkg-deb --fsys-tarfile "$deps"/linux-dl/"$1"_*.deb | tar -x -C "$deps/linux-dl" --wildcards "./$2"
-  cp "$deps"/linux-dl/$2 "$3"
-  rm -rf "$deps/linux-dl"
-}
+# Only when PVHV_LINUX_DBG=1 (the -dbg package is ~860 MB): the kernel's vmlinux with DWARF, with
+# which linux/symbols.py adds file:line to the function+0xoff it reads from the kernel's own
+# kallsyms (the linux-image package's System.map is a stub; linux/README.md).
 image=$(cat "$deps/linux/package")
-if [ ! -f "$deps/linux/System.map" ]; then
-  echo "install-deps: fetching $image's System.map"
-  linux_boot_file "$image" "boot/System.map-*" "$deps/linux/System.map"
-fi
 if [ "${PVHV_LINUX_DBG:-0}" = 1 ] && [ ! -f "$deps/linux/vmlinux-dbg" ]; then
   echo "install-deps: fetching $image-dbg's vmlinux (PVHV_LINUX_DBG=1)"
-  linux_boot_file "$image-dbg" "usr/lib/debug/boot/vmlinux-*" "$deps/linux/vmlinux-dbg"
+  rm -rf "$deps/linux-dl" && mkdir -p "$deps/linux-dl"
+  (cd "$deps/linux-dl" && apt_private download -qq "$image-dbg")
+  dpkg-deb --fsys-tarfile "$deps"/linux-dl/"$image"-dbg_*.deb | tar -x -C "$deps/linux-dl" --wildcards './usr/lib/debug/boot/vmlinux-*'
+  cp "$deps"/linux-dl/usr/lib/debug/boot/vmlinux-* "$deps/linux/vmlinux-dbg"
+  rm -rf "$deps/linux-dl"
 fi
 echo "install-deps: ok"

@@ -6,7 +6,8 @@ fault goes to Linux, which kills the child (SIGSEGV; SIGILL for ud2's #UD) and s
 (`traps: privop[..] general protection fault ip:<rip>`); the hypervisor reports each #GP with the
 vCPU, the mode, the same RIP and the instruction's bytes, and keeps running. The kernel's own
 `in` through /dev/port is performed (all ones: d1 has no port access, as Xen's guest_io_read).
-Then the whole boot as test_linux_domu_ours checks it: every milestone, the fork loop, poweroff,
+The kernel runs where its image's kallsyms say (/proc/kallsyms: no KASLR under PV, so
+linux/symbols.py names RIPs right). Then the whole boot as test_linux_domu_ours checks it: every milestone, the fork loop, poweroff,
 the machine's clean end and audit.
 """
 import os
@@ -19,6 +20,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "linux")
 import guest_boot  # noqa: E402
 import machine  # noqa: E402
 import run as linux_run  # noqa: E402
+import symbols  # noqa: E402
 
 ITERATIONS = 2
 # Each instruction of /privop: its first bytes, the fault and the signal Linux kills with.
@@ -45,15 +47,29 @@ def check_privop(result):
                    "the kernel's in through /dev/port did not read all ones", result)
 
 
+def check_no_relocation(build, result):
+    """The running kernel's /proc/kallsyms gives each symbol the address linux/symbols.py reads
+    from the image: Linux is not relocated under PV (no KASLR), so the names of a RIP hold."""
+    table = symbols.load(build)
+    running = re.findall(r"^\(d1\) linux-init: kallsyms ([0-9a-f]{16}) \w (\w+)", result.serial, re.M)
+    machine.expect(len(running) >= 3, f"the kernel printed {len(running)} /proc/kallsyms lines", result)
+    for address, name in running:
+        machine.expect(table.address_of(name) == int(address, 16),
+                       f"{name} runs at {address}, the image's kallsyms say {table.address_of(name)}", result)
+    return len(running)
+
+
 def main():
     build, _ = guest_boot.arguments()
     result = linux_run.boot(build, "ours", ITERATIONS, timeout=300, ptwr="emulate", until=None, role="domu",
                             linux_init="privop")
     check_privop(result)
+    checked = check_no_relocation(build, result)
     lines = linux_run.expect_whole_boot(result, "as a domU running /privop on ours", ITERATIONS, linux_run.DOMU_ID)
     print("\n".join(lines))
     print(f"ok: Linux d1 took {len(INSTRUCTIONS)} unemulated instructions as on Xen, each reported with its RIP and "
-          f"bytes; the hypervisor ran on to a clean audit ({result.seconds:.0f} s)")
+          f"bytes; {checked} symbols where the image says; the hypervisor ran on to a clean audit "
+          f"({result.seconds:.0f} s)")
 
 
 if __name__ == "__main__":
