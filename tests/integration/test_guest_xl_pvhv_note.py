@@ -8,8 +8,9 @@ page-table writes, to tables its address space reaches) is told so (the hypervis
 the hypervisor's counters show unhooks while it runs; Debian's Linux created the same way (no
 note: it translates a pmd's frame only when present) is never told so and nothing of it is
 unhooked: its writes to reachable L1s are emulated. On Xen 4.17 (no such domctl: -ENOSYS, and it
-never unhooks) the builder goes on: forktest is created and runs to its end. The daemon ends
-cleanly, the frame audit clean.
+never unhooks) the builder goes on: forktest is created and runs to its end. On both, Linux's
+`poweroff -f` ("reboot: System halted": a domU has no ACPI power-off) is shutdown reason
+poweroff. The daemon ends cleanly, on ours the frame audit clean.
 """
 import os
 import re
@@ -43,9 +44,11 @@ def forktest(run, name, mode, cmdline="init=/forktest pte=direct"):
     machine.expect("init exited: status 0" in log, f"{name}: {log[-3000:]}")
 
 
-def linux(run, name):
-    """Debian's Linux through xl under writable, one round of its fork loop; ends at /init's end."""
-    run.ok("create", "examples/linux.cfg", f'name="{name}"', 'ptwr_mode="writable"',
+def linux(run, name, mode):
+    """Debian's Linux through xl, one round of its fork loop, then /init's `poweroff -f`: with no
+    ACPI power-off handler in a domU, Linux halts ("reboot: System halted") and its Xen halt is
+    SCHEDOP_shutdown(poweroff), which the daemon sees as the poweroff it is (on ours and Xen)."""
+    run.ok("create", "examples/linux.cfg", f'name="{name}"', f'ptwr_mode="{mode}"',
            'extra="console=hvc0 bench_iterations=1"', timeout=900)
     deadline = time.monotonic() + 900
     while "linux-init: done" not in run.console(name):
@@ -54,6 +57,10 @@ def linux(run, name):
     run.wait_gone(name, timeout=300)
     log = run.console(name)
     machine.expect("linux-init: done, status 0" in log, f"Linux's loop: {log[-3000:]}")
+    machine.expect("reboot: System halted" in log, f"Linux's poweroff -f: {log[-2000:]}")
+    reason = re.search(rf"{name} \(d\d+\) shut down \((\w+)\)", run.daemon.text())
+    machine.expect(reason is not None and reason.group(1) == "poweroff",
+                   f"Linux's shutdown reason: {reason.group(0) if reason else run.daemon.text()[-2000:]}")
 
 
 def ours(run):
@@ -62,7 +69,7 @@ def ours(run):
     after_forktest = counters(run)
     unhooks = after_forktest["ptwr_unhooks"] - start["ptwr_unhooks"]
     machine.expect(unhooks > 0, f"forktest under writable through xl: no unhook ({start} -> {after_forktest})")
-    linux(run, "linux")
+    linux(run, "linux", "writable")
     after_linux = counters(run)
     linux_unhooks = after_linux["ptwr_unhooks"] - after_forktest["ptwr_unhooks"]
     linux_emulations = after_linux["ptwr_emulations"] - after_forktest["ptwr_emulations"]
@@ -80,8 +87,10 @@ def xen417(run):
     # The builder's note op is -ENOSYS there: harmless. (pte=direct is left out: our kernel's
     # plain-store PTE writes panic it as a Xen 4.17 domU, a known gap of its own.)
     forktest(run, "noted", "emulate", "init=/forktest")
+    linux(run, "linux", "emulate")
     run.stop()
-    print("ok: xen417: forktest (with the PVHV note) built and run through xl: the note op's -ENOSYS is harmless")
+    print("ok: xen417: forktest (with the PVHV note) built and run through xl: the note op's -ENOSYS is harmless; "
+          "Linux's poweroff -f is a poweroff")
 
 
 def main():

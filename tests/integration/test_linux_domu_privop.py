@@ -65,6 +65,9 @@ def main():
                             linux_init="privop")
     check_privop(result)
     checked = check_no_relocation(build, result)
+    # /init's poweroff -f: a domU has no ACPI power-off, so Linux halts, and its Xen halt is
+    # SCHEDOP_shutdown(poweroff) (the "powered off" milestone: "Domain 1 shut down: reason poweroff").
+    machine.expect("reboot: System halted" in result.serial, "Linux's poweroff -f did not halt", result)
     lines = linux_run.expect_whole_boot(result, "as a domU running /privop on ours", ITERATIONS, linux_run.DOMU_ID)
     print("\n".join(lines))
     print(f"ok: Linux d1 took {len(INSTRUCTIONS)} unemulated instructions as on Xen, each reported with its RIP and "
