@@ -110,6 +110,8 @@ def fatal_report(serial, limit=12):
     """The lines that say why the boot stopped (the first `limit` of them), each kernel address
     in the hypervisor's lines named `function+0xoff/0xsize` (Linux names its own)."""
     lines = [line.strip() for line in serial.splitlines() if any(mark in line for mark in FATAL_MARKS)][:limit]
+    if not any(line.startswith("(XEN)") and symbols.KERNEL_ADDRESS.search(line) for line in lines):
+        return lines
     table, dbg = kernel_symbols()
     return [symbols.annotate(line, table, dbg) if line.startswith("(XEN)") else line for line in lines]
 
