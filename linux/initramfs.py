@@ -7,7 +7,9 @@ an /init that runs the fork loop and powers off.
 /init reads `bench_iterations=N` from the kernel command line (Linux hands unknown key=value
 words to init as its environment): 1000 in `make linux` and `make bench`, a few in `make test`.
 `linux_init=shell` gives a busybox shell on the console instead of the loop
-(examples/linux.cfg). /sbin/poweroff is what Linux's orderly_poweroff runs when xenbus sees
+(examples/linux.cfg); `linux_init=privop` runs /privop (guest/user/privop.c: privileged
+instructions from user mode), reads a port through /dev/port and prints a few /proc/kallsyms
+lines before the loop (tests/integration/test_linux_domu_privop.py). /sbin/poweroff is what Linux's orderly_poweroff runs when xenbus sees
 `control/shutdown = poweroff`: init here is a shell, not busybox's init, so it powers off
 with -f itself.
 """
@@ -35,6 +37,16 @@ if [ "${linux_init:-bench}" = shell ]; then
     echo "linux-init: shell exited, status $?"
     poweroff -f
 fi
+if [ "${linux_init:-bench}" = privop ]; then
+    # Privileged instructions from user mode (/privop: the guest kernel kills each child),
+    # I/O ports through /dev/port (the kernel's own `in`, which the hypervisor performs: all
+    # ones for a domain without port access), and where the kernel's text is (no KASLR under
+    # PV: /proc/kallsyms names the addresses of the image's own symbols); then the loop.
+    /privop
+    echo "linux-init: /dev/port 0x80 reads $(dd if=/dev/port bs=1 skip=128 count=1 2>/dev/null | od -An -tx1)"
+    echo 0 > /proc/sys/kernel/kptr_restrict
+    grep -E ' (_stext|xen_start_kernel|do_fork_idle|kernel_clone)$' /proc/kallsyms | sed 's/^/linux-init: kallsyms /'
+fi
 /bench --only fork_execve,fork_sh --iterations "${bench_iterations:-1000}" --exit-program /bin/true --shell /bin/sh
 echo "linux-init: done, status $?"
 poweroff -f
@@ -49,17 +61,21 @@ exec /bin/busybox poweroff -f
 
 DIRECTORY = stat.S_IFDIR | 0o755
 EXECUTABLE = stat.S_IFREG | 0o755
-CONSOLE = stat.S_IFCHR | 0o600
+CONSOLE = stat.S_IFCHR | 0o600  # a character device (console, /dev/port)
 
 
-def members(busybox, bench):
+def members(busybox, bench, privop):
     with open(busybox, "rb") as f:
         busybox_body = f.read()
     with open(bench, "rb") as f:
         bench_body = f.read()
+    with open(privop, "rb") as f:
+        privop_body = f.read()
     dirs = [(name, DIRECTORY, b"") for name in ("bin", "dev", "proc", "sbin", "sys", "tmp")]
     return dirs + [
         ("dev/console", CONSOLE, b"", (5, 1)),  # init's stdio before devtmpfs exists
+        ("dev/port", CONSOLE, b"", (1, 4)),
+        ("privop", EXECUTABLE, privop_body),
         ("bin/busybox", EXECUTABLE, busybox_body),
         ("bench", EXECUTABLE, bench_body),
         ("init", EXECUTABLE, INIT.encode()),
@@ -72,7 +88,9 @@ def build(build_dir):
     out_dir = os.path.join(build_dir, "linux")
     os.makedirs(out_dir, exist_ok=True)
     out = os.path.join(out_dir, "initramfs.cpio")
-    data = cpio_newc.write(members(os.path.join(deps, "busybox"), os.path.join(build_dir, "guest", "rootfs", "bench")))
+    rootfs = os.path.join(build_dir, "guest", "rootfs")
+    data = cpio_newc.write(members(os.path.join(deps, "busybox"), os.path.join(rootfs, "bench"),
+                                   os.path.join(rootfs, "privop")))
     with open(out + ".tmp", "wb") as f:
         f.write(data)
     os.replace(out + ".tmp", out)

@@ -30,6 +30,7 @@ import initramfs  # noqa: E402
 import machine  # noqa: E402
 import pvhvd_client  # noqa: E402
 import run_bench  # noqa: E402
+import symbols  # noqa: E402
 
 DONE = "linux-init: done"
 MEMORY = "1G"
@@ -58,7 +59,7 @@ MILESTONES = (
 # Lines that say why a boot stopped: Linux's panic and oops report (its RIP symbolized by Linux
 # itself), the hypervisor's report of a guest's fatal trap and of the crash.
 FATAL_MARKS = ("Kernel panic", "BUG:", "kernel BUG", "Oops", "RIP:", "unhandled exception", "crashed:",
-               "fatal trap", "MSR access error")
+               "fatal trap", "MSR access error", "no handler, crashing")
 
 
 # The milestones Linux's own console shows (a domU's console log under the toolstack: the
@@ -87,10 +88,32 @@ def milestones(serial, domid=0):
     return reached, []
 
 
+# The kernel's symbols (linux/symbols.py), read once the images are known (images()).
+KERNEL_SYMBOLS = {"build": None, "symbols": None}
+
+
+def kernel_symbols():
+    """(symbols, -dbg vmlinux or None) of the last images() build; (None, None) before or without any."""
+    build = KERNEL_SYMBOLS["build"]
+    if build is None:
+        return None, None
+    if KERNEL_SYMBOLS["symbols"] is None:
+        try:
+            KERNEL_SYMBOLS["symbols"] = symbols.load(build) or False
+        except symbols.SymbolsError as error:
+            print(f"linux: no kernel symbols: {error}", file=sys.stderr)
+            KERNEL_SYMBOLS["symbols"] = False
+    return KERNEL_SYMBOLS["symbols"] or None, symbols.dbg_vmlinux(build)
+
+
 def fatal_report(serial, limit=12):
-    """The lines that say why the boot stopped (the first `limit` of them)."""
-    lines = [line.strip() for line in serial.splitlines() if any(mark in line for mark in FATAL_MARKS)]
-    return lines[:limit]
+    """The lines that say why the boot stopped (the first `limit` of them), each kernel address
+    in the hypervisor's lines named `function+0xoff/0xsize` (Linux names its own)."""
+    lines = [line.strip() for line in serial.splitlines() if any(mark in line for mark in FATAL_MARKS)][:limit]
+    if not any(line.startswith("(XEN)") and symbols.KERNEL_ADDRESS.search(line) for line in lines):
+        return lines
+    table, dbg = kernel_symbols()
+    return [symbols.annotate(line, table, dbg) if line.startswith("(XEN)") else line for line in lines]
 
 
 def images(build):
@@ -101,6 +124,7 @@ def images(build):
         raise SystemExit(f"linux: {vmlinuz} missing: run `make deps` (scripts/install-deps.sh)")
     out = os.path.join(build, "linux")
     os.makedirs(out, exist_ok=True)
+    KERNEL_SYMBOLS.update(build=build, symbols=None)
     vmlinux = os.path.join(out, "vmlinux")
     if not os.path.exists(vmlinux) or os.path.getmtime(vmlinux) < os.path.getmtime(vmlinuz):
         bzimage.main([vmlinuz, vmlinux])
@@ -159,13 +183,14 @@ def boot_through_xl(build, hypervisor, iterations, deterministic=False, timeout=
 
 
 def boot(build, hypervisor, iterations, deterministic=False, timeout=600, ptwr="", until=DONE, role="dom0",
-         watch=None):
+         watch=None, linux_init=""):
     """One boot, ended at `until` (None: when the machine ends itself), the timeout or QEMU's exit.
-    role "domu": on ours, Linux as d1 beside the reference guest kernel as dom0."""
+    role "domu": on ours, Linux as d1 beside the reference guest kernel as dom0. `linux_init`:
+    the initramfs's linux_init= (linux/initramfs.py), the loop's default when empty."""
     if role_on(hypervisor, role) == "xl":
         return boot_through_xl(build, hypervisor, iterations, deterministic, timeout)
     vmlinuz, vmlinux, initrd = images(build)
-    kernel_args = f"{KERNEL_ARGS} bench_iterations={iterations}"
+    kernel_args = f"{KERNEL_ARGS} bench_iterations={iterations}" + (f" linux_init={linux_init}" if linux_init else "")
     if hypervisor == "xen417":
         image, append, kernel = machine.xen417(build), f"console=com1 com1=115200,8n1 {DOM0_MEMORY}", vmlinuz
         modules = [(kernel, kernel_args), (initrd, "")]

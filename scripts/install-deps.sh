@@ -121,4 +121,16 @@ if [ ! -f "$deps/linux/vmlinuz" ] || [ ! -f "$deps/linux/busybox" ]; then
   echo "$image" > "$deps/linux/package"
   rm -rf "$deps/linux-dl"
 fi
+# Only when PVHV_LINUX_DBG=1 (the -dbg package is ~860 MB): the kernel's vmlinux with DWARF, with
+# which linux/symbols.py adds file:line to the function+0xoff it reads from the kernel's own
+# kallsyms (the linux-image package's System.map is a stub; linux/README.md).
+image=$(cat "$deps/linux/package")
+if [ "${PVHV_LINUX_DBG:-0}" = 1 ] && [ ! -f "$deps/linux/vmlinux-dbg" ]; then
+  echo "install-deps: fetching $image-dbg's vmlinux (PVHV_LINUX_DBG=1)"
+  rm -rf "$deps/linux-dl" && mkdir -p "$deps/linux-dl"
+  (cd "$deps/linux-dl" && apt_private download -qq "$image-dbg")
+  dpkg-deb --fsys-tarfile "$deps"/linux-dl/"$image"-dbg_*.deb | tar -x -C "$deps/linux-dl" --wildcards './usr/lib/debug/boot/vmlinux-*'
+  cp "$deps"/linux-dl/usr/lib/debug/boot/vmlinux-* "$deps/linux/vmlinux-dbg"
+  rm -rf "$deps/linux-dl"
+fi
 echo "install-deps: ok"

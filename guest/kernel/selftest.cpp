@@ -34,6 +34,7 @@ bool selftest_run(const char* name) {
       {"tbuf", selftest_tbuf},
       {"unprivileged", selftest_unprivileged}, {"fpu", selftest_fpu},
       {"hostile-cpu", selftest_hostile_cpu}, {"hostile-iret-crash", selftest_hostile_iret_crash},
+      {"hostile-privop-crash", selftest_hostile_privop_crash},
       {"ioports", selftest_ioports}, {"iomem", selftest_iomem},
       {"ptwr-overlap", selftest_ptwr_overlap}, {"ptwr-alias", selftest_ptwr_alias},
       {"ptwr-links", selftest_ptwr_links}, {"ptwr-unlink", selftest_ptwr_unlink},

@@ -53,6 +53,7 @@ struct HostileGroup {
 extern const HostileGroup hostile_cpu_groups[];
 extern const unsigned hostile_cpu_group_count;
 void selftest_hostile_iret_crash(SelfTest& test);
+void selftest_hostile_privop_crash(SelfTest& test);
 void selftest_ioports(SelfTest& test);  // dom0: wide port accesses over hypervisor ports
 void selftest_iomem(SelfTest& test);    // dom0: mappings of the interrupt hardware
 // Writable-pagetable attacks (selftest_ptwr_hostile.cpp).

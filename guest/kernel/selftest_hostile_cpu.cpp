@@ -263,4 +263,14 @@ void selftest_hostile_iret_crash(SelfTest& test) {
   long result = iret_to(reinterpret_cast<uint64_t>(probe_iret_landing), 0, FLAT_KERNEL_SS);
   test.check("still running after the refused iret (never: the domain should be crashed)", result, -2);
 }
+
+// selftest=hostile-privop-crash: with no trap table, a privileged instruction that no
+// hypervisor performs for a PV kernel (hlt: Xen's emulator refuses it as ours does) raises a
+// #GP the guest cannot take: the domain is crashed, the hypervisor reports its RIP and bytes.
+void selftest_hostile_privop_crash(SelfTest& test) {
+  arch::traps_remove_all();
+  test.note("executing hlt in kernel mode with no trap table", 0);
+  asm volatile("hlt" ::: "memory");
+  test.check("still running after hlt (never: the domain should be crashed)", 0, -2);
+}
 }  // namespace kernel

@@ -11,6 +11,8 @@
 //    hypervisor's counters show emulations and no detach; while writable, detaches; leaving
 //    writable rehooks what is detached (the frame audit is clean after every flip);
 //  - the mode restored to the boot one, the hypervisor's free pages back where they were.
+//  - the PVHV note op (what libxenguest sends for a kernel with the note) on itself, running:
+//    bad flags -EINVAL, a valid one -EEXIST; Xen 4.17: -ENOSYS;
 // In a domU (unprivileged, run on both through `xl create`): the same domctl on dom0 is -EPERM,
 // on a domain that does not exist -ESRCH (looked up before the XSM check), with a stale
 // version -EACCES: never served.
@@ -73,6 +75,31 @@ void admission(SelfTest& test, bool privileged) {
   test.check("set dom0 writable from a domU: -EPERM", set_mode(0, abi::kPtwrWritable), -XEN_EPERM);
   test.check("set dom0 emulate from a domU: -EPERM", set_mode(0, abi::kPtwrEmulate), -XEN_EPERM);
   test.check("garbage from a domU is still -EPERM first", ptwr_mode_call(0, 77, mode, 5), -XEN_EPERM);
+  mode = 1;
+  test.check("dom0's PVHV note set from a domU: -EPERM", ptwr_mode_call(0, abi::kPtwrReadsUnhookedSet, mode),
+             -XEN_EPERM);
+  mode = 1;
+  test.check("the PVHV note of a domain that does not exist: -ESRCH",
+             ptwr_mode_call(kAbsent, abi::kPtwrReadsUnhookedSet, mode), -XEN_ESRCH);
+}
+
+// The builder's PVHV note (kPtwrReadsUnhookedSet) sent for dom0, a running domain: bad flags
+// and reserved fields -EINVAL first, then -EEXIST (Xen's answer once creation_finished).
+void pvhv_note_too_late(SelfTest& test) {
+  uint32_t mode = 2;
+  test.check("the PVHV note with flag 2: -EINVAL", ptwr_mode_call(0, abi::kPtwrReadsUnhookedSet, mode), -XEN_EINVAL);
+  mode = 0xffffffff;
+  test.check("the PVHV note with flag ~0: -EINVAL", ptwr_mode_call(0, abi::kPtwrReadsUnhookedSet, mode), -XEN_EINVAL);
+  mode = 1;
+  test.check("the PVHV note with reserved fields set: -EINVAL",
+             ptwr_mode_call(0, abi::kPtwrReadsUnhookedSet, mode, 1), -XEN_EINVAL);
+  static const uint32_t kFlags[] = {0, 1};
+  for (uint32_t flag : kFlags) {
+    mode = flag;
+    test.check(flag ? "the PVHV note (reads) for a running domain: -EEXIST"
+                    : "the PVHV note (does not read) for a running domain: -EEXIST",
+               ptwr_mode_call(0, abi::kPtwrReadsUnhookedSet, mode), -XEN_EEXIST);
+  }
 }
 
 void garbage(SelfTest& test, long boot_mode) {
@@ -179,11 +206,15 @@ void selftest_ptwr_mode(SelfTest& test) {
   if (!served) {
     uint32_t mode = abi::kPtwrWritable;
     test.check("Xen 4.17: set is -ENOSYS too", ptwr_mode_call(0, abi::kPtwrModeSet, mode), -XEN_ENOSYS);
+    mode = 1;
+    test.check("Xen 4.17: the PVHV note op is -ENOSYS too (the builder goes on)",
+               ptwr_mode_call(0, abi::kPtwrReadsUnhookedSet, mode), -XEN_ENOSYS);
     return;
   }
   test.check("the boot mode is one of the two", boot_mode == abi::kPtwrEmulate || boot_mode == abi::kPtwrWritable, 1);
   test.note("boot mode (1: writable)", boot_mode);
   garbage(test, boot_mode);
+  pvhv_note_too_late(test);
   const long free_before = control::free_pages();
   flips(test, boot_mode);
   // Entering writable takes two snapshot frames, leaving it gives them back: nothing leaks.

@@ -57,4 +57,28 @@ TEST(PtwrModeRules, GarbageIsEinval) {
   EXPECT_EQ(decide_ptwr_mode(request(abi::kPtwrModeSet, abi::kPtwrWritable), false, true).error, -XEN_EINVAL)
       << "a dying domain's mode cannot change";
 }
+
+// The kernel's PVHV note from a toolstack's builder: only while the domain is being built.
+TEST(PtwrModeRules, ReadsUnhookedIsSetOnlyBeforeTheDomainRuns) {
+  for (uint32_t flag : {0u, 1u}) {
+    EXPECT_EQ(decide_reads_unhooked(request(abi::kPtwrReadsUnhookedSet, flag), false, false), 0) << flag;
+    EXPECT_EQ(decide_reads_unhooked(request(abi::kPtwrReadsUnhookedSet, flag), false, true), -XEN_EEXIST) << flag;
+  }
+}
+
+TEST(PtwrModeRules, ReadsUnhookedRefusesBadFlagsReservedFieldsAndDyingDomains) {
+  for (uint32_t flag : {2u, 0xffffffffu})
+    EXPECT_EQ(decide_reads_unhooked(request(abi::kPtwrReadsUnhookedSet, flag), false, false), -XEN_EINVAL) << flag;
+  abi::DomctlPtwrMode reserved = request(abi::kPtwrReadsUnhookedSet, 1);
+  reserved.reserved[1] = 1;
+  EXPECT_EQ(decide_reads_unhooked(reserved, false, false), -XEN_EINVAL);
+  EXPECT_EQ(decide_reads_unhooked(request(abi::kPtwrReadsUnhookedSet, 1), true, false), -XEN_EINVAL);
+  // A bad request is -EINVAL even for a domain that has run: nothing about it is valid.
+  EXPECT_EQ(decide_reads_unhooked(request(abi::kPtwrReadsUnhookedSet, 2), false, true), -XEN_EINVAL);
+  EXPECT_EQ(decide_reads_unhooked(request(abi::kPtwrModeSet, 1), false, false), -XEN_EINVAL);
+}
+
+TEST(PtwrModeRules, TheModeRulesStillRefuseTheNoteOp) {
+  EXPECT_EQ(decide_ptwr_mode(request(abi::kPtwrReadsUnhookedSet, 1), false, false).error, -XEN_EINVAL);
+}
 }  // namespace

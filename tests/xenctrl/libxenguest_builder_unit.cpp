@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "common/elf/xen_elf_notes.h"
+#include "common/xen/pvhv_domctl.h"
 #include "tests/unit/boot_elf_builder.h"
 #include "tests/xenctrl/fake_transport.h"
 #include "tools/libxc/xc_private.h"
@@ -33,6 +35,7 @@ struct FakeHypervisor final : pvhv::xc::testing::FakeTransport {
   uint32_t pinned_for = 0, next_port = 1;
   vcpu_guest_context_t context{};
   int fail_populate = 0;  // a negative errno for populate_physmap
+  int64_t pvhv_note_answer = 0;  // what pvhv's ptwr-mode domctl answers (Xen 4.17: -ENOSYS)
 
   int64_t domctl(xen_domctl_t& d) {
     switch (d.cmd) {
@@ -47,6 +50,12 @@ struct FakeHypervisor final : pvhv::xc::testing::FakeTransport {
         calls.push_back("hypercall_init");
         hypercall_gmfn = d.u.hypercall_init.gmfn;
         return 0;
+      case pvhv::xen_abi::kDomctlPtwrMode: {
+        pvhv::xen_abi::DomctlPtwrMode body;
+        std::memcpy(&body, d.u.pad, sizeof(body));
+        calls.push_back("ptwr_mode op " + std::to_string(body.op) + " mode " + std::to_string(body.mode));
+        return pvhv_note_answer;
+      }
       case XEN_DOMCTL_setvcpucontext:
         calls.push_back("setvcpucontext");
         context = object<vcpu_guest_context_t>(reinterpret_cast<uint64_t>(d.u.vcpucontext.ctxt.p));
@@ -230,4 +239,51 @@ TEST_F(LibxenguestBuilder, DebiansBzImageIsUnpackedAndBuilt) {
   EXPECT_EQ(built.xc_error, XC_INVALID_KERNEL);
   EXPECT_NE(std::string(built.message).find("bzImage"), std::string::npos) << built.message;
   EXPECT_TRUE(hv->written_frames.empty());
+}
+
+// Our PVHV note (the kernel reads unhooked L2 entries): passed on to the hypervisor by pvhv's
+// ptwr-mode domctl right after the address size, before any memory; a kernel without it
+// (Linux, above) sends nothing.
+namespace {
+std::vector<uint8_t> kernel_with_pvhv_note() {
+  return linux_like_kernel(concat({linux_notes(linux_kstart + 0x1000, linux_kstart + 0x2000),
+                                   note(boot::kPvhvNoteName, boot::kPvhvNoteReadsUnhookedEntries, Bytes{})}),
+                           0x20000)
+      .build();
+}
+const std::string kNoteCall = "ptwr_mode op " + std::to_string(pvhv::xen_abi::kPtwrReadsUnhookedSet) + " mode 1";
+}  // namespace
+
+TEST_F(LibxenguestBuilder, PassesThePvhvNoteBeforeTheMemory) {
+  ASSERT_EQ(build(kernel_with_pvhv_note()), 0) << built.message;
+  ASSERT_GE(hv->calls.size(), 3u);
+  EXPECT_EQ(hv->calls[0], "set_address_size 64");
+  EXPECT_EQ(hv->calls[1], kNoteCall);
+  EXPECT_EQ(hv->calls[2], "populate order 9");
+}
+
+TEST_F(LibxenguestBuilder, AKernelWithoutTheNoteSendsNothing) {
+  ASSERT_EQ(build(kernel), 0) << built.message;
+  EXPECT_EQ(std::count_if(hv->calls.begin(), hv->calls.end(),
+                          [](const std::string& c) { return c.rfind("ptwr_mode", 0) == 0; }),
+            0);
+}
+
+// Xen 4.17 has no such domctl and never unhooks: the build goes on as without the note.
+TEST_F(LibxenguestBuilder, XensEnosysForTheNoteIsHarmless) {
+  hv->pvhv_note_answer = -ENOSYS;
+  ASSERT_EQ(build(kernel_with_pvhv_note()), 0) << built.message;
+  EXPECT_EQ(hv->calls.back(), "setvcpucontext");
+}
+
+TEST_F(LibxenguestBuilder, AnyOtherRefusalOfTheNoteStopsTheBuild) {
+  for (int64_t answer : {-EPERM, -EEXIST, -EINVAL}) {
+    hv->calls.clear();
+    hv->pvhv_note_answer = answer;
+    errno = 0;
+    EXPECT_EQ(build(kernel_with_pvhv_note()), -1) << answer;
+    EXPECT_EQ(errno, int(-answer));
+    EXPECT_NE(std::string(built.message).find("PVHV note"), std::string::npos) << built.message;
+    EXPECT_EQ(hv->calls.back(), kNoteCall) << "nothing after the refusal";
+  }
 }

@@ -42,6 +42,10 @@ int pvhv_xc_ptwr_mode_set(xc_interface* xch, uint32_t domid, unsigned int mode, 
   return ptwr_mode_domctl(xch, domid, abi::kPtwrModeSet, mode, now);
 }
 
+int pvhv_xc_ptwr_reads_unhooked_set(xc_interface* xch, uint32_t domid, unsigned int reads) {
+  return ptwr_mode_domctl(xch, domid, abi::kPtwrReadsUnhookedSet, reads, nullptr);
+}
+
 // Xen's xc_perfc_query_number then xc_perfc_query: the sizes first, then both arrays bounced out.
 int pvhv_xc_perfc_value(xc_interface* xch, const char* name, uint64_t* value) {
   xen_sysctl_t sizes = perfc_request();

@@ -1,5 +1,6 @@
 // The PV domain builder's steps with I/O, in Xen 4.17's order (libxl's libxl__build_pv and
-// libxenguest's xc_dom_* calls): parse the kernel, set the address size, populate the memory,
+// libxenguest's xc_dom_* calls): parse the kernel, set the address size (and, ours, pass on the
+// kernel's PVHV note), populate the memory,
 // lay it out, write the kernel, ramdisk, p2m list, start_info and page tables through the relay,
 // initialise the hypercall page, pin the L4, write the shared info page, set vCPU 0's context.
 // The layout and every structure written are pure (pv_layout, pv_start); this file moves them.
@@ -36,7 +37,8 @@ class Builder {
       : xch_(xch), domid_(domid), image_(image), built_(built) {}
 
   int run() {
-    if (parse_kernel() < 0 || set_address_size() < 0 || lay_out_memory() < 0 || populate() < 0) return -1;
+    if (parse_kernel() < 0 || set_address_size() < 0 || pass_pvhv_note() < 0) return -1;
+    if (lay_out_memory() < 0 || populate() < 0) return -1;
     if (allocate_ports() < 0 || load_kernel() < 0 || load_ramdisk() < 0 || write_p2m() < 0) return -1;
     if (clear_magic_pages() < 0 || write_page_tables() < 0 || read_shared_info_frame() < 0) return -1;
     if (write_start_info() < 0 || init_hypercall_page() < 0 || pin_l4() < 0 || write_shared_info() < 0) return -1;
@@ -105,6 +107,16 @@ class Builder {
     domctl.domain = domid_t(domid_);
     domctl.u.address_size.size = 64;
     return xc_domctl(xch_, &domctl) < 0 ? fail_call("XEN_DOMCTL_set_address_size") : 0;
+  }
+
+  // Ours: a kernel with our PVHV note reads unhooked L2 entries; the hypervisor's boot builder
+  // reads the note itself, a toolstack-built domain's is passed on here (before it runs).
+  // Xen 4.17 has no such domctl (ENOSYS) and never unhooks: nothing to tell it. A kernel
+  // without the note (Linux) sends nothing: the hypervisor's default is "does not read them".
+  int pass_pvhv_note() {
+    if (!kernel_.reads_unhooked_entries) return 0;
+    if (pvhv_xc_ptwr_reads_unhooked_set(xch_, domid_, 1) == 0 || errno == ENOSYS) return 0;
+    return fail_call("the PVHV note (pvhv's ptwr-mode domctl)");
   }
 
   int lay_out_memory() {

@@ -27,4 +27,11 @@ PtwrModeDecision decide_ptwr_mode(const abi::DomctlPtwrMode& request, bool curre
   return decision;
 }
 
+long decide_reads_unhooked(const abi::DomctlPtwrMode& request, bool target_dying, bool creation_finished) {
+  const bool reserved_clear = request.reserved[0] == 0 && request.reserved[1] == 0;
+  if (request.op != abi::kPtwrReadsUnhookedSet || !reserved_clear || request.mode > 1 || target_dying)
+    return -XEN_EINVAL;
+  return creation_finished ? -XEN_EEXIST : 0;
+}
+
 }  // namespace control

@@ -25,4 +25,9 @@ struct PtwrModeDecision {
 PtwrModeDecision decide_ptwr_mode(const pvhv::xen_abi::DomctlPtwrMode& request, bool current_writable,
                                   bool target_dying);
 
+// kPtwrReadsUnhookedSet (the kernel's PVHV note from a toolstack's builder): 0 to apply it,
+// -XEN_EINVAL for a flag other than 0 or 1, reserved fields set or a dying domain,
+// -XEN_EEXIST once the domain has been unpaused (Xen's creation_finished).
+long decide_reads_unhooked(const pvhv::xen_abi::DomctlPtwrMode& request, bool target_dying, bool creation_finished);
+
 }  // namespace control

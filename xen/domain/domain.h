@@ -136,6 +136,10 @@ struct Domain {
   uint64_t ptwr_snapshot_mfns[2]{};  // the hypervisor frames holding its two snapshots (0: none)
   Vcpu vcpu0;
   bool stop_reported = false;  // the "Domain N shut down" line was printed
+  // Xen's creation_finished: set at the first unpause by the toolstack (a boot-built domain is
+  // born finished). What only a domain being built may be told is refused after it.
+  bool creation_finished = false;
+  uint32_t unemulated_reported = 0;  // lines printed about faults not emulated (pv/unemulated_report)
   // An unprivileged domain's console output, printed a line at a time with its "(dN) " prefix.
   static constexpr unsigned console_line_capacity = 160;
   char console_line[console_line_capacity + 1]{};  // room for the terminator

@@ -420,6 +420,7 @@ BuildResult build(const boot::BootDomain& plan, const boot::CommandLine& options
   // Writable pagetables unhook a reachable L1 only for a kernel that said it reads such an L2
   // entry as its table (ptwr/writable_pagetables.h: Linux does not).
   domain.writable_pagetables.set_guest_reads_unhooked_entries(kernel.reads_unhooked_entries);
+  domain.creation_finished = true;  // the hypervisor starts it: no toolstack builds it further
   printk("%s%u: %s %s, %lu MiB, entry %lx, start_info %lx, %lu page-table frames, guest PTE writes: %s\n",
          plan.id == 0 ? "dom" : "d", plan.id, kernel.guest_os.text, kernel.guest_version.text, memory.nr_pages / 256,
          layout.entry, layout.start_info.start, layout.nr_pt_frames(),

@@ -68,6 +68,7 @@ long pause(Domain& domain) {
 
 long unpause(Domain& domain) {
   if (long error = domain.controller_pause.unpause()) return error;
+  domain.creation_finished = true;
   if (!domain.paused()) scheduler::unpaused(domain.vcpu0);
   return 0;
 }

@@ -16,7 +16,19 @@ const char* mode_name(PageTableWriteMode mode) {
 }
 }  // namespace
 
+namespace {
+// The kernel's PVHV note, from the toolstack that builds the domain (libxenguest).
+long apply_reads_unhooked(Domain& target, abi::DomctlPtwrMode& request) {
+  if (long error = control::decide_reads_unhooked(request, target.dying(), target.creation_finished)) return error;
+  target.writable_pagetables.set_guest_reads_unhooked_entries(request.mode == 1);
+  printk_level(LogLevel::info, "d%u: kernel reads unhooked entries: %s (PVHV note from its builder)\n",
+               unsigned(target.id), request.mode == 1 ? "yes" : "no");
+  return 0;
+}
+}  // namespace
+
 long apply(Domain& target, abi::DomctlPtwrMode& request) {
+  if (request.op == abi::kPtwrReadsUnhookedSet) return apply_reads_unhooked(target, request);
   const bool writable = target.pt_write_mode == PageTableWriteMode::writable;
   control::PtwrModeDecision decision = control::decide_ptwr_mode(request, writable, target.dying());
   if (decision.error) return decision.error;

@@ -13,6 +13,8 @@
 #include "pv/invalid_op.h"
 #include "pv/page_fault.h"
 #include "pv/privileged_op.h"
+#include "pv/unemulated_report.h"
+#include "emulate/instruction_fetch.h"
 #include "domain/shared_info.h"
 #include "hypervisor/perf_counters.h"
 #include "trace/format/events.h"
@@ -94,11 +96,31 @@ void inject_exception(Vcpu& vcpu, TrapFrame& frame, unsigned vector, uint32_t er
     domains::crash(*vcpu.domain, "cannot write exception frame on the guest kernel stack");
 }
 
+namespace {
+// A #GP (error code 0: the instruction's own) or #UD that nothing emulated: its RIP and bytes
+// on the console before the guest gets it, or is crashed for having no handler.
+[[gnu::noinline, gnu::cold]] void report_unemulated(Vcpu& vcpu, const TrapFrame& frame, unsigned vector) {
+  const char* name = unemulated_report::vector_name(vector);
+  if (!name || (vector == vector_general_protection && frame.error_code != 0)) return;
+  Domain& domain = *vcpu.domain;
+  const bool fatal = vcpu.trap_table[vector].address == 0;
+  if (!unemulated_report::should_log(domain.unemulated_reported, fatal)) return;
+  ++domain.unemulated_reported;
+  instruction_fetch::FetchedInstruction fetched;
+  if (!instruction_fetch::fetch(vcpu, frame.rip, fetched)) fetched.count = 0;
+  char bytes[3 * sizeof(fetched.bytes) + 1];
+  unemulated_report::format_bytes(fetched.bytes, fetched.count, bytes, sizeof(bytes));
+  printk("d%uv%u %s not emulated at %lx (%s mode), bytes %s: %s\n", domain.id, vcpu.id, name, frame.rip,
+         vcpu.kernel_mode ? "kernel" : "user", bytes, fatal ? "no handler, crashing the domain" : "to the guest");
+}
+}  // namespace
+
 void handle_guest_exception(TrapFrame& frame) {
   Vcpu& vcpu = *domains::current();
   unsigned vector = unsigned(frame.vector);
   if (vector == vector_general_protection && privileged_op::emulate(vcpu, frame)) return;
   if (vector == vector_invalid_opcode && invalid_op::emulate(vcpu, frame)) return;
+  if (vector == vector_general_protection || vector == vector_invalid_opcode) report_unemulated(vcpu, frame, vector);
   if (vector == 14) {
     perf::add(perf::Counter::pv_page_faults);
     uint64_t address = cpu::read_cr2();

@@ -68,6 +68,13 @@ int pvhv_xc_dom0_shutdown(struct xc_interface_core *xch, unsigned int reason);
 #define PVHV_PTWR_WRITABLE 1u
 int pvhv_xc_ptwr_mode_get(struct xc_interface_core *xch, uint32_t domid, unsigned int *mode);
 int pvhv_xc_ptwr_mode_set(struct xc_interface_core *xch, uint32_t domid, unsigned int mode, unsigned int *now);
+/* The builder's half of our PVHV ELF note: tells the hypervisor whether the kernel of `domid`
+ * (being built: not yet unpaused) reads an unhooked L2 entry as its table (`reads` 1), so that
+ * writable pagetables may unhook its reachable L1s, as for a boot-built domain with the note.
+ * Errors as a domctl's: ESRCH no such domain, EPERM not the control domain, EINVAL `reads` not
+ * 0 or 1 or a dying domain, EEXIST a domain that has run; ENOSYS on Xen 4.17 (which never
+ * unhooks: the builder then goes on). */
+int pvhv_xc_ptwr_reads_unhooked_set(struct xc_interface_core *xch, uint32_t domid, unsigned int reads);
 
 /* The value of the hypervisor's performance counter `name` (XEN_SYSCTL_perfc_op, summed over
  * its values), such as "ptwr_emulations". ENOENT: no such counter; ENOSYS: the hypervisor has
