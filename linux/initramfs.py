@@ -73,9 +73,11 @@ def build(build_dir):
     os.makedirs(out_dir, exist_ok=True)
     out = os.path.join(out_dir, "initramfs.cpio")
     data = cpio_newc.write(members(os.path.join(deps, "busybox"), os.path.join(build_dir, "guest", "rootfs", "bench")))
-    with open(out + ".tmp", "wb") as f:
+    # A temporary file of this process's own: tests running at once (ctest -j2) each write it.
+    tmp = f"{out}.{os.getpid()}.tmp"
+    with open(tmp, "wb") as f:
         f.write(data)
-    os.replace(out + ".tmp", out)
+    os.replace(tmp, out)
     return out
 
 
