@@ -112,6 +112,22 @@ def run_column(name, build, iterations, timeout, baseline):
     return ours(build, iterations, timeout, name.split("-", 1)[1], baseline)
 
 
+def ratio_lines(results, base, names):
+    """`  <column> over <base>: <benchmark> <ratio>x, ...` for each of `names` with figures on both."""
+    if base not in results:
+        return []
+    lines = []
+    for n in names:
+        ratios = []
+        for key, label in BENCHMARKS:
+            a, b = results[n]["per_op_us"].get(key), results[base]["per_op_us"].get(key)
+            if a and b:
+                ratios.append(f"{label} {a / b:.2f}x")
+        if ratios:
+            lines.append(f"  {n} over {base}: " + ", ".join(ratios))
+    return lines
+
+
 def table(results, iterations):
     lines = [f"Linux: Debian's kernel, busybox initramfs, {iterations} iterations each, -icount shift=0 "
              "(us of virtual time per operation)"]
@@ -123,28 +139,8 @@ def table(results, iterations):
             value = results[n]["per_op_us"].get(key)
             cells.append(f"{value:16.1f}" if value is not None else f"{'-':>16}")
         lines.append(f"{label:26}" + "".join(cells))
-    if "native" in results:
-        for n in names:
-            if n == "native":
-                continue
-            ratios = []
-            for key, label in BENCHMARKS:
-                a, b = results[n]["per_op_us"].get(key), results["native"]["per_op_us"].get(key)
-                if a and b:
-                    ratios.append(f"{label} {a / b:.2f}x")
-            if ratios:
-                lines.append(f"  {n} over native: " + ", ".join(ratios))
-    if "xen417-domu" in results:
-        for n in names:
-            if not n.startswith("ours"):
-                continue
-            ratios = []
-            for key, label in BENCHMARKS:
-                a, b = results[n]["per_op_us"].get(key), results["xen417-domu"]["per_op_us"].get(key)
-                if a and b:
-                    ratios.append(f"{label} {a / b:.2f}x")
-            if ratios:
-                lines.append(f"  {n} over xen417-domu: " + ", ".join(ratios))
+    lines += ratio_lines(results, "native", [n for n in names if n != "native"])
+    lines += ratio_lines(results, "xen417-domu", [n for n in names if n.startswith("ours")])
     for n in names:
         column = results[n]
         if not column["ok"]:
