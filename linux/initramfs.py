@@ -7,7 +7,8 @@ an /init that runs the fork loop and powers off.
 /init reads `bench_iterations=N` from the kernel command line (Linux hands unknown key=value
 words to init as its environment): 1000 in `make linux` and `make bench`, a few in `make test`.
 `linux_init=shell` gives a busybox shell on the console instead of the loop
-(examples/linux.cfg). /sbin/poweroff is what Linux's orderly_poweroff runs when xenbus sees
+(examples/linux.cfg); `linux_init=trace` waits for a line on the console, then runs only
+fork+execve, each iteration marked for the trace (linux/trace_loop.py). /sbin/poweroff is what Linux's orderly_poweroff runs when xenbus sees
 `control/shutdown = poweroff`: init here is a shell, not busybox's init, so it powers off
 with -f itself.
 """
@@ -33,6 +34,16 @@ if [ "${linux_init:-bench}" = shell ]; then
     echo "linux-init: shell on the console; exit or xl shutdown powers off"
     /bin/sh
     echo "linux-init: shell exited, status $?"
+    poweroff -f
+fi
+if [ "${linux_init:-bench}" = trace ]; then
+    # The loop a trace is taken of (linux/trace_loop.py): it starts when a line comes in on the
+    # console (once the host has started recording), each fork+execve between two of /bench's
+    # ioperm markers (physdev_op hypercalls in the trace), no warm-up.
+    echo "linux-init: waiting for the trace to start (a line on the console)"
+    read -r started
+    /bench --only fork_execve --iterations "${bench_iterations:-3}" --warmup 0 --marker ioperm --exit-program /bin/true
+    echo "linux-init: done, status $?"
     poweroff -f
 fi
 /bench --only fork_execve,fork_sh --iterations "${bench_iterations:-1000}" --exit-program /bin/true --shell /bin/sh
