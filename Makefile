@@ -44,7 +44,7 @@ bench: build
 		--events-profile $(BUILD)/bench/events/profile.json
 	@python3 bench/run_lifecycle_bench.py --build $(BUILD)
 	@python3 bench/run_toolstack_bench.py --build $(BUILD)
-	@python3 bench/run_linux_bench.py --build $(BUILD) --baseline
+	@python3 bench/run_linux_bench.py --build $(BUILD) --baseline --traces $(BUILD)/bench/linux-traces
 
 # Where the instructions go (bench/run_profile.py): instructions per function and events per
 # operation inside the timed window, ours and Xen 4.17, through the project's QEMU plugin.

@@ -10,13 +10,18 @@ virtual time per guest instruction: deterministic, one run per column):
   ours-emulate    a boot-module domU on ours (linux/run.py --role domu), ptwr=emulate
   ours-writable   the same with ptwr=writable
 
+With --traces DIR (`make bench`: build/bench/linux-traces, beside linux.json), a trace of the
+loop for each hypervisor column (linux/trace_loop.py: through the toolstack, the loop between
+ioperm markers, --trace-iterations of fork+execve) read by both xenalyzes, and the per-fork
+sequence of the columns side by side (DIR/sequence.txt).
+
 Every domU gets 256 MiB. For ours, the hypervisor's counters of the whole run (boot and loop)
 from its end-of-run summary, and, with --baseline, per loop iteration: the difference to a boot
 whose loop runs once, over the other iterations (one fork+execve plus one sh -c each). A column
 that does not finish says where it stopped (linux/run.py's milestones).
 
     python3 bench/run_linux_bench.py [--build build] [--scale 0.02] [--columns native,ours-emulate]
-                                     [--baseline] [--output build/bench/linux.json]
+                                     [--baseline] [--output build/bench/linux.json] [--traces DIR]
 """
 import argparse
 import json
@@ -32,11 +37,14 @@ sys.path.insert(0, HERE)
 import machine  # noqa: E402
 import run as linux_run  # noqa: E402
 import run_bench  # noqa: E402
+import trace_loop  # noqa: E402
 
 ITERATIONS = 1000
 ICOUNT = ("-icount", "shift=0")
 NATIVE_ARGS = "console=ttyS0 mem=256M"
 COLUMNS = ("native", "xen417-domu", "ours-emulate", "ours-writable")
+# The trace (linux/trace_loop.py's run) of each column that has one.
+TRACE_RUNS = {"xen417-domu": "xen417", "ours-emulate": "ours-emulate", "ours-writable": "ours-writable"}
 BENCHMARKS = (("fork_execve", "fork+execve /bin/true"), ("fork_sh", "sh -c /bin/true"))
 # The hypervisor summary's counters (xen/hypervisor/summary.cpp) shown in the table.
 COUNTERS = ("hypercalls", "mmu_hypercalls", "pv_page_faults", "ptwr_emulations", "ptwr_faults", "ptwr_unhooks",
@@ -112,6 +120,22 @@ def run_column(name, build, iterations, timeout, baseline):
     return ours(build, iterations, timeout, name.split("-", 1)[1], baseline)
 
 
+def ratio_lines(results, base, names):
+    """`  <column> over <base>: <benchmark> <ratio>x, ...` for each of `names` with figures on both."""
+    if base not in results:
+        return []
+    lines = []
+    for n in names:
+        ratios = []
+        for key, label in BENCHMARKS:
+            a, b = results[n]["per_op_us"].get(key), results[base]["per_op_us"].get(key)
+            if a and b:
+                ratios.append(f"{label} {a / b:.2f}x")
+        if ratios:
+            lines.append(f"  {n} over {base}: " + ", ".join(ratios))
+    return lines
+
+
 def table(results, iterations):
     lines = [f"Linux: Debian's kernel, busybox initramfs, {iterations} iterations each, -icount shift=0 "
              "(us of virtual time per operation)"]
@@ -123,28 +147,8 @@ def table(results, iterations):
             value = results[n]["per_op_us"].get(key)
             cells.append(f"{value:16.1f}" if value is not None else f"{'-':>16}")
         lines.append(f"{label:26}" + "".join(cells))
-    if "native" in results:
-        for n in names:
-            if n == "native":
-                continue
-            ratios = []
-            for key, label in BENCHMARKS:
-                a, b = results[n]["per_op_us"].get(key), results["native"]["per_op_us"].get(key)
-                if a and b:
-                    ratios.append(f"{label} {a / b:.2f}x")
-            if ratios:
-                lines.append(f"  {n} over native: " + ", ".join(ratios))
-    if "xen417-domu" in results:
-        for n in names:
-            if not n.startswith("ours"):
-                continue
-            ratios = []
-            for key, label in BENCHMARKS:
-                a, b = results[n]["per_op_us"].get(key), results["xen417-domu"]["per_op_us"].get(key)
-                if a and b:
-                    ratios.append(f"{label} {a / b:.2f}x")
-            if ratios:
-                lines.append(f"  {n} over xen417-domu: " + ", ".join(ratios))
+    lines += ratio_lines(results, "native", [n for n in names if n != "native"])
+    lines += ratio_lines(results, "xen417-domu", [n for n in names if n.startswith("ours")])
     for n in names:
         column = results[n]
         if not column["ok"]:
@@ -167,6 +171,9 @@ def main(argv=None):
                         help="ours: also a boot with 0 iterations, for counters per iteration")
     parser.add_argument("--timeout", type=float, default=3600, help="per column, seconds")
     parser.add_argument("--output", default=None, help="JSON results (default build/bench/linux.json)")
+    parser.add_argument("--traces", default=None, help="also a trace of the loop per hypervisor column in DIR, "
+                        "and the per-fork sequence side by side (linux/trace_loop.py)")
+    parser.add_argument("--trace-iterations", type=int, default=100, help="fork+execve iterations traced")
     args = parser.parse_args(argv)
     build = os.path.abspath(args.build)
     iterations = max(1, int(ITERATIONS * args.scale))
@@ -181,6 +188,12 @@ def main(argv=None):
     os.makedirs(os.path.dirname(output), exist_ok=True)
     with open(output, "w") as f:
         json.dump({"iterations": iterations, "deterministic": True, "columns": results}, f, indent=2)
+    traced = [TRACE_RUNS[n] for n in results if n in TRACE_RUNS]
+    if args.traces and traced:
+        print(f"linux bench: traces of {', '.join(traced)} ...", flush=True)
+        if trace_loop.main(["--build", build, "--runs", ",".join(traced), "--iterations", str(args.trace_iterations),
+                            "--out", os.path.abspath(args.traces)]) != 0:
+            print(f"linux bench: a trace was not captured or read whole (see {args.traces}/captures.json)")
     return 0 if all(c["ok"] for n, c in results.items() if n != "ours-writable") else 1
 
 

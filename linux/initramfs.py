@@ -9,7 +9,9 @@ words to init as its environment): 1000 in `make linux` and `make bench`, a few 
 `linux_init=shell` gives a busybox shell on the console instead of the loop
 (examples/linux.cfg); `linux_init=privop` runs /privop (guest/user/privop.c: privileged
 instructions from user mode), reads a port through /dev/port and prints a few /proc/kallsyms
-lines before the loop (tests/integration/test_linux_domu_privop.py). /sbin/poweroff is what Linux's orderly_poweroff runs when xenbus sees
+lines before the loop (tests/integration/test_linux_domu_privop.py); `linux_init=trace` waits
+for a line on the console, then runs only fork+execve, each iteration marked for the trace
+(linux/trace_loop.py). /sbin/poweroff is what Linux's orderly_poweroff runs when xenbus sees
 `control/shutdown = poweroff`: init here is a shell, not busybox's init, so it powers off
 with -f itself.
 """
@@ -46,6 +48,16 @@ if [ "${linux_init:-bench}" = privop ]; then
     echo "linux-init: /dev/port 0x80 reads $(dd if=/dev/port bs=1 skip=128 count=1 2>/dev/null | od -An -tx1)"
     echo 0 > /proc/sys/kernel/kptr_restrict
     grep -E ' (_stext|xen_start_kernel|do_fork_idle|kernel_clone)$' /proc/kallsyms | sed 's/^/linux-init: kallsyms /'
+fi
+if [ "${linux_init:-bench}" = trace ]; then
+    # The loop a trace is taken of (linux/trace_loop.py): it starts when a line comes in on the
+    # console (once the host has started recording), each fork+execve between two of /bench's
+    # ioperm markers (physdev_op hypercalls in the trace), no warm-up.
+    echo "linux-init: waiting for the trace to start (a line on the console)"
+    read -r started
+    /bench --only fork_execve --iterations "${bench_iterations:-3}" --warmup 0 --marker ioperm --exit-program /bin/true
+    echo "linux-init: done, status $?"
+    poweroff -f
 fi
 /bench --only fork_execve,fork_sh --iterations "${bench_iterations:-1000}" --exit-program /bin/true --shell /bin/sh
 echo "linux-init: done, status $?"
@@ -91,9 +103,11 @@ def build(build_dir):
     rootfs = os.path.join(build_dir, "guest", "rootfs")
     data = cpio_newc.write(members(os.path.join(deps, "busybox"), os.path.join(rootfs, "bench"),
                                    os.path.join(rootfs, "privop")))
-    with open(out + ".tmp", "wb") as f:
+    # A temporary file of this process's own: tests running at once (ctest -j2) each write it.
+    tmp = f"{out}.{os.getpid()}.tmp"
+    with open(tmp, "wb") as f:
         f.write(data)
-    os.replace(out + ".tmp", out)
+    os.replace(tmp, out)
     return out
 
 

@@ -28,6 +28,11 @@
  *                      over a minute under TCG with -icount, and the average is the same)
  *   --exit-program P   what fork_execve and fork_sh run (default /bench_exit)
  *   --shell P          the shell of fork_sh (default /bin/sh)
+ *   --marker ioperm    mark each iteration of a fork benchmark (warm-up ones too) and the end of
+ *                      its last: the process takes and drops access to one I/O port, which a Xen
+ *                      PV Linux turns into physdev_op (PHYSDEVOP_set_iobitmap) hypercalls, so a
+ *                      hypervisor's trace shows where each iteration starts (xenalyze
+ *                      --per-iteration). On a kernel without ioperm(2) it does nothing.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -169,6 +174,19 @@ static void child_exec(const char *path, char *const argv[]) {
   }
 }
 
+/* --marker ioperm: ioperm() on, then off, of the POST diagnostic port (never accessed). Linux
+ * sets the task's I/O bitmap on the way back to user mode and invalidates it at once when the last
+ * port is dropped: each is a PHYSDEVOP_set_iobitmap hypercall, nothing else in a fork loop calls
+ * physdev_op, and no page-table work lies between the two. */
+enum { kMarkerPort = 0x80 };
+static int marker_ioperm = 0;
+
+static void mark_iteration(void) {
+  if (!marker_ioperm) return;
+  syscall(SYS_ioperm, kMarkerPort, 1, 1);
+  syscall(SYS_ioperm, kMarkerPort, 1, 0);
+}
+
 /* Forks; the child runs `child` (which never returns); the parent reaps it and checks that
  * it exited with status 0. */
 static int fork_and_wait(void (*child)(void)) {
@@ -276,6 +294,7 @@ static int run_fork_benchmark(const struct benchmark *b) {
   int warmup = warmup_override >= 0 ? warmup_override : (b->dirty_mb ? 1 : 2);
   for (int i = 0; i < warmup; i++) {
     if (b->dirty_mb) dirty_touch();
+    mark_iteration();
     if (fork_and_wait(b->child) != 0) {
       emit("bench %s failed %s", b->name, failure);
       dirty_unmap();
@@ -288,6 +307,7 @@ static int run_fork_benchmark(const struct benchmark *b) {
     /* One window per fork: re-dirtying the memory between forks is not part of the cost. */
     for (uint64_t i = 0; i < b->iterations; i++) {
       dirty_touch();
+      mark_iteration();
       window_open(&w);
       int status = fork_and_wait(b->child);
       window_close(&w, &m);
@@ -300,6 +320,7 @@ static int run_fork_benchmark(const struct benchmark *b) {
   } else {
     window_open(&w);
     for (uint64_t i = 0; i < b->iterations; i++) {
+      mark_iteration();
       if (fork_and_wait(b->child) != 0) {
         emit("bench %s failed %s", b->name, failure);
         return -1;
@@ -307,6 +328,7 @@ static int run_fork_benchmark(const struct benchmark *b) {
     }
     window_close(&w, &m);
   }
+  mark_iteration();  /* the end of the last iteration */
   dirty_unmap();
   report(b->name, b->iterations, &m);
   return 0;
@@ -359,7 +381,7 @@ static int parse_count(const char *text, uint64_t *out) {
 
 static int usage(const char *problem, const char *argument) {
   emit("bench error %s '%s' (options: --scale F --iterations N --set NAME=N --only A,B "
-       "--warmup N --pte-writes N --exit-program P --shell P)",
+       "--warmup N --pte-writes N --exit-program P --shell P --marker ioperm|none)",
        problem, argument ? argument : "");
   return 2;
 }
@@ -409,6 +431,10 @@ static int parse_options(int argc, char **argv) {
       exit_program = value;
     } else if (strcmp(option, "--shell") == 0) {
       shell = value;
+    } else if (strcmp(option, "--marker") == 0) {
+      if (strcmp(value, "ioperm") == 0) marker_ioperm = 1;
+      else if (strcmp(value, "none") == 0) marker_ioperm = 0;
+      else return usage("unknown marker", value);
     } else {
       return usage("unknown option", option);
     }

@@ -10,11 +10,9 @@ ptwr=writable: the same boot in test_linux_dom0_ours_writable.py (check() below,
 import os
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "linux"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import guest_boot  # noqa: E402
-import run as linux_run  # noqa: E402
+from linux_guest import linux_run  # noqa: E402
 
 ITERATIONS = 3
 

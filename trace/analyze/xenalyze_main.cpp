@@ -5,6 +5,7 @@
 
 #include "trace/analyze/compare.h"
 #include "trace/analyze/json_report.h"
+#include "trace/analyze/loop_iterations.h"
 #include "trace/analyze/pvmmu_report.h"
 #include "trace/analyze/record_text.h"
 #include "trace/analyze/svg_plots.h"
@@ -49,6 +50,8 @@ int report(const Analysis& a, const XenalyzeOptions& o)
         print_forks(stdout, a);
     if (o.ptes_per_table)
         print_ptes_per_table(stdout, a);
+    if (o.per_iteration)
+        std::fputs(loop_report(analyse_loop(a.file, a.steps, int(o.domain)), a.hz.hz).c_str(), stdout);
     if (o.svg_dir) {
         std::string error;
         auto files = write_svg_plots(a, *o.svg_dir, o.fork_index, error);

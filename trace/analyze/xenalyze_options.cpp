@@ -19,6 +19,8 @@ const char* xenalyze_usage()
            "  --json               everything as one JSON document (--json-steps adds fork steps)\n"
            "  --forks              per-operation stories (faults, emulations, unhooks, rehooks...)\n"
            "  --ptes-per-table     histogram of PTEs changed per unhooked page-table page\n"
+           "  --per-iteration      the sequence of each iteration of a loop the guest marks with\n"
+           "                       physdev_op hypercalls (--domain=N, default 1): typical, average\n"
            "  --svg=DIR            SVG plots: fork timeline (--fork=N), histogram, cost by mode\n"
            "  --compare A B        two traces side by side\n"
            "  --strict             exit status 3 when the trace had errors\n"
@@ -29,7 +31,7 @@ namespace {
 
 bool takes_value(const std::string& name)
 {
-    return name == "--cpu-hz" || name == "--svg" || name == "--fork";
+    return name == "--cpu-hz" || name == "--svg" || name == "--fork" || name == "--domain";
 }
 
 bool apply_flag(XenalyzeOptions& o, const std::string& name)
@@ -42,6 +44,7 @@ bool apply_flag(XenalyzeOptions& o, const std::string& name)
     else if (name == "--forks") o.forks = true;
     else if (name == "--ptes-per-table") o.ptes_per_table = true;
     else if (name == "--stats") o.stats = true;
+    else if (name == "--per-iteration") o.per_iteration = true;
     else if (name == "--verbose" || name == "-v") o.verbose = true;
     else if (name == "--strict") o.strict = true;
     else if (name == "--compare") o.compare = true;
@@ -66,6 +69,15 @@ bool apply_value(XenalyzeOptions& o, const std::string& name, const std::string&
     bool digits = !value.empty() && value.find_first_not_of("0123456789") == std::string::npos;
     errno = 0;
     uint64_t index = digits ? std::strtoull(value.c_str(), nullptr, 10) : 0;
+    if (name == "--domain") {
+        // A domain id: 0..DOMID_FIRST_RESERVED - 1 (0x7ff0), as Xen's domids.
+        if (!digits || errno == ERANGE || index >= 0x7ff0) {
+            error = "invalid --domain '" + value + "' (a domain id, 0 to 32751)";
+            return false;
+        }
+        o.domain = uint32_t(index);
+        return true;
+    }
     if (!digits || errno == ERANGE) {
         error = "invalid --fork '" + value + "' (the number of a marked operation, from 0)";
         return false;
@@ -115,7 +127,7 @@ std::optional<XenalyzeOptions> parse_xenalyze_options(const std::vector<std::str
         return std::nullopt;
     }
     if (!o.summary && !o.dump_all && !o.report_pcpu && !o.json && !o.forks && !o.ptes_per_table && !o.stats &&
-        !o.svg_dir && !o.compare)
+        !o.svg_dir && !o.compare && !o.per_iteration)
         o.summary = true;
     return o;
 }

@@ -22,6 +22,8 @@ struct XenalyzeOptions {
     std::optional<uint64_t> cpu_hz;
     std::optional<std::string> svg_dir;
     std::optional<uint64_t> fork_index;   // --fork=N (default: the first marked operation)
+    bool per_iteration = false;           // --per-iteration: a loop the guest marks with physdev_op
+    uint32_t domain = 1;                  // --domain=N: whose loop (default the first domU)
     std::vector<std::string> files;   // one trace, or two with --compare
     bool compare = false;
 };

@@ -102,7 +102,7 @@ def main():
     check = Checker(args.xenalyze)
     with tempfile.TemporaryDirectory() as svg:
         for seed in seeds:
-            everything = ["--summary", "--dump-all", "--report-pcpu", "--stats", "--forks", "--ptes-per-table",
+            everything = ["--summary", "--dump-all", "--report-pcpu", "--stats", "--forks", "--ptes-per-table", "--per-iteration",
                           f"--svg={svg}", "--strict", "--verbose"]
             check.trace_run([*everything, seed])
             check.trace_run(["--json-steps", seed])

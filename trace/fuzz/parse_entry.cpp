@@ -3,6 +3,7 @@
 #include <span>
 
 #include "trace/analyze/json_report.h"
+#include "trace/analyze/loop_iterations.h"
 #include "trace/analyze/svg_plots.h"
 
 namespace trace {
@@ -20,7 +21,8 @@ int fuzz_one_input(const uint8_t* data, size_t size)
     std::string svg = ptes_histogram_svg(a->stats) + cost_breakdown_svg(a->forks, a->hz);
     if (!a->forks.stories.empty())
         svg += fork_timeline_svg(a->forks.stories.front(), a->hz);
-    return json.empty() || svg.empty() ? 1 : 0;
+    std::string loop = loop_report(analyse_loop(a->file, a->steps, 1), a->hz.hz);
+    return json.empty() || svg.empty() || loop.empty() ? 1 : 0;
 }
 
 } // namespace trace

@@ -51,11 +51,38 @@ constexpr auto handlers = make_table();
 }  // namespace
 
 namespace {
+// Xen's TRC_PV_HYPERCALL_V2 record (its __trace_hypercall): the op, then the arguments Xen records
+// for it as 32-bit words, each flagged in the op word: the count of mmu_update, mmuext_op and
+// multicall (an mmu_update batch's entries), sched_op's command, vcpu_op's command and vCPU,
+// grant_table_op's command and count. A call inside a multicall is Xen's TRC_PV_HYPERCALL_SUBCALL,
+// with the same words. Out of line: built only while tracing is on.
+[[gnu::noinline, gnu::cold]] void record_hypercall(uint64_t number, const Arguments& args, bool nested) {
+  const uint32_t op = uint32_t(number);
+  constexpr uint32_t arg0 = TRC_PV_HYPERCALL_V2_ARG_32(0), arg1 = TRC_PV_HYPERCALL_V2_ARG_32(1),
+                     arg2 = TRC_PV_HYPERCALL_V2_ARG_32(2);
+  const uint32_t event = nested ? trace::events::kPvHypercallSubcall : trace::events::kPvHypercallV2;
+  switch (number) {
+    case __HYPERVISOR_mmu_update:
+    case __HYPERVISOR_multicall:
+    case __HYPERVISOR_mmuext_op:
+      return trace::record_words(event, op | arg1, uint32_t(args.a[1]));
+    case __HYPERVISOR_grant_table_op:
+      return trace::record_words(event, op | arg0 | arg2, uint32_t(args.a[0]), uint32_t(args.a[2]));
+    case __HYPERVISOR_vcpu_op:
+      return trace::record_words(event, op | arg0 | arg1, uint32_t(args.a[0]), uint32_t(args.a[1]));
+    case __HYPERVISOR_sched_op:
+      return trace::record_words(event, op | arg0, uint32_t(args.a[0]));
+    default:
+      return trace::record_words(event, op);
+  }
+}
+
 // Inlined into both callers (dispatch and multicall): every hypercall goes through here, and the trace point's
 // out-of-line path would otherwise tip the compiler into a call and a frame of its own. The
 // number is compared whole: rax = 0x1_0000_0011 is not xen_version, it is -ENOSYS.
-[[gnu::always_inline]] inline long call_handler(Vcpu& vcpu, TrapFrame& frame, uint64_t number, Arguments& args) {
-  trace::event(trace::events::kPvHypercallV2, uint32_t(number));  // op only; first, while `number` is in a register
+[[gnu::always_inline]] inline long call_handler(Vcpu& vcpu, TrapFrame& frame, uint64_t number, Arguments& args,
+                                                bool nested = false) {
+  if (trace_points::on()) [[unlikely]] record_hypercall(number, args, nested);  // first, before a handler rewrites args
   summary::count_hypercall(number);
   if (number >= table_size || !handlers.h[number]) return -XEN_ENOSYS;
   return handlers.h[number](vcpu, frame, args);
@@ -90,7 +117,7 @@ long run_calls(Vcpu& vcpu, TrapFrame& frame, Arguments& args) {
     multicall_entry_t entry;
     if (!guest_memory::read(vcpu, address, entry)) return -XEN_EFAULT;
     Arguments inner{{entry.args[0], entry.args[1], entry.args[2], entry.args[3], entry.args[4]}};
-    long result = call_handler(vcpu, frame, entry.op, inner);
+    long result = call_handler(vcpu, frame, entry.op, inner, true);
     if (result == restart) {
       // The call stopped part way: its continuation goes back into the list, and the
       // multicall itself continues at this entry.
