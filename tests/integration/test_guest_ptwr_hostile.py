@@ -43,7 +43,9 @@ def main():
         if hv.name == "ours":
             machine.expect("frame audit: every count agrees with the page tables: ok" in result.serial,
                            "the audit did not run in the middle", result)
-        if mode in ("ptwr=writable", "ptwr=adaptive"):
+        # Under adaptive, T's one-entry batches make its later stores emulated (the policy at
+        # work): the selftest notes that there is no detach to check.
+        if mode == "ptwr=writable":
             machine.expect("the inactive detach after that unlink flushed the TLB: ok" in result.serial,
                            "ptwr-unlink did not check the flush", result)
         where = f"{hv.name} {mode}".strip()
