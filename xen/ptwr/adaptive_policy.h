@@ -48,7 +48,7 @@ class AdaptivePolicy {
   static constexpr unsigned kTables = 128;       // tables remembered per domain (a power of two)
   static constexpr unsigned kFewEntries = 2;     // a period changing at most this many did not pay
   static constexpr unsigned kSparsePeriods = 2;  // such periods in a row before emulating
-  static constexpr unsigned kRunLength = 3;      // quiet writes in a row that make a run
+  static constexpr unsigned kRunLength = 2;      // quiet writes in a row that make a run
 
   // A write fault on L1 `table_mfn`; `activity` is a count that moves whenever the guest does
   // anything but write page tables (hypercalls, bounced exceptions and system calls).
