@@ -31,9 +31,9 @@ run:
 # The untraced modes run build/xen/xen-untraced: the "tracing off" table compares them. The
 # xen417 modes run real Xen 4.17 with the same guest (with and without XPTI, and the guest's
 # hypercall and batched modes): the ratio table puts each of our modes over its Xen columns.
-BENCH_MODES := writable,emulate,hypercall,batched,xen417,xen417-nopti,xen417-hypercall,xen417-batched,writable-untraced,emulate-untraced
+BENCH_MODES := writable,emulate,adaptive,hypercall,batched,xen417,xen417-nopti,xen417-hypercall,xen417-batched,writable-untraced,emulate-untraced,adaptive-untraced
 # The cost model's events for the Xen columns (no counters there) come from a profile of them.
-BENCH_BENCHMARKS := fork_exit,fork_execve,fork_sh,dirty1_fork_exit,dirty16_fork_exit,dirty64_fork_exit,pte_write
+BENCH_BENCHMARKS := fork_exit,fork_execve,fork_sh,dirty1_fork_exit,dirty16_fork_exit,dirty64_fork_exit,pte_write,mixed_fork
 # Seconds of host time per boot: the figures are virtual time (-icount), but a machine that runs
 # past this is stopped as hung; a loaded host (nice, other jobs) needs more than run_bench's 300.
 BENCH_TIMEOUT ?= 1800

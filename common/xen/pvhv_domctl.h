@@ -28,5 +28,6 @@ inline constexpr uint32_t kPtwrModeSet = 1;
 inline constexpr uint32_t kPtwrReadsUnhookedSet = 0x10;
 inline constexpr uint32_t kPtwrEmulate = 0;   // every write to a page table is emulated
 inline constexpr uint32_t kPtwrWritable = 1;  // L1 tables are detached (writable pagetables)
+inline constexpr uint32_t kPtwrAdaptive = 2;  // per L1: emulated while sparse, detached for runs
 
 }  // namespace pvhv::xen_abi

@@ -47,6 +47,19 @@ def mode_run(mode, text, exit_value=0):
 
 
 class Parsing(unittest.TestCase):
+    def test_only_narrows_what_is_expected(self):
+        self.assertEqual(run_bench.expected_benchmarks([]), run_bench.BENCHMARK_NAMES)
+        self.assertEqual(run_bench.expected_benchmarks(["--scale", "0.5"]), run_bench.BENCHMARK_NAMES)
+        self.assertEqual(run_bench.expected_benchmarks(["--only", "pte_write,mixed_fork"]), ["pte_write", "mixed_fork"])
+        self.assertEqual(run_bench.expected_benchmarks(["--only", "fork_exit", "--only", "pte_write"]), ["pte_write"])
+        parsed = run_bench.parse_output(good_output(["pte_write", "mixed_fork"]))
+        problems, _ = run_bench.judge(run_bench.MODES["adaptive"], parsed, good_output(["pte_write", "mixed_fork"]),
+                                      0, False, run_bench.expected_benchmarks(["--only", "pte_write,mixed_fork"]))
+        self.assertEqual(problems, [])
+        problems, _ = run_bench.judge(run_bench.MODES["adaptive"], parsed, good_output(["pte_write"]), 0, False,
+                                      run_bench.expected_benchmarks(["--only", "fork_exit,pte_write"]))
+        self.assertIn("fork_exit: not reported", problems)
+
     def test_complete_run(self):
         parsed, problems, notes = judge(good_output())
         self.assertEqual(problems, [])

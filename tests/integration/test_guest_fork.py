@@ -40,11 +40,13 @@ def main():
     build, hv = guest_boot.arguments()
     # Direct writes: Xen 4.17 emulates them; ours emulates (ptwr=emulate) or detaches the
     # tables as writable pagetables (ptwr=writable): fork writes the parent's active L1s and
-    # the child's unhooked ones, the case the two paths treat differently.
+    # the child's unhooked ones, the case the two paths treat differently; ptwr=adaptive picks
+    # one of the two per L1 (emulated while its writes are sparse, detached for runs).
     if hv.name == "xen417":
         runs = [("hypercall", ""), ("batched", ""), ("direct", "")]
     else:
-        runs = [("hypercall", ""), ("batched", ""), ("direct", "ptwr=emulate"), ("direct", "ptwr=writable")]
+        runs = [("hypercall", ""), ("batched", ""), ("direct", "ptwr=emulate"), ("direct", "ptwr=writable"),
+                ("direct", "ptwr=adaptive")]
     for mode, hypervisor_args in runs:
         label = f"pte={mode} {hypervisor_args}".strip()
         result = guest_boot.boot_guest(build, hv, f"pte={mode} init=/forktest", hv.poweroff,

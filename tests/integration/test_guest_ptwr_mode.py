@@ -1,10 +1,10 @@
 """pvhv's per-domain ptwr mode at run time (issue 10, "xl ptwr-mode"): its domctl, outside Xen's
 numbers (common/xen/pvhv_domctl.h), from dom0's kernel (guest/kernel/selftest_ptwr_mode.cpp).
 
-On ours, under both boot modes: do_domctl's admission (-EACCES, -ESRCH, -EFAULT), garbage
-(-EINVAL, the mode unchanged), dom0's own mode flipped six times with plain-store page-table
-writes in each phase (the counters show emulations and no detach while emulate, detaches while
-writable; the audit clean after every flip), a switch back to emulate while an L1 is detached
+On ours, under the three boot modes: do_domctl's admission (-EACCES, -ESRCH, -EFAULT), garbage
+(-EINVAL, the mode unchanged), dom0's own mode flipped ten times through emulate, writable and
+adaptive with plain-store page-table writes in each phase (the counters show emulations and no
+detach while emulate, detaches while writable or adaptive; the audit clean after every flip), a switch back to emulate while an L1 is detached
 (the switch reattaches it), the boot mode restored, the machine ending with a clean audit. On
 Xen 4.17 the same admission answers, and the number itself is -ENOSYS (served: 0).
 """
@@ -25,7 +25,7 @@ def note(result, what):
 
 def main():
     build, hv = guest_boot.arguments()
-    modes = ["ptwr=emulate", "ptwr=writable"] if hv.name == "ours" else [""]
+    modes = ["ptwr=emulate", "ptwr=writable", "ptwr=adaptive"] if hv.name == "ours" else [""]
     for mode in modes:
         result = guest_boot.boot_guest(build, hv, "selftest=ptwr-mode", hv.poweroff, hypervisor_args=mode)
         guest_boot.expect_ended(result, hv, hv.poweroff, 0)
@@ -35,8 +35,9 @@ def main():
         machine.expect(served == (1 if hv.name == "ours" else 0),
                        f"{hv.name}: the ptwr-mode domctl served={served}", result)
         if hv.name == "ours":
-            boot = note(result, "boot mode (1: writable)")
-            machine.expect(boot == (1 if mode == "ptwr=writable" else 0), f"boot mode {boot} under {mode}", result)
+            boot = note(result, "boot mode (1: writable, 2: adaptive)")
+            expected = {"ptwr=emulate": 0, "ptwr=writable": 1, "ptwr=adaptive": 2}[mode]
+            machine.expect(boot == expected, f"boot mode {boot} under {mode}", result)
             flips = re.findall(r"^\(XEN\) d0: ptwr mode (\w+)\s*$", result.serial, re.MULTILINE)
             machine.expect(len(flips) >= 6, f"the hypervisor logged {len(flips)} mode changes", result)
         machine.expect("*** hypervisor fault" not in result.serial, "the hypervisor faulted", result)

@@ -38,13 +38,13 @@ def check_bad_parameters(build, hv):
     result = machine.boot(hv.image, append, modules(build), timeout=120)
     guest_boot.expect_ended(result, hv, hv.poweroff, 0)
     expected = [
-        'Warning: parameter "ptwr" has invalid value "sometimes" (expected emulate|writable): ignored',
+        'Warning: parameter "ptwr" has invalid value "sometimes" (expected emulate|writable|adaptive): ignored',
         'Warning: parameter "loglvl" has invalid value "loud" (expected none|error|warning|info|debug|all',
         'Warning: parameter "dom0_mem" has invalid value "64Q" (expected ',
         'Warning: parameter "domU_mem" has invalid value "1K" (expected a size of at least 4M',
         'Warning: parameter "noreboot" unknown: ignored',
         'Warning: parameter "dom0_mem" has invalid value "0" (expected ',
-        'Warning: parameter "ptwr" needs a value (expected emulate|writable): ignored',
+        'Warning: parameter "ptwr" needs a value (expected emulate|writable|adaptive): ignored',
     ]
     for line in expected:
         machine.expect(line in result.serial, f"missing warning: {line}", result)

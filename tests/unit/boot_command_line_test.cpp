@@ -28,6 +28,12 @@ TEST(BootCommandLine, Defaults) {
     EXPECT_EQ(line.diagnostic_count, 0u);
 }
 
+TEST(BootCommandLine, ParsesTheAdaptivePtwrMode) {
+    CommandLine line = parse("ptwr=adaptive");
+    EXPECT_EQ(line.diagnostic_count, 0u);
+    EXPECT_EQ(line.ptwr, PtwrMode::adaptive);
+}
+
 TEST(BootCommandLine, ParsesKnownOptions) {
     CommandLine line = parse("  console=com1,vga loglvl=all dom0_mem=128M ptwr=writable  ");
     EXPECT_EQ(line.diagnostic_count, 0u);
@@ -222,14 +228,14 @@ TEST(BootCommandLine, DiagnosticsNameTheValue) {
         EXPECT_LT(length, sizeof(out));
         return std::string(out);
     };
-    EXPECT_EQ(text(0), "parameter \"ptwr\" has invalid value \"maybe\" (expected emulate|writable): ignored");
+    EXPECT_EQ(text(0), "parameter \"ptwr\" has invalid value \"maybe\" (expected emulate|writable|adaptive): ignored");
     EXPECT_EQ(text(1), "parameter \"loglvl\" has invalid value \"loud\" "
                        "(expected none|error|warning|info|debug|all[/level]): ignored");
     EXPECT_NE(text(2).find("\"dom0_mem\" has invalid value \"12Q\""), std::string::npos);
     EXPECT_NE(text(3).find("\"domU_mem\" has invalid value \"1M\" (expected a size of at least 4M"),
               std::string::npos);
     EXPECT_EQ(text(4), "parameter \"noreboot\" unknown: ignored");
-    EXPECT_EQ(text(5), "parameter \"ptwr\" needs a value (expected emulate|writable): ignored");
+    EXPECT_EQ(text(5), "parameter \"ptwr\" needs a value (expected emulate|writable|adaptive): ignored");
     EXPECT_NE(text(6).find("has invalid value \"" + std::string(47, 'c') + "...\""), std::string::npos);
     char small[16];
     EXPECT_GT(format_diagnostic(line.diagnostics[0], small, sizeof(small)), sizeof(small));

@@ -27,35 +27,43 @@ TEST(PtwrModeRules, AdmissionIsDomctls) {
 }
 
 TEST(PtwrModeRules, GetReportsWhateverTheModeField) {
-  for (bool writable : {false, true}) {
-    PtwrModeDecision d = decide_ptwr_mode(request(abi::kPtwrModeGet, 12345), writable, false);
+  for (uint32_t current : {abi::kPtwrEmulate, abi::kPtwrWritable, abi::kPtwrAdaptive}) {
+    PtwrModeDecision d = decide_ptwr_mode(request(abi::kPtwrModeGet, 12345), current, false);
     EXPECT_EQ(d.error, 0);
     EXPECT_EQ(d.action, PtwrModeAction::report);
   }
-  EXPECT_EQ(decide_ptwr_mode(request(abi::kPtwrModeGet, 0), true, true).error, 0) << "a dying domain can be read";
+  EXPECT_EQ(decide_ptwr_mode(request(abi::kPtwrModeGet, 0), abi::kPtwrWritable, true).error, 0)
+      << "a dying domain can be read";
 }
 
 TEST(PtwrModeRules, TransitionsAndNoChange) {
-  EXPECT_EQ(decide_ptwr_mode(request(abi::kPtwrModeSet, abi::kPtwrWritable), false, false).action,
-            PtwrModeAction::enable_writable);
-  EXPECT_EQ(decide_ptwr_mode(request(abi::kPtwrModeSet, abi::kPtwrEmulate), true, false).action,
-            PtwrModeAction::rehook_to_emulate);
-  EXPECT_EQ(decide_ptwr_mode(request(abi::kPtwrModeSet, abi::kPtwrEmulate), false, false).action,
-            PtwrModeAction::report);
-  EXPECT_EQ(decide_ptwr_mode(request(abi::kPtwrModeSet, abi::kPtwrWritable), true, false).action,
-            PtwrModeAction::report);
+  constexpr uint32_t emulate = abi::kPtwrEmulate, writable = abi::kPtwrWritable, adaptive = abi::kPtwrAdaptive;
+  auto action = [](uint32_t from, uint32_t to) {
+    return decide_ptwr_mode(request(abi::kPtwrModeSet, to), from, false).action;
+  };
+  EXPECT_EQ(action(emulate, writable), PtwrModeAction::enable_writable);
+  EXPECT_EQ(action(emulate, adaptive), PtwrModeAction::enable_writable) << "adaptive detaches too";
+  EXPECT_EQ(action(writable, emulate), PtwrModeAction::rehook_to_emulate);
+  EXPECT_EQ(action(adaptive, emulate), PtwrModeAction::rehook_to_emulate);
+  EXPECT_EQ(action(writable, adaptive), PtwrModeAction::switch_detaching);
+  EXPECT_EQ(action(adaptive, writable), PtwrModeAction::switch_detaching);
+  for (uint32_t mode : {emulate, writable, adaptive}) EXPECT_EQ(action(mode, mode), PtwrModeAction::report) << mode;
 }
 
 TEST(PtwrModeRules, GarbageIsEinval) {
-  EXPECT_EQ(decide_ptwr_mode(request(2, 0), false, false).error, -XEN_EINVAL) << "unknown op";
-  EXPECT_EQ(decide_ptwr_mode(request(0xffffffff, 0), false, false).error, -XEN_EINVAL);
-  EXPECT_EQ(decide_ptwr_mode(request(abi::kPtwrModeSet, 2), false, false).error, -XEN_EINVAL) << "unknown mode";
-  EXPECT_EQ(decide_ptwr_mode(request(abi::kPtwrModeSet, 0xffffffff), true, false).error, -XEN_EINVAL);
+  EXPECT_EQ(decide_ptwr_mode(request(2, 0), abi::kPtwrEmulate, false).error, -XEN_EINVAL) << "unknown op";
+  EXPECT_EQ(decide_ptwr_mode(request(0xffffffff, 0), abi::kPtwrEmulate, false).error, -XEN_EINVAL);
+  EXPECT_EQ(decide_ptwr_mode(request(abi::kPtwrModeSet, 3), abi::kPtwrEmulate, false).error, -XEN_EINVAL)
+      << "unknown mode";
+  EXPECT_EQ(decide_ptwr_mode(request(abi::kPtwrModeSet, 0xffffffff), abi::kPtwrWritable, false).error, -XEN_EINVAL);
   abi::DomctlPtwrMode reserved = request(abi::kPtwrModeGet, 0);
   reserved.reserved[1] = 1;
-  EXPECT_EQ(decide_ptwr_mode(reserved, false, false).error, -XEN_EINVAL) << "reserved fields must be zero";
-  EXPECT_EQ(decide_ptwr_mode(request(abi::kPtwrModeSet, abi::kPtwrWritable), false, true).error, -XEN_EINVAL)
+  EXPECT_EQ(decide_ptwr_mode(reserved, abi::kPtwrEmulate, false).error, -XEN_EINVAL) << "reserved fields must be zero";
+  EXPECT_EQ(decide_ptwr_mode(request(abi::kPtwrModeSet, abi::kPtwrWritable), abi::kPtwrEmulate, true).error,
+            -XEN_EINVAL)
       << "a dying domain's mode cannot change";
+  EXPECT_EQ(decide_ptwr_mode(request(abi::kPtwrModeSet, abi::kPtwrAdaptive), abi::kPtwrWritable, true).error,
+            -XEN_EINVAL);
 }
 
 // The kernel's PVHV note from a toolstack's builder: only while the domain is being built.

@@ -10,10 +10,12 @@ using namespace pvhv::daemon;
 TEST(DaemonPtwrMode, NamesBothWays) {
   EXPECT_EQ(ptwr_mode_from_name("emulate"), 0u);
   EXPECT_EQ(ptwr_mode_from_name("writable"), 1u);
+  EXPECT_EQ(ptwr_mode_from_name("adaptive"), 2u);
   EXPECT_FALSE(ptwr_mode_from_name("Writable"));
   EXPECT_FALSE(ptwr_mode_from_name(""));
   EXPECT_STREQ(ptwr_mode_name(0), "emulate");
   EXPECT_STREQ(ptwr_mode_name(1), "writable");
+  EXPECT_STREQ(ptwr_mode_name(2), "adaptive");
 }
 
 TEST(DaemonPtwrMode, AbsentOrNullModeReads) {

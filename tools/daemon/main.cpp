@@ -10,7 +10,7 @@ namespace {
 
 void usage() {
   std::fprintf(stderr,
-               "usage: pvhvd [--state-dir DIR] [--attach SOCKET] [--hypervisor ours|xen417] [--ptwr emulate|writable]\n"
+               "usage: pvhvd [--state-dir DIR] [--attach SOCKET] [--hypervisor ours|xen417] [--ptwr emulate|writable|adaptive]\n"
                "             [--memory SIZE] [--build DIR] [--monitor-ms N] [--safety-poll-ms N]\n"
                "             [--link-timeout-ms N] [--link-via SOCKET] [--xenstore-poll-ms N]\n");
 }
@@ -48,7 +48,8 @@ int main(int argc, char** argv) {
     }
   }
   if ((options.hypervisor != "ours" && options.hypervisor != "xen417") ||
-      (!options.ptwr_mode.empty() && options.ptwr_mode != "emulate" && options.ptwr_mode != "writable") ||
+      (!options.ptwr_mode.empty() && options.ptwr_mode != "emulate" && options.ptwr_mode != "writable" &&
+       options.ptwr_mode != "adaptive") ||
       options.monitor_ms <= 0 || options.safety_poll_ms <= 0 || options.link_timeout_ms <= 0 ||
       options.xenstore_poll_ms <= 0) {
     usage();

@@ -183,8 +183,9 @@ std::variant<DomainConfig, Failure> resolve_config(const Json& config) {
     out.uuid = format_uuid(*bytes);
   }
   if (auto f = text("ptwr_mode", out.ptwr_mode, false)) return *f;
-  if (!out.ptwr_mode.empty() && out.ptwr_mode != "emulate" && out.ptwr_mode != "writable")
-    return Failure{kEinval, "ptwr_mode must be emulate or writable"};
+  if (!out.ptwr_mode.empty() && out.ptwr_mode != "emulate" && out.ptwr_mode != "writable" &&
+      out.ptwr_mode != "adaptive")
+    return Failure{kEinval, "ptwr_mode must be emulate, writable or adaptive"};
   return out;
 }
 

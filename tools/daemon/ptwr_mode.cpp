@@ -5,16 +5,19 @@
 
 namespace pvhv::daemon {
 namespace {
-constexpr unsigned kEmulate = 0, kWritable = 1;  // xenctrl_pvhv.h's PVHV_PTWR_*
+constexpr unsigned kEmulate = 0, kWritable = 1, kAdaptive = 2;  // xenctrl_pvhv.h's PVHV_PTWR_*
 }
 
 std::optional<unsigned> ptwr_mode_from_name(const std::string& name) {
   if (name == "emulate") return kEmulate;
   if (name == "writable") return kWritable;
+  if (name == "adaptive") return kAdaptive;
   return std::nullopt;
 }
 
-const char* ptwr_mode_name(unsigned mode) { return mode == kWritable ? "writable" : "emulate"; }
+const char* ptwr_mode_name(unsigned mode) {
+  return mode == kWritable ? "writable" : mode == kAdaptive ? "adaptive" : "emulate";
+}
 
 std::variant<std::optional<unsigned>, Failure> ptwr_mode_argument(const Json& body) {
   auto text = string_field(body, "mode");
@@ -22,7 +25,7 @@ std::variant<std::optional<unsigned>, Failure> ptwr_mode_argument(const Json& bo
   const auto& name = std::get<std::optional<std::string>>(text);
   if (!name) return std::optional<unsigned>();
   auto mode = ptwr_mode_from_name(*name);
-  if (!mode) return Failure{kEinval, "ptwr mode must be emulate or writable, not \"" + *name + "\""};
+  if (!mode) return Failure{kEinval, "ptwr mode must be emulate, writable or adaptive, not \"" + *name + "\""};
   return mode;
 }
 

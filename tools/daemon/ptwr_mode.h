@@ -14,7 +14,7 @@ struct xc_interface_core;
 
 namespace pvhv::daemon {
 
-// The mode by its name ("emulate", "writable") and back.
+// The mode by its name ("emulate", "writable", "adaptive") and back.
 std::optional<unsigned> ptwr_mode_from_name(const std::string& name);
 const char* ptwr_mode_name(unsigned mode);
 

@@ -25,7 +25,7 @@ std::variant<Json, Failure> ptwr_mode_call(xc_interface_core* xch, uint32_t domi
 
 std::optional<Failure> apply_config_ptwr_mode(xc_interface_core* xch, uint32_t domid, const std::string& mode_name) {
   auto mode = ptwr_mode_from_name(mode_name);
-  if (!mode) return Failure{kEinval, "ptwr_mode must be emulate or writable"};
+  if (!mode) return Failure{kEinval, "ptwr_mode must be emulate, writable or adaptive"};
   auto set = ptwr_mode_call(xch, domid, mode);
   auto* failure = std::get_if<Failure>(&set);
   if (!failure || ptwr_mode_absent_is_fine(mode_name, *failure)) return std::nullopt;

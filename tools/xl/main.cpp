@@ -543,7 +543,8 @@ int cmd_ptwr_mode(const std::vector<std::string>& args) {
   Json request = {{"op", "ptwr_mode"}, {"dom", domid_text(d)}};
   if (p.operands.size() >= 2) {
     const std::string& mode = p.operands[1];
-    if (mode != "emulate" && mode != "writable") fail("xl: ptwr mode must be emulate or writable, not " + mode + "\n", 2);
+    if (mode != "emulate" && mode != "writable" && mode != "adaptive")
+      fail("xl: ptwr mode must be emulate, writable or adaptive, not " + mode + "\n", 2);
     request["mode"] = mode;
   }
   const Json answer = checked(client, request);
@@ -619,7 +620,7 @@ const std::vector<Command>& commands() {
        "-d S, --delay=S         Seconds between tables (3)"},
       {"uptime", cmd_uptime, false, false, "Print uptime for all/some domains", "[-s] [Domain]", nullptr},
       {"ptwr-mode", cmd_ptwr_mode, false, false, "Show or set a domain's page-table write mode (pvhv)",
-       "<Domain> [emulate|writable]", nullptr},
+       "<Domain> [emulate|writable|adaptive]", nullptr},
       {"trace", cmd_trace, false, false, "Record a xentrace file of the running machine (pvhv)", "start FILE | stop",
        nullptr},
   };

@@ -53,6 +53,10 @@ constexpr uint32_t kCaptureDrain = kPvhvSubclass + 0x0b;       // start tsc64, b
 // only for faults it bounces to the guest, so nothing in its format says which fault started
 // an emulation or a detach; this does, and the analyser pairs only these.
 constexpr uint32_t kPteWriteFault = kPvhvSubclass + 0x0c;      // rip64, address64, table mfn64
+// ptwr=adaptive changed the path of an L1's writes (AdaptiveSwitch: 1 to emulation, its
+// detach periods changed few entries; 2 to detaching, a run of writes), with the changed
+// entries of the last period (1) or the run's length (2).
+constexpr uint32_t kPtwrAdaptive = kPvhvSubclass + 0x0d;       // l1 mfn64, switch, detail
 
 enum class FlushScope : uint32_t { local = 0, all = 1 };
 
@@ -87,6 +91,7 @@ constexpr unsigned pvhv_extra_words(uint32_t event)
     case kTscFrequency: return 2;
     case kCaptureDrain: return 3;
     case kPteWriteFault: return 6;
+    case kPtwrAdaptive: return 4;
     default: return 0;
     }
 }

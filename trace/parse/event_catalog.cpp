@@ -37,6 +37,7 @@ const char* event_name(uint32_t event)
     case kTscFrequency: return "tsc_frequency";
     case kCaptureDrain: return "capture_drain";
     case kPteWriteFault: return "pte_write_fault";
+    case kPtwrAdaptive: return "ptwr_adaptive";
     default: break;
     }
     if ((event & 0x0ffff00fu) == TRC_SCHED_RUNSTATE_CHANGE)

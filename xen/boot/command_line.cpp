@@ -180,6 +180,7 @@ bool parse_log_levels(Text value, LogLevel& level, LogLevel& rate_limited) {
 bool parse_ptwr(Text value, PtwrMode& mode) {
     if (value.equals("emulate")) mode = PtwrMode::emulate;
     else if (value.equals("writable")) mode = PtwrMode::writable;
+    else if (value.equals("adaptive")) mode = PtwrMode::adaptive;
     else return false;
     return true;
 }
@@ -245,7 +246,7 @@ void apply_option(Text word, CommandLine& out) {
     } else if (key.equals("ptwr")) {
         ok = has_value && parse_ptwr(value, out.ptwr);
         if (!ok) report(out, CommandLineDiagnostic::Kind::bad_value, word,
-                        "expected emulate|writable");
+                        "expected emulate|writable|adaptive");
     } else if (key.equals("selftest")) {
         ok = has_value && parse_selftest(value, out.selftest);
         if (!ok) report(out, CommandLineDiagnostic::Kind::bad_value, word,

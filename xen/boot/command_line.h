@@ -13,7 +13,7 @@ enum class LogLevel : uint8_t { none, error, warning, info, debug, all };
 const char* log_level_name(LogLevel level);
 
 // How direct guest page-table writes are handled (see the design notes, section 5).
-enum class PtwrMode : uint8_t { emulate, writable };
+enum class PtwrMode : uint8_t { emulate, writable, adaptive };
 
 // One dom0_mem amount: `[-]<size>`, `<frac>%` or `<size>+<frac>%`. A size without a unit is in
 // KiB (Xen's parse_size_and_unit); `-` means "all available memory but this much".
@@ -57,11 +57,11 @@ struct CommandLineDiagnostic {
     char value[48] = {};             // truncated copy of its value (bad_value)
     bool value_truncated = false;
     bool has_value = false;          // `key=...` rather than a bare `key`
-    const char* message = nullptr;   // what the option takes, e.g. "expected emulate|writable"
+    const char* message = nullptr;   // what the option takes, e.g. "expected emulate|writable|adaptive"
 };
 
 // The console line for a diagnostic, in the spirit of Xen's 'parameter "x" has invalid value':
-//   parameter "ptwr" has invalid value "maybe" (expected emulate|writable): ignored
+//   parameter "ptwr" has invalid value "maybe" (expected emulate|writable|adaptive): ignored
 //   parameter "noreboot" unknown: ignored
 // Returns the length it would have written (as format_to), writing at most capacity - 1.
 size_t format_diagnostic(const CommandLineDiagnostic& diagnostic, char* out, size_t capacity);

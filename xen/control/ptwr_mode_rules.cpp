@@ -5,7 +5,7 @@
 namespace control {
 namespace abi = pvhv::xen_abi;
 
-PtwrModeDecision decide_ptwr_mode(const abi::DomctlPtwrMode& request, bool current_writable, bool target_dying) {
+PtwrModeDecision decide_ptwr_mode(const abi::DomctlPtwrMode& request, uint32_t current_mode, bool target_dying) {
   PtwrModeDecision decision;
   const bool reserved_clear = request.reserved[0] == 0 && request.reserved[1] == 0;
   if (!reserved_clear || (request.op != abi::kPtwrModeGet && request.op != abi::kPtwrModeSet)) {
@@ -13,7 +13,7 @@ PtwrModeDecision decide_ptwr_mode(const abi::DomctlPtwrMode& request, bool curre
     return decision;
   }
   if (request.op == abi::kPtwrModeGet) return decision;
-  if (request.mode != abi::kPtwrEmulate && request.mode != abi::kPtwrWritable) {
+  if (request.mode != abi::kPtwrEmulate && request.mode != abi::kPtwrWritable && request.mode != abi::kPtwrAdaptive) {
     decision.error = -XEN_EINVAL;
     return decision;
   }
@@ -21,9 +21,13 @@ PtwrModeDecision decide_ptwr_mode(const abi::DomctlPtwrMode& request, bool curre
     decision.error = -XEN_EINVAL;
     return decision;
   }
-  const bool want_writable = request.mode == abi::kPtwrWritable;
-  if (want_writable == current_writable) return decision;
-  decision.action = want_writable ? PtwrModeAction::enable_writable : PtwrModeAction::rehook_to_emulate;
+  if (request.mode == current_mode) return decision;
+  if (current_mode == abi::kPtwrEmulate)
+    decision.action = PtwrModeAction::enable_writable;
+  else if (request.mode == abi::kPtwrEmulate)
+    decision.action = PtwrModeAction::rehook_to_emulate;
+  else
+    decision.action = PtwrModeAction::switch_detaching;
   return decision;
 }
 

@@ -11,8 +11,9 @@ namespace control {
 // What a checked request asks of the domain.
 enum class PtwrModeAction : uint8_t {
   report,             // a get, or a set to the mode the domain has: nothing changes
-  enable_writable,    // emulate -> writable: the snapshot storage is allocated first
-  rehook_to_emulate,  // writable -> emulate: every detached L1 is reattached first
+  enable_writable,    // emulate -> writable or adaptive: the snapshot storage is allocated first
+  rehook_to_emulate,  // writable or adaptive -> emulate: every detached L1 is reattached first
+  switch_detaching,   // writable <-> adaptive: both detach tables; the storage stays
 };
 
 struct PtwrModeDecision {
@@ -20,9 +21,10 @@ struct PtwrModeDecision {
   PtwrModeAction action = PtwrModeAction::report;
 };
 
-// `current_writable`: the domain's mode now. A set on a dying domain is refused: its
-// teardown has freed (or is freeing) what the writable mode needs.
-PtwrModeDecision decide_ptwr_mode(const pvhv::xen_abi::DomctlPtwrMode& request, bool current_writable,
+// `current_mode`: the domain's mode now (kPtwrEmulate, kPtwrWritable or kPtwrAdaptive). A set
+// on a dying domain is refused: its teardown has freed (or is freeing) what the detaching
+// modes need.
+PtwrModeDecision decide_ptwr_mode(const pvhv::xen_abi::DomctlPtwrMode& request, uint32_t current_mode,
                                   bool target_dying);
 
 // kPtwrReadsUnhookedSet (the kernel's PVHV note from a toolstack's builder): 0 to apply it,

@@ -18,6 +18,7 @@
 #include "pv/debug_registers.h"
 #include "pv/ldt_rules.h"
 #include "pv/msr_emulation.h"
+#include "ptwr/adaptive_policy.h"
 #include "ptwr/writable_pagetables.h"
 
 struct Domain;
@@ -93,8 +94,16 @@ enum class DomainState { running, shut_down, crashed };
 
 // What happens when the guest writes one of its L1 tables directly (design notes, section 5):
 // every write is emulated, or the table is detached and written natively (writable
-// pagetables). Writes to L2-L4 tables are always emulated.
-enum class PageTableWriteMode { emulate, writable };
+// pagetables), or per L1 one or the other (adaptive: ptwr/adaptive_policy.h). Writes to L2-L4
+// tables are always emulated.
+enum class PageTableWriteMode { emulate, writable, adaptive };
+// The modes that detach tables (and need the snapshot storage).
+constexpr bool detaches_tables(PageTableWriteMode mode) { return mode != PageTableWriteMode::emulate; }
+constexpr const char* page_table_write_mode_name(PageTableWriteMode mode) {
+  return mode == PageTableWriteMode::writable   ? "writable"
+         : mode == PageTableWriteMode::adaptive ? "adaptive"
+                                                : "emulate";
+}
 
 struct Domain {
   domid_t id = 0;
@@ -134,6 +143,7 @@ struct Domain {
   uint64_t frames_given_back = 0, module_frames_unowned = 0;  // by its destroydomain, for the report
   ptwr::WritablePagetables writable_pagetables;
   uint64_t ptwr_snapshot_mfns[2]{};  // the hypervisor frames holding its two snapshots (0: none)
+  ptwr::AdaptivePolicy adaptive_ptwr;  // ptwr=adaptive: which path each L1's writes take
   Vcpu vcpu0;
   bool stop_reported = false;  // the "Domain N shut down" line was printed
   // Xen's creation_finished: set at the first unpause by the toolstack (a boot-built domain is

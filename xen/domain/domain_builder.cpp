@@ -401,8 +401,9 @@ BuildResult build(const boot::BootDomain& plan, const boot::CommandLine& options
   if (!planned.ok) return planned;
 
   // The domain comes from createdomain's own code (paused by the controller, vCPU down).
-  domain_lifecycle::set_page_table_write_mode(options.ptwr == boot::PtwrMode::writable ? PageTableWriteMode::writable
-                                                                                      : PageTableWriteMode::emulate);
+  domain_lifecycle::set_page_table_write_mode(options.ptwr == boot::PtwrMode::writable   ? PageTableWriteMode::writable
+                                              : options.ptwr == boot::PtwrMode::adaptive ? PageTableWriteMode::adaptive
+                                                                                          : PageTableWriteMode::emulate);
   DomainMemory memory;
   if (!reserve_memory(plan, layout, hand_over_initrd, memory)) return failure(plan, "not enough memory for the domain");
   Domain* created = nullptr;
@@ -424,7 +425,7 @@ BuildResult build(const boot::BootDomain& plan, const boot::CommandLine& options
   printk("%s%u: %s %s, %lu MiB, entry %lx, start_info %lx, %lu page-table frames, guest PTE writes: %s\n",
          plan.id == 0 ? "dom" : "d", plan.id, kernel.guest_os.text, kernel.guest_version.text, memory.nr_pages / 256,
          layout.entry, layout.start_info.start, layout.nr_pt_frames(),
-         domain.pt_write_mode == PageTableWriteMode::writable ? "writable" : "emulate");
+         page_table_write_mode_name(domain.pt_write_mode));
   printk("d%u: %s, memory mfns %lx-%lx, shared_info mfn %lx", domain.id,
          domain.privileged ? "privileged" : "unprivileged", memory.first_mfn,
          memory.first_mfn + memory.nr_pages - memory.initrd_pages - 1, domain.shared_info_mfn);

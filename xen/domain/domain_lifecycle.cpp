@@ -237,7 +237,7 @@ long create_with_id(domid_t id, const xen_domctl_createdomain& config, bool priv
   domain->pt_write_mode = write_mode;
   domain->controller_pause.pause();  // Xen's domain_create: the toolstack's first unpause starts it
   bool ready = shared_info_page::create(*domain) &&
-               (write_mode != PageTableWriteMode::writable || writable_page_tables::enable(*domain));
+               (!detaches_tables(write_mode) || writable_page_tables::enable(*domain));
   if (!ready) {
     destroy(*domain, nullptr, false);
     return -XEN_ENOMEM;

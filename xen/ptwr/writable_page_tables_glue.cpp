@@ -6,12 +6,14 @@
 #include "memory/boot_memory.h"
 #include "memory/machine.h"
 #include "mm/page_refs.h"
+#include "ptwr/adaptive_glue.h"
 #include "trace/format/events.h"
 #include "tracing/trace_buffers.h"
 
 namespace writable_page_tables {
 namespace {
-void count(const ptwr::ReattachStats& stats, uint64_t table_mfn) {
+void count(Domain& domain, const ptwr::ReattachStats& stats, uint64_t table_mfn) {
+  if (stats.reattached) adaptive_ptwr::reattached(domain, table_mfn, stats.changed);
   if (stats.reattached)
     trace::event(trace::events::kPtwrRehook, trace::low(table_mfn), trace::high(table_mfn), stats.changed,
                  stats.revalidated, stats.refused);
@@ -37,16 +39,16 @@ const char* decline_reason(ptwr::Decline declined) {
   return "detached";
 }
 
-void apply(mm::MmuContext& context, const ptwr::ReattachStats& stats, uint64_t table_mfn) {
+void apply(Domain& domain, mm::MmuContext& context, const ptwr::ReattachStats& stats, uint64_t table_mfn) {
   domain_mmu::apply_effects(context.effects, domain_mmu::FlushReason::unhook);
-  count(stats, table_mfn);
+  count(domain, stats, table_mfn);
 }
 
 // Reattaches one slot (the table it held is named in the trace record).
 void reattach_slot(Domain& domain, mm::MmuContext& context, ptwr::SlotKind kind) {
   if (!domain.writable_pagetables.in_use(kind)) return;
   uint64_t table = domain.writable_pagetables.slot(kind).table_mfn;
-  apply(context, domain.writable_pagetables.reattach(context, kind), table);
+  apply(domain, context, domain.writable_pagetables.reattach(context, kind), table);
 }
 
 // Out of line: every emulated write and MMU hypercall calls reattach_all, and in emulate mode
@@ -62,7 +64,7 @@ void reattach_slot(Domain& domain, mm::MmuContext& context, ptwr::SlotKind kind)
     stats[unsigned(kind)] = domain.writable_pagetables.reattach(context, kind);
   }
   domain_mmu::apply_effects(context.effects, domain_mmu::FlushReason::unhook);
-  for (ptwr::SlotKind kind : ptwr::kSlotKinds) count(stats[unsigned(kind)], tables[unsigned(kind)]);
+  for (ptwr::SlotKind kind : ptwr::kSlotKinds) count(domain, stats[unsigned(kind)], tables[unsigned(kind)]);
 }
 }  // namespace
 
@@ -126,7 +128,7 @@ bool detach(Vcpu& vcpu, const TableWriteFault& write) {
   domain_mmu::apply_effects(context.effects, domain_mmu::FlushReason::unhook);
   for (ptwr::SlotKind kind : ptwr::kSlotKinds)
     if (result.evicted[unsigned(kind)].reattached)
-      count(result.evicted[unsigned(kind)], result.evicted_table_mfn[unsigned(kind)]);
+      count(domain, result.evicted[unsigned(kind)], result.evicted_table_mfn[unsigned(kind)]);
   return result.detached;
 }
 

@@ -6,6 +6,7 @@
 #include "memory/boot_memory.h"
 #include "memory/machine.h"
 #include "pv/guest_page_walk.h"
+#include "ptwr/adaptive_glue.h"
 #include "ptwr/writable_page_tables_glue.h"
 #include "trace/format/events.h"
 #include "tracing/trace_buffers.h"
@@ -93,7 +94,7 @@ bool fixup(Vcpu& vcpu, TrapFrame& frame, uint64_t address) {
   if (!find_table_write(vcpu, address, write)) return false;
   if (trace_points::on()) [[unlikely]] trace_pte_write_fault(frame, address, write.table_mfn);
   Domain& domain = *vcpu.domain;
-  if (domain.pt_write_mode == PageTableWriteMode::writable && write.level == 1 &&
+  if (write.level == 1 && adaptive_ptwr::wants_detach(domain, write.table_mfn) &&
       writable_page_tables::detach(vcpu, {write.table_mfn, write.mapping_entry_maddr, address, frame.rip, frame.rsp}))
     return true;
   return emulate(vcpu, frame, address, write);

@@ -59,13 +59,15 @@ int pvhv_xc_relay_forward(struct xc_interface_core *xch, uint8_t type, const voi
 int pvhv_xc_dom0_shutdown(struct xc_interface_core *xch, unsigned int reason);
 
 /* The page-table write mode of `domid` on our hypervisor (pvhv's own domctl, outside Xen's
- * numbers): PVHV_PTWR_EMULATE, every write to a page table emulated, or PVHV_PTWR_WRITABLE, L1
- * tables detached while the guest writes them. get stores the mode in *mode; set changes it
- * (leaving writable reattaches every detached table first) and stores the mode now. Errors as
+ * numbers): PVHV_PTWR_EMULATE, every write to a page table emulated, PVHV_PTWR_WRITABLE, L1
+ * tables detached while the guest writes them, or PVHV_PTWR_ADAPTIVE, per L1 one or the other.
+ * get stores the mode in *mode; set changes it (leaving writable or adaptive for emulate
+ * reattaches every detached table first) and stores the mode now. Errors as
  * a domctl's: ESRCH no such domain, EPERM not the control domain, EINVAL a bad mode or a dying
  * domain; ENOSYS on Xen 4.17, which has no such domctl. */
 #define PVHV_PTWR_EMULATE 0u
 #define PVHV_PTWR_WRITABLE 1u
+#define PVHV_PTWR_ADAPTIVE 2u /* per L1: emulated while its writes are sparse, detached for runs */
 int pvhv_xc_ptwr_mode_get(struct xc_interface_core *xch, uint32_t domid, unsigned int *mode);
 int pvhv_xc_ptwr_mode_set(struct xc_interface_core *xch, uint32_t domid, unsigned int mode, unsigned int *now);
 /* The builder's half of our PVHV ELF note: tells the hypervisor whether the kernel of `domid`

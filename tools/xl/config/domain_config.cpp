@@ -52,8 +52,8 @@ class Resolver {
     get_string(config_, "ramdisk", d.ramdisk, report_);
     d.cmdline = cmdline();
     if (get_string(config_, "ptwr_mode", d.ptwr_mode, report_) == Lookup::kFound && d.ptwr_mode != "emulate" &&
-        d.ptwr_mode != "writable")
-      stop("Invalid ptwr_mode \"" + d.ptwr_mode + "\" specified (emulate or writable)\n");
+        d.ptwr_mode != "writable" && d.ptwr_mode != "adaptive")
+      stop("Invalid ptwr_mode \"" + d.ptwr_mode + "\" specified (emulate, writable or adaptive)\n");
     warn_unknown_keys();
     return d;
   }
