@@ -46,7 +46,7 @@ int update_table_entry(MmuContext& context, uint64_t table_mfn, unsigned index,
         replacement = adjust_guest_entry(level, replacement);
         takes_references = !is_harmless_change(level, old, replacement);
         if (takes_references) {
-            rc = take_entry_references(context, level, replacement, table->owner, slot_maddr);
+            rc = take_checked_entry_references(context, level, replacement, table->owner, slot_maddr);
             if (rc != 0) return rc;
         }
     }
