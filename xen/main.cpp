@@ -13,6 +13,7 @@
 #include "domain/domain.h"
 #include "domain/domain_builder.h"
 #include "emulate/instruction_decoder.h"
+#include "emulate/pte_emulation.h"
 #include "memory/boot_memory.h"
 #include "memory/hypervisor_page_tables.h"
 #include "time/clock.h"
@@ -125,6 +126,7 @@ extern "C" [[noreturn]] void start_xen(uint32_t magic, uint32_t info_physical) {
   legacy_pic::disable();
   local_apic::init();
   if (!instruction_decoder::self_check()) boot_failure("instruction decoder self-check");
+  if (!options.instruction_cache) pte_emulation::set_instruction_cache_enabled(false);
 
   boot_memory::seal_hypervisor_slots();
   Domain& dom0 = build_boot_domains();

@@ -63,4 +63,15 @@ void direct_map_extend() {
 
 Mfn kernel_l1_for(uint64_t va) { return ensure_l1(va); }
 
+extern "C" char _image_start[], _text_end[];
+
+void write_protect_kernel_text() {
+  const uint64_t start = reinterpret_cast<uint64_t>(_image_start), end = reinterpret_cast<uint64_t>(_text_end);
+  for (uint64_t va = start; va < end; va += 4096) {
+    auto read_only = PageTableEntry::make(va_to_mfn(va), PageTableEntry::kPresent | PageTableEntry::kAccessed);
+    long rc = pv::ops.set_kernel_mapping(va, read_only);
+    if (rc < 0) panic("write-protecting kernel text at %lx: %ld", va, rc);
+  }
+}
+
 }  // namespace kernel

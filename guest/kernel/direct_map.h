@@ -8,6 +8,11 @@ namespace kernel {
 
 void direct_map_extend();
 
+// Maps the kernel's text segment (code, rodata, notes) read-only, as Linux's mark_rodata_ro:
+// a frame without a writable mapping is one whose instructions the hypervisor's decode cache
+// can trust without reading them again (xen/emulate/decode_cache.h).
+void write_protect_kernel_text();
+
 // A zeroed frame ready to become a page table: its direct-map mapping is made read-only
 // first, since the hypervisor refuses to type a page that is still mapped writable.
 lib::Mfn new_page_table_frame();

@@ -14,7 +14,7 @@
 #include "pv-kernel-patches/pv_ops.h"
 
 extern "C" char hypercall_page[];
-extern "C" char _image_start[];
+extern "C" char _image_start[], _text_end[];
 
 namespace kernel::fuzz {
 namespace {
@@ -49,10 +49,13 @@ void add_protected_slot(Campaign& c, Mfn table, unsigned index, uint8_t level, b
       ProtectedSlot{table.machine_address() + index * 8ull, read_slot(table, index), level, maps_table, va};
 }
 
-void add_protected_frame(Pool& pool, uint64_t mfn, uint8_t level) {
+// read_only: the kernel maps the frame read-only only (its text, write_protect_kernel_text; the
+// window's read-only page), so nothing would refuse it a table type (OtherFrame::read_only).
+void add_protected_frame(Pool& pool, uint64_t mfn, uint8_t level, bool read_only = false) {
   for (unsigned i = 0; i < pool.protected_frame_count; ++i)
     if (pool.protected_frames[i].mfn == mfn) return;
-  if (pool.protected_frame_count < kMaxProtectedFrames) pool.protected_frames[pool.protected_frame_count++] = OtherFrame{mfn, level};
+  if (pool.protected_frame_count < kMaxProtectedFrames)
+    pool.protected_frames[pool.protected_frame_count++] = OtherFrame{mfn, level, read_only};
 }
 
 // The L1 slot of a kernel address, as a protected slot (its frame protected too).
@@ -67,7 +70,9 @@ void protect_kernel_page(Campaign& c, uint64_t va, bool maps_table) {
     pool.protected_slots[pool.protected_slot_count++] = ProtectedSlot{slot.machine_address, entry, 1, maps_table, va & ~0xfffull};
   }
   add_protected_frame(pool, l1.value, 1);
-  if (entry & 1) add_protected_frame(pool, PageTableEntry(entry).mfn().value, maps_table ? 0xff : 0);
+  if (entry & 1)
+    add_protected_frame(pool, PageTableEntry(entry).mfn().value, maps_table ? 0xff : 0,
+                        !maps_table && !(entry & PageTableEntry::kWritable));
 }
 
 // Maps a new frame at a window page (the window's L1 is the kernel's: a protected table).
@@ -120,7 +125,7 @@ void build_window(Campaign& c) {
   pool.stack_va = current_stack_page();
   add_protected_frame(pool, text_mfn, 0);
   add_protected_frame(pool, edge_mfn, 0);
-  add_protected_frame(pool, read_only_mfn, 0);
+  add_protected_frame(pool, read_only_mfn, 0, true);
   // The hole after the edge page must stay unmapped: it is what ends the reads there.
   if (leaf_entry(c, kHolePage) & 1) panic("fuzz: the window's hole is mapped");
 }
@@ -223,6 +228,22 @@ void find_own_memory(Campaign& c) {
       pool.own_runs[0] = pool.own_runs[i];
       pool.own_runs[i] = t;
     }
+}
+
+// The kernel's text as runs of frames (write_protect_kernel_text maps it read-only only): the
+// generator never names them where a table type could be taken, nor writes entries naming them.
+void find_kernel_text(Pool& pool) {
+  FrameRun* run = nullptr;
+  for (uint64_t va = reinterpret_cast<uint64_t>(_image_start); va < reinterpret_cast<uint64_t>(_text_end); va += 4096) {
+    const uint64_t mfn = va_to_mfn(va).value;
+    if (run != nullptr && run->first + run->count == mfn) {
+      ++run->count;
+      continue;
+    }
+    if (pool.kernel_text_run_count == kMaxOwnRuns) panic("fuzz: the kernel's text is in more than %u runs of frames", kMaxOwnRuns);
+    run = &pool.kernel_text[pool.kernel_text_run_count++];
+    *run = FrameRun{mfn, 1};
+  }
 }
 
 // The initial tree: L1s mapping data frames (and other tables, read-only, for the alias
@@ -352,6 +373,7 @@ bool setup(Campaign& c) {
   c.shared_info_mfn = si->shared_info >> 12;
   c.pool.shared_info_mfn = c.shared_info_mfn;
   find_own_memory(c);
+  find_kernel_text(c.pool);
 
   pool.table_count = kMaxTables;
   pool.clone_count = 2;

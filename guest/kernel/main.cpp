@@ -75,6 +75,7 @@ extern "C" [[noreturn]] void kernel_main(start_info_t* start_info, uint64_t boot
   direct_map_extend();
   print("pv: %lu page-table entries written with %lu hypercalls\n", pv::ops.entries_written(),
         pv::ops.hypercalls_issued());
+  write_protect_kernel_text();
 
   // Capture starts before the timer check, so a trace also shows the vCPU blocking and waking.
   trace_capture::start_if_requested();

@@ -9,6 +9,11 @@
 //   2. M2's entry is pointed at T3 by mmu_update on M2's machine address (an alias of the
 //      mapping W uses): the next store must land in T3.
 // A store into the wrong table would show as an entry in T1 (or T2) that nobody wrote there.
+//
+// Decode: a store instruction `mov %rsi,(%rdi)` in a frame with no writable mapping (the
+// hypervisor may trust its decode without reading the bytes again) writes an entry through
+// the window twice; then the frame is mapped writable at a second address and the ModRM byte
+// rewritten there to make it `mov %rdx,(%rdi)`: the next write must store rdx.
 // Xen 4.17 walks the guest's tables at every fault, so it answers the same; under ptwr=writable
 // the stores detach the tables instead of being emulated, and the answer is the same again.
 #include "arch/xen.h"
@@ -109,6 +114,61 @@ void translation_never_stale(SelfTest& test) {
   page_allocator.free(data_pfn);
 }
 
+// mov %rsi,(%rdi); ret — and the same with %rdx, one byte apart (the ModRM).
+constexpr uint8_t kStoreRsi[] = {0x48, 0x89, 0x37, 0xc3};
+constexpr uint8_t kModrmRdx = 0x17;
+using StoreFunction = void (*)(volatile uint64_t* where, uint64_t rsi, uint64_t rdx);
+
+void decode_never_stale(SelfTest& test) {
+  test.note("decode cache: the store instruction rewritten through a second mapping between two emulated writes", 1);
+  Mfn table = pinned_l1(test), window_l1 = pinned_l1(test);
+  Pfn code_pfn = allocate_zeroed_frame(), rsi_pfn = allocate_zeroed_frame(), rdx_pfn = allocate_zeroed_frame();
+  const Mfn code = pfn_to_mfn(code_pfn);
+  auto* code_bytes = reinterpret_cast<volatile uint8_t*>(pfn_to_va(code_pfn));
+  for (unsigned i = 0; i < sizeof kStoreRsi; ++i) code_bytes[i] = kStoreRsi[i];
+  // Without a writable mapping anywhere, the hypervisor may trust what it decoded from it.
+  test.check("  the code frame's direct map made read-only",
+             pv::ops.set_kernel_mapping(pfn_to_va(code_pfn), PageTableEntry::make(code, kReadOnly)), 0);
+  test.check("  window L1: the table read-only", set_entry(window_l1, 0, entry(table, kReadOnly)), 0);
+  test.check("  window L1: the code read-only", set_entry(window_l1, 1, entry(code, kReadOnly)), 0);
+  const Mfn l2 = kernel_l2();
+  const unsigned slot = free_slot(l2, 256, 500);
+  test.check("  a free slot in the kernel's L2", static_cast<long>(slot != 0), 1);
+  if (slot == 0) return;
+  test.check("  link the window L1 there", set_entry(l2, slot, entry(window_l1, PageTableEntry::kTableFlags)), 0);
+  const uint64_t window = kVirtBase + slot * kRegion;
+  auto* entries = reinterpret_cast<volatile uint64_t*>(window);
+  auto store = reinterpret_cast<StoreFunction>(window + 4096);
+  const uint64_t rsi = entry(pfn_to_mfn(rsi_pfn), kReadOnly), rdx = entry(pfn_to_mfn(rdx_pfn), kReadOnly);
+  auto landed = [&](unsigned index, uint64_t value) {
+    settle();
+    const PageTableEntry got(entries_of(table)[index]);
+    return static_cast<long>(got.present() && got.mfn().value == PageTableEntry(value).mfn().value);
+  };
+
+  store(&entries[3], rsi, rdx);
+  test.check("  the store stored rsi", landed(3, rsi), 1);
+  store(&entries[4], rsi, rdx);
+  test.check("  again (its decode may now be trusted without the bytes)", landed(4, rsi), 1);
+  test.check("  a writable alias of the code frame (mmu_update, no flush)",
+             set_entry(window_l1, 2, entry(code, kWritable)), 0);
+  reinterpret_cast<volatile uint8_t*>(window + 2 * 4096)[2] = kModrmRdx;
+  store(&entries[5], rsi, rdx);
+  test.check("  the rewritten store stored rdx", landed(5, rdx), 1);
+  test.check("  the alias removed", set_entry(window_l1, 2, 0), 0);
+  store(&entries[6], rsi, rdx);
+  test.check("  and still rdx", landed(6, rdx), 1);
+
+  test.check("  unlink the window", set_entry(l2, slot, 0), 0);
+  test.check("  flush the TLB", pv::ops.raw_mmuext(MMUEXT_TLB_FLUSH_LOCAL, 0), 0);
+  unpin_and_release(test, window_l1);
+  unpin_and_release(test, table);
+  if (pv::ops.set_kernel_mapping(pfn_to_va(code_pfn), PageTableEntry::make(code, kWritable)) == 0)
+    page_allocator.free(code_pfn);
+  page_allocator.free(rsi_pfn);
+  page_allocator.free(rdx_pfn);
+}
+
 void check_audit(SelfTest& test) {
   long mismatches = sys_pvhv_audit();
   if (mismatches == -linux_abi::kENOSYS)
@@ -120,6 +180,7 @@ void check_audit(SelfTest& test) {
 
 void selftest_emulation_caches(SelfTest& test) {
   translation_never_stale(test);
+  decode_never_stale(test);
   check_audit(test);
 }
 }  // namespace kernel

@@ -28,7 +28,8 @@ constexpr uint8_t kKernelL4Table = 0xff;
 // A cmpxchg operand meaning "the entry's current value" (so the exchange succeeds).
 constexpr uint64_t kUseCurrent = 0x5a5a5a5a5a5a5a5aull;
 
-// Our frames outside the scratch set may be named only read-only.
+// Our frames outside the scratch set may be named only read-only, and those mapped read-only
+// only (OtherFrame::read_only) not at all, present or not (a read-modify-write may set P).
 bool entry_safe(const Pool& pool, uint64_t value);
 uint64_t sanitize_entry(const Pool& pool, uint64_t value);
 

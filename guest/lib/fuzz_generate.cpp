@@ -141,6 +141,15 @@ uint64_t Generator::protected_frame(uint8_t* level) {
   return frame.mfn;
 }
 
+uint64_t Generator::typed_protected_frame(uint8_t* level) {
+  for (unsigned attempt = 0; attempt < 8; ++attempt) {
+    uint64_t mfn = protected_frame(level);
+    if (!is_read_only_frame(pool_, mfn)) return mfn;
+  }
+  if (level) *level = 0;
+  return not_ours_frame();
+}
+
 uint64_t Generator::hypervisor_frame() {
   if (!pool_.hypervisor_mfn_count || random_.one_in(4)) return random_.below(0x100);  // low memory is the hypervisor's
   return pool_.hypervisor_mfns[random_.below(pool_.hypervisor_mfn_count)];

@@ -66,7 +66,7 @@ void Generator::touch_steps(Op& op, unsigned count) {
     if (random_.percent(40)) {
       step.kind = Step::Kind::touch_store;
       step.va = random_.percent(80) ? fuzz_va() & ~7ull : pool_.data_va[random_.below(pool_.data_count)] + random_.below(512) * 8;
-      step.value = random_.coin() ? entry_value(1) : random_.next() & ~kPresentBit;
+      step.value = random_.coin() ? entry_value(1) : sanitize_entry(pool_, random_.next() & ~kPresentBit);
     } else {
       step.kind = Step::Kind::load;
     }

@@ -99,7 +99,7 @@ void Generator::mmuext_request(mmuext_op_t& op, uint32_t& restore) {
       if (choice < 15) op.arg1.mfn = 0;
       else if (choice < 65) { unsigned t; op.arg1.mfn = scratch_table(t); }
       else if (choice < 75) op.arg1.mfn = pool_.kernel_l4_mfn;
-      else if (choice < 85) op.arg1.mfn = protected_frame();
+      else if (choice < 85) op.arg1.mfn = typed_protected_frame();
       else op.arg1.mfn = not_ours_frame();
       break;
     }
@@ -144,7 +144,7 @@ void Generator::mmuext_request(mmuext_op_t& op, uint32_t& restore) {
 uint64_t Generator::protected_frame_not_of_level(unsigned level) {
   for (unsigned attempt = 0; attempt < 8; ++attempt) {
     uint8_t frame_level = 0;
-    uint64_t mfn = protected_frame(&frame_level);
+    uint64_t mfn = typed_protected_frame(&frame_level);
     if (frame_level != level) return mfn;
   }
   return not_ours_frame();

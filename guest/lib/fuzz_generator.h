@@ -84,6 +84,9 @@ class Generator {
   unsigned non_clone_table();
   uint64_t data_frame() { return pool_.data_mfn[random_.below(pool_.data_count)]; }
   uint64_t protected_frame(uint8_t* level = nullptr);
+  // One the hypervisor may be asked to take a table type on (OtherFrame::read_only: never a
+  // frame mapped read-only only); a frame not ours (level 0) if the draws find none.
+  uint64_t typed_protected_frame(uint8_t* level = nullptr);
   uint64_t hypervisor_frame();
   uint64_t foreign_frame();
   uint64_t io_frame();

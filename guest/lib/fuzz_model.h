@@ -118,6 +118,13 @@ struct ProtectedSlot {
 struct OtherFrame {
   uint64_t mfn;
   uint8_t level;  // protected table level (1..4), 0 for data/other
+  // Mapped read-only only (the kernel's text page, the window's read-only page): no type of its own
+  // refuses a table type, so a pin, a base pointer or an entry that could become a table
+  // reference (an L2-L4 entry, or an L1 entry of a table retyped later) would have its
+  // contents validated as a table, and Xen's L1 validation rewrites present entries in place
+  // (adjust_guest_l1e) even when it then refuses: the kernel's code would change. Never named
+  // so (entry_safe, check_mmuext).
+  bool read_only = false;
 };
 
 // Consecutive machine frames [first, first + count).
@@ -138,6 +145,10 @@ struct Pool {
   unsigned own_run_count = 0;
   uint64_t own_count = 0;
   uint64_t shared_info_mfn = ~0ull;  // ours too: a store into it corrupts our own clock, nothing else
+  // The kernel's text (write_protect_kernel_text): ours, mapped read-only only, so never named
+  // where a table type could be taken (OtherFrame::read_only says why).
+  FrameRun kernel_text[kMaxOwnRuns] = {};
+  unsigned kernel_text_run_count = 0;
 
   // Scratch page-table frames (mapped read-only in the kernel's direct map at table_va):
   // tables [0, clone_count) are clones of the kernel L4 (pinned, slot 511 = the kernel's L3).
@@ -297,5 +308,6 @@ const char* check_rules(const Pool& pool, const Op& op);
 bool is_scratch_frame(const Pool& pool, uint64_t mfn);
 bool is_scratch_table_slot(const Pool& pool, uint64_t machine_address);  // writable by the fuzzer
 bool is_own_frame(const Pool& pool, uint64_t mfn);
+bool is_read_only_frame(const Pool& pool, uint64_t mfn);  // the kernel's text or a read_only protected frame
 
 }  // namespace lib::fuzz

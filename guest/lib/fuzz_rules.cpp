@@ -151,6 +151,7 @@ const char* check_mmuext(const Pool& pool, const mmuext_op_t& op, uint32_t resto
   const OtherFrame* frame = protected_frame_of(pool, mfn);
   switch (op.cmd) {
     case MMUEXT_PIN_L1_TABLE: case MMUEXT_PIN_L2_TABLE: case MMUEXT_PIN_L3_TABLE: case MMUEXT_PIN_L4_TABLE:
+      if (is_read_only_frame(pool, mfn)) return "a pin of a frame mapped read-only only (its contents validated)";
       if (frame && frame->level == op.cmd - MMUEXT_PIN_L1_TABLE + 1) return "a pin of a protected table at its level";
       if (!frame && is_own_frame(pool, mfn) && !is_scratch_frame(pool, mfn)) return "a pin of an unlisted frame of ours";
       return "";
@@ -163,8 +164,11 @@ const char* check_mmuext(const Pool& pool, const mmuext_op_t& op, uint32_t resto
       if (mfn == pool.kernel_l4_mfn || is_clone(pool, mfn)) return "";
       if (is_scratch_frame(pool, mfn)) return "a base switch to a scratch frame";
       if (frame && frame->level == 4) return "a base switch to a protected L4";
+      if (is_read_only_frame(pool, mfn)) return "a base switch to a frame mapped read-only only (its contents validated)";
       if (is_own_frame(pool, mfn) && !frame) return "a base switch to an unlisted frame of ours";
       return "";
+    case MMUEXT_NEW_USER_BASEPTR:
+      return is_read_only_frame(pool, mfn) ? "a user base on a frame mapped read-only only (its contents validated)" : "";
     case MMUEXT_CLEAR_PAGE: case MMUEXT_COPY_PAGE:
       if (is_clone(pool, mfn)) return "a clone of the kernel L4 cleared or overwritten";
       if (frame && frame->level == 0) return "a protected frame cleared or overwritten";
@@ -382,6 +386,8 @@ bool is_scratch_frame(const Pool& pool, uint64_t mfn) { return table_index_of(po
 
 bool is_own_frame(const Pool& pool, uint64_t mfn) {
   if (mfn == pool.shared_info_mfn) return true;
+  for (unsigned i = 0; i < pool.kernel_text_run_count; ++i)
+    if (pool.kernel_text[i].contains(mfn)) return true;
   for (unsigned i = 0; i < pool.own_run_count; ++i)
     if (pool.own_runs[i].contains(mfn)) return true;
   return is_scratch_frame(pool, mfn) || protected_frame_of(pool, mfn) != nullptr;
@@ -401,13 +407,24 @@ bool is_scratch_table_slot(const Pool& pool, uint64_t machine_address) {
   return !(unsigned(table) < pool.clone_count && index == kKernelL4Slot);
 }
 
+bool is_read_only_frame(const Pool& pool, uint64_t mfn) {
+  for (unsigned i = 0; i < pool.kernel_text_run_count; ++i)
+    if (pool.kernel_text[i].contains(mfn)) return true;
+  const OtherFrame* frame = protected_frame_of(pool, mfn);
+  return frame != nullptr && frame->read_only;
+}
+
 bool entry_safe(const Pool& pool, uint64_t value) {
-  if (!(value & kWritableBit)) return true;
   uint64_t mfn = (value & kAddressBits) >> 12;
+  if (is_read_only_frame(pool, mfn)) return false;
+  if (!(value & kWritableBit)) return true;
   return !is_own_frame(pool, mfn) || is_scratch_frame(pool, mfn);
 }
 
 uint64_t sanitize_entry(const Pool& pool, uint64_t value) {
+  // Frame 0 instead of a frame mapped read-only only (never ours: refused before any
+  // validation), read-only as any entry naming our frames.
+  if (is_read_only_frame(pool, (value & kAddressBits) >> 12)) return value & ~kAddressBits & ~kWritableBit;
   return entry_safe(pool, value) ? value : value & ~kWritableBit;
 }
 

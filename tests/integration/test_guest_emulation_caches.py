@@ -5,8 +5,12 @@ dom0 runs guest/kernel/selftest_emulation_caches.cpp. Translation cache
 (xen/emulate/translation_cache.h): a window of a free kernel L2 slot maps an L1 T1 read-only;
 plain stores through it are emulated, then the walk is changed without touching the window
 and without a flush (the L2 slot relinked through the L2; the mapping L1's entry changed
-through its machine address); every store must land in the table the walk finds now. The
-boot ends with a clean frame audit on ours.
+through its machine address); every store must land in the table the walk finds now.
+Decode cache (xen/emulate/decode_cache.h, its write-protected slots): a store instruction in a
+frame with no writable mapping writes entries twice, then is rewritten through a second
+(writable) mapping of its frame: the next write must be the new instruction's. On ours also
+with instruction_cache=0 (the byte-compared cache alone). The boot ends with a clean frame
+audit on ours.
 """
 import os
 import sys
@@ -18,7 +22,7 @@ import machine  # noqa: E402
 
 def main():
     build, hv = guest_boot.arguments()
-    modes = ["ptwr=emulate", "ptwr=writable"] if hv.name == "ours" else [""]
+    modes = ["ptwr=emulate", "ptwr=writable", "ptwr=emulate instruction_cache=0"] if hv.name == "ours" else [""]
     for mode in modes:
         result = guest_boot.boot_guest(build, hv, "selftest=emulation-caches", hv.poweroff,
                                        hypervisor_args=mode, timeout=120)
@@ -29,11 +33,12 @@ def main():
         machine.expect("selftest emulation-caches: passed" in result.serial, "no 'passed' line", result)
         landed = sum("it landed in the table the walk finds now: ok" in l for l in checks)
         machine.expect(landed == 6, f"{landed} of 6 stores checked", result)
+        machine.expect("the rewritten store stored rdx: ok" in result.serial, "the rewrite was not checked", result)
         machine.expect("*** hypervisor fault" not in result.serial, "the hypervisor faulted", result)
         if hv.name == "ours":
             machine.expect("frame audit: every count agrees with the page tables: ok" in result.serial,
                            "the audit did not run", result)
-        if hv.name == "ours" and mode == "ptwr=emulate":
+        if hv.name == "ours" and mode.startswith("ptwr=emulate"):
             emulated = [l for l in checks if "page-table writes emulated meanwhile" in l]
             machine.expect(emulated and int(emulated[0].split(": ")[-1].split()[0]) >= 6,
                            "the stores were not emulated", result)

@@ -241,3 +241,14 @@ TEST(BootCommandLine, DiagnosticsNameTheValue) {
     EXPECT_GT(format_diagnostic(line.diagnostics[0], small, sizeof(small)), sizeof(small));
     EXPECT_EQ(std::strlen(small), sizeof(small) - 1);
 }
+
+TEST(BootCommandLine, InstructionCacheSwitch) {
+    EXPECT_TRUE(parse("").instruction_cache);
+    EXPECT_FALSE(parse("instruction_cache=0").instruction_cache);
+    EXPECT_TRUE(parse("instruction_cache=0 instruction_cache=1").instruction_cache);
+    CommandLine line = parse("instruction_cache=yes instruction_cache");
+    EXPECT_TRUE(line.instruction_cache);
+    ASSERT_EQ(line.diagnostic_count, 2u);
+    EXPECT_STREQ(line.diagnostics[0].key, "instruction_cache");
+    EXPECT_EQ(line.diagnostics[0].kind, CommandLineDiagnostic::Kind::bad_value);
+}

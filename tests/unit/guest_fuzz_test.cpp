@@ -264,6 +264,160 @@ TEST(guest_fuzz_generate, KeepsTheRulesOnLongRuns) {
   }
 }
 
+// The kernel maps its text read-only (write_protect_kernel_text): its frames hold no type that
+// would refuse a table type, so a pin, a base pointer or an entry naming one would have its
+// contents validated, and Xen 4.17's L1 validation rewrites present entries in place even when
+// it refuses (the campaign on Xen once rewrote the hypercall page: set_trap_table -ENOSYS).
+// A pool whose kernel text (0x1000-0x103f) and text page (0x1001) are so.
+struct ReadOnlyTextPool : TestPool {
+  static constexpr uint64_t kTextPage = 0x1001, kOtherText = 0x1020;
+  ReadOnlyTextPool() {
+    pool.kernel_text[0] = {0x1000, 0x40};
+    pool.kernel_text_run_count = 1;
+    for (unsigned i = 0; i < pool.protected_frame_count; ++i)
+      if (pool.protected_frames[i].mfn == kTextPage) pool.protected_frames[i].read_only = true;
+    for (unsigned i = 0; i < pool.protected_slot_count; ++i)
+      if ((pool.protected_slots[i].value >> 12) == kTextPage) pool.protected_slots[i].value = (kTextPage << 12) | 0x25;
+  }
+};
+
+// Every frame an operation asks the hypervisor to take a table type on, or names in an entry.
+void frames_named(const Pool& pool, const Op& op, std::vector<uint64_t>& typed, std::vector<uint64_t>& in_entries) {
+  auto in_buffer = [&](uint64_t va, uint64_t bytes) -> const uint8_t* {
+    if (va >= pool.buffer_va && va + bytes <= pool.buffer_va + pool.buffer_size) return pool.buffer + (va - pool.buffer_va);
+    return nullptr;
+  };
+  if (op.kind == OpKind::mmuext) {
+    for (uint64_t i = 0; i < op.call.args[1] && i < 64; ++i) {
+      const uint8_t* at = in_buffer(op.call.args[0] + i * sizeof(mmuext_op_t), sizeof(mmuext_op_t));
+      if (!at) break;
+      mmuext_op_t ext;
+      std::memcpy(&ext, at, sizeof(ext));
+      if (ext.cmd <= MMUEXT_PIN_L4_TABLE || ext.cmd == MMUEXT_NEW_BASEPTR || ext.cmd == MMUEXT_NEW_USER_BASEPTR)
+        typed.push_back(ext.arg1.mfn);
+    }
+  }
+  if (op.kind == OpKind::mmu) {
+    for (uint64_t i = 0; i < op.call.args[1] && i < 64; ++i) {
+      const uint8_t* at = in_buffer(op.call.args[0] + i * sizeof(mmu_update_t), sizeof(mmu_update_t));
+      if (!at) break;
+      mmu_update_t request;
+      std::memcpy(&request, at, sizeof(request));
+      if ((request.ptr & 7) != MMU_MACHPHYS_UPDATE && is_scratch_table_slot(pool, request.ptr & ~7ull))
+        in_entries.push_back((request.val & kAddressBits) >> 12);
+    }
+  }
+  if (op.kind == OpKind::va_mapping) {
+    bool kernel_mapping = false;  // a kernel L1 entry given its own value again (never retyped)
+    for (unsigned i = 0; i < pool.protected_slot_count; ++i)
+      kernel_mapping |= pool.protected_slots[i].va == (op.call.args[0] & ~4095ull) && pool.protected_slots[i].value == op.call.args[1];
+    if (!kernel_mapping) in_entries.push_back((op.call.args[1] & kAddressBits) >> 12);
+  }
+  if (op.kind == OpKind::ptwrite || op.kind == OpKind::touch)
+    for (unsigned i = 0; i < op.step_count; ++i)
+      if (op.steps[i].kind == Step::Kind::store || op.steps[i].kind == Step::Kind::touch_store)
+        in_entries.push_back((op.steps[i].value & kAddressBits) >> 12);
+}
+
+TEST(guest_fuzz_generate, NeverNamesTheKernelTextWhereATypeCouldBeTaken) {
+  for (bool privileged : {true, false}) {
+    // The same pool with the text page mapped writable names it in both roles (so the
+    // read-only pool's zero counts below are the generator's doing, not chance).
+    TestPool writable_text(privileged);
+    ReadOnlyTextPool test;
+    test.pool.privileged = privileged;
+    test.pool.domid = writable_text.pool.domid;
+    unsigned writable_typed = 0, writable_in_entries = 0;
+    for (uint64_t seed : {1ull, 0x7e57ull, 0x1234567890abcdefull}) {
+      Options options = options_with(seed);
+      for (uint64_t n = 0; n < 30000; ++n) {
+        Op op;
+        generate(test.pool, options, n, op);
+        const char* problem = check_rules(test.pool, op);
+        ASSERT_STREQ(problem, "") << "seed " << seed << " op " << n << ": " << text_of(test.pool, op);
+        std::vector<uint64_t> typed, in_entries;
+        frames_named(test.pool, op, typed, in_entries);
+        for (uint64_t mfn : typed) ASSERT_FALSE(is_read_only_frame(test.pool, mfn)) << "op " << n << ": " << text_of(test.pool, op);
+        for (uint64_t mfn : in_entries)
+          ASSERT_FALSE(is_read_only_frame(test.pool, mfn)) << "op " << n << ": " << text_of(test.pool, op);
+
+        Op other;
+        generate(writable_text.pool, options, n, other);
+        typed.clear();
+        in_entries.clear();
+        frames_named(writable_text.pool, other, typed, in_entries);
+        for (uint64_t mfn : typed) writable_typed += mfn == ReadOnlyTextPool::kTextPage;
+        for (uint64_t mfn : in_entries) writable_in_entries += mfn == ReadOnlyTextPool::kTextPage;
+      }
+    }
+    EXPECT_GT(writable_typed, 0u);
+    EXPECT_GT(writable_in_entries, 0u);
+  }
+}
+
+TEST(guest_fuzz_rules, TheKernelTextIsNeverNamedWhereATypeCouldBeTaken) {
+  ReadOnlyTextPool test;
+  const Pool& pool = test.pool;
+  for (uint64_t mfn : {ReadOnlyTextPool::kTextPage, ReadOnlyTextPool::kOtherText}) {
+    EXPECT_TRUE(is_read_only_frame(pool, mfn));
+    EXPECT_TRUE(is_own_frame(pool, mfn));
+    EXPECT_FALSE(entry_safe(pool, (mfn << 12) | kPresentBit)) << "read-only, present";
+    EXPECT_FALSE(entry_safe(pool, (mfn << 12) | kUserBit)) << "not present: an or may set P";
+    const uint64_t sanitized = sanitize_entry(pool, (mfn << 12) | kTableBits);
+    EXPECT_TRUE(entry_safe(pool, sanitized));
+    EXPECT_EQ(sanitized & kAddressBits, 0u);
+    EXPECT_EQ(sanitized & ~kAddressBits, kTableBits & ~kWritableBit);
+  }
+  EXPECT_FALSE(is_read_only_frame(pool, 0x1100));  // a protected frame mapped writable
+  EXPECT_TRUE(entry_safe(pool, (0x1100ull << 12) | kPresentBit));
+  EXPECT_EQ(sanitize_entry(pool, (0x1100ull << 12) | kTableBits), (0x1100ull << 12) | (kTableBits & ~kWritableBit));
+
+  Op ext_op;
+  ext_op.kind = OpKind::mmuext;
+  ext_op.restore = kRestoreBase;
+  ext_op.call.number = __HYPERVISOR_mmuext_op;
+  ext_op.call.args[0] = pool.buffer_va;
+  ext_op.call.args[1] = 1;
+  auto* ext = reinterpret_cast<mmuext_op_t*>(pool.buffer);
+  for (unsigned cmd : {MMUEXT_PIN_L1_TABLE, MMUEXT_PIN_L2_TABLE, MMUEXT_PIN_L4_TABLE, MMUEXT_NEW_BASEPTR,
+                       MMUEXT_NEW_USER_BASEPTR}) {
+    *ext = mmuext_op_t{};
+    ext->cmd = cmd;
+    ext->arg1.mfn = ReadOnlyTextPool::kTextPage;
+    EXPECT_STRNE(check_rules(pool, ext_op), "") << "cmd " << cmd << " of the text page";
+    ext->arg1.mfn = ReadOnlyTextPool::kOtherText;
+    EXPECT_STRNE(check_rules(pool, ext_op), "") << "cmd " << cmd << " of other text";
+    ext->arg1.mfn = 0x1100;  // mapped writable: its Writable type refuses every table type
+    if (cmd != MMUEXT_NEW_BASEPTR) {
+      EXPECT_STREQ(check_rules(pool, ext_op), "") << "cmd " << cmd;
+    }
+  }
+
+  Op mmu;
+  mmu.kind = OpKind::mmu;
+  mmu.call.number = __HYPERVISOR_mmu_update;
+  mmu.call.args[0] = pool.buffer_va;
+  mmu.call.args[1] = 1;
+  mmu.call.args[3] = DOMID_SELF;
+  auto* request = reinterpret_cast<mmu_update_t*>(pool.buffer);
+  request->ptr = pool.table_mfn[8] * 4096 + 5 * 8;  // a scratch L2
+  request->val = (ReadOnlyTextPool::kTextPage << 12) | (kTableBits & ~kWritableBit);
+  EXPECT_STRNE(check_rules(pool, mmu), "");
+  request->val = (0x1100ull << 12) | (kTableBits & ~kWritableBit);
+  EXPECT_STREQ(check_rules(pool, mmu), "");
+
+  Op store;
+  store.kind = OpKind::ptwrite;
+  store.step_count = 1;
+  store.steps[0].kind = Step::Kind::store;
+  store.steps[0].table = 20;  // a scratch L1: a later pin may make it an L2
+  store.steps[0].slot = 3;
+  store.steps[0].value = (ReadOnlyTextPool::kOtherText << 12) | kPresentBit;
+  EXPECT_STRNE(check_rules(pool, store), "");
+  store.steps[0].value = (0x1100ull << 12) | kPresentBit;
+  EXPECT_STREQ(check_rules(pool, store), "");
+}
+
 TEST(guest_fuzz_generate, CoversEveryClassAndHostileKind) {
   TestPool test;
   Options options = options_with(99);

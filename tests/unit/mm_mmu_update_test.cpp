@@ -40,6 +40,51 @@ TEST_F(MmMmuUpdate, DowngradingRwToRoDropsOnlyTheWritableType) {
     EXPECT_AUDIT_CLEAN();
 }
 
+// RW flipped on the same frame keeps the general reference and takes or drops only the
+// Writable type (update_table_entry's short path): the counts are those of a full release and
+// retake, and every refusal of the full path still holds.
+TEST_F(MmMmuUpdate, FlippingRwOnTheSameFrameMovesOnlyTheWritableType) {
+    ASSERT_EQ(update(kL1, 100, ro(kLooseData)), 0);
+    ASSERT_EQ(info(kLooseData).general_refs, 2u);
+    for (int round = 0; round < 3; ++round) {
+        ASSERT_EQ(update(kL1, 100, rw(kLooseData).with_flags(E::kDirty)), 0);
+        EXPECT_EQ(info(kLooseData).general_refs, 2u);
+        EXPECT_EQ(info(kLooseData).type_refs, 1u);
+        EXPECT_TRUE(info(kLooseData).has_type(PageType::Writable));
+        EXPECT_TRUE(read(kL1, 100).writable());
+        EXPECT_AUDIT_CLEAN();
+        ASSERT_EQ(update(kL1, 100, ro(kLooseData)), 0);
+        EXPECT_EQ(info(kLooseData).general_refs, 2u);
+        EXPECT_EQ(info(kLooseData).type_refs, 0u);
+        EXPECT_FALSE(read(kL1, 100).writable());
+        EXPECT_AUDIT_CLEAN();
+    }
+}
+
+TEST_F(MmMmuUpdate, FlippingRwKeepsTheRefusals) {
+    // A page table mapped read-only may not become writable.
+    ASSERT_EQ(update(kL1, 101, ro(kL2)), 0);
+    auto before = snapshot();
+    EXPECT_EQ(update(kL1, 101, rw(kL2)), -XEN_EBUSY);
+    EXPECT_FALSE(read(kL1, 101).writable());
+    EXPECT_COUNTS_UNCHANGED(before);
+    EXPECT_AUDIT_CLEAN();
+
+    // Another guest's frame mapped through foreigndom: the caller's own page owner may not
+    // touch it, RW flip or not.
+    const DomainIdentity privileged{kGuest, true, false};
+    ASSERT_EQ(update_as(kL1, 102, ro(kForeign), kOtherGuest, privileged), 0);
+    before = snapshot();
+    EXPECT_EQ(update(kL1, 102, rw(kForeign), MMU_NORMAL_PT_UPDATE, privileged), -XEN_EBUSY);
+    EXPECT_COUNTS_UNCHANGED(before);
+    ASSERT_EQ(update_as(kL1, 102, rw(kForeign), kOtherGuest, privileged), 0);
+    EXPECT_TRUE(info(kForeign).has_type(PageType::Writable));
+    EXPECT_AUDIT_CLEAN();
+    ASSERT_EQ(update_as(kL1, 102, ro(kForeign), kOtherGuest, privileged), 0);
+    EXPECT_EQ(info(kForeign).type_refs, 0u);
+    EXPECT_AUDIT_CLEAN();
+}
+
 TEST_F(MmMmuUpdate, HarmlessFlagChangesKeepCounts) {
     auto before = snapshot();
     ASSERT_EQ(update(kL1, 0, rw(kData).with_flags(E::kDirty | E::kNoExecute)), 0);

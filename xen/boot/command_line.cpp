@@ -247,6 +247,10 @@ void apply_option(Text word, CommandLine& out) {
         ok = has_value && parse_ptwr(value, out.ptwr);
         if (!ok) report(out, CommandLineDiagnostic::Kind::bad_value, word,
                         "expected emulate|writable|adaptive");
+    } else if (key.equals("instruction_cache")) {
+        ok = has_value && (value.equals("0") || value.equals("1"));
+        if (ok) out.instruction_cache = value.equals("1");
+        if (!ok) report(out, CommandLineDiagnostic::Kind::bad_value, word, "expected 0|1");
     } else if (key.equals("selftest")) {
         ok = has_value && parse_selftest(value, out.selftest);
         if (!ok) report(out, CommandLineDiagnostic::Kind::bad_value, word,

@@ -79,6 +79,9 @@ struct CommandLine {
     Dom0MemorySpec dom0_memory;
     uint64_t domu_memory_bytes = kDefaultDomuMemoryBytes;
     PtwrMode ptwr = PtwrMode::emulate;
+    // instruction_cache=0|1 (bhyve's hw.vmm.instruction_cache): the decode cache's
+    // write-protected slots (emulate/decode_cache.h); off, every hit compares the bytes.
+    bool instruction_cache = true;
     HypervisorSelftest selftest = HypervisorSelftest::none;
     bool has_console = false;
     char console[console_capacity] = {};                  // e.g. "com1,vga"

@@ -30,14 +30,35 @@ void DecodeCache::insert(uint64_t rip, const uint8_t* bytes, const DecodedWrite&
   if (write.length == 0 || write.length > kMaxInstructionBytes) return;
   Slot& slot = slots_[slot_index(rip)];
   slot.used = true;
+  slot.write_protected = false;
   slot.rip = rip;
   for (unsigned i = 0; i < write.length; ++i) slot.bytes[i] = bytes[i];
   slot.write = write;
 }
 
+const DecodedWrite* DecodeCache::find_protected(uint64_t l4_mfn, uint64_t rip, pte_emulation::WalkGeneration walks,
+                                                uint64_t code_generation, const mm::MachineMemory& memory) {
+  const Slot& slot = slots_[slot_index(rip)];
+  if (!slot.used || !slot.write_protected || slot.rip != rip || slot.l4_mfn != l4_mfn ||
+      slot.code_generation != code_generation || !slot.code_walk.holds(walks, memory))
+    return nullptr;
+  ++protected_hits_;
+  return &slot.write;
+}
+
+void DecodeCache::protect(uint64_t l4_mfn, uint64_t rip, pte_emulation::WalkGeneration walks, uint64_t code_generation,
+                          uint64_t mapping_entry_maddr, const mm::MachineMemory& memory) {
+  Slot& slot = slots_[slot_index(rip)];
+  if (!slot.used || slot.rip != rip) return;
+  slot.write_protected = slot.code_walk.take(walks, mapping_entry_maddr, memory);
+  slot.l4_mfn = l4_mfn;
+  slot.code_generation = code_generation;
+}
+
 void DecodeCache::clear() {
-  for (Slot& slot : slots_) slot.used = false;
+  for (Slot& slot : slots_) slot.used = slot.write_protected = false;
   hits_ = 0;
+  protected_hits_ = 0;
   misses_ = 0;
 }
 

@@ -6,9 +6,19 @@
 // function of those bytes (DecodedWrite holds no address or register value), a byte match
 // makes a stale entry impossible whatever the guest did to its code or its mappings in the
 // meantime: self-modifying code, a remapped code page or a reused frame all just miss.
-// (The hypervisor cannot see guest writes to its own code pages, so a generation counter
-// would need write-protecting code; comparing at most 15 bytes the fetch already brought in
-// costs less than the fault that got us here.)
+// (The hypervisor cannot see guest writes to code it maps writable; for code it does not,
+// see the write-protected slots below.)
+//
+// Write-protected slots (bhyve's instruction cache, `hw.vmm.instruction_cache`): once a slot's
+// instruction lies in one frame of the domain's that has no typed use (no writable mapping
+// anywhere, not a table the writable-pagetable path could detach), the glue marks the frame
+// (PageInfo::decoded_code) and the slot also answers `find_protected` without the bytes:
+// for the same address space (L4), while the walk of RIP's page still ends at the same L1
+// entry with the same value (WalkStamp, translation_cache.h) and the frame table's code
+// generation stands. The generation ticks when a marked frame takes a type (gains a writable
+// mapping, becomes a table) or is freed: nothing else can change the bytes, since every
+// guest write to memory goes through a writable mapping, which takes the Writable type.
+// So the fault path skips fetching and comparing the bytes; a miss falls back to them.
 //
 // Direct-mapped, one slot per hash bucket, newest wins. One instance per physical CPU: it
 // is not locked (one vCPU on one CPU today).
@@ -16,6 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "emulate/pte_write.h"
+#include "emulate/translation_cache.h"
 
 namespace pte_write {
 
@@ -31,7 +42,17 @@ class DecodeCache {
   void insert(uint64_t rip, const uint8_t* bytes, const DecodedWrite& write);
   void clear();
 
+  // The decoded form of the instruction at `rip` in address space `l4_mfn` if its slot is
+  // write-protected and nothing changed since (see above), else null. Counts a hit only.
+  const DecodedWrite* find_protected(uint64_t l4_mfn, uint64_t rip, pte_emulation::WalkGeneration walks,
+                                     uint64_t code_generation, const mm::MachineMemory& memory);
+  // Makes the slot holding `rip` write-protected: the caller found RIP's page mapped by the
+  // L1 entry at `mapping_entry_maddr` (a walk of `l4_mfn` just now) to a frame it marked.
+  void protect(uint64_t l4_mfn, uint64_t rip, pte_emulation::WalkGeneration walks, uint64_t code_generation,
+               uint64_t mapping_entry_maddr, const mm::MachineMemory& memory);
+
   uint64_t hits() const { return hits_; }
+  uint64_t protected_hits() const { return protected_hits_; }
   uint64_t misses() const { return misses_; }
 
  private:
@@ -40,12 +61,18 @@ class DecodeCache {
     uint64_t rip = 0;
     uint8_t bytes[kMaxInstructionBytes]{};
     DecodedWrite write{};
+    // Write-protected validity: set by protect, dropped by insert.
+    bool write_protected = false;
+    uint64_t l4_mfn = 0;
+    uint64_t code_generation = 0;
+    pte_emulation::WalkStamp code_walk{};
   };
   static unsigned slot_index(uint64_t rip);
   static bool matches(const Slot& slot, uint64_t rip, const uint8_t* bytes, size_t available);
 
   Slot slots_[kSlots]{};
   uint64_t hits_ = 0;
+  uint64_t protected_hits_ = 0;
   uint64_t misses_ = 0;
 };
 

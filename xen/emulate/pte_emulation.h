@@ -26,7 +26,13 @@ Outcome emulate(Vcpu& vcpu, TrapFrame& frame, uint64_t address, uint64_t table_m
 // time (e.g. to measure what it saves). Switching clears it.
 void set_decode_cache_enabled(bool enabled);
 bool decode_cache_enabled();
-uint64_t cache_hits();
+// Write-protected decode-cache slots (bhyve's hw.vmm.instruction_cache; decode_cache.h):
+// on unless the boot option instruction_cache=0; off, every hit compares the fetched bytes.
+// Switching clears the cache.
+void set_instruction_cache_enabled(bool enabled);
+bool instruction_cache_on();
+uint64_t cache_hits();  // both kinds
+uint64_t cache_protected_hits();
 uint64_t cache_misses();
 
 // How often each outcome happened (for the end-of-run summary and benchmarks).

@@ -44,42 +44,61 @@ struct Translation {
   uint64_t mapping_entry_maddr = 0;  // machine address of the L1 entry that maps it
 };
 
-class TranslationCache {
+// Where a walk ended (the L1 entry that maps the page) and under which generation: still what
+// a walk would find while the generation stands and that entry reads the same (A/D aside).
+// Shared by the translation cache and the decode cache's write-protected slots.
+class WalkStamp {
  public:
-  // The cached translation of `key` if it is still what a walk would find, else null.
-  const Translation* find(const TranslationKey& key, WalkGeneration now, const mm::MachineMemory& memory) const {
-    if (!valid_ || !(key_ == key) || !(generation_ == now)) return nullptr;
-    if (!memory.contains(translation_.mapping_entry_maddr >> mm::kPageShift)) return nullptr;
-    if (walk_relevant(mapping_entry(memory)) != mapping_entry_) return nullptr;
-    return &translation_;
-  }
-  // Remembers what a walk just found (the L1 entry is read now, after the walk).
-  void remember(const TranslationKey& key, WalkGeneration now, const Translation& translation,
-                const mm::MachineMemory& memory) {
-    valid_ = memory.contains(translation.mapping_entry_maddr >> mm::kPageShift);
-    if (!valid_) return;
-    key_ = key;
+  // Reads the entry at `mapping_entry_maddr` now; false (and nothing kept) outside memory.
+  bool take(WalkGeneration now, uint64_t mapping_entry_maddr, const mm::MachineMemory& memory) {
+    valid_ = memory.contains(mapping_entry_maddr >> mm::kPageShift);
+    if (!valid_) return false;
     generation_ = now;
-    translation_ = translation;
-    mapping_entry_ = walk_relevant(mapping_entry(memory));
+    maddr_ = mapping_entry_maddr;
+    entry_ = walk_relevant(read(memory));
+    return true;
+  }
+  bool holds(WalkGeneration now, const mm::MachineMemory& memory) const {
+    return valid_ && generation_ == now && walk_relevant(read(memory)) == entry_;
   }
   void clear() { valid_ = false; }
+  uint64_t mapping_entry_maddr() const { return maddr_; }
 
  private:
   // Accessed and dirty are set by the hardware and do not change what the walk finds.
   static constexpr uint64_t kHardwareSetBits = 0x20 | 0x40;
   static constexpr uint64_t walk_relevant(uint64_t entry) { return entry & ~kHardwareSetBits; }
-  uint64_t mapping_entry(const mm::MachineMemory& memory) const {
-    const uint64_t maddr = translation_.mapping_entry_maddr;
-    return *reinterpret_cast<const volatile uint64_t*>(memory.frame(maddr >> mm::kPageShift) +
-                                                       (maddr & (mm::kPageBytes - 8)));
+  uint64_t read(const mm::MachineMemory& memory) const {
+    return *reinterpret_cast<const volatile uint64_t*>(memory.frame(maddr_ >> mm::kPageShift) +
+                                                       (maddr_ & (mm::kPageBytes - 8)));
   }
 
   bool valid_ = false;
-  TranslationKey key_{};
   WalkGeneration generation_{};
+  uint64_t maddr_ = 0;
+  uint64_t entry_ = 0;
+};
+
+class TranslationCache {
+ public:
+  // The cached translation of `key` if it is still what a walk would find, else null.
+  const Translation* find(const TranslationKey& key, WalkGeneration now, const mm::MachineMemory& memory) const {
+    if (!(key_ == key) || !stamp_.holds(now, memory)) return nullptr;
+    return &translation_;
+  }
+  // Remembers what a walk just found (the L1 entry is read now, after the walk).
+  void remember(const TranslationKey& key, WalkGeneration now, const Translation& translation,
+                const mm::MachineMemory& memory) {
+    if (!stamp_.take(now, translation.mapping_entry_maddr, memory)) return;
+    key_ = key;
+    translation_ = translation;
+  }
+  void clear() { stamp_.clear(); }
+
+ private:
+  TranslationKey key_{};
   Translation translation_{};
-  uint64_t mapping_entry_ = 0;
+  WalkStamp stamp_{};
 };
 
 }  // namespace pte_emulation

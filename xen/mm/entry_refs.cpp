@@ -75,8 +75,14 @@ int take_entry_references(MmuContext& context, PagingLevel level, PageTableEntry
     if (!entry.present()) return 0;
     int rc = check_new_entry_bits(context, level, entry);
     if (rc != 0) return rc;
+    return take_checked_entry_references(context, level, entry, table_owner, slot_maddr);
+}
+
+int take_checked_entry_references(MmuContext& context, PagingLevel level, PageTableEntry& entry,
+                                  domid_t table_owner, uint64_t slot_maddr) {
+    if (!entry.present()) return 0;
     if (level == PagingLevel::L1) return take_l1_references(context, entry);
-    rc = get_page_and_type(context, entry.mfn(), table_owner, table_type(next_lower(level)));
+    int rc = get_page_and_type(context, entry.mfn(), table_owner, table_type(next_lower(level)));
     if (rc == 0) add_link(context.frames, entry.mfn(), slot_maddr);
     return rc;
 }

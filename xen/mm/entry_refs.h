@@ -24,6 +24,11 @@ namespace mm {
 // link of the table it points at (PageInfo::linked_by).
 int take_entry_references(MmuContext& context, PagingLevel level, PageTableEntry& entry,
                           domid_t table_owner, uint64_t slot_maddr);
+// The same for an entry whose bits the caller has just checked (check_new_entry_bits):
+// update_table_entry checks before it decides whether references are taken at all, and
+// checking again per entry is a second validation of the same value.
+int take_checked_entry_references(MmuContext& context, PagingLevel level, PageTableEntry& entry,
+                                  domid_t table_owner, uint64_t slot_maddr);
 
 // check_entry_bits for an entry this context writes, with Xen's one exception for a domain
 // with I/O memory (l1_disallow_mask without PAGE_CACHE_ATTRS): a privileged caller's L1 entry

@@ -2,6 +2,7 @@
 
 #include "mm/entry_refs.h"
 #include "mm/entry_rules.h"
+#include "mm/page_refs.h"
 #include "mm/table_access.h"
 #include "mm/table_validation.h"
 
@@ -26,6 +27,34 @@ bool commit_entry(MmuContext& context, uint64_t table_mfn, unsigned index, PageT
     }
 }
 
+// An L1 entry that keeps its RAM frame and changes RW (besides flags that need no
+// revalidation): the general reference the old entry holds carries over, so only the Writable
+// type reference is taken (read-only to writable) or dropped (writable to read-only). Xen takes
+// the new entry's references and drops the old one's; the counts after are the same. The frame
+// must be one the context may map (the old entry may have been written with another page owner).
+bool only_writable_flips(const MmuContext& context, PagingLevel level, PageTableEntry old,
+                         PageTableEntry replacement) {
+    if (level != PagingLevel::L1 || !old.present() || old.mfn() != replacement.mfn()) return false;
+    const uint64_t changed = (old.raw() ^ replacement.raw()) & ~flags_changeable_without_revalidation(level);
+    if (changed != PageTableEntry::kWritable) return false;
+    const PageInfo* page = context.frames.find(old.mfn());
+    return page != nullptr && page->owner != DOMID_XEN && page->owner != DOMID_IO &&
+           may_map_frame_of(context.owner_of_mapped_frames(), page->owner);
+}
+
+int flip_writable(MmuContext& context, uint64_t table_mfn, unsigned index, PageTableEntry old,
+                  PageTableEntry replacement, bool preserve_accessed_dirty) {
+    const uint64_t mfn = replacement.mfn();
+    const bool grants = replacement.writable();
+    if (grants && get_page_type(context, mfn, PageType::Writable) != 0) return error(XEN_EBUSY);
+    if (!commit_entry(context, table_mfn, index, old, replacement, preserve_accessed_dirty)) {
+        if (grants) put_page_type(context.frames, mfn);
+        return error(XEN_EBUSY);
+    }
+    if (!grants) put_page_type(context.frames, mfn);
+    return 0;
+}
+
 }  // namespace
 
 int update_table_entry(MmuContext& context, uint64_t table_mfn, unsigned index,
@@ -44,9 +73,11 @@ int update_table_entry(MmuContext& context, uint64_t table_mfn, unsigned index,
         int rc = check_new_entry_bits(context, level, replacement);
         if (rc != 0) return rc;
         replacement = adjust_guest_entry(level, replacement);
+        if (only_writable_flips(context, level, old, replacement))
+            return flip_writable(context, table_mfn, index, old, replacement, preserve_accessed_dirty);
         takes_references = !is_harmless_change(level, old, replacement);
         if (takes_references) {
-            rc = take_entry_references(context, level, replacement, table->owner, slot_maddr);
+            rc = take_checked_entry_references(context, level, replacement, table->owner, slot_maddr);
             if (rc != 0) return rc;
         }
     }

@@ -4,6 +4,7 @@ namespace mm {
 
 void FrameTable::reset() {
     for (uint64_t mfn = 0; mfn < nr_frames_; ++mfn) infos_[mfn] = PageInfo{};
+    ++code_generation_;
 }
 
 bool FrameTable::assign(uint64_t mfn, domid_t owner) {
@@ -20,6 +21,7 @@ bool FrameTable::assign(uint64_t mfn, domid_t owner) {
 void FrameTable::release(uint64_t mfn) {
     PageInfo& page = infos_[mfn];
     const domid_t owner = page.owner;
+    code_may_change(page);  // its next owner writes it
     if (page.listed) {
         if (PageList* list = list_of(owner)) unlink(*list, mfn);
     }

@@ -43,6 +43,17 @@ public:
     uint64_t walk_generation() const { return walk_generation_; }
     void walks_changed() { ++walk_generation_; }
 
+    // Ticks when a frame instructions were decoded from (PageInfo::decoded_code) may change:
+    // it takes a type (a writable mapping, or a table a detach may make writable) or is
+    // freed. The decode cache's write-protected slots are valid while it stands.
+    uint64_t code_generation() const { return code_generation_; }
+    void note_decoded_code(uint64_t mfn) { infos_[mfn].decoded_code = true; }
+    void code_may_change(PageInfo& page) {
+        if (!page.decoded_code) return;
+        page.decoded_code = false;
+        ++code_generation_;
+    }
+
     // Marks every frame free and unowned.
     void reset();
     // Called when a frame's last general reference goes (put_page), with the owner it had:
@@ -92,6 +103,7 @@ private:
     OwnerLists owner_lists_{};
     TlbFlushClock flush_clock_{};
     uint64_t walk_generation_ = 0;
+    uint64_t code_generation_ = 0;
 };
 
 }  // namespace mm

@@ -87,6 +87,10 @@ struct PageInfo {
     // share_xen_page_with_privileged_guests: such mappings hold no references.
     bool shared_with_privileged = false;
     bool shared_read_only = false;  // Xen's SHARE_ro (t_info): no writable mappings
+    // The decode cache trusts instructions decoded from this frame while it has no typed use
+    // (no writable mapping, not a table): the frame table ticks its code generation when it
+    // takes one or is freed (FrameTable::code_may_change).
+    bool decoded_code = false;
     // The L2-L4 entries that link this frame as a page table (see TableLinks).
     TableLinks links;
     // Its place in its owner's page list (FrameTable's owner lists: Xen's d->page_list), so a

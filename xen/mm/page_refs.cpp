@@ -40,6 +40,7 @@ void announce_type_change(MmuContext& context, uint64_t mfn, PageType old_type,
 // reach it again through its own entries (a cycle) fails instead of recursing.
 int take_first_type_ref(MmuContext& context, uint64_t mfn, PageType type) {
     PageInfo& page = context.frames.info(mfn);
+    context.frames.code_may_change(page);  // writable, or a table a detach may make writable
     const PageType old_type = page.type;
     const bool old_validated = page.validated;
     announce_type_change(context, mfn, old_type, type);
