@@ -64,11 +64,16 @@ def expect_ended(result, hv, ending, exit_value):
                        f"{hv.name}: exit value {result.debug_exit_value()}, expected {exit_value}", result)
 
 
+def selftest_lines(result, name, prefix=""):
+    """A guest selftest's lines (`prefix` "(d1) " for a domU's), "passed" or "failed" last."""
+    return [l for l in result.lines() if l.startswith(f"{prefix}selftest {name}: ")]
+
+
 def check_selftest(result, name, minimum, prefix=""):
     """A guest selftest's lines (`prefix` "(d1) " for a domU's): no FAIL, its "passed" line,
     at least `minimum` lines. Returns the number of checks."""
     lines = result.lines()
-    checks = [l for l in lines if l.startswith(f"{prefix}selftest {name}: ")]
+    checks = selftest_lines(result, name, prefix)
     failures = [l for l in checks if ": FAIL" in l]
     machine.expect(not failures, "; ".join(failures), result)
     machine.expect(f"{prefix}selftest {name}: passed" in lines, f"no '{prefix}selftest {name}: passed' line", result)
