@@ -11,6 +11,12 @@
 extern "C" char __image_start[], __image_end[];
 
 namespace boot_memory {
+namespace detail {
+mm::FrameTable* frames;
+mm::MachToPhysTable machine_to_phys;
+mm::HypervisorL4Slots slots;
+}  // namespace detail
+
 namespace {
 constexpr uint64_t page = 4096;
 constexpr uint64_t directmap_limit = 4ULL << 30;  // what the boot page tables map
@@ -28,9 +34,9 @@ boot::PhysicalRange reserved[max_reserved];
 unsigned nr_reserved;
 boot::FrameAllocator frame_allocator;
 alignas(mm::FrameTable) uint8_t frame_table_storage[sizeof(mm::FrameTable)];
-mm::FrameTable* frames;
-mm::MachToPhysTable machine_to_phys;
-mm::HypervisorL4Slots slots;
+using detail::frames;
+using detail::machine_to_phys;
+using detail::slots;
 
 uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) & ~(a - 1); }
 
@@ -184,9 +190,6 @@ unsigned module_count() { return nr_modules; }
 unsigned modules_dropped() { return nr_dropped_modules; }
 const Module& module(unsigned index) { return modules[index]; }
 boot::FrameAllocator& allocator() { return frame_allocator; }
-mm::FrameTable& frame_table() { return *frames; }
-mm::MachToPhysTable m2p() { return machine_to_phys; }
-const mm::HypervisorL4Slots& hypervisor_slots() { return slots; }
 
 void seal_hypervisor_slots() {
   uint64_t* l4 = hypervisor_page_tables::l4();

@@ -24,9 +24,18 @@ unsigned modules_dropped();  // the loader gave more than max_modules
 const Module& module(unsigned index);
 
 boot::FrameAllocator& allocator();
-mm::FrameTable& frame_table();
-mm::MachToPhysTable m2p();
-const mm::HypervisorL4Slots& hypervisor_slots();  // valid after seal_hypervisor_slots()
+
+// Set once at boot (init, seal_hypervisor_slots); read inline, since every fault and MMU
+// hypercall reads them (an out-of-line call each was a tenth of a fast path's glue).
+namespace detail {
+extern mm::FrameTable* frames;
+extern mm::MachToPhysTable machine_to_phys;
+extern mm::HypervisorL4Slots slots;
+}  // namespace detail
+inline mm::FrameTable& frame_table() { return *detail::frames; }
+inline mm::MachToPhysTable m2p() { return detail::machine_to_phys; }
+// Valid after seal_hypervisor_slots().
+inline const mm::HypervisorL4Slots& hypervisor_slots() { return detail::slots; }
 void seal_hypervisor_slots();
 // Flushes the TLB if a guest's frame went back to the allocator since the last flush (a stale
 // translation of the domain that mapped it must not reach its next owner). Whoever takes
