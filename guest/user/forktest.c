@@ -3,7 +3,9 @@
  *   forktest: <check>: ok            or   forktest: <check>: FAIL (<why>)
  * and the run ends with "forktest: passed" (exit 0) or "forktest: failed" (exit 1).
  * Helper modes used by the exec checks: forktest --argv one two (exit 42 if argv is
- * exactly that), forktest --env (exit 43 if FOO=bar is in the environment). */
+ * exactly that), forktest --env (exit 43 if FOO=bar is in the environment).
+ * forktest --stress-rounds N (as init: "init=/forktest -- --stress-rounds N") runs the stress
+ * check N times, for a test that needs the guest to fork for longer (at most 1000). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -280,6 +282,14 @@ int main(int argc, char **argv) {
     const char *foo = getenv("FOO");
     return foo != NULL && strcmp(foo, "bar") == 0 ? 43 : 1;
   }
+  int stress_rounds = 1;
+  if (argc >= 3 && strcmp(argv[1], "--stress-rounds") == 0) {
+    stress_rounds = atoi(argv[2]);
+    if (stress_rounds < 1 || stress_rounds > 1000) {
+      printf("forktest: --stress-rounds %s: not in 1..1000\n", argv[2]);
+      return 2;
+    }
+  }
   printf("forktest: pid %d, ppid %d\n", (int)getpid(), (int)getppid());
   fork_exit_wait();
   many_children();
@@ -289,7 +299,7 @@ int main(int argc, char **argv) {
   execs();
   segfault();
   memory_after_fork();
-  stress();
+  for (int round = 0; round < stress_rounds; ++round) stress();
   counters();
   /* Nothing may be left to reap. */
   int status;

@@ -1,9 +1,9 @@
 """`xl ptwr-mode` and xl.cfg's `ptwr_mode=` through pvhvd (issue 10, "plus ours").
 
-On ours: forktest (pte=direct: its kernel writes page-table entries with plain stores) created
-paused with ptwr_mode="emulate"; `xl ptwr-mode forktest` prints it; then, while it forks, its
-mode is flipped between writable and emulate, each phase's counters read from the daemon's
-`ptwr_mode` answers: no detach while emulate but emulations, detaches while writable; the guest
+On ours: forktest (pte=direct: its kernel writes page-table entries with plain stores; its
+stress check repeated) created paused with ptwr_mode="emulate"; `xl ptwr-mode forktest` prints
+it; then, while it forks, its mode is flipped between writable and emulate, each phase (between
+an unpause and a pause) with its counters read from the daemon's `ptwr_mode` answers: no detach while emulate but emulations, detaches while writable; the guest
 still ends with init's status 0. Refusals: `xl ptwr-mode` with a bad mode (status 2), of a
 domain that does not exist (status 1), the daemon's op with garbage. A domU running
 selftest=ptwr-mode is refused the domctl (-EPERM, -ESRCH, -EACCES: guest/kernel/
@@ -22,7 +22,11 @@ import guest_boot  # noqa: E402
 import machine  # noqa: E402
 import pvhvd_client  # noqa: E402
 
-PHASE_S = 0.15  # forktest runs about a second
+# What shows that a phase ran in its mode: a plain store to a page table traps to a detach while
+# writable and is emulated while emulate.
+PHASE_COUNTER = {"writable": "ptwr_faults", "emulate": "ptwr_emulations"}
+PHASE_POLL_S = 0.02
+STRESS_ROUNDS = 10
 
 
 class Run:
@@ -69,13 +73,20 @@ def delta(after, before, name):
 
 
 def one_forktest(run, name, phases, first_mode):
-    """A forktest forking while its mode flips every PHASE_S; appends (mode, counters delta)."""
+    """A forktest forking while its mode flips; appends (mode, counters delta) per phase.
+
+    Each phase is the guest's run between an unpause and a pause, and lasts until the counter
+    its mode moves (detaches while writable, emulations while emulate) has grown: the mode is
+    set and the counters read while the domain is paused, so however slow the host makes the
+    daemon's answers (a tenth of a second each on a loaded 2-core machine), they do not use up
+    the guest's fork loop. Its stress check runs STRESS_ROUNDS times, so that it forks for a few
+    seconds rather than the third of a second of one round on an idle host.
+    """
     run.ok("create", "-p", "examples/forktest.cfg", f'name="{name}"', 'ptwr_mode="emulate"',
-           'cmdline="init=/forktest pte=direct"')
+           f'cmdline="init=/forktest pte=direct -- --stress-rounds {STRESS_ROUNDS}"')
     machine.expect(run.ok("ptwr-mode", name).strip() == "emulate", "ptwr_mode= not applied at create")
     client = run.daemon.client()
     try:
-        run.ok("unpause", name)
         mode = first_mode
         while True:
             answer = client.call("ptwr_mode", dom=name, mode=mode)
@@ -83,13 +94,22 @@ def one_forktest(run, name, phases, first_mode):
                 break  # the guest has ended (destroyed on poweroff)
             machine.expect(answer["mode"] == mode, f"set {mode}: {answer}")
             start = answer["counters"]
-            time.sleep(PHASE_S)
+            if not client.call("unpause", dom=name).get("ok"):
+                break
+            moved = PHASE_COUNTER[mode]
+            while (answer := client.call("ptwr_mode", dom=name)).get("ok"):
+                if delta(answer["counters"], start, moved) > 0:
+                    break
+                time.sleep(PHASE_POLL_S)
+            if not answer.get("ok") or not client.call("pause", dom=name).get("ok"):
+                break
             answer = client.call("ptwr_mode", dom=name)
             if not answer.get("ok"):
                 break
             machine.expect(answer["mode"] == mode, f"the mode read back: {answer}")
             phases.append((mode, {k: delta(answer["counters"], start, k) for k in start}))
             mode = "emulate" if mode == "writable" else "writable"
+        client.call("unpause", dom=name)  # if the last pause came as the guest ended
     finally:
         client.close()
     run.wait_gone(name)
