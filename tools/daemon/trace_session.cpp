@@ -24,7 +24,9 @@ namespace pvhv::daemon {
 namespace asio = boost::asio;
 
 namespace {
-constexpr unsigned long kBufferPages = 256;  // per CPU (1 MiB); the size can be set once per boot
+// Per CPU: the most one t_info page lists (4 MiB; Xen reduces a larger request as ours does), so
+// that a loaded host, whose drains come late, loses few records. The size is set once per boot.
+constexpr unsigned long kBufferPages = 1022;
 constexpr uint32_t kPage = 4096;
 constexpr auto kDrainEvery = std::chrono::milliseconds(50);
 
@@ -65,7 +67,7 @@ class TraceSession {
     uint32_t cpu = 0;
     std::vector<uint64_t> mfns;  // its pages in order: t_buf and data
   };
-  std::optional<Failure> read_rings(xc_interface* xch, uint64_t t_info_mfn);
+  std::optional<Failure> read_rings(xc_interface* xch, uint64_t t_info_mfn, uint64_t bytes);
   std::optional<Failure> drain_ring(xc_interface* xch, const Ring& ring);
 
   std::string path_;
@@ -103,7 +105,7 @@ std::variant<std::shared_ptr<TraceSession>, Failure> TraceSession::open(xc_inter
   session->writer_ = trace::TraceWriter(session->out_);
   unsigned long mfn = 0, size = 0;
   if (xc_tbuf_enable(xch, kBufferPages, &mfn, &size) != 0 || mfn == 0) return errno_failure("xc_tbuf_enable");
-  if (auto failure = session->read_rings(xch, mfn)) {
+  if (auto failure = session->read_rings(xch, mfn, size)) {
     xc_tbuf_disable(xch);
     return *failure;
   }
@@ -111,11 +113,17 @@ std::variant<std::shared_ptr<TraceSession>, Failure> TraceSession::open(xc_inter
 }
 
 // t_info (Xen's public/trace.h): tbuf_size pages per CPU, then per CPU the offset (in 32-bit
-// words) of its list of page frames.
-std::optional<Failure> TraceSession::read_rings(xc_interface* xch, uint64_t t_info_mfn) {
-  std::vector<uint8_t> info(kPage);
-  if (pvhv_xc_foreign_read(xch, DOMID_XEN, t_info_mfn, 0, info.data(), kPage) != 0)
-    return errno_failure("reading t_info");
+// words) of its list of page frames. It is `bytes` long (get_info's size) in contiguous frames
+// from t_info_mfn (Xen allocates it in one piece; with several CPUs its lists pass the first page).
+std::optional<Failure> TraceSession::read_rings(xc_interface* xch, uint64_t t_info_mfn, uint64_t bytes) {
+  constexpr uint64_t kMostInfoPages = 64;
+  const uint64_t info_pages = bytes ? (bytes + kPage - 1) / kPage : 1;
+  if (info_pages > kMostInfoPages)
+    return Failure{kEio, "t_info is " + std::to_string(bytes) + " bytes long"};
+  std::vector<uint8_t> info(info_pages * kPage);
+  for (uint64_t page = 0; page < info_pages; ++page)
+    if (pvhv_xc_foreign_read(xch, DOMID_XEN, t_info_mfn + page, 0, info.data() + page * kPage, kPage) != 0)
+      return errno_failure("reading t_info");
   uint16_t pages;
   std::memcpy(&pages, info.data(), 2);
   xc_physinfo_t physinfo{};
@@ -128,8 +136,8 @@ std::optional<Failure> TraceSession::read_rings(xc_interface* xch, uint64_t t_in
     if (2 + 2 * (cpu + 1) > kPage) break;
     std::memcpy(&offset, info.data() + 2 + 2 * cpu, 2);
     if (offset == 0) continue;  // no buffer for this CPU
-    if (uint64_t(offset) * 4 + uint64_t(pages) * 4 > kPage)
-      return Failure{kEio, "t_info's page list of CPU " + std::to_string(cpu) + " is beyond its first page"};
+    if (uint64_t(offset) * 4 + uint64_t(pages) * 4 > info.size())
+      return Failure{kEio, "t_info's page list of CPU " + std::to_string(cpu) + " is beyond its end"};
     Ring ring{cpu, {}};
     for (uint32_t i = 0; i < pages; ++i) {
       uint32_t frame;
