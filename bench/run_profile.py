@@ -49,8 +49,12 @@ class Symbols:
         self.names = [n for _, n in pairs]
 
     def name(self, address):
+        return self.lookup(address)[1]
+
+    def lookup(self, address):
+        """(the function's first address, its name), or (None, None) outside every function."""
         i = bisect.bisect_right(self.addresses, address) - 1
-        return self.names[i] if i >= 0 else None
+        return (self.addresses[i], self.names[i]) if i >= 0 else (None, None)
 
 
 def elf_symbols(path):
@@ -125,20 +129,26 @@ def summary(mode, benchmark, bench, totals, counts, names, top):
     """One profiled run as numbers: instructions per operation in all and by region, events per
     operation, and the `top` functions (where, name, instructions per operation, share)."""
     ops = bench.iterations
-    by_function, by_region = {}, {}
+    by_function, by_region, starts = {}, {}, {}
     for address, count in counts.items():
         where = region(address)
-        name = names[where](address) if where != "user" else "(user code)"
+        start, name = names[where](address) if where != "user" else (None, "(user code)")
         key = (where, name or f"{address:#x}")
         by_function[key] = by_function.get(key, 0) + count
         by_region[where] = by_region.get(where, 0) + count
+        if start is not None:
+            starts.setdefault(key, set()).add(start)
+    # A function's entries: how often its first instruction ran (every call, and any jump back
+    # to it, which compiled functions rarely make: their first instruction is the prologue's).
+    entries = {key: sum(counts.get(start, 0) for start in addresses) for key, addresses in starts.items()}
     total = sum(counts.values())
     hottest = sorted(by_function.items(), key=lambda item: -item[1])[:top]
     return {"mode": mode.name, "benchmark": benchmark, "operations": ops, "ns_per_op": bench.ns_per_op,
             "instructions_per_op": total / ops,
             "regions_per_op": {where: by_region.get(where, 0) / ops for where in ("hypervisor", "kernel", "user")},
             "events_per_op": {key: totals.get(key, 0) / ops for key, _ in EVENTS},
-            "functions": [{"where": where, "name": name, "per_op": count / ops, "share": count / total}
+            "functions": [{"where": where, "name": name, "per_op": count / ops, "share": count / total,
+                           "entries_per_op": entries.get((where, name), 0) / ops}
                           for (where, name), count in hottest]}
 
 
@@ -147,9 +157,12 @@ def report(run):
              f"{run['instructions_per_op']:,.0f} instructions per operation (timed: {run['ns_per_op']:,.0f} ns/op)"]
     lines.append("  " + ", ".join(f"{where} {per_op:,.0f}" for where, per_op in run["regions_per_op"].items()))
     lines.append("  events per operation: " + ", ".join(f"{label} {run['events_per_op'][key]:.2f}" for key, label in EVENTS))
-    lines.append(f"  {'instructions/op':>15}  {'share':>6}  where       function")
+    lines.append(f"  {'instructions/op':>15}  {'share':>6}  {'entries/op':>10}  {'per entry':>9}  where       function")
     for f in run["functions"]:
-        lines.append(f"  {f['per_op']:15,.1f}  {100.0 * f['share']:5.1f}%  {f['where']:<10}  {f['name']}")
+        calls = f["entries_per_op"]
+        each = f"{f['per_op'] / calls:9,.1f}" if calls else f"{'-':>9}"
+        lines.append(f"  {f['per_op']:15,.1f}  {100.0 * f['share']:5.1f}%  {calls:10,.2f}  {each}  "
+                     f"{f['where']:<10}  {f['name']}")
     return "\n".join(lines)
 
 
@@ -179,10 +192,10 @@ def main(argv=None):
     marker = next((a for a, n in kernel_pairs if n == MARKER.split("(")[0]), None)
     if marker is None or not os.path.exists(plugin):
         raise SystemExit("profile: build first (the plugin or the guest kernel's marker is missing)")
-    kernel = Symbols(kernel_pairs).name
-    ours = Symbols(elf_symbols(os.path.join(build, "xen", "xen"))).name
+    kernel = Symbols(kernel_pairs).lookup
+    ours = Symbols(elf_symbols(os.path.join(build, "xen", "xen"))).lookup
     xen_pairs = xen_symbols.read(machine.xen417(build))
-    xen = Symbols(xen_pairs).name if xen_pairs else (lambda address: None)
+    xen = Symbols(xen_pairs).lookup if xen_pairs else (lambda address: (None, None))
     runs = []
     for name in args.modes.split(","):
         mode = run_bench.MODES[name]

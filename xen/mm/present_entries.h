@@ -65,23 +65,34 @@ struct PresentEntries {
     }
 };
 
-// The present entries of the 512 raw entries at `entries` (read with relaxed atomic loads:
-// other CPUs' page walks may set Accessed/Dirty meanwhile, never P).
+// The present entries of the 512 raw entries at `entries`. First each 64 entries (one word of
+// the answer) are ORed together with plain loads, one `or mem, reg` an entry: a fork's tables
+// hold their few dozen entries in one or two of the eight, and this pass is all an empty 64
+// costs. Within the others, groups of eight are tested the same way, and the P bits of a group
+// with any are gathered with relaxed atomic loads (another CPU's page walk may set Accessed or
+// Dirty meanwhile, never P: the first passes see the P bits the last one reads).
 inline PresentEntries scan_present_entries(const uint64_t* entries) {
     constexpr unsigned kGroup = 8;
+    constexpr unsigned kWordEntries = 64;
     PresentEntries present;
-    for (unsigned first = 0; first < kEntriesPerTable; first += kGroup) {
-        uint64_t any = 0;
+    for (unsigned word = 0; word < PresentEntries::kWords; ++word) {
+        const uint64_t* chunk = entries + word * kWordEntries;
+        uint64_t any_in_word = 0;
+#pragma GCC unroll 64
+        for (unsigned i = 0; i < kWordEntries; ++i) any_in_word |= chunk[i];
+        if ((any_in_word & PageTableEntry::kPresent) == 0) continue;
+        for (unsigned first = 0; first < kWordEntries; first += kGroup) {
+            uint64_t any = 0;
 #pragma GCC unroll 8
-        for (unsigned i = 0; i < kGroup; ++i)
-            any |= __atomic_load_n(&entries[first + i], __ATOMIC_RELAXED);
-        if ((any & PageTableEntry::kPresent) == 0) continue;
-        uint64_t bits = 0;
+            for (unsigned i = 0; i < kGroup; ++i) any |= chunk[first + i];
+            if ((any & PageTableEntry::kPresent) == 0) continue;
+            uint64_t bits = 0;
 #pragma GCC unroll 8
-        for (unsigned i = 0; i < kGroup; ++i)
-            bits |= (__atomic_load_n(&entries[first + i], __ATOMIC_RELAXED) &
-                     PageTableEntry::kPresent) << i;
-        present.words[first / 64] |= bits << (first % 64);
+            for (unsigned i = 0; i < kGroup; ++i)
+                bits |= (__atomic_load_n(&chunk[first + i], __ATOMIC_RELAXED) & PageTableEntry::kPresent)
+                        << i;
+            present.words[word] |= bits << first;
+        }
     }
     return present;
 }
