@@ -4,7 +4,7 @@ Xen's embedded symbols bench/xen_symbols.py) on real boots of ours and of Xen 4.
 Under -icount shift=0 the guest's clock advances one nanosecond per instruction, so the
 instructions the plugin counted inside the timed window must match the time /bench measured
 for it (a window that opened late, closed early or counted twice would not); an emulated PTE
-write is one trap and no CR3 write on ours, and a fork+exit writes CR3 and enters the
+write is one trap, one entry into the emulation and no CR3 write on ours, and a fork+exit writes CR3 and enters the
 hypervisor by syscall (hypercalls) more often than by traps. Names come from our ELF symbols and
 from the symbol table Xen 4.17 embeds in its stripped image. The runs' profile.json and its
 pictures (bench/plot_bench.py) show the same functions as the runs counted, and the cost model
@@ -93,13 +93,17 @@ def main():
 
     bench, totals, counts = profiled(build, "emulate", "pte_write", 2000, plugin, marker)
     runs.append(run_profile.summary(run_bench.MODES["emulate"], "pte_write", bench, totals, counts,
-                                    {"kernel": kernel.name, "hypervisor": ours.name}, 15))
+                                    {"kernel": kernel.lookup, "hypervisor": ours.lookup}, 15))
     ops = bench.iterations
     # One trap per write; a timer interrupt may land inside the window too.
     machine.expect(ops <= totals["traps"] <= ops + 3, f"emulate pte_write: {totals['traps']} traps for {ops} writes")
     # The window holds the system call that runs the writes (entry, scratch tables, return):
     # a few CR3 writes for it, none per write.
     machine.expect(totals["cr3_writes"] <= 20, f"emulate pte_write: {totals['cr3_writes']} CR3 writes")
+    # A function's entries are the runs of its first instruction: the emulation's once a write.
+    emulation = [f for f in runs[-1]["functions"] if f["name"] == "pte_emulation::emulate"]
+    machine.expect(len(emulation) == 1 and 1.0 <= emulation[0]["entries_per_op"] <= 1.01,
+                   f"emulate pte_write: pte_emulation::emulate entered {emulation} times a write")
     hottest = max((c, a) for a, c in counts.items() if run_profile.region(a) == "hypervisor")[1]
     machine.expect(ours.name(hottest) is not None, f"no name for our hottest address {hottest:#x}")
     print(f"ok: ours, emulate pte_write: {totals['instructions'] / ops:.0f} instructions per write, "
@@ -107,7 +111,7 @@ def main():
 
     bench, totals, counts = profiled(build, "writable", "fork_exit", 10, plugin, marker)
     runs.append(run_profile.summary(run_bench.MODES["writable"], "fork_exit", bench, totals, counts,
-                                    {"kernel": kernel.name, "hypervisor": ours.name}, 15))
+                                    {"kernel": kernel.lookup, "hypervisor": ours.lookup}, 15))
     ops = bench.iterations
     machine.expect(totals["cr3_writes"] >= 2 * ops, f"writable fork_exit: {totals['cr3_writes']} CR3 writes")
     machine.expect(totals["kernel_syscalls"] > totals["traps"] > 0, f"writable fork_exit: events {totals}")
@@ -121,7 +125,7 @@ def main():
     machine.expect("do_mmu_update" in xen.names and "pv_ro_page_fault" in xen.names, "Xen's known functions missing")
     bench, totals, counts = profiled(build, "xen417", "pte_write", 2000, plugin, marker)
     runs.append(run_profile.summary(run_bench.MODES["xen417"], "pte_write", bench, totals, counts,
-                                    {"kernel": kernel.name, "hypervisor": xen.name}, 15))
+                                    {"kernel": kernel.lookup, "hypervisor": xen.lookup}, 15))
     xen_modelled(runs[-1], bench)
     ops = bench.iterations
     named = sum(c for a, c in counts.items() if run_profile.region(a) == "hypervisor" and xen.name(a))
