@@ -68,36 +68,36 @@ template <typename Visit>
 }
 }  // namespace detail
 
-// Whether any block that was empty at capture holds an entry now: the empty blocks ORed into
-// one word, run by run of consecutive empty blocks, one instruction an entry and three a block.
-inline bool empty_blocks_filled(const uint64_t* table, BlockMask nonzero) {
-  uint64_t any_new = 0;
+// The blocks that were empty at capture and hold an entry now. Each run of consecutive empty
+// blocks is ORed whole first, one instruction an entry and three a run; only a run that holds
+// anything is looked at block by block (a fork or a fault fills one or two blocks of a table).
+inline BlockMask filled_empty_blocks(const uint64_t* table, BlockMask nonzero) {
+  BlockMask filled = 0;
   detail::for_each_run(~nonzero, [&](unsigned start, unsigned length) {
-    any_new |= detail::range_or(table + start * kBlockEntries, table + (start + length) * kBlockEntries);
+    if (detail::range_or(table + start * kBlockEntries, table + (start + length) * kBlockEntries) == 0) return;
+    for (unsigned block = start; block < start + length; ++block)
+      if (detail::block_or(table + block * kBlockEntries) != 0) filled |= BlockMask{1} << block;
   });
-  return any_new != 0;
+  return filled;
 }
 
 inline constexpr uint64_t kEmptyBlock[kBlockEntries] = {};
 
 // Calls changed(index, written, old) for every entry of `table` that differs from the
 // snapshot `capture_snapshot` made (`nonzero` is what it returned), in increasing index
-// order; `written` is one atomic read of the entry. The blocks looked at are the held ones,
-// and the empty ones too when any of them was filled. A block is compared whole first
-// (XORed with its snapshot, or ORed when it was empty) unless the block before it changed:
-// changes come in runs (a fork write-protects every entry of a table, or fills an empty one),
-// and a block that changed is compared again entry by entry anyway.
+// order; `written` is one atomic read of the entry. The blocks looked at are the held ones and
+// the empty ones that were filled. A held block is compared whole first (XORed with its
+// snapshot) unless the block before it changed: changes come in runs (a fork write-protects
+// every entry of a table), and a block that changed is compared again entry by entry anyway.
 template <typename Changed>
 void for_each_changed_entry(const uint64_t* table, const uint64_t* snapshot, BlockMask nonzero, Changed&& changed) {
-  const BlockMask blocks = empty_blocks_filled(table, nonzero) ? ~BlockMask{0} : nonzero;
+  const BlockMask blocks = nonzero | filled_empty_blocks(table, nonzero);
   bool previous_changed = false;
   for (BlockMask left = blocks; left != 0; left &= left - 1) {
     const unsigned first = unsigned(__builtin_ctzll(left)) * kBlockEntries;
     const bool held = (nonzero >> (first / kBlockEntries)) & 1;
     const uint64_t* old = held ? snapshot + first : kEmptyBlock;
-    if (!previous_changed &&
-        (held ? detail::block_xor(table + first, old) : detail::block_or(table + first)) == 0)
-      continue;
+    if (held && !previous_changed && detail::block_xor(table + first, old) == 0) continue;
     previous_changed = false;
 #pragma GCC unroll 8
     for (unsigned i = 0; i < kBlockEntries; ++i) {
