@@ -14,10 +14,6 @@ namespace {
 constexpr uint32_t flush_scope_local = 0, flush_scope_all = 1;
 constexpr uint32_t flush_reason_base_pointer = 4, flush_reason_type_change = 5;
 }  // namespace
-mm::DomainIdentity identity(const Domain& domain) {
-  return mm::DomainIdentity{domain.id, domain.privileged, bool(domain.vm_assist & (1UL << VMASST_TYPE_m2p_strict))};
-}
-
 namespace detail {
 bool type_change_flush_pending = false;
 
@@ -29,11 +25,14 @@ void flush_for_type_change() {
   perf::add(perf::Counter::type_change_flushes);
   type_change_flush_pending = false;
 }
+
+namespace {
+void note_type_change(void*, uint64_t, mm::PageType, mm::PageType) { type_change_flush_pending = true; }
+}  // namespace
+const mm::TypeChangeHook type_change_hook{note_type_change, nullptr};
 }  // namespace detail
 
 namespace {
-void note_type_change(void*, uint64_t, mm::PageType, mm::PageType) { detail::type_change_flush_pending = true; }
-
 // AMD CPUs of families below 0x17 decode the 12 GiB below 1 TiB as HyperTransport (Xen's
 // dom0_setup_permissions denies it); from 0x17 on the window sits at the top of the physical
 // address width, beyond what any L1 entry here may name.
@@ -45,29 +44,22 @@ bool has_hypertransport_window() {
   uint32_t family = base_family + (base_family == 0xf ? (signature >> 20) & 0xff : 0);
   return amd && family < 0x17;
 }
+}  // namespace
 
 // The interrupt hardware no domain may program: the local APIC (the hypervisor's timer) where
 // IA32_APIC_BASE put it, and the HyperTransport window where there is one. Found once, after
 // the local APIC is up (before that, the defaults: the architectural APIC base).
-const mm::InterruptHardware& interrupt_hardware() {
-  static mm::InterruptHardware hardware;
-  static bool known = false;
-  if (!known && local_apic::physical_base() != 0) {
-    hardware.local_apic_mfn = local_apic::physical_base() >> 12;
-    hardware.hypertransport = has_hypertransport_window();
-    known = true;
-  }
-  return hardware;
-}
-}  // namespace
+namespace detail {
+mm::InterruptHardware interrupt_hardware;
+bool interrupt_hardware_known = false;
 
-mm::MmuContext context(const Domain& domain) {
-  mm::MmuContext result{boot_memory::frame_table(), identity(domain), boot_memory::hypervisor_slots(),
-                        boot_memory::m2p()};
-  result.interrupt_hardware = interrupt_hardware();
-  result.type_change = mm::TypeChangeHook{note_type_change, nullptr};
-  return result;
+void find_interrupt_hardware() {
+  if (local_apic::physical_base() == 0) return;
+  interrupt_hardware.local_apic_mfn = local_apic::physical_base() >> 12;
+  interrupt_hardware.hypertransport = has_hypertransport_window();
+  interrupt_hardware_known = true;
 }
+}  // namespace detail
 
 // The record of what apply_effects does, written before it does it: then nothing has to be
 // kept alive across its calls for the record, and tracing-off costs the site's NOP alone.

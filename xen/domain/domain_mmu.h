@@ -1,13 +1,43 @@
 // The MMU context a domain's page-table operations run in: the frame table, the domain's
 // identity, the hypervisor's L4 slots and the M2P table.
 #pragma once
+#include "domain/domain.h"
+#include "memory/boot_memory.h"
 #include "mm/mmu_context.h"
 
-struct Domain;
-
 namespace domain_mmu {
-mm::DomainIdentity identity(const Domain& domain);  // who the MMU rules act for
-mm::MmuContext context(const Domain& domain);
+namespace detail {
+// The interrupt hardware no domain may program (domain_mmu.cpp), found once the local APIC is up.
+extern mm::InterruptHardware interrupt_hardware;
+extern bool interrupt_hardware_known;
+void find_interrupt_hardware();
+// The hook below, as data: an extern function's address would need a GOT entry in this image.
+extern const mm::TypeChangeHook type_change_hook;
+}  // namespace detail
+
+// Who the MMU rules act for.
+inline mm::DomainIdentity identity(const Domain& domain) {
+  return mm::DomainIdentity{domain.id, domain.privileged, bool(domain.vm_assist & (1UL << VMASST_TYPE_m2p_strict))};
+}
+
+inline const mm::InterruptHardware& interrupt_hardware() {
+  if (!detail::interrupt_hardware_known) [[unlikely]] detail::find_interrupt_hardware();
+  return detail::interrupt_hardware;
+}
+
+// Inline and built in one go: every emulated PTE write and MMU hypercall builds one, and a
+// call that zeroed the whole context before filling it was a twentieth of the emulated write.
+inline mm::MmuContext context(const Domain& domain) {
+  return mm::MmuContext{.frames = boot_memory::frame_table(),
+                        .domain = identity(domain),
+                        .hypervisor_slots = boot_memory::hypervisor_slots(),
+                        .m2p = boot_memory::m2p(),
+                        .effects = {},
+                        .type_change = detail::type_change_hook,
+                        .page_owner = DOMID_SELF,
+                        .tables_of_caller = true,
+                        .interrupt_hardware = interrupt_hardware()};
+}
 // Why a flush was asked for, as recorded in TLB_FLUSH trace records (trace/EVENTS.md).
 enum class FlushReason : uint32_t { unhook = 1, rehook = 2, guest_request = 3 };
 // Carries out what an MMU operation asked of the hardware (CR3 reloads, TLB flushes).
