@@ -35,7 +35,7 @@ unsigned bit_number(const DecodedWrite& write, const TrapFrame& registers) {
   return static_cast<unsigned>(offset & (8u * write.width - 1));
 }
 
-uint64_t source_value(const DecodedWrite& write, const TrapFrame& registers) {
+[[gnu::always_inline]] inline uint64_t source_value(const DecodedWrite& write, const TrapFrame& registers) {
   const uint64_t value = write.source.kind == SourceKind::register_ ? emulate::read(registers, write.source.reg)
                                                                       : write.source.immediate;
   return value & width_mask(write.width);
@@ -47,7 +47,7 @@ Status check_access(uint64_t address, unsigned width, uint64_t fault_address) {
   if (offset + width > kEntryBytes) return Status::straddles;
   if ((address & ~uint64_t{kEntryBytes - 1}) != (fault_address & ~uint64_t{kEntryBytes - 1}))
     return Status::not_the_faulting_address;
-  if (offset % width != 0) return Status::misaligned;
+  if ((offset & (width - 1)) != 0) return Status::misaligned;  // widths are powers of two
   return Status::ok;
 }
 
@@ -120,6 +120,20 @@ Effect perform(const DecodedWrite& write, const TrapFrame& registers, uint64_t o
   return effect;
 }
 
+// Inlined into execute: the emulated write's hot path computes the address once per fault.
+[[gnu::always_inline]] inline uint64_t linear_address(const DecodedWrite& write, const TrapFrame& registers,
+                                                      const SegmentBases& segments) {
+  const MemoryOperand& memory = write.destination;
+  uint64_t offset = static_cast<uint64_t>(memory.displacement);
+  if (memory.rip_relative) offset += registers.rip + write.length;
+  if (memory.has_base) offset += emulate::read(registers, memory.base);
+  if (memory.has_index) offset += emulate::read(registers, memory.index) * memory.scale;
+  if (has_register_bit_offset(write)) offset += static_cast<uint64_t>(bit_string_displacement(write, registers));
+  // With a 0x67 prefix the effective address wraps at 4 GiB before the segment base is added.
+  offset &= width_mask(memory.address_bytes);
+  return segment_base(memory.segment, segments) + offset;
+}
+
 WriteResult refusal(Status status) {
   WriteResult result;
   result.status = status;
@@ -141,20 +155,12 @@ const char* to_string(Status status) {
 }
 
 uint64_t access_address(const DecodedWrite& write, const TrapFrame& registers, const SegmentBases& segments) {
-  const MemoryOperand& memory = write.destination;
-  uint64_t offset = static_cast<uint64_t>(memory.displacement);
-  if (memory.rip_relative) offset += registers.rip + write.length;
-  if (memory.has_base) offset += emulate::read(registers, memory.base);
-  if (memory.has_index) offset += emulate::read(registers, memory.index) * memory.scale;
-  if (has_register_bit_offset(write)) offset += static_cast<uint64_t>(bit_string_displacement(write, registers));
-  // With a 0x67 prefix the effective address wraps at 4 GiB before the segment base is added.
-  offset &= width_mask(memory.address_bytes);
-  return segment_base(memory.segment, segments) + offset;
+  return linear_address(write, registers, segments);
 }
 
 WriteResult execute(const DecodedWrite& write, const TrapFrame& registers, const SegmentBases& segments,
                     uint64_t fault_address, uint64_t old_entry) {
-  const uint64_t address = access_address(write, registers, segments);
+  const uint64_t address = linear_address(write, registers, segments);
   const Status placement = check_access(address, write.width, fault_address);
   if (placement != Status::ok) return refusal(placement);
 
@@ -179,13 +185,6 @@ WriteResult emulate(const uint8_t* bytes, size_t available, const TrapFrame& reg
   const DecodeResult decoded = decode(bytes, available);
   if (decoded.status != Status::ok) return refusal(decoded.status);
   return execute(decoded.write, registers, segments, fault_address, old_entry);
-}
-
-void apply(const WriteResult& result, TrapFrame& registers) {
-  if (result.status != Status::ok) return;
-  if (result.register_write.present) emulate::gpr(registers, result.register_write.gpr) = result.register_write.value;
-  registers.rflags = result.rflags;
-  registers.rip += result.length;
 }
 
 }  // namespace pte_write
