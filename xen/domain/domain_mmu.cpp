@@ -75,11 +75,9 @@ namespace {
     trace::record_words(trace::events::kInvlpg, trace::low(effects.invalidate_address),
                         trace::high(effects.invalidate_address));
 }
-}  // namespace
 
 // One vCPU on one CPU: "all vCPUs" and "the domain's CPUs" are this CPU.
-void apply_effects(const mm::MmuEffects& effects, FlushReason reason) {
-  if (trace_points::on()) [[unlikely]] trace_effects(effects, reason);
+[[gnu::always_inline]] inline void carry_out(const mm::MmuEffects& effects) {
   Vcpu* vcpu = domains::current();
   if (effects.load_kernel_base || effects.user_base_changed) {
     if (vcpu) pv::load_guest_page_table(*vcpu);  // a CR3 load: flushes all but global entries (PGE is off)
@@ -106,4 +104,12 @@ void apply_effects(const mm::MmuEffects& effects, FlushReason reason) {
   }
   if (vcpu) vcpu->domain->writable_pagetables.note_full_tlb_flush();
 }
+}  // namespace
+
+void apply_effects(const mm::MmuEffects& effects, FlushReason reason) {
+  if (trace_points::on()) [[unlikely]] trace_effects(effects, reason);
+  carry_out(effects);
+}
+
+void apply_effects_untraced(const mm::MmuEffects& effects) { carry_out(effects); }
 }  // namespace domain_mmu

@@ -40,8 +40,12 @@ inline mm::MmuContext context(const Domain& domain) {
 }
 // Why a flush was asked for, as recorded in TLB_FLUSH trace records (trace/EVENTS.md).
 enum class FlushReason : uint32_t { unhook = 1, rehook = 2, guest_request = 3 };
-// Carries out what an MMU operation asked of the hardware (CR3 reloads, TLB flushes).
+// Carries out what an MMU operation asked of the hardware (CR3 reloads, TLB flushes), and
+// traces it (TLB_FLUSH, INVLPG) first.
 void apply_effects(const mm::MmuEffects& effects, FlushReason reason = FlushReason::guest_request);
+// The same without the trace point, for a path whose one trace site diverts to a copy of the
+// path that calls apply_effects (the emulated PTE write, pv/page_fault.cpp).
+void apply_effects_untraced(const mm::MmuEffects& effects);  // the reason is only traced
 
 // The type-change flush (mm::TypeChangeHook): a frame that changes type (writable data
 // becoming a page table, a table becoming writable) may still have translations from its old
