@@ -111,5 +111,5 @@ void apply_effects(const mm::MmuEffects& effects, FlushReason reason) {
   carry_out(effects);
 }
 
-void apply_effects_untraced(const mm::MmuEffects& effects) { carry_out(effects); }
+void detail::carry_out_effects(const mm::MmuEffects& effects) { carry_out(effects); }
 }  // namespace domain_mmu

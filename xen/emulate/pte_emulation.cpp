@@ -1,5 +1,6 @@
 #include "emulate/pte_emulation.h"
 #include "domain/domain.h"
+#include "domain/domain_mmu.h"
 #include "emulate/decode_cache.h"
 #include "emulate/instruction_fetch.h"
 #include "emulate/pte_write.h"
@@ -15,12 +16,13 @@
 
 namespace pte_emulation {
 namespace {
-// One CPU runs one vCPU today, so one cache and one set of counters; with SMP both become
-// per-CPU (the cache is not locked).
+// One CPU runs one vCPU today, so one cache; with SMP it becomes per-CPU (it is not locked).
 constinit pte_write::DecodeCache decode_cache;
 constinit bool cache_enabled = PTE_DECODE_CACHE != 0;
 // Write-protected slots (decode_cache.h), the boot option instruction_cache=0|1.
 constinit bool instruction_cache_enabled = true;
+// cache_enabled && instruction_cache_enabled, kept by the two setters: one test per fault.
+constinit bool protected_slots_on = PTE_DECODE_CACHE != 0;
 // Where a decode that did not come from the cache is kept (with the cache off, or when the
 // instruction's slot could not take it): one CPU, one emulation at a time.
 constinit pte_write::DecodedWrite uncached_decode;
@@ -51,10 +53,11 @@ pte_emulation::WalkGeneration walk_generation(const mm::FrameTable& frames) {
   return {frames.walk_generation(), frames.flush_clock().now()};
 }
 
-bool uses_protected_slots() { return cache_enabled && instruction_cache_enabled; }
+bool uses_protected_slots() { return protected_slots_on; }
 
 // The decode of `rip` without its bytes, when its slot is write-protected and still valid.
-const pte_write::DecodedWrite* protected_decode(const Vcpu& vcpu, uint64_t rip, const mm::FrameTable& frames) {
+[[gnu::always_inline]] inline const pte_write::DecodedWrite* protected_decode(const Vcpu& vcpu, uint64_t rip,
+                                                                             const mm::FrameTable& frames) {
   if (!uses_protected_slots()) return nullptr;
   return decode_cache.find_protected(vcpu.active_table_mfn(), rip, walk_generation(frames), frames.code_generation(),
                                      frames.memory());
@@ -88,17 +91,22 @@ void protect_decode(const Vcpu& vcpu, uint64_t rip, const pte_write::DecodedWrit
 
 // The caller found a validated table of this type; reattaching detached tables since may have
 // changed that, and reading the entry of some other frame would read memory no MMU rule vouches for.
+// (write.type is a table type, so the same type is a table: is_validated_table folded.)
 bool still_the_table(const TableWrite& write) {
-  return write.table->is_validated_table() && write.table->type == write.type;
+  return write.table->type_refs > 0 && write.table->validated && write.table->type == write.type;
 }
-}  // namespace
 
-Outcome emulate(Vcpu& vcpu, TrapFrame& frame, mm::MmuContext& context, uint64_t address, const TableWrite& write) {
+// Both entry points in one body: the context is built and its effects carried out here, so
+// the hot path has one frame; `traced` only decides whether the effects are traced.
+template <bool traced>
+[[gnu::always_inline]] inline Outcome emulate_write(Vcpu& vcpu, TrapFrame& frame, uint64_t address,
+                                                    const TableWrite& write) {
   if (!runs_64bit_code(frame)) return Outcome::unsupported;
-  const pte_write::DecodedWrite* decoded = protected_decode(vcpu, frame.rip, context.frames);
+  const pte_write::DecodedWrite* decoded = protected_decode(vcpu, frame.rip, boot_memory::frame_table());
   if (decoded == nullptr) decoded = decode_from_bytes(vcpu, frame);
   if (decoded == nullptr || !still_the_table(write)) return Outcome::unsupported;
 
+  mm::MmuContext context = domain_mmu::context(*vcpu.domain);
   const unsigned index = static_cast<unsigned>((address & (mm::kPageBytes - 1)) / pte_write::kEntryBytes);
   const mm::PageTableEntry old = mm::load_entry(context.frames, write.table_mfn, index);
   const pte_write::WriteResult result =
@@ -111,18 +119,31 @@ Outcome emulate(Vcpu& vcpu, TrapFrame& frame, mm::MmuContext& context, uint64_t 
     const int rc =
         mm::update_table_entry(context, write.table_mfn, index, mm::PageTableEntry(result.new_entry), false);
     if (rc != 0) return Outcome::refused;
+    if constexpr (traced) domain_mmu::apply_effects(context.effects);
+    else domain_mmu::apply_effects_untraced(context.effects);
   }
   pte_write::apply(result, frame);
   return Outcome::emulated;
 }
+}  // namespace
+
+Outcome emulate(Vcpu& vcpu, TrapFrame& frame, uint64_t address, const TableWrite& write) {
+  return emulate_write<false>(vcpu, frame, address, write);
+}
+
+Outcome emulate_traced(Vcpu& vcpu, TrapFrame& frame, uint64_t address, const TableWrite& write) {
+  return emulate_write<true>(vcpu, frame, address, write);
+}
 
 void set_decode_cache_enabled(bool enabled) {
   cache_enabled = enabled;
+  protected_slots_on = cache_enabled && instruction_cache_enabled;
   decode_cache.clear();
 }
 bool decode_cache_enabled() { return cache_enabled; }
 void set_instruction_cache_enabled(bool enabled) {
   instruction_cache_enabled = enabled;
+  protected_slots_on = cache_enabled && instruction_cache_enabled;
   decode_cache.clear();
 }
 bool instruction_cache_on() { return instruction_cache_enabled; }

@@ -24,12 +24,14 @@ struct TableWrite {
 // The guest at frame.rip (a vCPU of a domain, in kernel mode) wrote `address` (CR2, error
 // code had P and W set) and hit `write`'s table. Emulates the write: fetches the instruction
 // from the guest's current address space, decodes it (through the decode cache), commits the
-// new entry with mm::update_table_entry in `context` (the domain's) and on success applies
-// the register and flag updates and advances rip. The caller carries out context.effects
-// after `emulated` (domain_mmu::apply_effects): so it alone decides how they are traced.
+// new entry with mm::update_table_entry in the domain's MMU context and carries out its
+// effects (domain_mmu::apply_effects_untraced); on success applies the register and flag
+// updates and advances rip.
 // refused: the new entry failed validation (nothing changed); unsupported: not emulable
 // (nothing changed either). The caller bounces the #PF to the guest in both cases.
-Outcome emulate(Vcpu& vcpu, TrapFrame& frame, mm::MmuContext& context, uint64_t address, const TableWrite& write);
+Outcome emulate(Vcpu& vcpu, TrapFrame& frame, uint64_t address, const TableWrite& write);
+// The same, tracing the effects (domain_mmu::apply_effects): for the fault path's traced copy.
+Outcome emulate_traced(Vcpu& vcpu, TrapFrame& frame, uint64_t address, const TableWrite& write);
 
 // The decode cache is on unless built with PTE_DECODE_CACHE=0; it can be switched at run
 // time (e.g. to measure what it saves). Switching clears it.

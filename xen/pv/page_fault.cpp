@@ -1,6 +1,5 @@
 #include "pv/page_fault.h"
 #include "domain/domain.h"
-#include "domain/domain_mmu.h"
 #include "emulate/pte_emulation.h"
 #include "emulate/translation_cache.h"
 #include "hypervisor/perf_counters.h"
@@ -31,21 +30,20 @@ bool translate(const Vcpu& vcpu, const mm::FrameTable& frames, uint64_t address,
   }
   GuestWalk walk = walk_guest(frames.memory(), key.l4_mfn, address, false);
   if (!walk.ok) return false;
-  out = {walk.mfn, walk.l1_entry_maddr};
+  out = {walk.mfn, walk.l1_entry_maddr, frames.find(walk.mfn)};
   translation_cache.remember(key, now, out, frames.memory());
   return true;
 }
 
 // A write by the guest kernel through a read-only mapping of one of its own validated page
-// tables: the only faults the PTE-write paths take over.
-bool find_table_write(const Vcpu& vcpu, uint64_t address, TableWrite& write) {
+// tables: the only faults the PTE-write paths take over. Without a table when it is not one.
+TableWrite find_table_write(const Vcpu& vcpu, uint64_t address) {
   const mm::FrameTable& frames = boot_memory::frame_table();
   pte_emulation::Translation translation;
-  if (!translate(vcpu, frames, address, translation)) return false;
-  const mm::PageInfo* page = frames.find(translation.target_mfn);
-  if (!page || page->owner != vcpu.domain->id || !page->is_validated_table()) return false;
-  write = TableWrite{translation.target_mfn, page, page->type, translation.mapping_entry_maddr};
-  return true;
+  if (!translate(vcpu, frames, address, translation)) return {};
+  const mm::PageInfo* page = translation.target;
+  if (!page || page->owner != vcpu.domain->id || !page->is_validated_table()) return {};
+  return TableWrite{translation.target_mfn, page, page->type, translation.mapping_entry_maddr};
 }
 
 // Ours (Xen traces only the faults it bounces): the fault that starts an emulation or a
@@ -76,13 +74,12 @@ bool take_over(Vcpu& vcpu, TrapFrame& frame, uint64_t address, const TableWrite&
     return true;
   // The emulated write must see every detached table's entries validated first.
   writable_page_tables::reattach_all(domain);
-  mm::MmuContext context = domain_mmu::context(domain);
-  if (pte_emulation::emulate(vcpu, frame, context, address, write) != pte_emulation::Outcome::emulated) {
+  const pte_emulation::Outcome outcome = traced ? pte_emulation::emulate_traced(vcpu, frame, address, write)
+                                                : pte_emulation::emulate(vcpu, frame, address, write);
+  if (outcome != pte_emulation::Outcome::emulated) {
     perf::add(perf::Counter::ptwr_emulation_refusals);
     return false;
   }
-  if constexpr (traced) domain_mmu::apply_effects(context.effects);
-  else domain_mmu::apply_effects_untraced(context.effects);
   perf::add(perf::Counter::ptwr_emulations);
   if constexpr (traced) trace_emulation(frame, address, write.table_mfn);
   return true;
@@ -101,8 +98,8 @@ bool fixup(Vcpu& vcpu, TrapFrame& frame, uint64_t address) {
     return writable_page_tables::reattach_unhooked(*vcpu.domain);
   }
   if (!(frame.error_code & error_write) || !vcpu.kernel_mode || !vcpu.domain->takes_table_writes()) return false;
-  TableWrite write;
-  if (!find_table_write(vcpu, address, write)) return false;
+  const TableWrite write = find_table_write(vcpu, address);
+  if (write.table == nullptr) return false;
   if (trace_points::on()) [[unlikely]] return take_over_traced(vcpu, frame, address, write);
   return take_over<false>(vcpu, frame, address, write);
 }
