@@ -1,6 +1,7 @@
 #include "domain/domain_mmu.h"
 #include "arch/x86/apic/local_apic.h"
 #include "arch/x86/cpu/registers.h"
+#include "common/placement_new.h"
 #include "domain/domain.h"
 #include "hypervisor/perf_counters.h"
 #include "trace/format/events.h"
@@ -58,6 +59,20 @@ void find_interrupt_hardware() {
   interrupt_hardware.local_apic_mfn = local_apic::physical_base() >> 12;
   interrupt_hardware.hypertransport = has_hypertransport_window();
   interrupt_hardware_known = true;
+}
+}  // namespace detail
+
+namespace detail {
+namespace {
+alignas(mm::MmuContext) uint8_t fault_context_storage[sizeof(mm::MmuContext)];
+}  // namespace
+mm::MmuContext* fault_context = nullptr;
+
+mm::MmuContext& build_fault_context(const Domain& domain) {
+  static_assert(__has_trivial_destructor(mm::MmuContext), "rebuilt in place without destruction");
+  mm::MmuContext* context = new (fault_context_storage) mm::MmuContext(domain_mmu::context(domain));
+  if (interrupt_hardware_known) fault_context = context;  // else built again next time
+  return *context;
 }
 }  // namespace detail
 

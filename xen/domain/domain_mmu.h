@@ -38,6 +38,26 @@ inline mm::MmuContext context(const Domain& domain) {
                         .tables_of_caller = true,
                         .interrupt_hardware = interrupt_hardware()};
 }
+// A context of `domain` for a path that builds one per fault (the emulated PTE write): one
+// per-CPU context whose machine-wide members, the same for every domain, are context()'s and
+// set once (the interrupt hardware once it is known); the domain's identity, page_owner,
+// tables_of_caller and the effects are set on every call. Valid until the next call; callers
+// change nothing but the effects. Copying a fresh context member by member was a twentieth of
+// the emulated write.
+namespace detail {
+extern mm::MmuContext* fault_context;  // null until built with the interrupt hardware known
+mm::MmuContext& build_fault_context(const Domain& domain);
+}  // namespace detail
+inline mm::MmuContext& fault_context(const Domain& domain) {
+  if (detail::fault_context == nullptr) [[unlikely]] return detail::build_fault_context(domain);
+  mm::MmuContext& context = *detail::fault_context;
+  context.domain = identity(domain);
+  context.page_owner = DOMID_SELF;
+  context.tables_of_caller = true;
+  context.effects = {};
+  return context;
+}
+
 // Why a flush was asked for, as recorded in TLB_FLUSH trace records (trace/EVENTS.md).
 enum class FlushReason : uint32_t { unhook = 1, rehook = 2, guest_request = 3 };
 // Carries out what an MMU operation asked of the hardware (CR3 reloads, TLB flushes), and
