@@ -57,7 +57,7 @@ bool uses_protected_slots() { return protected_slots_on; }
 
 // The decode of `rip` without its bytes, when its slot is write-protected and still valid.
 [[gnu::always_inline]] inline const pte_write::DecodedWrite* protected_decode(const Vcpu& vcpu, uint64_t rip,
-                                                                             const mm::FrameTable& frames) {
+                                                                              const mm::FrameTable& frames) {
   if (!uses_protected_slots()) return nullptr;
   return decode_cache.find_protected(vcpu.active_table_mfn(), rip, walk_generation(frames), frames.code_generation(),
                                      frames.memory());
@@ -119,8 +119,11 @@ template <bool traced>
     const int rc =
         mm::update_table_entry(context, write.table_mfn, index, mm::PageTableEntry(result.new_entry), false);
     if (rc != 0) return Outcome::refused;
-    if constexpr (traced) domain_mmu::apply_effects(context.effects);
-    else domain_mmu::apply_effects_untraced(context.effects);
+    if constexpr (traced) {
+      domain_mmu::apply_effects(context.effects);
+    } else {
+      domain_mmu::apply_effects_untraced(context.effects);
+    }
   }
   pte_write::apply(result, frame);
   return Outcome::emulated;
