@@ -1,6 +1,7 @@
 #include "domain/domain_mmu.h"
 #include "arch/x86/apic/local_apic.h"
 #include "arch/x86/cpu/registers.h"
+#include "common/placement_new.h"
 #include "domain/domain.h"
 #include "hypervisor/perf_counters.h"
 #include "trace/format/events.h"
@@ -14,10 +15,6 @@ namespace {
 constexpr uint32_t flush_scope_local = 0, flush_scope_all = 1;
 constexpr uint32_t flush_reason_base_pointer = 4, flush_reason_type_change = 5;
 }  // namespace
-mm::DomainIdentity identity(const Domain& domain) {
-  return mm::DomainIdentity{domain.id, domain.privileged, bool(domain.vm_assist & (1UL << VMASST_TYPE_m2p_strict))};
-}
-
 namespace detail {
 bool type_change_flush_pending = false;
 
@@ -29,11 +26,14 @@ void flush_for_type_change() {
   perf::add(perf::Counter::type_change_flushes);
   type_change_flush_pending = false;
 }
+
+namespace {
+void note_type_change(void*, uint64_t, mm::PageType, mm::PageType) { type_change_flush_pending = true; }
+}  // namespace
+const mm::TypeChangeHook type_change_hook{note_type_change, nullptr};
 }  // namespace detail
 
 namespace {
-void note_type_change(void*, uint64_t, mm::PageType, mm::PageType) { detail::type_change_flush_pending = true; }
-
 // AMD CPUs of families below 0x17 decode the 12 GiB below 1 TiB as HyperTransport (Xen's
 // dom0_setup_permissions denies it); from 0x17 on the window sits at the top of the physical
 // address width, beyond what any L1 entry here may name.
@@ -45,29 +45,36 @@ bool has_hypertransport_window() {
   uint32_t family = base_family + (base_family == 0xf ? (signature >> 20) & 0xff : 0);
   return amd && family < 0x17;
 }
+}  // namespace
 
 // The interrupt hardware no domain may program: the local APIC (the hypervisor's timer) where
 // IA32_APIC_BASE put it, and the HyperTransport window where there is one. Found once, after
 // the local APIC is up (before that, the defaults: the architectural APIC base).
-const mm::InterruptHardware& interrupt_hardware() {
-  static mm::InterruptHardware hardware;
-  static bool known = false;
-  if (!known && local_apic::physical_base() != 0) {
-    hardware.local_apic_mfn = local_apic::physical_base() >> 12;
-    hardware.hypertransport = has_hypertransport_window();
-    known = true;
-  }
-  return hardware;
-}
-}  // namespace
+namespace detail {
+mm::InterruptHardware interrupt_hardware;
+bool interrupt_hardware_known = false;
 
-mm::MmuContext context(const Domain& domain) {
-  mm::MmuContext result{boot_memory::frame_table(), identity(domain), boot_memory::hypervisor_slots(),
-                        boot_memory::m2p()};
-  result.interrupt_hardware = interrupt_hardware();
-  result.type_change = mm::TypeChangeHook{note_type_change, nullptr};
-  return result;
+void find_interrupt_hardware() {
+  if (local_apic::physical_base() == 0) return;
+  interrupt_hardware.local_apic_mfn = local_apic::physical_base() >> 12;
+  interrupt_hardware.hypertransport = has_hypertransport_window();
+  interrupt_hardware_known = true;
 }
+}  // namespace detail
+
+namespace detail {
+namespace {
+alignas(mm::MmuContext) uint8_t fault_context_storage[sizeof(mm::MmuContext)];
+}  // namespace
+mm::MmuContext* fault_context = nullptr;
+
+mm::MmuContext& build_fault_context(const Domain& domain) {
+  static_assert(__has_trivial_destructor(mm::MmuContext), "rebuilt in place without destruction");
+  mm::MmuContext* context = new (fault_context_storage) mm::MmuContext(domain_mmu::context(domain));
+  if (interrupt_hardware_known) fault_context = context;  // else built again next time
+  return *context;
+}
+}  // namespace detail
 
 // The record of what apply_effects does, written before it does it: then nothing has to be
 // kept alive across its calls for the record, and tracing-off costs the site's NOP alone.
@@ -83,11 +90,9 @@ namespace {
     trace::record_words(trace::events::kInvlpg, trace::low(effects.invalidate_address),
                         trace::high(effects.invalidate_address));
 }
-}  // namespace
 
 // One vCPU on one CPU: "all vCPUs" and "the domain's CPUs" are this CPU.
-void apply_effects(const mm::MmuEffects& effects, FlushReason reason) {
-  if (trace_points::on()) [[unlikely]] trace_effects(effects, reason);
+[[gnu::always_inline]] inline void carry_out(const mm::MmuEffects& effects) {
   Vcpu* vcpu = domains::current();
   if (effects.load_kernel_base || effects.user_base_changed) {
     if (vcpu) pv::load_guest_page_table(*vcpu);  // a CR3 load: flushes all but global entries (PGE is off)
@@ -114,4 +119,12 @@ void apply_effects(const mm::MmuEffects& effects, FlushReason reason) {
   }
   if (vcpu) vcpu->domain->writable_pagetables.note_full_tlb_flush();
 }
+}  // namespace
+
+void apply_effects(const mm::MmuEffects& effects, FlushReason reason) {
+  if (trace_points::on()) [[unlikely]] trace_effects(effects, reason);
+  carry_out(effects);
+}
+
+void detail::carry_out_effects(const mm::MmuEffects& effects) { carry_out(effects); }
 }  // namespace domain_mmu

@@ -1,17 +1,86 @@
 // The MMU context a domain's page-table operations run in: the frame table, the domain's
 // identity, the hypervisor's L4 slots and the M2P table.
 #pragma once
+#include "domain/domain.h"
+#include "memory/boot_memory.h"
 #include "mm/mmu_context.h"
 
-struct Domain;
-
 namespace domain_mmu {
-mm::DomainIdentity identity(const Domain& domain);  // who the MMU rules act for
-mm::MmuContext context(const Domain& domain);
+namespace detail {
+// The interrupt hardware no domain may program (domain_mmu.cpp), found once the local APIC is up.
+extern mm::InterruptHardware interrupt_hardware;
+extern bool interrupt_hardware_known;
+void find_interrupt_hardware();
+// The hook below, as data: an extern function's address would need a GOT entry in this image.
+extern const mm::TypeChangeHook type_change_hook;
+}  // namespace detail
+
+// Who the MMU rules act for.
+inline mm::DomainIdentity identity(const Domain& domain) {
+  return mm::DomainIdentity{domain.id, domain.privileged, bool(domain.vm_assist & (1UL << VMASST_TYPE_m2p_strict))};
+}
+
+inline const mm::InterruptHardware& interrupt_hardware() {
+  if (!detail::interrupt_hardware_known) [[unlikely]] detail::find_interrupt_hardware();
+  return detail::interrupt_hardware;
+}
+
+// Inline and built in one go: every emulated PTE write and MMU hypercall builds one, and a
+// call that zeroed the whole context before filling it was a twentieth of the emulated write.
+inline mm::MmuContext context(const Domain& domain) {
+  return mm::MmuContext{.frames = boot_memory::frame_table(),
+                        .domain = identity(domain),
+                        .hypervisor_slots = boot_memory::hypervisor_slots(),
+                        .m2p = boot_memory::m2p(),
+                        .effects = {},
+                        .type_change = detail::type_change_hook,
+                        .page_owner = DOMID_SELF,
+                        .tables_of_caller = true,
+                        .interrupt_hardware = interrupt_hardware()};
+}
+// A context of `domain` for a path that builds one per fault (the emulated PTE write): one
+// per-CPU context whose machine-wide members, the same for every domain, are context()'s and
+// set once (the interrupt hardware once it is known); the domain's identity, page_owner,
+// tables_of_caller and the effects are set on every call. Valid until the next call; callers
+// change nothing but the effects. Copying a fresh context member by member was a twentieth of
+// the emulated write.
+namespace detail {
+extern mm::MmuContext* fault_context;  // null until built with the interrupt hardware known
+mm::MmuContext& build_fault_context(const Domain& domain);
+}  // namespace detail
+inline mm::MmuContext& fault_context(const Domain& domain) {
+  if (detail::fault_context == nullptr) [[unlikely]] return detail::build_fault_context(domain);
+  mm::MmuContext& context = *detail::fault_context;
+  context.domain = identity(domain);
+  context.page_owner = DOMID_SELF;
+  context.tables_of_caller = true;
+  context.effects = {};
+  return context;
+}
+
 // Why a flush was asked for, as recorded in TLB_FLUSH trace records (trace/EVENTS.md).
 enum class FlushReason : uint32_t { unhook = 1, rehook = 2, guest_request = 3 };
-// Carries out what an MMU operation asked of the hardware (CR3 reloads, TLB flushes).
+// Carries out what an MMU operation asked of the hardware (CR3 reloads, TLB flushes), and
+// traces it (TLB_FLUSH, INVLPG) first.
 void apply_effects(const mm::MmuEffects& effects, FlushReason reason = FlushReason::guest_request);
+// Whether apply_effects has work to do: every effect it acts on (l4_entry_changed is for
+// glue that keeps per-CPU copies of guest L4s; there is none). A new MmuEffects member must
+// be added here too, hence the size check.
+inline bool has_hardware_work(const mm::MmuEffects& effects) {
+  static_assert(sizeof(mm::MmuEffects) == 24, "a new MmuEffects member: does apply_effects act on it?");
+  return effects.flush_domain_tlbs || effects.flush_local_tlb || effects.flush_all_vcpu_tlbs ||
+         effects.invalidate_page_local || effects.invalidate_page_all_vcpus || effects.load_kernel_base ||
+         effects.user_base_changed || effects.table_unlinked;
+}
+namespace detail {
+void carry_out_effects(const mm::MmuEffects& effects);
+}
+// apply_effects without the trace point, for a path whose one trace site diverts to a copy of
+// the path that calls apply_effects (the emulated PTE write, pv/page_fault.cpp). Inline: its
+// effects are almost always none.
+inline void apply_effects_untraced(const mm::MmuEffects& effects) {
+  if (has_hardware_work(effects)) [[unlikely]] detail::carry_out_effects(effects);
+}
 
 // The type-change flush (mm::TypeChangeHook): a frame that changes type (writable data
 // becoming a page table, a table becoming writable) may still have translations from its old

@@ -2,11 +2,6 @@
 
 namespace pte_write {
 
-unsigned DecodeCache::slot_index(uint64_t rip) {
-  // Fibonacci hashing spreads nearby RIPs (several PTE writes in one function) over slots.
-  return static_cast<unsigned>((rip * 0x9e3779b97f4a7c15ULL) >> 58) % kSlots;
-}
-
 bool DecodeCache::matches(const Slot& slot, uint64_t rip, const uint8_t* bytes, size_t available) {
   if (!slot.used || slot.rip != rip) return false;
   // The guest must still have every byte the decode consumed, unchanged.
@@ -34,16 +29,6 @@ void DecodeCache::insert(uint64_t rip, const uint8_t* bytes, const DecodedWrite&
   slot.rip = rip;
   for (unsigned i = 0; i < write.length; ++i) slot.bytes[i] = bytes[i];
   slot.write = write;
-}
-
-const DecodedWrite* DecodeCache::find_protected(uint64_t l4_mfn, uint64_t rip, pte_emulation::WalkGeneration walks,
-                                                uint64_t code_generation, const mm::MachineMemory& memory) {
-  const Slot& slot = slots_[slot_index(rip)];
-  if (!slot.used || !slot.write_protected || slot.rip != rip || slot.l4_mfn != l4_mfn ||
-      slot.code_generation != code_generation || !slot.code_walk.holds(walks, memory))
-    return nullptr;
-  ++protected_hits_;
-  return &slot.write;
 }
 
 void DecodeCache::protect(uint64_t l4_mfn, uint64_t rip, pte_emulation::WalkGeneration walks, uint64_t code_generation,

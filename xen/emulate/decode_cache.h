@@ -44,8 +44,17 @@ class DecodeCache {
 
   // The decoded form of the instruction at `rip` in address space `l4_mfn` if its slot is
   // write-protected and nothing changed since (see above), else null. Counts a hit only.
+  // Inline: every emulated write after an instruction's first asks.
   const DecodedWrite* find_protected(uint64_t l4_mfn, uint64_t rip, pte_emulation::WalkGeneration walks,
-                                     uint64_t code_generation, const mm::MachineMemory& memory);
+                                     uint64_t code_generation, const mm::MachineMemory& memory) {
+    const Slot& slot = slots_[slot_index(rip)];
+    // Only protect() sets write_protected, on a used slot; insert() and clear() drop it.
+    if (!slot.write_protected || slot.rip != rip || slot.l4_mfn != l4_mfn || slot.code_generation != code_generation ||
+        !slot.code_walk.holds(walks, memory))
+      return nullptr;
+    ++protected_hits_;
+    return &slot.write;
+  }
   // Makes the slot holding `rip` write-protected: the caller found RIP's page mapped by the
   // L1 entry at `mapping_entry_maddr` (a walk of `l4_mfn` just now) to a frame it marked.
   void protect(uint64_t l4_mfn, uint64_t rip, pte_emulation::WalkGeneration walks, uint64_t code_generation,
@@ -67,7 +76,10 @@ class DecodeCache {
     uint64_t code_generation = 0;
     pte_emulation::WalkStamp code_walk{};
   };
-  static unsigned slot_index(uint64_t rip);
+  static unsigned slot_index(uint64_t rip) {
+    // Fibonacci hashing spreads nearby RIPs (several PTE writes in one function) over slots.
+    return static_cast<unsigned>((rip * 0x9e3779b97f4a7c15ULL) >> 58) % kSlots;
+  }
   static bool matches(const Slot& slot, uint64_t rip, const uint8_t* bytes, size_t available);
 
   Slot slots_[kSlots]{};

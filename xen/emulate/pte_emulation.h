@@ -5,6 +5,7 @@
 #pragma once
 #include <stdint.h>
 #include "arch/x86/cpu/trap_frame.h"
+#include "mm/mmu_context.h"
 
 struct Vcpu;
 
@@ -12,15 +13,25 @@ namespace pte_emulation {
 
 enum class Outcome { emulated, refused, unsupported };
 
-// The guest at frame.rip wrote `address` (CR2, error code had P and W set) and the target
-// frame `table_mfn` is a validated page table (level `level`) of vcpu's domain.
-// Emulates the write: fetches the instruction from the guest's current address space,
-// decodes it (through the decode cache), commits the new entry with mm::update_table_entry
-// and carries out its MMU effects; on success applies the register and flag updates and
-// advances rip.
+// The page table a write fault hit, as the fault path found it (pv/page_fault.cpp).
+struct TableWrite {
+  uint64_t table_mfn = 0;
+  const mm::PageInfo* table = nullptr;  // its frame-table entry: a validated table of the domain's
+  mm::PageType type = mm::PageType::None;
+  uint64_t mapping_entry_maddr = 0;  // the L1 entry that maps the faulting page
+};
+
+// The guest at frame.rip (a vCPU of a domain, in kernel mode) wrote `address` (CR2, error
+// code had P and W set) and hit `write`'s table. Emulates the write: fetches the instruction
+// from the guest's current address space, decodes it (through the decode cache), commits the
+// new entry with mm::update_table_entry in the domain's MMU context and carries out its
+// effects (domain_mmu::apply_effects_untraced); on success applies the register and flag
+// updates and advances rip.
 // refused: the new entry failed validation (nothing changed); unsupported: not emulable
 // (nothing changed either). The caller bounces the #PF to the guest in both cases.
-Outcome emulate(Vcpu& vcpu, TrapFrame& frame, uint64_t address, uint64_t table_mfn, unsigned level);
+Outcome emulate(Vcpu& vcpu, TrapFrame& frame, uint64_t address, const TableWrite& write);
+// The same, tracing the effects (domain_mmu::apply_effects): for the fault path's traced copy.
+Outcome emulate_traced(Vcpu& vcpu, TrapFrame& frame, uint64_t address, const TableWrite& write);
 
 // The decode cache is on unless built with PTE_DECODE_CACHE=0; it can be switched at run
 // time (e.g. to measure what it saves). Switching clears it.
@@ -34,14 +45,5 @@ bool instruction_cache_on();
 uint64_t cache_hits();  // both kinds
 uint64_t cache_protected_hits();
 uint64_t cache_misses();
-
-// How often each outcome happened (for the end-of-run summary and benchmarks).
-struct Counters {
-  uint64_t emulated = 0;
-  uint64_t refused = 0;
-  uint64_t unsupported = 0;
-  uint64_t failed_cmpxchg = 0;  // emulated, but the entry did not match: nothing written
-};
-const Counters& counters();
 
 }  // namespace pte_emulation

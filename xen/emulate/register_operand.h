@@ -19,19 +19,36 @@ struct RegisterOperand {
   bool high_byte = false;
 };
 
-uint64_t& gpr(TrapFrame& frame, Gpr which);
-uint64_t gpr(const TrapFrame& frame, Gpr which);
-
-// The operand's value, zero-extended.
-uint64_t read(const TrapFrame& frame, RegisterOperand operand);
-// What the whole 64-bit register holds after `value` is written to the operand: 32-bit
-// writes zero the upper half, 8- and 16-bit writes keep the other bits.
-uint64_t merged(uint64_t current, RegisterOperand operand, uint64_t value);
-
 // All-ones in the low `bytes` bytes.
 constexpr uint64_t width_mask(unsigned bytes) {
   return bytes >= 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * bytes)) - 1;
 }
+
+// Inline: the emulated PTE write reads two or three operands, and a call each cost more
+// than the read.
+namespace detail {
+// TrapFrame member of each register, in encoding order.
+inline constexpr uint64_t TrapFrame::* kFields[kGprCount] = {
+    &TrapFrame::rax, &TrapFrame::rcx, &TrapFrame::rdx, &TrapFrame::rbx, &TrapFrame::rsp, &TrapFrame::rbp,
+    &TrapFrame::rsi, &TrapFrame::rdi, &TrapFrame::r8,  &TrapFrame::r9,  &TrapFrame::r10, &TrapFrame::r11,
+    &TrapFrame::r12, &TrapFrame::r13, &TrapFrame::r14, &TrapFrame::r15,
+};
+}  // namespace detail
+
+inline uint64_t& gpr(TrapFrame& frame, Gpr which) { return frame.*detail::kFields[static_cast<unsigned>(which)]; }
+inline uint64_t gpr(const TrapFrame& frame, Gpr which) {
+  return frame.*detail::kFields[static_cast<unsigned>(which)];
+}
+
+// The operand's value, zero-extended.
+inline uint64_t read(const TrapFrame& frame, RegisterOperand operand) {
+  const uint64_t whole = gpr(frame, operand.gpr);
+  if (operand.high_byte) return (whole >> 8) & 0xff;
+  return whole & width_mask(operand.bytes);
+}
+// What the whole 64-bit register holds after `value` is written to the operand: 32-bit
+// writes zero the upper half, 8- and 16-bit writes keep the other bits.
+uint64_t merged(uint64_t current, RegisterOperand operand, uint64_t value);
 // Sign-extends the low `bytes` bytes of `value` to 64 bits.
 constexpr int64_t sign_extend(uint64_t value, unsigned bytes) {
   const unsigned unused = 64 - 8 * bytes;

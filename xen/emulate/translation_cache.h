@@ -21,6 +21,7 @@
 #pragma once
 #include <stdint.h>
 #include "mm/machine_memory.h"
+#include "mm/page_info.h"
 
 namespace pte_emulation {
 
@@ -42,6 +43,9 @@ struct TranslationKey {
 struct Translation {
   uint64_t target_mfn = 0;          // the frame the page maps
   uint64_t mapping_entry_maddr = 0;  // machine address of the L1 entry that maps it
+  // The frame's frame-table entry (null outside the table), so a hit skips looking it up; what
+  // it says is the caller's to check every time.
+  const mm::PageInfo* target = nullptr;
 };
 
 // Where a walk ended (the L1 entry that maps the page) and under which generation: still what

@@ -15,71 +15,79 @@ namespace page_fault {
 namespace {
 constexpr uint64_t error_present = 1, error_write = 2;
 
-struct TableWrite {
-  uint64_t table_mfn = 0;
-  unsigned level = 0;
-  uint64_t mapping_entry_maddr = 0;
-};
+using pte_emulation::TableWrite;
 
 // The last table write's walk (emulate/translation_cache.h): one CPU runs guests.
 constinit pte_emulation::TranslationCache translation_cache;
 
-pte_emulation::WalkGeneration walk_generation() {
-  const mm::FrameTable& frames = boot_memory::frame_table();
-  return {frames.walk_generation(), frames.flush_clock().now()};
-}
-
 // What the walk of `address` finds, from the translation cache when nothing changed since.
-bool translate(const Vcpu& vcpu, uint64_t address, pte_emulation::Translation& out) {
+bool translate(const Vcpu& vcpu, const mm::FrameTable& frames, uint64_t address, pte_emulation::Translation& out) {
   const pte_emulation::TranslationKey key{vcpu.domain->id, vcpu.active_table_mfn(), address >> 12};
-  const pte_emulation::WalkGeneration now = walk_generation();
-  if (const pte_emulation::Translation* cached = translation_cache.find(key, now, machine::frames())) {
+  const pte_emulation::WalkGeneration now{frames.walk_generation(), frames.flush_clock().now()};
+  if (const pte_emulation::Translation* cached = translation_cache.find(key, now, frames.memory())) {
     out = *cached;
     return true;
   }
-  GuestWalk walk = walk_guest(machine::frames(), key.l4_mfn, address, false);
+  GuestWalk walk = walk_guest(frames.memory(), key.l4_mfn, address, false);
   if (!walk.ok) return false;
-  out = {walk.mfn, walk.l1_entry_maddr};
-  translation_cache.remember(key, now, out, machine::frames());
+  out = {walk.mfn, walk.l1_entry_maddr, frames.find(walk.mfn)};
+  translation_cache.remember(key, now, out, frames.memory());
   return true;
 }
 
 // A write by the guest kernel through a read-only mapping of one of its own validated page
-// tables: the only faults the PTE-write paths take over.
-bool find_table_write(const Vcpu& vcpu, uint64_t address, TableWrite& write) {
+// tables: the only faults the PTE-write paths take over. Without a table when it is not one.
+TableWrite find_table_write(const Vcpu& vcpu, uint64_t address) {
+  const mm::FrameTable& frames = boot_memory::frame_table();
   pte_emulation::Translation translation;
-  if (!translate(vcpu, address, translation)) return false;
-  const mm::PageInfo* page = boot_memory::frame_table().find(translation.target_mfn);
-  if (!page || page->owner != vcpu.domain->id || !page->is_validated_table()) return false;
-  write = TableWrite{translation.target_mfn, unsigned(mm::table_level(page->type)), translation.mapping_entry_maddr};
-  return true;
+  if (!translate(vcpu, frames, address, translation)) return {};
+  const mm::PageInfo* page = translation.target;
+  if (!page || page->owner != vcpu.domain->id || !page->is_validated_table()) return {};
+  return TableWrite{translation.target_mfn, page, page->type, translation.mapping_entry_maddr};
 }
 
 // Ours (Xen traces only the faults it bounces): the fault that starts an emulation or a
-// detach, so the analyser pairs the two by address and table (trace/EVENTS.md). Out of line,
-// with the 64-bit values split there: untraced, the emulation path pays the trace point's NOP
-// and nothing else (the detach path one register move more, GCC 12's allocation around it).
-[[gnu::noinline, gnu::cold]] void trace_pte_write_fault(const TrapFrame& frame, uint64_t address, uint64_t table_mfn) {
+// detach, so the analyser pairs the two by address and table (trace/EVENTS.md).
+void trace_pte_write_fault(const TrapFrame& frame, uint64_t address, uint64_t table_mfn) {
   trace::record_words(trace::events::kPteWriteFault, trace::low(frame.rip), trace::high(frame.rip), trace::low(address),
                       trace::high(address), trace::low(table_mfn), trace::high(table_mfn));
 }
 
-bool emulate(Vcpu& vcpu, TrapFrame& frame, uint64_t address, const TableWrite& write) {
+// Xen's record: the new entry, the address written and the instruction (64-bit words).
+void trace_emulation(const TrapFrame& frame, uint64_t address, uint64_t table_mfn) {
+  const uint64_t entry = *machine::to_virtual<uint64_t>((table_mfn << 12) | (address & 0xff8));
+  trace::record_words(trace::events::kPvPtwrEmulation, trace::low(entry), trace::high(entry), trace::low(address),
+                      trace::high(address), trace::low(frame.rip), trace::high(frame.rip));
+}
+
+// The fault taken over: a detach (writable pagetables) or an emulation. Built twice: untraced
+// for the fault path, and `traced`, out of line, for the one trace site in fixup, which writes
+// every record of the path in the order they happen (the fault, whatever the detach or the
+// reattach of detached tables records, the effects' flush, the emulation). So tracing off
+// costs the emulated write that site's NOP and nothing more.
+template <bool traced>
+bool take_over(Vcpu& vcpu, TrapFrame& frame, uint64_t address, const TableWrite& write) {
+  if constexpr (traced) trace_pte_write_fault(frame, address, write.table_mfn);
+  Domain& domain = *vcpu.domain;
+  if (write.type == mm::PageType::L1 && adaptive_ptwr::wants_detach(domain, write.table_mfn) &&
+      writable_page_tables::detach(vcpu, {write.table_mfn, write.mapping_entry_maddr, address, frame.rip, frame.rsp}))
+    return true;
   // The emulated write must see every detached table's entries validated first.
-  writable_page_tables::reattach_all(*vcpu.domain);
-  switch (pte_emulation::emulate(vcpu, frame, address, write.table_mfn, write.level)) {
-    case pte_emulation::Outcome::emulated: {
-      perf::add(perf::Counter::ptwr_emulations);
-      // Xen's record: the new entry, the address written and the instruction (64-bit words).
-      if (trace_points::on()) [[unlikely]] {  // reading the entry is work tracing-off skips
-        uint64_t entry = *machine::to_virtual<uint64_t>((write.table_mfn << 12) | (address & 0xff8));
-        trace::record_words(trace::events::kPvPtwrEmulation, trace::low(entry), trace::high(entry),
-                            trace::low(address), trace::high(address), trace::low(frame.rip), trace::high(frame.rip));
-      }
-      return true;
-    }
-    default: perf::add(perf::Counter::ptwr_emulation_refusals); return false;
+  writable_page_tables::reattach_all(domain);
+  const pte_emulation::Outcome outcome = traced ? pte_emulation::emulate_traced(vcpu, frame, address, write)
+                                                : pte_emulation::emulate(vcpu, frame, address, write);
+  if (outcome != pte_emulation::Outcome::emulated) {
+    perf::add(perf::Counter::ptwr_emulation_refusals);
+    return false;
   }
+  perf::add(perf::Counter::ptwr_emulations);
+  if constexpr (traced) trace_emulation(frame, address, write.table_mfn);
+  return true;
+}
+
+[[gnu::noinline, gnu::cold]] bool take_over_traced(Vcpu& vcpu, TrapFrame& frame, uint64_t address,
+                                                   const TableWrite& write) {
+  return take_over<true>(vcpu, frame, address, write);
 }
 }  // namespace
 
@@ -90,13 +98,9 @@ bool fixup(Vcpu& vcpu, TrapFrame& frame, uint64_t address) {
     return writable_page_tables::reattach_unhooked(*vcpu.domain);
   }
   if (!(frame.error_code & error_write) || !vcpu.kernel_mode || !vcpu.domain->takes_table_writes()) return false;
-  TableWrite write;
-  if (!find_table_write(vcpu, address, write)) return false;
-  if (trace_points::on()) [[unlikely]] trace_pte_write_fault(frame, address, write.table_mfn);
-  Domain& domain = *vcpu.domain;
-  if (write.level == 1 && adaptive_ptwr::wants_detach(domain, write.table_mfn) &&
-      writable_page_tables::detach(vcpu, {write.table_mfn, write.mapping_entry_maddr, address, frame.rip, frame.rsp}))
-    return true;
-  return emulate(vcpu, frame, address, write);
+  const TableWrite write = find_table_write(vcpu, address);
+  if (write.table == nullptr) return false;
+  if (trace_points::on()) [[unlikely]] return take_over_traced(vcpu, frame, address, write);
+  return take_over<false>(vcpu, frame, address, write);
 }
 }  // namespace page_fault
