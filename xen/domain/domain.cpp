@@ -6,10 +6,6 @@
 #include "console/console.h"
 #include "domain/event_channels.h"
 
-vcpu_info_t* Vcpu::info() const {
-  return registered_info ? registered_info : &domain->shared_info->vcpu_info[id];
-}
-
 namespace domains {
 namespace {
 Domain table[max_domains];

@@ -82,6 +82,7 @@ struct Vcpu {
 
   // Where the hypervisor reads and writes the vCPU's vcpu_info: its slot in shared_info, or
   // the guest's own frame once VCPUOP_register_vcpu_info moved it (domain/vcpu_info_area).
+  // Inline (below Domain): every return to a guest reads it.
   vcpu_info_t* info() const;
   vcpu_info_t* registered_info = nullptr;
   uint64_t registered_info_mfn = 0;  // holds a general and a writable type reference
@@ -173,6 +174,10 @@ struct Domain {
   bool dying() const { return !teardown.alive(); }
   bool paused() const { return controller_pause.paused(); }
 };
+
+inline vcpu_info_t* Vcpu::info() const {
+  return registered_info ? registered_info : &domain->shared_info->vcpu_info[id];
+}
 
 namespace domains {
 // The domain slots. Each Domain holds its event-channel table and vCPU state (about 19 KiB),

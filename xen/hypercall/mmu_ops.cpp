@@ -87,6 +87,12 @@ long foreign_mmuext(mm::MmuContext& context, Domain& target, const mmuext_op_t& 
   }
 }
 
+// What the requests asked of the hardware. Nothing asked is nothing done, not even a trace
+// record (apply_effects records only what it does).
+void apply(const mm::MmuEffects& effects) {
+  if (effects.any()) domain_mmu::apply_effects(effects);
+}
+
 // Xen's MMU_UPDATE_PREEMPTED: bit 31 of the (32-bit) count marks the continuation of a batch
 // that was preempted; `done` then already holds what the earlier parts completed.
 constexpr uint32_t count_preempted = 0x80000000u;
@@ -126,7 +132,7 @@ long run_batch(Vcpu& vcpu, Arguments& args, Run run, Domain& tables, domid_t pag
     }
     if ((result = run(context, request))) break;
   }
-  domain_mmu::apply_effects(context.effects);
+  apply(context.effects);
   if (result == restart) {
     args.a[0] = list + uint64_t(i) * sizeof(Request);
     args.a[1] = (count - i) | count_preempted;
@@ -197,7 +203,7 @@ long map_va(Vcpu& vcpu, uint64_t va, uint64_t value, uint64_t flags, domid_t pag
   // apply_va_flags invalidates va right below, before anything can use the old translation.
   bool va_invalidated = (flags & UVMF_FLUSHTYPE_MASK) != UVMF_NONE;
   int rc = mm::update_va_mapping(context, table, va, value, va_invalidated);
-  domain_mmu::apply_effects(context.effects);
+  apply(context.effects);
   if (rc) return rc;
   return apply_va_flags(vcpu, va, flags);
 }

@@ -10,8 +10,11 @@
 #include "time/clock.h"
 
 namespace summary {
-namespace {
+namespace detail {
 uint64_t hypercall_counts[64];
+}
+namespace {
+using detail::hypercall_counts;
 
 const char* reason_name(unsigned reason) {
   switch (reason) {
@@ -47,11 +50,6 @@ void print() {
     if (hypercall_counts[i]) printk("  hypercall %-20s [%2u] %6lu\n", hypercall_name(i), i, hypercall_counts[i]);
 }
 }  // namespace
-
-void count_hypercall(uint64_t number) {
-  perf::add(perf::Counter::hypercalls);
-  if (number < 64) ++hypercall_counts[number];
-}
 
 void domain_stopped(Domain& domain) {
   if (domain.stop_reported) return;

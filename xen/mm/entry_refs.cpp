@@ -61,13 +61,10 @@ void remove_link(FrameTable& frames, uint64_t mfn, uint64_t slot_maddr) {
 
 }  // namespace
 
-int check_new_entry_bits(const MmuContext& context, PagingLevel level, PageTableEntry entry) {
-    constexpr uint64_t cache_attributes =
-        PageTableEntry::kWriteThrough | PageTableEntry::kCacheDisable | PageTableEntry::kPageSize;  // PAT in L1
-    if (level == PagingLevel::L1 && entry.has_any(cache_attributes) && context.domain.privileged &&
-        is_io_frame(context.frames, entry.mfn()))
-        entry = entry.without_flags(cache_attributes);
-    return check_entry_bits(level, entry);
+int check_io_entry_bits(const MmuContext& context, PageTableEntry entry) {
+    if (context.domain.privileged && is_io_frame(context.frames, entry.mfn()))
+        entry = entry.without_flags(kCacheAttributeFlags);
+    return check_entry_bits(PagingLevel::L1, entry);
 }
 
 int take_entry_references(MmuContext& context, PagingLevel level, PageTableEntry& entry,

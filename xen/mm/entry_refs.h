@@ -1,4 +1,5 @@
 #pragma once
+#include "mm/entry_rules.h"
 #include "mm/mmu_context.h"
 
 namespace mm {
@@ -35,7 +36,15 @@ int take_checked_entry_references(MmuContext& context, PagingLevel level, PageTa
 // mapping I/O memory may carry PWT, PCD and PAT (Linux's ioremap of the ACPI tables is UC-).
 // The same bits on RAM stay -EINVAL here (Xen accepts them and re-types the frame's cache
 // attribute in its own mappings, which this hypervisor does not do).
-int check_new_entry_bits(const MmuContext& context, PagingLevel level, PageTableEntry entry);
+// Inline: nearly every entry carries none of those bits, and then this is check_entry_bits.
+inline constexpr uint64_t kCacheAttributeFlags =
+    PageTableEntry::kWriteThrough | PageTableEntry::kCacheDisable | PageTableEntry::kPageSize;  // PAT in L1
+int check_io_entry_bits(const MmuContext& context, PageTableEntry entry);  // an L1 entry with them
+inline int check_new_entry_bits(const MmuContext& context, PagingLevel level, PageTableEntry entry) {
+    if (level == PagingLevel::L1 && entry.has_any(kCacheAttributeFlags)) [[unlikely]]
+        return check_io_entry_bits(context, entry);
+    return check_entry_bits(level, entry);
+}
 
 // Releases what take_entry_references took for the same (present) entry; no-op otherwise.
 void release_entry_references(FrameTable& frames, PagingLevel level, PageTableEntry entry,

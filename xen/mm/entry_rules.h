@@ -1,5 +1,6 @@
 #pragma once
 #include "mm/domain_identity.h"
+#include "mm/hypervisor_slots.h"
 #include "mm/interrupt_hardware.h"
 #include "mm/page_table_entry.h"
 
@@ -34,24 +35,50 @@ constexpr uint64_t flags_changeable_without_revalidation(PagingLevel level) {
     return level == PagingLevel::L1 ? leaf : leaf | PageTableEntry::kWritable;
 }
 
+// The rules below are inline: every PTE write (hypercall, emulated, re-validation) runs them,
+// and a call per rule costs more than the rule.
+
 // L4 slots a guest may fill; the others are the hypervisor's (see hypervisor_slots.h).
-bool is_guest_l4_slot(unsigned index);
+constexpr bool is_guest_l4_slot(unsigned index) {
+    return index < kEntriesPerTable && !is_hypervisor_l4_slot(index);
+}
 
 // Checks the bits of a present guest entry: 0, or -EINVAL for any flag the guest may not set
 // at that level (PS in L2/L3/L4, PWT/PCD/PAT, G above L1) or, above L1, reserved address bits
 // (51:40). In an L1 such an address is simply not RAM: the I/O rules answer (-EPERM).
 // Software-available bits (9-11, 52-62) are the guest's, as in Xen 4.17 (no _PAGE_GNTTAB).
-int check_entry_bits(PagingLevel level, PageTableEntry entry);
+constexpr int check_entry_bits(PagingLevel level, PageTableEntry entry) {
+    if (level != PagingLevel::L1 && entry.reserved_address_bits()) return error(XEN_EINVAL);
+    if (entry.has_any(entry.flags() & ~guest_settable_flags(level))) return error(XEN_EINVAL);
+    return 0;
+}
 
 // The form stored in the table: every present entry gets User (the guest kernel runs in
 // ring 3), L4 entries also Accessed; L1 kernel mappings (written without User) are marked
 // with kGuestKernelMarker and lose Global, so they cannot survive a switch to the user
 // page table in the TLB. Applying it twice gives the same entry.
-PageTableEntry adjust_guest_entry(PagingLevel level, PageTableEntry entry);
+constexpr PageTableEntry adjust_guest_entry(PagingLevel level, PageTableEntry entry) {
+    if (!entry.present()) return entry;
+    switch (level) {
+    case PagingLevel::L1:
+        if (!entry.user())
+            entry = entry.with_flags(PageTableEntry::kUser | kGuestKernelMarker);
+        if (entry.has(kGuestKernelMarker)) entry = entry.without_flags(PageTableEntry::kGlobal);
+        return entry;
+    case PagingLevel::L4:
+        return entry.with_flags(PageTableEntry::kUser | PageTableEntry::kAccessed);
+    default:
+        return entry.with_flags(PageTableEntry::kUser);
+    }
+}
 
 // True if an installed entry `old` can be replaced by `replacement` (both already adjusted)
 // without touching reference counts: same frame, both present, only harmless flags differ.
-bool is_harmless_change(PagingLevel level, PageTableEntry old, PageTableEntry replacement);
+constexpr bool is_harmless_change(PagingLevel level, PageTableEntry old, PageTableEntry replacement) {
+    if (!old.present() || !replacement.present()) return false;
+    uint64_t changed = old.raw() ^ replacement.raw();
+    return (changed & ~flags_changeable_without_revalidation(level)) == 0;
+}
 
 // How an L1 entry may map machine frame `mfn` that is not RAM (outside the frame table or
 // owned by DOMID_IO), as Xen's get_page_from_l1e decides with the domain's I/O-memory
@@ -73,6 +100,8 @@ inline bool may_map_io_frame(DomainIdentity caller, uint64_t mfn, const Interrup
 // own, or those of the foreign domain it named in mmu_update (a guest domain, or DOMID_XEN for
 // hypervisor pages shared with privileged domains); who may name whom is the hypercall's
 // check. Never I/O (that is may_map_io_frame) or unowned frames.
-bool may_map_frame_of(domid_t page_owner, domid_t frame_owner);
+constexpr bool may_map_frame_of(domid_t page_owner, domid_t frame_owner) {
+    return frame_owner == page_owner && (is_guest_domain(frame_owner) || frame_owner == DOMID_XEN);
+}
 
 }  // namespace mm

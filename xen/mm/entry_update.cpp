@@ -62,7 +62,14 @@ int update_table_entry(MmuContext& context, uint64_t table_mfn, unsigned index,
     const PageInfo* table = context.frames.find(table_mfn);
     if (table == nullptr || !table->is_validated_table() || index >= kEntriesPerTable)
         return error(XEN_EINVAL);
-    const PagingLevel level = table_level(table->type);
+    return update_validated_table_entry(context, table_mfn, *table, index, requested,
+                                        preserve_accessed_dirty);
+}
+
+int update_validated_table_entry(MmuContext& context, uint64_t table_mfn, const PageInfo& table,
+                                 unsigned index, PageTableEntry requested,
+                                 bool preserve_accessed_dirty) {
+    const PagingLevel level = table_level(table.type);
     if (!is_guest_slot(level, index)) return error(XEN_EINVAL);
 
     const uint64_t slot_maddr = (table_mfn << kPageShift) + index * sizeof(uint64_t);
@@ -77,7 +84,7 @@ int update_table_entry(MmuContext& context, uint64_t table_mfn, unsigned index,
             return flip_writable(context, table_mfn, index, old, replacement, preserve_accessed_dirty);
         takes_references = !is_harmless_change(level, old, replacement);
         if (takes_references) {
-            rc = take_checked_entry_references(context, level, replacement, table->owner, slot_maddr);
+            rc = take_checked_entry_references(context, level, replacement, table.owner, slot_maddr);
             if (rc != 0) return rc;
         }
     }

@@ -23,9 +23,10 @@ int update_entry_at(MmuContext& context, uint64_t machine_address, uint64_t valu
     const unsigned index = static_cast<unsigned>((machine_address & (kPageBytes - 1)) >> 3);
     // Held for the duration so the frame cannot be freed under us (Xen does the same).
     if (get_page(context.frames, mfn, context.domain.id) != 0) return error(XEN_EINVAL);
-    int rc = context.frames.info(mfn).is_validated_table()
-                 ? update_table_entry(context, mfn, index, PageTableEntry(value),
-                                      preserve_accessed_dirty)
+    const PageInfo& frame = context.frames.info(mfn);
+    int rc = frame.is_validated_table()
+                 ? update_validated_table_entry(context, mfn, frame, index, PageTableEntry(value),
+                                                preserve_accessed_dirty)
                  : write_as_data(context, mfn, index, value);
     put_page(context.frames, mfn);
     return rc;
@@ -52,9 +53,8 @@ int mmu_update(MmuContext& context, const mmu_update_t& request) {
     switch (command) {
     case MMU_NORMAL_PT_UPDATE:
     case MMU_PT_UPDATE_NO_TRANSLATE:
-        return update_entry_at(context, address, request.val, false);
     case MMU_PT_UPDATE_PRESERVE_AD:
-        return update_entry_at(context, address, request.val, true);
+        return update_entry_at(context, address, request.val, command == MMU_PT_UPDATE_PRESERVE_AD);
     case MMU_MACHPHYS_UPDATE:
         return update_machine_to_phys(context, address, request.val);
     default:

@@ -6,21 +6,6 @@
 
 namespace mm {
 
-int get_page(FrameTable& frames, uint64_t mfn, domid_t owner) {
-    PageInfo* page = frames.find(mfn);
-    if (page == nullptr || page->is_free() || page->owner != owner) return error(XEN_EINVAL);
-    if (page->general_refs == kMaxReferences) return error(XEN_EINVAL);
-    ++page->general_refs;
-    return 0;
-}
-
-void put_page(FrameTable& frames, uint64_t mfn) {
-    PageInfo& page = frames.info(mfn);
-    if (page.general_refs == 0) return;  // a bookkeeping bug; the audit will report it
-    if (--page.general_refs != 0) return;
-    frames.release(mfn);
-}
-
 namespace {
 
 void announce_type_change(MmuContext& context, uint64_t mfn, PageType old_type,
@@ -34,6 +19,8 @@ void announce_type_change(MmuContext& context, uint64_t mfn, PageType old_type,
     if (context.type_change.flush != nullptr)
         context.type_change.flush(context.type_change.cookie, mfn, old_type, new_type);
 }
+
+}  // namespace
 
 // Type count 0 -> 1: the frame takes `type`, and a page table is validated under it. While
 // validating, the frame already counts one type ref and is not `validated`, so any attempt to
@@ -72,31 +59,11 @@ int take_first_type_ref(MmuContext& context, uint64_t mfn, PageType type) {
     return 0;
 }
 
-}  // namespace
-
-int get_page_type(MmuContext& context, uint64_t mfn, PageType type) {
-    PageInfo* page = context.frames.find(mfn);
-    if (page == nullptr || type == PageType::None) return error(XEN_EINVAL);
-    if (page->type_refs == 0) return take_first_type_ref(context, mfn, type);
-    if (page->type != type || !page->validated) return error(XEN_EINVAL);
-    if (page->type_refs == kMaxReferences) return error(XEN_EINVAL);
-    ++page->type_refs;
-    return 0;
-}
-
-void put_page_type(FrameTable& frames, uint64_t mfn) {
+void release_table_type(FrameTable& frames, uint64_t mfn) {
     PageInfo& page = frames.info(mfn);
-    if (page.type_refs == 0) return;  // a bookkeeping bug; the audit will report it
-    if (page.type_refs == 1 && is_page_table(page.type) && page.validated) {
-        // Cleared first so that the frame cannot be used as a table while it is torn down.
-        page.validated = false;
-        release_table_references(frames, mfn, table_level(page.type));
-    }
-    // Every drop, not only the last: update_va_mapping may take back the stamp of a drop whose
-    // translation the caller invalidates at once, and the stamp must then still say when the
-    // frame last lost a reference that can leave something stale behind.
-    --page.type_refs;
-    page.flush_stamp = frames.flush_clock().now();
+    // Cleared first so that the frame cannot be used as a table while it is torn down.
+    page.validated = false;
+    release_table_references(frames, mfn, table_level(page.type));
 }
 
 int get_page_and_type(MmuContext& context, uint64_t mfn, domid_t owner, PageType type) {

@@ -7,10 +7,6 @@
 
 namespace mm {
 
-bool is_guest_slot(PagingLevel level, unsigned index) {
-    return level != PagingLevel::L4 || is_guest_l4_slot(index);
-}
-
 namespace {
 
 uint64_t slot_address(uint64_t table_mfn, unsigned index) {

@@ -1,11 +1,14 @@
 #pragma once
+#include "mm/entry_rules.h"
 #include "mm/mmu_context.h"
 
 namespace mm {
 
 // Whether slot `index` of a table at `level` is the guest's (every slot except the
 // hypervisor's L4 slots 256..271).
-bool is_guest_slot(PagingLevel level, unsigned index);
+constexpr bool is_guest_slot(PagingLevel level, unsigned index) {
+    return level != PagingLevel::L4 || is_guest_l4_slot(index);
+}
 
 // Checks every present entry in the guest slots of the table at `mfn` and takes the
 // references each holds. On success the stored entries are rewritten in their adjusted form

@@ -36,7 +36,8 @@ bool trap_masks_events(const trap_info_t& trap) { return trap.flags & 4; }  // T
 // goes to the syscall32 callback, any other to the syscall callback; with none, #UD.
 bool from_compat_mode(const TrapFrame& frame) { return (frame.cs & 0xffff) == FLAT_RING3_CS32; }
 
-void bounce_system_call(Vcpu& vcpu, TrapFrame& frame) {
+// Out of line: a hypercall passing through handle_syscall then needs no frame of its own.
+[[gnu::noinline]] void bounce_system_call(Vcpu& vcpu, TrapFrame& frame) {
   perf::add(perf::Counter::guest_syscalls);
   uint64_t callback = from_compat_mode(frame) ? vcpu.syscall32_callback : vcpu.syscall_callback;
   Bounce bounce{callback, false, 0, vcpu.syscall_disables_events};
