@@ -67,7 +67,7 @@ void apply_effects(const mm::MmuEffects& effects, FlushReason reason = FlushReas
 // glue that keeps per-CPU copies of guest L4s; there is none). A new MmuEffects member must
 // be added here too, hence the size check.
 inline bool has_hardware_work(const mm::MmuEffects& effects) {
-  static_assert(sizeof(mm::MmuEffects) == 24, "a new MmuEffects member: does apply_effects act on it?");
+  static_assert(sizeof(mm::MmuEffects) == 16, "a new MmuEffects member: does apply_effects act on it?");
   return effects.flush_domain_tlbs || effects.flush_local_tlb || effects.flush_all_vcpu_tlbs ||
          effects.invalidate_page_local || effects.invalidate_page_all_vcpus || effects.load_kernel_base ||
          effects.user_base_changed || effects.table_unlinked;
