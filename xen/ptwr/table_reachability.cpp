@@ -2,83 +2,84 @@
 
 namespace ptwr {
 namespace {
-using mm::PagingLevel;
-
 constexpr unsigned index_of(uint64_t entry_maddr) { return unsigned(entry_maddr & (mm::kPageBytes - 1)) / 8; }
 constexpr uint64_t table_of(uint64_t entry_maddr) { return entry_maddr >> mm::kPageShift; }
-constexpr PagingLevel level_above(unsigned level) { return PagingLevel(level + 1); }
+constexpr mm::PagingLevel level_above(unsigned level) { return mm::PagingLevel(level + 1); }
 
 bool is_base(uint64_t table_mfn, const mm::VcpuBasePointers& bases) {
   return table_mfn == bases.kernel_mfn || table_mfn == bases.user_mfn;
 }
 
-bool reachable_at(const mm::FrameTable& frames, uint64_t table_mfn, const mm::VcpuBasePointers& bases, int depth) {
+// Each climb below is a recursion of fixed depth (a template parameter), inlined whole: this
+// runs on every detach, where the calls and the breadth-first bookkeeping cost more than the
+// two or three links a fork's tables have. Every answer is the OR (or AND) over the tables
+// the climb visits, so the order of the visit does not change it.
+
+// Depth: how many climbs above `table_mfn` are left (its L4s, if not bases, end the climb).
+template <int Depth>
+[[gnu::always_inline]] inline bool reachable_at(const mm::FrameTable& frames, uint64_t table_mfn,
+                                                const mm::VcpuBasePointers& bases) {
   if (is_base(table_mfn, bases)) return true;
   const mm::PageInfo* page = frames.find(table_mfn);
-  if (page == nullptr || depth == 0) return true;  // L4s that are not bases end the climb above
+  if (page == nullptr || Depth == 0) return true;
   const mm::TableLinks& links = page->links;
   if (links.count == 0) return false;
   if (!links.known()) return true;
-  for (unsigned i = 0; i < links.count; ++i)
-    if (reachable_at(frames, table_of(links.slot[i]), bases, depth - 1)) return true;
+  if constexpr (Depth > 0) {
+    for (unsigned i = 0; i < links.count; ++i)
+      if (reachable_at<Depth - 1>(frames, table_of(links.slot[i]), bases)) return true;
+  }
   return false;
 }
 
-// The tables one climb of links reaches from a set of tables (each links at most two known
-// tables above it, so an L1's climb holds at most two L2s and four L3s): kept iteratively,
-// since this runs on every detach.
-struct Climb {
-  uint64_t tables[4];
-  unsigned count = 0;
-};
+// `table_mfn` is an L<Level> met on the way up from an L1 at the indexes of `address`.
+template <unsigned Level>
+[[gnu::always_inline]] inline bool translates_through(const mm::FrameTable& frames, uint64_t table_mfn,
+                                                      const mm::VcpuBasePointers& bases, uint64_t address) {
+  const mm::PageInfo* page = frames.find(table_mfn);
+  if (page == nullptr || !page->links.known()) return true;
+  const unsigned index = mm::table_index(address, level_above(Level));
+  for (unsigned i = 0; i < page->links.count; ++i) {
+    if (index_of(page->links.slot[i]) != index) continue;
+    const uint64_t upper = table_of(page->links.slot[i]);
+    if constexpr (Level == 3) {
+      if (is_base(upper, bases)) return true;
+    } else {
+      if (translates_through<Level + 1>(frames, upper, bases, address)) return true;
+    }
+  }
+  return false;
+}
+
+// `table_mfn` is an L<Level> met on the way up from the entry: it and every table above it up
+// to the L3s must be linked, known, and only at the indexes of `address`.
+template <unsigned Level>
+[[gnu::always_inline]] inline bool linked_only_at(const mm::FrameTable& frames, uint64_t table_mfn, uint64_t address) {
+  const mm::PageInfo* page = frames.find(table_mfn);
+  if (page == nullptr || page->links.count == 0 || !page->links.known()) return false;
+  const unsigned index = mm::table_index(address, level_above(Level));
+  for (unsigned i = 0; i < page->links.count; ++i) {
+    if (index_of(page->links.slot[i]) != index) return false;
+    if constexpr (Level < 3) {  // the L4s end it
+      if (!linked_only_at<Level + 1>(frames, table_of(page->links.slot[i]), address)) return false;
+    }
+  }
+  return true;
+}
 }  // namespace
 
 // L1 -> L2 -> L3 -> L4: three climbs at most.
 bool reachable(const mm::FrameTable& frames, uint64_t table_mfn, const mm::VcpuBasePointers& bases) {
-  return reachable_at(frames, table_mfn, bases, 3);
+  return reachable_at<3>(frames, table_mfn, bases);
 }
 
 bool may_translate_through(const mm::FrameTable& frames, uint64_t l1_mfn, const mm::VcpuBasePointers& bases,
                            uint64_t address) {
-  Climb climb{{l1_mfn}, 1};
-  for (unsigned level = 1; level < 4; ++level) {
-    const unsigned index = mm::table_index(address, level_above(level));
-    Climb above;
-    for (unsigned t = 0; t < climb.count; ++t) {
-      const mm::PageInfo* page = frames.find(climb.tables[t]);
-      if (page == nullptr || !page->links.known()) return true;
-      for (unsigned i = 0; i < page->links.count; ++i) {
-        if (index_of(page->links.slot[i]) != index) continue;
-        const uint64_t upper = table_of(page->links.slot[i]);
-        if (level == 3) {
-          if (is_base(upper, bases)) return true;
-        } else {
-          above.tables[above.count++] = upper;
-        }
-      }
-    }
-    if (above.count == 0) return false;
-    climb = above;
-  }
-  return false;
+  return translates_through<1>(frames, l1_mfn, bases, address);
 }
 
 bool translated_only_at(const mm::FrameTable& frames, uint64_t entry_maddr, uint64_t address) {
-  if (index_of(entry_maddr) != mm::table_index(address, PagingLevel::L1)) return false;
-  Climb climb{{table_of(entry_maddr)}, 1};
-  for (unsigned level = 1; level < 4; ++level) {
-    const unsigned index = mm::table_index(address, level_above(level));
-    Climb above;
-    for (unsigned t = 0; t < climb.count; ++t) {
-      const mm::PageInfo* page = frames.find(climb.tables[t]);
-      if (page == nullptr || page->links.count == 0 || !page->links.known()) return false;
-      for (unsigned i = 0; i < page->links.count; ++i) {
-        if (index_of(page->links.slot[i]) != index) return false;
-        if (level < 3) above.tables[above.count++] = table_of(page->links.slot[i]);  // the L4s end it
-      }
-    }
-    climb = above;
-  }
-  return true;
+  if (index_of(entry_maddr) != mm::table_index(address, mm::PagingLevel::L1)) return false;
+  return linked_only_at<1>(frames, table_of(entry_maddr), address);
 }
 }  // namespace ptwr

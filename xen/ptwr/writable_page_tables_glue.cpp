@@ -12,14 +12,14 @@
 
 namespace writable_page_tables {
 namespace {
+// A slot that held nothing reattached nothing, changed nothing and refused nothing.
 void count(Domain& domain, const ptwr::ReattachStats& stats, uint64_t table_mfn) {
-  if (stats.reattached) adaptive_ptwr::reattached(domain, table_mfn, stats.changed);
-  if (stats.reattached)
-    trace::event(trace::events::kPtwrRehook, trace::low(table_mfn), trace::high(table_mfn), stats.changed,
-                 stats.revalidated, stats.refused);
-  if (stats.reattached)
-    log_debug("ptwr: reattached %u (rehooked %u), %u changed, %u refused\n", stats.reattached, stats.rehooked,
-              stats.changed, stats.refused);
+  if (!stats.reattached) return;
+  adaptive_ptwr::reattached(domain, table_mfn, stats.changed);
+  trace::event(trace::events::kPtwrRehook, trace::low(table_mfn), trace::high(table_mfn), stats.changed,
+               stats.revalidated, stats.refused);
+  log_debug("ptwr: reattached %u (rehooked %u), %u changed, %u refused\n", stats.reattached, stats.rehooked,
+            stats.changed, stats.refused);
   perf::add(perf::Counter::ptwr_rehooks, stats.reattached);
   perf::add(perf::Counter::ptwr_revalidated, stats.changed);
   if (stats.refused) {
@@ -51,10 +51,11 @@ void reattach_slot(Domain& domain, mm::MmuContext& context, ptwr::SlotKind kind)
   apply(domain, context, domain.writable_pagetables.reattach(context, kind), table);
 }
 
-// Out of line: every emulated write and MMU hypercall calls reattach_all, and in emulate mode
-// there is never anything to reattach; the check alone should be all they pay. Both slots'
-// hardware work is applied once, together.
-[[gnu::noinline]] void reattach_both_slots(Domain& domain) {
+}  // namespace
+
+namespace detail {
+// Both slots' hardware work is applied once, together.
+void reattach_both_slots(Domain& domain) {
   mm::MmuContext context = domain_mmu::context(domain);
   ptwr::ReattachStats stats[2];
   uint64_t tables[2] = {};
@@ -66,7 +67,7 @@ void reattach_slot(Domain& domain, mm::MmuContext& context, ptwr::SlotKind kind)
   domain_mmu::apply_effects(context.effects, domain_mmu::FlushReason::unhook);
   for (ptwr::SlotKind kind : ptwr::kSlotKinds) count(domain, stats[unsigned(kind)], tables[unsigned(kind)]);
 }
-}  // namespace
+}  // namespace detail
 
 bool enable(Domain& domain) {
   uint64_t active = boot_memory::allocate_frame(DOMID_XEN);
@@ -130,10 +131,6 @@ bool detach(Vcpu& vcpu, const TableWriteFault& write) {
     if (result.evicted[unsigned(kind)].reattached)
       count(domain, result.evicted[unsigned(kind)], result.evicted_table_mfn[unsigned(kind)]);
   return result.detached;
-}
-
-void reattach_all(Domain& domain) {
-  if (domain.writable_pagetables.any_in_use()) reattach_both_slots(domain);
 }
 
 bool reattach_unhooked(Domain& domain) {

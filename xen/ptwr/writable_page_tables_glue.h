@@ -2,8 +2,8 @@
 // ptwr/writable_pagetables on a domain, applies the TLB work it asks for and counts it.
 #pragma once
 #include <stdint.h>
+#include "domain/domain.h"
 
-struct Domain;
 struct Vcpu;
 
 namespace writable_page_tables {
@@ -20,8 +20,15 @@ struct TableWriteFault {
 };
 // Detaches the table; false when the write must be emulated instead.
 bool detach(Vcpu& vcpu, const TableWriteFault& write);
-// Triggers: any MMU hypercall, an emulated write, a domain stopping.
-void reattach_all(Domain& domain);
+namespace detail {
+void reattach_both_slots(Domain& domain);
+}
+// Triggers: any MMU hypercall, an emulated write, a domain stopping. Inline: its callers run
+// on every MMU hypercall, and most of the time nothing is detached (in emulate and hypercall
+// modes never), so the test of the two slots is all they should pay.
+inline void reattach_all(Domain& domain) {
+  if (domain.writable_pagetables.any_in_use()) detail::reattach_both_slots(domain);
+}
 // A not-present fault while a table is unhooked: reattach it; true if there was one.
 bool reattach_unhooked(Domain& domain);
 }  // namespace writable_page_tables
