@@ -63,23 +63,14 @@ enum class FlushReason : uint32_t { unhook = 1, rehook = 2, guest_request = 3 };
 // Carries out what an MMU operation asked of the hardware (CR3 reloads, TLB flushes), and
 // traces it (TLB_FLUSH, INVLPG) first.
 void apply_effects(const mm::MmuEffects& effects, FlushReason reason = FlushReason::guest_request);
-// Whether apply_effects has work to do: every effect it acts on (l4_entry_changed is for
-// glue that keeps per-CPU copies of guest L4s; there is none). A new MmuEffects member must
-// be added here too, hence the size check.
-inline bool has_hardware_work(const mm::MmuEffects& effects) {
-  static_assert(sizeof(mm::MmuEffects) == 16, "a new MmuEffects member: does apply_effects act on it?");
-  return effects.flush_domain_tlbs || effects.flush_local_tlb || effects.flush_all_vcpu_tlbs ||
-         effects.invalidate_page_local || effects.invalidate_page_all_vcpus || effects.load_kernel_base ||
-         effects.user_base_changed || effects.table_unlinked;
-}
 namespace detail {
 void carry_out_effects(const mm::MmuEffects& effects);
 }
 // apply_effects without the trace point, for a path whose one trace site diverts to a copy of
 // the path that calls apply_effects (the emulated PTE write, pv/page_fault.cpp). Inline: its
-// effects are almost always none.
+// effects are almost always none (MmuEffects::any, the test the MMU hypercalls make too).
 inline void apply_effects_untraced(const mm::MmuEffects& effects) {
-  if (has_hardware_work(effects)) [[unlikely]] detail::carry_out_effects(effects);
+  if (effects.any()) [[unlikely]] detail::carry_out_effects(effects);
 }
 
 // The type-change flush (mm::TypeChangeHook): a frame that changes type (writable data
