@@ -29,7 +29,7 @@ class ProtectedDecodeCache : public ::testing::Test {
     cache_->insert(kRip, kMovStore, pte_write::decode(kMovStore, sizeof kMovStore).write);
   }
   uint64_t& entry() { return *reinterpret_cast<uint64_t*>(memory_.frame(kMappingL1) + (kMaddr & 4095)); }
-  const pte_write::DecodedWrite* find(uint64_t l4 = kL4, WalkGeneration walks = {1, 2}, uint64_t code = 3) {
+  const pte_write::DecodedWrite* find(uint64_t l4 = kL4, WalkGeneration walks = {1}, uint64_t code = 3) {
     return cache_->find_protected(l4, kRip, walks, code, memory_);
   }
 
@@ -44,7 +44,7 @@ class ProtectedDecodeCache : public ::testing::Test {
 
 TEST_F(ProtectedDecodeCache, AnswersOnlyOnceProtected) {
   EXPECT_EQ(find(), nullptr) << "decoded from bytes, not yet write-protected";
-  cache_->protect(kL4, kRip, {1, 2}, 3, kMaddr, memory_);
+  cache_->protect(kL4, kRip, {1}, 3, kMaddr, memory_);
   const pte_write::DecodedWrite* hit = find();
   ASSERT_NE(hit, nullptr);
   EXPECT_EQ(hit->length, 3);
@@ -53,16 +53,15 @@ TEST_F(ProtectedDecodeCache, AnswersOnlyOnceProtected) {
 }
 
 TEST_F(ProtectedDecodeCache, MissesAnotherAddressSpaceGenerationOrCodeGeneration) {
-  cache_->protect(kL4, kRip, {1, 2}, 3, kMaddr, memory_);
+  cache_->protect(kL4, kRip, {1}, 3, kMaddr, memory_);
   EXPECT_EQ(find(kL4 + 1), nullptr) << "another address space";
-  EXPECT_EQ(find(kL4, {2, 2}), nullptr) << "an upper-level entry changed";
-  EXPECT_EQ(find(kL4, {1, 3}), nullptr) << "a full flush";
-  EXPECT_EQ(find(kL4, {1, 2}, 4), nullptr) << "a decoded frame gained a writable mapping";
-  EXPECT_EQ(cache_->find_protected(kL4, kRip + 1, {1, 2}, 3, memory_), nullptr) << "another RIP";
+  EXPECT_EQ(find(kL4, {2}), nullptr) << "an upper-level entry changed";
+  EXPECT_EQ(find(kL4, {1}, 4), nullptr) << "a decoded frame gained a writable mapping";
+  EXPECT_EQ(cache_->find_protected(kL4, kRip + 1, {1}, 3, memory_), nullptr) << "another RIP";
 }
 
 TEST_F(ProtectedDecodeCache, MissesWhenRipIsRemapped) {
-  cache_->protect(kL4, kRip, {1, 2}, 3, kMaddr, memory_);
+  cache_->protect(kL4, kRip, {1}, 3, kMaddr, memory_);
   entry() = 0x6000 | 0x5;  // the code page now maps another frame
   EXPECT_EQ(find(), nullptr);
   entry() = 0x5000 | 0x5 | 0x20;  // back, accessed
@@ -70,10 +69,10 @@ TEST_F(ProtectedDecodeCache, MissesWhenRipIsRemapped) {
 }
 
 TEST_F(ProtectedDecodeCache, ANewDecodeInTheSlotIsNotProtectedAndClearDrops) {
-  cache_->protect(kL4, kRip, {1, 2}, 3, kMaddr, memory_);
+  cache_->protect(kL4, kRip, {1}, 3, kMaddr, memory_);
   cache_->insert(kRip, kMovStoreRdx, pte_write::decode(kMovStoreRdx, sizeof kMovStoreRdx).write);
   EXPECT_EQ(find(), nullptr);
-  cache_->protect(kL4, kRip, {1, 2}, 3, kMaddr, memory_);
+  cache_->protect(kL4, kRip, {1}, 3, kMaddr, memory_);
   ASSERT_NE(find(), nullptr);
   const pte_write::DecodedWrite rdx = pte_write::decode(kMovStoreRdx, sizeof kMovStoreRdx).write;
   const pte_write::DecodedWrite rsi = pte_write::decode(kMovStore, sizeof kMovStore).write;
@@ -81,8 +80,8 @@ TEST_F(ProtectedDecodeCache, ANewDecodeInTheSlotIsNotProtectedAndClearDrops) {
   EXPECT_NE(find()->source.reg.gpr, rsi.source.reg.gpr);
   cache_->clear();
   EXPECT_EQ(find(), nullptr);
-  cache_->protect(kL4, kRip + 64, {1, 2}, 3, kMaddr, memory_);  // no such slot: nothing happens
-  EXPECT_EQ(cache_->find_protected(kL4, kRip + 64, {1, 2}, 3, memory_), nullptr);
+  cache_->protect(kL4, kRip + 64, {1}, 3, kMaddr, memory_);  // no such slot: nothing happens
+  EXPECT_EQ(cache_->find_protected(kL4, kRip + 64, {1}, 3, memory_), nullptr);
 }
 
 // FrameTable's side: the code generation ticks when a marked frame takes a type or is freed.

@@ -109,7 +109,6 @@ namespace {
     detail::type_change_flush_pending = false;
   } else {
     if (effects.invalidate_page_local || effects.invalidate_page_all_vcpus) {
-      boot_memory::frame_table().walks_changed();  // the guest says a translation changed
       cpu::invlpg(effects.invalidate_address);
       perf::add(perf::Counter::tlb_invlpgs);
     }

@@ -50,7 +50,7 @@ const pte_write::DecodedWrite* decoded_instruction(const instruction_fetch::Fetc
 }
 
 pte_emulation::WalkGeneration walk_generation(const mm::FrameTable& frames) {
-  return {frames.walk_generation(), frames.flush_clock().now()};
+  return {frames.walk_generation()};
 }
 
 bool uses_protected_slots() { return protected_slots_on; }
@@ -73,6 +73,10 @@ void protect_decode(const Vcpu& vcpu, uint64_t rip, const pte_write::DecodedWrit
   mm::FrameTable& frames = boot_memory::frame_table();
   const mm::PageInfo* page = frames.find(walk.mfn);
   if (page == nullptr || page->owner != vcpu.domain->id || page->type_refs != 0) return;
+  // A writable mapping dropped since the last full flush may still be in the TLB: the guest
+  // could rewrite the bytes through it without the frame taking a type (the generation would
+  // not tick). Trusted without the bytes only once no such translation can be left.
+  if (frames.flush_clock().may_hold(page->flush_stamp)) return;
   frames.note_decoded_code(walk.mfn);
   decode_cache.protect(vcpu.active_table_mfn(), rip, walk_generation(frames), frames.code_generation(),
                        walk.l1_entry_maddr, machine::frames());

@@ -37,9 +37,10 @@ public:
     const TlbFlushClock& flush_clock() const { return flush_clock_; }
 
     // Ticks whenever something may have changed what a walk of some guest's page tables finds
-    // other than an L1 entry: an L2-L4 entry written, a type change, a pin or unpin, an
-    // invlpg, a ptwr mode switch (full flushes tick the flush clock instead). Caches of walk
-    // results (pte_emulation's translation cache) are valid while it and the clock stand.
+    // other than an L1 entry: an L2-L4 entry written, a type change, a pin or unpin, a base
+    // pointer or LDT operation, a ptwr mode switch. Not TLB flushes or invlpg: they change
+    // no table. Caches of software walks (pte_emulation's translation cache, the decode
+    // cache's code walks) are valid while it stands and their L1 entry reads the same.
     uint64_t walk_generation() const { return walk_generation_; }
     void walks_changed() { ++walk_generation_; }
 

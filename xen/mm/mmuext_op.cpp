@@ -72,12 +72,25 @@ void request_invalidation(MmuEffects& effects, uint64_t address, bool all_vcpus)
     effects.request_invlpg(address, all_vcpus);
 }
 
+constexpr bool is_tlb_operation(unsigned command) {
+    switch (command) {
+    case MMUEXT_TLB_FLUSH_LOCAL:
+    case MMUEXT_INVLPG_LOCAL:
+    case MMUEXT_TLB_FLUSH_MULTI:
+    case MMUEXT_INVLPG_MULTI:
+    case MMUEXT_TLB_FLUSH_ALL:
+    case MMUEXT_INVLPG_ALL: return true;
+    default: return false;
+    }
+}
+
 }  // namespace
 
 int mmuext_op(MmuContext& context, VcpuBasePointers& bases, const mmuext_op_t& op) {
-    // Pins, unpins, base pointers and invalidations may all change what a walk finds (or
-    // tell us the guest expects it to have changed): cached walks must not outlive them.
-    context.frames.walks_changed();
+    // Pins, unpins, base pointers and LDTs may change what a walk finds: cached walks must
+    // not outlive them. Flushes and invalidations change only the TLB, which the cached
+    // software walks do not stand for (emulate/translation_cache.h).
+    if (!is_tlb_operation(op.cmd)) context.frames.walks_changed();
     switch (op.cmd) {
     case MMUEXT_PIN_L1_TABLE:
         return pin_table(context, op.arg1.mfn, PagingLevel::L1);
