@@ -64,14 +64,14 @@ void find_interrupt_hardware() {
 
 namespace detail {
 namespace {
-alignas(mm::MmuContext) uint8_t fault_context_storage[sizeof(mm::MmuContext)];
+alignas(mm::MmuContext) uint8_t reused_context_storage[sizeof(mm::MmuContext)];
 }  // namespace
-mm::MmuContext* fault_context = nullptr;
+mm::MmuContext* reused_context = nullptr;
 
-mm::MmuContext& build_fault_context(const Domain& domain) {
+mm::MmuContext& build_reused_context(const Domain& domain) {
   static_assert(__has_trivial_destructor(mm::MmuContext), "rebuilt in place without destruction");
-  mm::MmuContext* context = new (fault_context_storage) mm::MmuContext(domain_mmu::context(domain));
-  if (interrupt_hardware_known) fault_context = context;  // else built again next time
+  mm::MmuContext* context = new (reused_context_storage) mm::MmuContext(domain_mmu::context(domain));
+  if (interrupt_hardware_known) reused_context = context;  // else built again next time
   return *context;
 }
 }  // namespace detail

@@ -38,19 +38,21 @@ inline mm::MmuContext context(const Domain& domain) {
                         .tables_of_caller = true,
                         .interrupt_hardware = interrupt_hardware()};
 }
-// A context of `domain` for a path that builds one per fault (the emulated PTE write): one
-// per-CPU context whose machine-wide members, the same for every domain, are context()'s and
-// set once (the interrupt hardware once it is known); the domain's identity, page_owner,
-// tables_of_caller and the effects are set on every call. Valid until the next call; callers
-// change nothing but the effects. Copying a fresh context member by member was a twentieth of
-// the emulated write.
+// A context of `domain` for the paths that build one per fault or per hypercall (the emulated
+// PTE write, the MMU hypercalls' batches): one per-CPU context whose machine-wide members, the
+// same for every domain, are context()'s and set once (the interrupt hardware once it is
+// known); the domain's identity, page_owner, tables_of_caller and the effects are set on every
+// call. Valid until the next call, so no user may nest another (none does: a batch's requests
+// and an emulated write call no hypercall and take no emulated fault); callers change nothing
+// but those three and the effects. Copying a fresh context member by member was a twentieth of
+// the emulated write and a quarter of the hypercall glue of a one-entry mmu_update.
 namespace detail {
-extern mm::MmuContext* fault_context;  // null until built with the interrupt hardware known
-mm::MmuContext& build_fault_context(const Domain& domain);
+extern mm::MmuContext* reused_context;  // null until built with the interrupt hardware known
+mm::MmuContext& build_reused_context(const Domain& domain);
 }  // namespace detail
-inline mm::MmuContext& fault_context(const Domain& domain) {
-  if (detail::fault_context == nullptr) [[unlikely]] return detail::build_fault_context(domain);
-  mm::MmuContext& context = *detail::fault_context;
+inline mm::MmuContext& reused_context(const Domain& domain) {
+  if (detail::reused_context == nullptr) [[unlikely]] return detail::build_reused_context(domain);
+  mm::MmuContext& context = *detail::reused_context;
   context.domain = identity(domain);
   context.page_owner = DOMID_SELF;
   context.tables_of_caller = true;

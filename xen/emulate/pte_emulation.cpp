@@ -110,7 +110,7 @@ template <bool traced>
   if (decoded == nullptr) decoded = decode_from_bytes(vcpu, frame);
   if (decoded == nullptr || !still_the_table(write)) return Outcome::unsupported;
 
-  mm::MmuContext& context = domain_mmu::fault_context(*vcpu.domain);
+  mm::MmuContext& context = domain_mmu::reused_context(*vcpu.domain);
   const unsigned index = static_cast<unsigned>((address & (mm::kPageBytes - 1)) / pte_write::kEntryBytes);
   const mm::PageTableEntry old = mm::load_entry(context.frames, write.table_mfn, index);
   const pte_write::WriteResult result =

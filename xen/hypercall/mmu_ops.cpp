@@ -21,9 +21,12 @@ bool domain_exists(domid_t id) { return domains::find(id) != nullptr; }
 
 // The page owner a hypercall names (Xen's get_pg_owner): naming oneself or a domain that does
 // not exist is -ESRCH. Who may name whom is each hypercall's own XSM check.
-mm::PageOwnerResult named_owner(const Vcpu& vcpu, uint32_t foreigndom) {
-  if (foreigndom == DOMID_SELF) return mm::PageOwnerResult{};  // nearly every call
+[[gnu::noinline]] mm::PageOwnerResult named_foreign_owner(const Vcpu& vcpu, uint32_t foreigndom) {
   return mm::resolve_page_owner(domain_mmu::identity(*vcpu.domain), foreigndom, domain_exists);
+}
+[[gnu::always_inline]] inline mm::PageOwnerResult named_owner(const Vcpu& vcpu, uint32_t foreigndom) {
+  if (foreigndom == DOMID_SELF) [[likely]] return mm::PageOwnerResult{};  // nearly every call
+  return named_foreign_owner(vcpu, foreigndom);
 }
 
 // Whose tables a batch updates and whose frames it maps (mmu_update's `foreigndom`).
@@ -115,7 +118,7 @@ long run_batch(Vcpu& vcpu, Arguments& args, Run run, Domain& tables, domid_t pag
     count &= ~count_preempted;
     if (done_pointer) (void)guest_memory::read(vcpu, done_pointer, done);
   }
-  mm::MmuContext context = domain_mmu::context(tables);
+  mm::MmuContext& context = domain_mmu::reused_context(tables);
   context.page_owner = page_owner;
   context.tables_of_caller = &tables == vcpu.domain;
   uint32_t i = 0;
@@ -197,7 +200,7 @@ long map_va(Vcpu& vcpu, uint64_t va, uint64_t value, uint64_t flags, domid_t pag
   perf::add(perf::Counter::mmu_hypercalls);
   writable_page_tables::reattach_all(*vcpu.domain);  // MMU operations see validated tables
   if ((flags & UVMF_FLUSHTYPE_MASK) > UVMF_INVLPG) return -XEN_EINVAL;
-  mm::MmuContext context = domain_mmu::context(*vcpu.domain);
+  mm::MmuContext& context = domain_mmu::reused_context(*vcpu.domain);
   context.page_owner = page_owner;
   uint64_t table = vcpu.active_table_mfn();
   // apply_va_flags invalidates va right below, before anything can use the old translation.
