@@ -4,8 +4,12 @@
 #include "arch/x86/cpu/registers.h"
 #include "common/format.h"
 
-namespace {
+namespace console::detail {
 LogLevel current_level = LogLevel::info;
+}  // namespace console::detail
+
+namespace {
+using console::detail::current_level;
 bool at_line_start = true;
 
 // Xen's default ring size (16 KiB, the _CONRING_SIZE a one-CPU machine keeps).

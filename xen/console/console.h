@@ -18,7 +18,18 @@ ConsoleRing& ring();  // every printk line and every "(dN) " line, as Xen's conr
 [[noreturn]] void panic(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 }  // namespace console
 
+namespace console {
+namespace detail {
+extern LogLevel current_level;
+}
+// Whether a line of `level` is printed. Inline, so a debug line on a hot path (a writable-
+// pagetable detach and reattach log one each) costs a load and a branch while debug output is
+// off, not a variadic call that spills its arguments.
+inline bool prints(LogLevel level) { return level <= detail::current_level; }
+}  // namespace console
+
 void printk(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 void printk_level(LogLevel level, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
-#define log_debug(...) printk_level(LogLevel::debug, __VA_ARGS__)
+#define log_debug(...) \
+  (console::prints(LogLevel::debug) ? printk_level(LogLevel::debug, __VA_ARGS__) : void())
 #define log_warning(...) printk_level(LogLevel::warning, __VA_ARGS__)
