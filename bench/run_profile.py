@@ -193,13 +193,19 @@ def main(argv=None):
     if marker is None or not os.path.exists(plugin):
         raise SystemExit("profile: build first (the plugin or the guest kernel's marker is missing)")
     kernel = Symbols(kernel_pairs).lookup
-    ours = Symbols(elf_symbols(os.path.join(build, "xen", "xen"))).lookup
+    # Each of our images names its own addresses: xen-untraced is laid out differently.
+    ours_by_image = {}
+
+    def ours(image):
+        if image not in ours_by_image:
+            ours_by_image[image] = Symbols(elf_symbols(os.path.join(build, "xen", image))).lookup
+        return ours_by_image[image]
     xen_pairs = xen_symbols.read(machine.xen417(build))
     xen = Symbols(xen_pairs).lookup if xen_pairs else (lambda address: (None, None))
     runs = []
     for name in args.modes.split(","):
         mode = run_bench.MODES[name]
-        names = {"kernel": kernel, "hypervisor": ours if mode.hypervisor == "ours" else xen}
+        names = {"kernel": kernel, "hypervisor": ours(mode.image) if mode.hypervisor == "ours" else xen}
         for benchmark in args.benchmarks.split(","):
             iterations = args.iterations * (1000 if benchmark == "pte_write" else 1)
             bench, totals, counts = run(build, mode, benchmark, iterations, plugin, marker, args.timeout)

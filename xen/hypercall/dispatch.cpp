@@ -80,9 +80,11 @@ namespace {
 // Inlined into both callers (dispatch and multicall): every hypercall goes through here, and the trace point's
 // out-of-line path would otherwise tip the compiler into a call and a frame of its own. The
 // number is compared whole: rax = 0x1_0000_0011 is not xen_version, it is -ENOSYS.
+// `traced`: whether the call is recorded (dispatch decides once, at its trace point).
+template <bool traced>
 [[gnu::always_inline]] inline long call_handler(Vcpu& vcpu, TrapFrame& frame, uint64_t number, Arguments& args,
-                                                bool nested = false) {
-  if (trace_points::on()) [[unlikely]] record_hypercall(number, args, nested);  // first, before a handler rewrites args
+                                                bool nested) {
+  if constexpr (traced) record_hypercall(number, args, nested);  // first, before a handler rewrites args
   summary::count_hypercall(number);
   if (number >= table_size || !handlers.h[number]) return -XEN_ENOSYS;
   return handlers.h[number](vcpu, frame, args);
@@ -117,7 +119,8 @@ long run_calls(Vcpu& vcpu, TrapFrame& frame, Arguments& args) {
     multicall_entry_t entry;
     if (!guest_memory::read(vcpu, address, entry)) return -XEN_EFAULT;
     Arguments inner{{entry.args[0], entry.args[1], entry.args[2], entry.args[3], entry.args[4]}};
-    long result = call_handler(vcpu, frame, entry.op, inner, true);
+    long result = trace_points::on() ? call_handler<true>(vcpu, frame, entry.op, inner, true)
+                                     : call_handler<false>(vcpu, frame, entry.op, inner, true);
     if (result == restart) {
       // The call stopped part way: its continuation goes back into the list, and the
       // multicall itself continues at this entry.
@@ -141,15 +144,27 @@ long run_calls(Vcpu& vcpu, TrapFrame& frame, Arguments& args) {
 
 bool preemption_requested() { return local_apic::timer_interrupt_pending(); }
 
-void dispatch(Vcpu& vcpu, TrapFrame& frame) {
+namespace {
+template <bool traced>
+[[gnu::always_inline]] inline void dispatch_call(Vcpu& vcpu, TrapFrame& frame) {
   Arguments args{{frame.rdi, frame.rsi, frame.rdx, frame.r10, frame.r8}};
-  long result = call_handler(vcpu, frame, frame.rax, args);
+  long result = call_handler<traced>(vcpu, frame, frame.rax, args, false);
   if (result == restart) [[unlikely]] {
     perf::add(perf::Counter::hypercall_continuations);
     continue_later(frame, args);
     return;
   }
   frame.rax = uint64_t(result);
+}
+
+[[gnu::noinline]] void dispatch_traced(Vcpu& vcpu, TrapFrame& frame) { dispatch_call<true>(vcpu, frame); }
+}  // namespace
+
+// The trace point comes first and diverts to the traced copy with the same arguments (a tail
+// jump): the untraced path keeps no register alive for the record and costs the NOP alone.
+void dispatch(Vcpu& vcpu, TrapFrame& frame) {
+  if (trace_points::on()) [[unlikely]] return dispatch_traced(vcpu, frame);
+  dispatch_call<false>(vcpu, frame);
 }
 
 // Each entry runs as its own hypercall; results are written back into the guest's array.

@@ -77,13 +77,16 @@ namespace {
 }
 }  // namespace
 
-void inject_exception(Vcpu& vcpu, TrapFrame& frame, unsigned vector, uint32_t error_code) {
+namespace {
+// Both entry points in one body; `traced` only decides whether a bounced page fault is recorded.
+template <bool traced>
+[[gnu::always_inline]] inline void inject(Vcpu& vcpu, TrapFrame& frame, unsigned vector, uint32_t error_code) {
   const trap_info_t& trap = vcpu.trap_table[vector];
   bool has_error_code = error_code_vectors & (1u << vector);
   if (vector == 14) {
     error_code &= ~pfec_user;
     if (!vcpu.kernel_mode) error_code |= pfec_user;
-    if (trace_points::on()) [[unlikely]] trace_bounced_page_fault(vcpu, frame, error_code);
+    if constexpr (traced) trace_bounced_page_fault(vcpu, frame, error_code);
   }
   Bounce bounce{trap.address, has_error_code, error_code, trap_masks_events(trap)};
   perf::add(perf::Counter::bounced_exceptions);
@@ -95,6 +98,18 @@ void inject_exception(Vcpu& vcpu, TrapFrame& frame, unsigned vector, uint32_t er
   }
   if (!create_bounce_frame(vcpu, frame, bounce))
     domains::crash(*vcpu.domain, "cannot write exception frame on the guest kernel stack");
+}
+
+[[gnu::noinline]] void inject_exception_traced(Vcpu& vcpu, TrapFrame& frame, unsigned vector, uint32_t error_code) {
+  inject<true>(vcpu, frame, vector, error_code);
+}
+}  // namespace
+
+// The trace point comes first and diverts to the traced copy with the same arguments (a tail
+// jump): the untraced path then keeps no register alive for a record, and costs the NOP alone.
+void inject_exception(Vcpu& vcpu, TrapFrame& frame, unsigned vector, uint32_t error_code) {
+  if (trace_points::on()) [[unlikely]] return inject_exception_traced(vcpu, frame, vector, error_code);
+  inject<false>(vcpu, frame, vector, error_code);
 }
 
 namespace {
