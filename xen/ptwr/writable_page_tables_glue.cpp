@@ -12,12 +12,26 @@
 
 namespace writable_page_tables {
 namespace {
+// How a path writes its records: `site` tests a trace point at each record (the paths that are
+// not split in two); `record` and `skip` are the two copies of a path split at one trace point
+// at its start (detach, the writable path's fault), so its untraced copy costs that NOP alone.
+enum class Tracing { site, record, skip };
+
+template <Tracing tracing, typename... Words>
+[[gnu::always_inline]] inline void emit(uint32_t id, Words... words) {
+  if constexpr (tracing == Tracing::site)
+    trace::event(id, words...);
+  else if constexpr (tracing == Tracing::record)
+    trace::record_words(id, uint32_t(words)...);
+}
+
 // A slot that held nothing reattached nothing, changed nothing and refused nothing.
+template <Tracing tracing = Tracing::site>
 void count(Domain& domain, const ptwr::ReattachStats& stats, uint64_t table_mfn) {
   if (!stats.reattached) return;
   adaptive_ptwr::reattached(domain, table_mfn, stats.changed);
-  trace::event(trace::events::kPtwrRehook, trace::low(table_mfn), trace::high(table_mfn), stats.changed,
-               stats.revalidated, stats.refused);
+  emit<tracing>(trace::events::kPtwrRehook, trace::low(table_mfn), trace::high(table_mfn), stats.changed,
+                stats.revalidated, stats.refused);
   log_debug("ptwr: reattached %u (rehooked %u), %u changed, %u refused\n", stats.reattached, stats.rehooked,
             stats.changed, stats.refused);
   perf::add(perf::Counter::ptwr_rehooks, stats.reattached);
@@ -95,9 +109,13 @@ void disable(Domain& domain) {
   }
 }
 
-bool detach(Vcpu& vcpu, const TableWriteFault& write) {
+namespace {
+template <Tracing tracing>
+[[gnu::always_inline]] inline bool detach_table(Vcpu& vcpu, const TableWriteFault& write) {
   Domain& domain = *vcpu.domain;
-  mm::MmuContext context = domain_mmu::context(domain);
+  // The fault path's own context: nothing on it nests another user (reattach_unhooked, which
+  // a guest access may call, builds its own).
+  mm::MmuContext& context = domain_mmu::reused_context(domain);
   const uint64_t table_mfn = write.table_mfn;
   ptwr::DetachResult result = domain.writable_pagetables.detach(
       context, vcpu.bases,
@@ -106,17 +124,17 @@ bool detach(Vcpu& vcpu, const TableWriteFault& write) {
   for (ptwr::SlotKind kind : ptwr::kSlotKinds) {
     uint64_t evicted_table = result.evicted_table_mfn[unsigned(kind)];
     if (!result.evicted[unsigned(kind)].reattached) continue;
-    trace::event(trace::events::kPtwrSlotEvict, trace::low(evicted_table), trace::high(evicted_table), unsigned(kind));
+    emit<tracing>(trace::events::kPtwrSlotEvict, trace::low(evicted_table), trace::high(evicted_table), unsigned(kind));
     evicted = true;
   }
   if (result.detached) {
     const ptwr::Slot& slot =
         domain.writable_pagetables.slot(result.unhooked ? ptwr::SlotKind::active : ptwr::SlotKind::inactive);
     if (result.unhooked)
-      trace::event(trace::events::kPtwrUnhook, trace::low(table_mfn), trace::high(table_mfn),
-                   uint32_t(slot.unhooked_slot_maddr & 0xfff) / 8);
+      emit<tracing>(trace::events::kPtwrUnhook, trace::low(table_mfn), trace::high(table_mfn),
+                    uint32_t(slot.unhooked_slot_maddr & 0xfff) / 8);
     else
-      trace::event(trace::events::kPtwrDetachInactive, trace::low(table_mfn), trace::high(table_mfn));
+      emit<tracing>(trace::events::kPtwrDetachInactive, trace::low(table_mfn), trace::high(table_mfn));
     log_debug("ptwr: detach l1 %lx via %lx (%s)\n", table_mfn, write.address, result.unhooked ? "unhooked" : "inactive");
     perf::add(perf::Counter::ptwr_faults);
     if (result.unhooked) perf::add(perf::Counter::ptwr_unhooks);
@@ -126,11 +144,24 @@ bool detach(Vcpu& vcpu, const TableWriteFault& write) {
   }
   if (!result.detached && !evicted) return false;  // nothing changed: the emulation does the rest
   // Slots evicted on the way were reattached even when the write is emulated after all.
-  domain_mmu::apply_effects(context.effects, domain_mmu::FlushReason::unhook);
+  if constexpr (tracing == Tracing::skip)
+    domain_mmu::apply_effects_untraced(context.effects);
+  else
+    domain_mmu::apply_effects(context.effects, domain_mmu::FlushReason::unhook);
   for (ptwr::SlotKind kind : ptwr::kSlotKinds)
     if (result.evicted[unsigned(kind)].reattached)
-      count(domain, result.evicted[unsigned(kind)], result.evicted_table_mfn[unsigned(kind)]);
+      count<tracing>(domain, result.evicted[unsigned(kind)], result.evicted_table_mfn[unsigned(kind)]);
   return result.detached;
+}
+
+[[gnu::noinline]] bool detach_traced(Vcpu& vcpu, const TableWriteFault& write) {
+  return detach_table<Tracing::record>(vcpu, write);
+}
+}  // namespace
+
+bool detach(Vcpu& vcpu, const TableWriteFault& write) {
+  if (trace_points::on()) [[unlikely]] return detach_traced(vcpu, write);
+  return detach_table<Tracing::skip>(vcpu, write);
 }
 
 bool reattach_unhooked(Domain& domain) {
