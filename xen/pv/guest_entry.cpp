@@ -103,13 +103,16 @@ template <bool traced>
 [[gnu::noinline]] void inject_exception_traced(Vcpu& vcpu, TrapFrame& frame, unsigned vector, uint32_t error_code) {
   inject<true>(vcpu, frame, vector, error_code);
 }
+[[gnu::noinline]] void inject_exception_untraced(Vcpu& vcpu, TrapFrame& frame, unsigned vector, uint32_t error_code) {
+  inject<false>(vcpu, frame, vector, error_code);
+}
 }  // namespace
 
 // The trace point comes first and diverts to the traced copy with the same arguments (a tail
 // jump): the untraced path then keeps no register alive for a record, and costs the NOP alone.
 void inject_exception(Vcpu& vcpu, TrapFrame& frame, unsigned vector, uint32_t error_code) {
   if (trace_points::on()) [[unlikely]] return inject_exception_traced(vcpu, frame, vector, error_code);
-  inject<false>(vcpu, frame, vector, error_code);
+  return inject_exception_untraced(vcpu, frame, vector, error_code);
 }
 
 namespace {
