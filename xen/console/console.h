@@ -16,9 +16,7 @@ void write_guest_line(unsigned domain_id, const char* line);
 class ConsoleRing;
 ConsoleRing& ring();  // every printk line and every "(dN) " line, as Xen's conring
 [[noreturn]] void panic(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
-}  // namespace console
 
-namespace console {
 namespace detail {
 extern LogLevel current_level;
 }

@@ -42,12 +42,12 @@ inline mm::MmuContext context(const Domain& domain) {
 // PTE write, the writable path's detach, the MMU hypercalls' batches): one per-CPU context
 // whose machine-wide members, the same for every domain, are context()'s and set once (the
 // interrupt hardware once it is known); the domain's identity, page_owner, tables_of_caller and
-// the effects are set on every call. Valid until the next call, so no user may nest another
-// (none does: a batch's requests, a detach and an emulated write call no hypercall and take
-// no emulated fault; reattach_unhooked, which a fault on guest memory may reach in the middle
-// of any of them, builds a context of its own); callers change nothing
-// but those three and the effects. Copying a fresh context member by member was a twentieth of
-// the emulated write and a quarter of the hypercall glue of a one-entry mmu_update.
+// the effects are set on every call. Valid until the next call, so no user may nest another.
+// None does: a batch's requests, a detach and an emulated write call no hypercall and take no
+// emulated fault, and reattach_unhooked, which a fault on guest memory may reach in the middle
+// of any of them, builds a context of its own. Callers change nothing but those three and the
+// effects. Copying a fresh context member by member was a twentieth of the emulated write and
+// a quarter of the hypercall glue of a one-entry mmu_update.
 namespace detail {
 extern mm::MmuContext* reused_context;  // null until built with the interrupt hardware known
 mm::MmuContext& build_reused_context(const Domain& domain);

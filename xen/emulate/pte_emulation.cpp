@@ -49,17 +49,13 @@ const pte_write::DecodedWrite* decoded_instruction(const instruction_fetch::Fetc
   return &uncached_decode;
 }
 
-pte_emulation::WalkGeneration walk_generation(const mm::FrameTable& frames) {
-  return {frames.walk_generation()};
-}
-
 bool uses_protected_slots() { return protected_slots_on; }
 
 // The decode of `rip` without its bytes, when its slot is write-protected and still valid.
 [[gnu::always_inline]] inline const pte_write::DecodedWrite* protected_decode(const Vcpu& vcpu, uint64_t rip,
                                                                               const mm::FrameTable& frames) {
   if (!uses_protected_slots()) return nullptr;
-  return decode_cache.find_protected(vcpu.active_table_mfn(), rip, walk_generation(frames), frames.code_generation(),
+  return decode_cache.find_protected(vcpu.active_table_mfn(), rip, pte_emulation::WalkGeneration::of(frames), frames.code_generation(),
                                      frames.memory());
 }
 
@@ -78,7 +74,7 @@ void protect_decode(const Vcpu& vcpu, uint64_t rip, const pte_write::DecodedWrit
   // not tick). Trusted without the bytes only once no such translation can be left.
   if (frames.flush_clock().may_hold(page->flush_stamp)) return;
   frames.note_decoded_code(walk.mfn);
-  decode_cache.protect(vcpu.active_table_mfn(), rip, walk_generation(frames), frames.code_generation(),
+  decode_cache.protect(vcpu.active_table_mfn(), rip, pte_emulation::WalkGeneration::of(frames), frames.code_generation(),
                        walk.l1_entry_maddr, machine::frames());
 }
 

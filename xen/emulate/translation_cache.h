@@ -25,6 +25,7 @@
 // CPU (not locked).
 #pragma once
 #include <stdint.h>
+#include "mm/frame_table.h"
 #include "mm/machine_memory.h"
 #include "mm/page_info.h"
 
@@ -34,6 +35,9 @@ namespace pte_emulation {
 struct WalkGeneration {
   uint64_t walks = 0;  // FrameTable::walk_generation()
   constexpr bool operator==(const WalkGeneration&) const = default;
+
+  // The generation walks of `frames` are made at now.
+  static WalkGeneration of(const mm::FrameTable& frames) { return {frames.walk_generation()}; }
 };
 
 struct TranslationKey {

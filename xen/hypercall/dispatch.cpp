@@ -77,14 +77,10 @@ namespace {
   }
 }
 
-// Inlined into both callers (dispatch and multicall): every hypercall goes through here, and the trace point's
-// out-of-line path would otherwise tip the compiler into a call and a frame of its own. The
-// number is compared whole: rax = 0x1_0000_0011 is not xen_version, it is -ENOSYS.
-// `traced`: whether the call is recorded (dispatch decides once, at its trace point).
-template <bool traced>
-[[gnu::always_inline]] inline long call_handler(Vcpu& vcpu, TrapFrame& frame, uint64_t number, Arguments& args,
-                                                bool nested) {
-  if constexpr (traced) record_hypercall(number, args, nested);  // first, before a handler rewrites args
+// Inlined into both callers (dispatch and multicall): every hypercall goes through here. Each
+// caller records the call first, before a handler rewrites its arguments. The number is
+// compared whole: rax = 0x1_0000_0011 is not xen_version, it is -ENOSYS.
+[[gnu::always_inline]] inline long call_handler(Vcpu& vcpu, TrapFrame& frame, uint64_t number, Arguments& args) {
   summary::count_hypercall(number);
   if (number >= table_size || !handlers.h[number]) return -XEN_ENOSYS;
   return handlers.h[number](vcpu, frame, args);
@@ -119,8 +115,8 @@ long run_calls(Vcpu& vcpu, TrapFrame& frame, Arguments& args) {
     multicall_entry_t entry;
     if (!guest_memory::read(vcpu, address, entry)) return -XEN_EFAULT;
     Arguments inner{{entry.args[0], entry.args[1], entry.args[2], entry.args[3], entry.args[4]}};
-    long result = trace_points::on() ? call_handler<true>(vcpu, frame, entry.op, inner, true)
-                                     : call_handler<false>(vcpu, frame, entry.op, inner, true);
+    if (trace_points::on()) [[unlikely]] record_hypercall(entry.op, inner, true);
+    long result = call_handler(vcpu, frame, entry.op, inner);
     if (result == restart) {
       // The call stopped part way: its continuation goes back into the list, and the
       // multicall itself continues at this entry.
@@ -148,7 +144,8 @@ namespace {
 template <bool traced>
 [[gnu::always_inline]] inline void dispatch_call(Vcpu& vcpu, TrapFrame& frame) {
   Arguments args{{frame.rdi, frame.rsi, frame.rdx, frame.r10, frame.r8}};
-  long result = call_handler<traced>(vcpu, frame, frame.rax, args, false);
+  if constexpr (traced) record_hypercall(frame.rax, args, false);
+  long result = call_handler(vcpu, frame, frame.rax, args);
   if (result == restart) [[unlikely]] {
     perf::add(perf::Counter::hypercall_continuations);
     continue_later(frame, args);

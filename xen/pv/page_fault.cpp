@@ -23,7 +23,7 @@ constinit pte_emulation::TranslationCache translation_cache;
 // What the walk of `address` finds, from the translation cache when nothing changed since.
 bool translate(const Vcpu& vcpu, const mm::FrameTable& frames, uint64_t address, pte_emulation::Translation& out) {
   const pte_emulation::TranslationKey key{vcpu.domain->id, vcpu.active_table_mfn(), address >> 12};
-  const pte_emulation::WalkGeneration now{frames.walk_generation()};
+  const pte_emulation::WalkGeneration now = pte_emulation::WalkGeneration::of(frames);
   if (const pte_emulation::Translation* cached = translation_cache.find(key, now, frames.memory())) {
     out = *cached;
     return true;
