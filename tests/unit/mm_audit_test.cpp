@@ -1,3 +1,4 @@
+#include "mm/entry_update.h"
 #include "mm_test_fixture.h"
 
 namespace mm::testing {
@@ -48,10 +49,36 @@ TEST_F(MmAudit, ReportsAWrongType) {
 TEST_F(MmAudit, ReportsAnEntryWrittenBehindTheBookkeeping) {
     write(kL1, 300, rw(kLooseData));  // as if a guest had written a validated table directly
     AuditReport report = audit();
+    ASSERT_EQ(report.mismatches, 2u);  // the frame it maps, and the table: its block is untracked
+    EXPECT_EQ(report.first[0].mfn, kL1);
+    EXPECT_TRUE(report.first[0].untracked_block);
+    EXPECT_EQ(report.first[1].mfn, kLooseData);
+    EXPECT_FALSE(report.first[1].untracked_block);
+    EXPECT_EQ(report.first[1].expected_type_refs, 1u);
+    EXPECT_EQ(report.first[1].actual_type_refs, 0u);
+}
+
+// Teardown and detach read only a table's nonzero_blocks: an entry anywhere else, even one
+// that holds no reference (not present), is a store that bypassed table_access.
+TEST_F(MmAudit, ReportsANonzeroEntryOutsideTheTrackedBlocks) {
+    write(kL1, 300, PageTableEntry(0x2000));  // a swap entry, written behind the bookkeeping
+    AuditReport report = audit();
     ASSERT_EQ(report.mismatches, 1u);
-    EXPECT_EQ(report.first[0].mfn, kLooseData);
-    EXPECT_EQ(report.first[0].expected_type_refs, 1u);
-    EXPECT_EQ(report.first[0].actual_type_refs, 0u);
+    EXPECT_EQ(report.first[0].mfn, kL1);
+    EXPECT_TRUE(report.first[0].untracked_block);
+}
+
+TEST_F(MmAudit, EntriesStoredThroughTheUpdatePathAreTracked) {
+    auto ctx = context();
+    ASSERT_EQ(update_table_entry(ctx, kL1, 300, PageTableEntry(0x2000), false), 0);
+    ASSERT_EQ(update_table_entry(ctx, kL1, 301, ro(kLooseData), false), 0);
+    EXPECT_NE(infos_[kL1].nonzero_blocks & block_of(300), 0u);
+    EXPECT_TRUE(audit().clean());
+    // Clearing an entry keeps its block named (a superset), and the audit stays clean.
+    ASSERT_EQ(update_table_entry(ctx, kL1, 301, PageTableEntry(0), false), 0);
+    ASSERT_EQ(update_table_entry(ctx, kL1, 300, PageTableEntry(0), false), 0);
+    EXPECT_NE(infos_[kL1].nonzero_blocks & block_of(300), 0u);
+    EXPECT_TRUE(audit().clean());
 }
 
 TEST_F(MmAudit, ReportsAConflictingUse) {

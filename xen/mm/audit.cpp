@@ -24,11 +24,15 @@ public:
         frame.type_refs += count;
     }
 
-    // What the present entries of one validated table hold.
+    // What the present entries of one validated table hold; and whether its nonzero_blocks
+    // names every block that holds anything (teardown and detach look at no other).
     void table_entries(uint64_t mfn, PagingLevel level) {
+        const BlockMask tracked = frames_.info(mfn).nonzero_blocks;
         for (unsigned index = 0; index < kEntriesPerTable; ++index) {
-            if (!is_guest_slot(level, index)) continue;
             PageTableEntry entry = load_entry(frames_, mfn, index);
+            if (entry.raw() != 0 && (tracked & block_of(index)) == 0)
+                expected_[mfn].untracked_block = true;
+            if (!is_guest_slot(level, index)) continue;
             if (!entry.present()) continue;
             if (level == PagingLevel::L1 && is_io(entry.mfn())) continue;  // I/O: no refs
             general(entry.mfn());
@@ -61,7 +65,7 @@ void tally_frame_state(ReferenceTally& tally, const FrameTable& frames, uint64_t
 }
 
 bool matches(const PageInfo& actual, const ExpectedFrame& expected) {
-    if (expected.type_conflict) return false;
+    if (expected.type_conflict || expected.untracked_block) return false;
     if (actual.general_refs != expected.general_refs) return false;
     if (actual.type_refs != expected.type_refs) return false;
     if (expected.type_refs > 0 && actual.type != expected.type) return false;
@@ -82,6 +86,7 @@ void record(AuditReport& report, uint64_t mfn, const PageInfo& actual,
             actual.type_refs,
             expected.type,
             actual.type_refs > 0 ? actual.type : PageType::None,
+            expected.untracked_block,
         };
     }
     ++report.mismatches;

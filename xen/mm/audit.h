@@ -19,6 +19,7 @@ struct ExpectedFrame {
     uint32_t type_refs = 0;
     PageType type = PageType::None;
     bool type_conflict = false;  // two holders need different types
+    bool untracked_block = false;  // a validated table holds an entry outside its nonzero_blocks
 };
 
 struct AuditMismatch {
@@ -29,6 +30,7 @@ struct AuditMismatch {
     uint32_t actual_type_refs = 0;
     PageType expected_type = PageType::None;
     PageType actual_type = PageType::None;
+    bool untracked_block = false;
 };
 
 struct AuditReport {
@@ -47,8 +49,9 @@ struct AuditReport {
 //             pointing at it (next-lower table type).
 // Pinned frames are found by their flag; base pointers and other holds come in `holds`.
 // A frame also mismatches if its type differs from what its holders need, if a table is
-// marked validated with no type ref, or if two holders need different types. Tables that
-// are validated but unreachable show up as type_refs without any expected holder.
+// marked validated with no type ref, if two holders need different types, or if a
+// validated table holds a nonzero entry in a block its nonzero_blocks does not name. Tables
+// that are validated but unreachable show up as type_refs without any expected holder.
 // `scratch` must have frames.size() elements.
 AuditReport audit_frame_table(const FrameTable& frames, const ExternalHold* holds,
                               unsigned hold_count, ExpectedFrame* scratch);

@@ -14,14 +14,16 @@ constexpr uint64_t kHardwareSetBits = PageTableEntry::kAccessed | PageTableEntry
 
 // Writes `replacement` over `old`, tolerating A/D bits the hardware sets meanwhile. Fails
 // only if something else changed the entry, which the caller's lock should make impossible.
-bool commit_entry(MmuContext& context, uint64_t table_mfn, unsigned index, PageTableEntry& old,
+// Inlined into both callers: it is the whole of a one-entry update's store.
+[[gnu::always_inline]] inline bool commit_entry(MmuContext& context, uint64_t table_mfn, PageInfo& table,
+                                                unsigned index, PageTableEntry& old,
                   PageTableEntry replacement, bool preserve_accessed_dirty) {
     for (;;) {
         PageTableEntry seen = old;
         PageTableEntry value = preserve_accessed_dirty
                                    ? replacement.with_flags(seen.raw() & kHardwareSetBits)
                                    : replacement;
-        if (exchange_entry(context.frames, table_mfn, index, seen, value)) return true;
+        if (exchange_entry(context.frames, table_mfn, table, index, seen, value)) return true;
         if (((seen.raw() ^ old.raw()) & ~kHardwareSetBits) != 0) return false;
         old = seen;
     }
@@ -42,12 +44,12 @@ bool only_writable_flips(const MmuContext& context, PagingLevel level, PageTable
            may_map_frame_of(context.owner_of_mapped_frames(), page->owner);
 }
 
-int flip_writable(MmuContext& context, uint64_t table_mfn, unsigned index, PageTableEntry old,
+int flip_writable(MmuContext& context, uint64_t table_mfn, PageInfo& table, unsigned index, PageTableEntry old,
                   PageTableEntry replacement, bool preserve_accessed_dirty) {
     const uint64_t mfn = replacement.mfn();
     const bool grants = replacement.writable();
     if (grants && get_page_type(context, mfn, PageType::Writable) != 0) return error(XEN_EBUSY);
-    if (!commit_entry(context, table_mfn, index, old, replacement, preserve_accessed_dirty)) {
+    if (!commit_entry(context, table_mfn, table, index, old, replacement, preserve_accessed_dirty)) {
         if (grants) put_page_type(context.frames, mfn);
         return error(XEN_EBUSY);
     }
@@ -59,14 +61,14 @@ int flip_writable(MmuContext& context, uint64_t table_mfn, unsigned index, PageT
 
 int update_table_entry(MmuContext& context, uint64_t table_mfn, unsigned index,
                        PageTableEntry requested, bool preserve_accessed_dirty) {
-    const PageInfo* table = context.frames.find(table_mfn);
+    PageInfo* table = context.frames.find(table_mfn);
     if (table == nullptr || !table->is_validated_table() || index >= kEntriesPerTable)
         return error(XEN_EINVAL);
     return update_validated_table_entry(context, table_mfn, *table, index, requested,
                                         preserve_accessed_dirty);
 }
 
-int update_validated_table_entry(MmuContext& context, uint64_t table_mfn, const PageInfo& table,
+int update_validated_table_entry(MmuContext& context, uint64_t table_mfn, PageInfo& table,
                                  unsigned index, PageTableEntry requested,
                                  bool preserve_accessed_dirty) {
     const PagingLevel level = table_level(table.type);
@@ -81,7 +83,7 @@ int update_validated_table_entry(MmuContext& context, uint64_t table_mfn, const 
         if (rc != 0) return rc;
         replacement = adjust_guest_entry(level, replacement);
         if (only_writable_flips(context, level, old, replacement))
-            return flip_writable(context, table_mfn, index, old, replacement, preserve_accessed_dirty);
+            return flip_writable(context, table_mfn, table, index, old, replacement, preserve_accessed_dirty);
         takes_references = !is_harmless_change(level, old, replacement);
         if (takes_references) {
             rc = take_checked_entry_references(context, level, replacement, table.owner, slot_maddr);
@@ -89,7 +91,7 @@ int update_validated_table_entry(MmuContext& context, uint64_t table_mfn, const 
         }
     }
     const bool releases_old = takes_references || !replacement.present();
-    if (!commit_entry(context, table_mfn, index, old, replacement, preserve_accessed_dirty)) {
+    if (!commit_entry(context, table_mfn, table, index, old, replacement, preserve_accessed_dirty)) {
         if (takes_references) release_entry_references(context.frames, level, replacement, slot_maddr);
         return error(XEN_EBUSY);
     }

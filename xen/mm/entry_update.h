@@ -17,7 +17,7 @@ int update_table_entry(MmuContext& context, uint64_t table_mfn, unsigned index,
 // The same for a caller that has just found the frame a validated table itself
 // (`table` is context.frames.info(table_mfn), is_validated_table()) and index < 512: the
 // hypervisor slots are still refused here.
-int update_validated_table_entry(MmuContext& context, uint64_t table_mfn, const PageInfo& table,
+int update_validated_table_entry(MmuContext& context, uint64_t table_mfn, PageInfo& table,
                                  unsigned index, PageTableEntry requested,
                                  bool preserve_accessed_dirty);
 

@@ -23,7 +23,7 @@ int update_entry_at(MmuContext& context, uint64_t machine_address, uint64_t valu
     const unsigned index = static_cast<unsigned>((machine_address & (kPageBytes - 1)) >> 3);
     // Held for the duration so the frame cannot be freed under us (Xen does the same).
     if (get_page(context.frames, mfn, context.domain.id) != 0) return error(XEN_EINVAL);
-    const PageInfo& frame = context.frames.info(mfn);
+    PageInfo& frame = context.frames.info(mfn);
     int rc = frame.is_validated_table()
                  ? update_validated_table_entry(context, mfn, frame, index, PageTableEntry(value),
                                                 preserve_accessed_dirty)

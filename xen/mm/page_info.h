@@ -1,5 +1,6 @@
 #pragma once
 #include "mm/page_table_entry.h"
+#include "mm/table_blocks.h"
 
 namespace mm {
 
@@ -97,6 +98,9 @@ struct PageInfo {
     // domain's teardown visits its own frames, not the whole table.
     bool listed = false;
     uint32_t list_prev = kNoListFrame, list_next = kNoListFrame;
+    // While a validated table: the blocks of its entries that may hold a nonzero entry, a
+    // superset kept by validation and every store through table_access (table_blocks.h).
+    BlockMask nonzero_blocks = 0;
     // When the type count last dropped to zero (TlbFlushClock::now()): translations of the
     // frame's old use may be in the TLB unless a full flush happened since.
     uint64_t flush_stamp = 0;

@@ -1,5 +1,6 @@
 #pragma once
 #include "mm/hypervisor_slots.h"
+#include "mm/table_blocks.h"
 
 namespace mm {
 
@@ -65,34 +66,64 @@ struct PresentEntries {
     }
 };
 
-// The present entries of the 512 raw entries at `entries`. First each 64 entries (one word of
-// the answer) are ORed together with plain loads, one `or mem, reg` an entry: a fork's tables
-// hold their few dozen entries in one or two of the eight, and this pass is all an empty 64
-// costs. Within the others, groups of eight are tested the same way, and the P bits of a group
-// with any are gathered with relaxed atomic loads (another CPU's page walk may set Accessed or
-// Dirty meanwhile, never P: the first passes see the P bits the last one reads).
-inline PresentEntries scan_present_entries(const uint64_t* entries) {
-    constexpr unsigned kGroup = 8;
-    constexpr unsigned kWordEntries = 64;
+namespace detail {
+// The P bits of the eight entries of `block`, as bits 0..7, gathered with relaxed atomic loads
+// (another CPU's page walk may set Accessed or Dirty meanwhile, never P: a pass that found
+// the group with or without P before sees the P bits this one reads).
+inline uint64_t block_present_bits(const uint64_t* group) {
+    uint64_t bits = 0;
+#pragma GCC unroll 8
+    for (unsigned i = 0; i < kBlockEntries; ++i)
+        bits |= (__atomic_load_n(&group[i], __ATOMIC_RELAXED) & PageTableEntry::kPresent) << i;
+    return bits;
+}
+}  // namespace detail
+
+// What one pass over a whole table finds: its present entries and the blocks that hold
+// anything (table_blocks.h).
+struct TableScan {
     PresentEntries present;
+    BlockMask nonzero_blocks = 0;
+};
+
+// The pass over the 512 raw entries at `entries` that validation makes. First each 64 entries
+// (one word of the answer) are ORed together with plain loads, one `or mem, reg` an entry: a
+// fork's tables hold their few dozen entries in one or two of the eight, and this pass is all
+// an empty 64 costs. Within the others, blocks of eight are ORed the same way, and the P bits
+// of a block with any are gathered.
+inline TableScan scan_table(const uint64_t* entries) {
+    constexpr unsigned kWordEntries = 64;
+    constexpr unsigned kWordBlocks = kWordEntries / kBlockEntries;
+    TableScan scan;
     for (unsigned word = 0; word < PresentEntries::kWords; ++word) {
         const uint64_t* chunk = entries + word * kWordEntries;
         uint64_t any_in_word = 0;
 #pragma GCC unroll 64
         for (unsigned i = 0; i < kWordEntries; ++i) any_in_word |= chunk[i];
-        if ((any_in_word & PageTableEntry::kPresent) == 0) continue;
-        for (unsigned first = 0; first < kWordEntries; first += kGroup) {
-            uint64_t any = 0;
-#pragma GCC unroll 8
-            for (unsigned i = 0; i < kGroup; ++i) any |= chunk[first + i];
+        if (any_in_word == 0) continue;
+        for (unsigned block = 0; block < kWordBlocks; ++block) {
+            const uint64_t any = block_or(chunk + block * kBlockEntries);
+            if (any == 0) continue;
+            scan.nonzero_blocks |= BlockMask{1} << (word * kWordBlocks + block);
             if ((any & PageTableEntry::kPresent) == 0) continue;
-            uint64_t bits = 0;
-#pragma GCC unroll 8
-            for (unsigned i = 0; i < kGroup; ++i)
-                bits |= (__atomic_load_n(&chunk[first + i], __ATOMIC_RELAXED) & PageTableEntry::kPresent)
-                        << i;
-            present.words[word] |= bits << first;
+            scan.present.words[word] |= detail::block_present_bits(chunk + block * kBlockEntries)
+                                        << (block * kBlockEntries);
         }
+    }
+    return scan;
+}
+
+// The present entries of the blocks `blocks` of the table at `entries` (the others are known
+// to be zero): what teardown visits, so a table's empty blocks cost it nothing.
+inline PresentEntries scan_present_entries(const uint64_t* entries, BlockMask blocks) {
+    constexpr unsigned kWordBlocks = 64 / kBlockEntries;
+    PresentEntries present;
+    for (; blocks != 0; blocks &= blocks - 1) {
+        const unsigned block = static_cast<unsigned>(__builtin_ctzll(blocks));
+        const uint64_t* group = entries + block * kBlockEntries;
+        if ((block_or(group) & PageTableEntry::kPresent) == 0) continue;
+        present.words[block / kWordBlocks] |= detail::block_present_bits(group)
+                                              << (block % kWordBlocks * kBlockEntries);
     }
     return present;
 }

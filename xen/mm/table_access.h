@@ -14,14 +14,23 @@ inline PageTableEntry load_entry(const FrameTable& frames, uint64_t table_mfn, u
                                           __ATOMIC_RELAXED));
 }
 
-inline void store_entry(const FrameTable& frames, uint64_t table_mfn, unsigned index,
+// Every store into a table notes the block of a nonzero entry in the table's nonzero_blocks
+// (table_blocks.h): a zero block stays one until a store here fills it.
+inline void note_nonzero(PageInfo& table, unsigned index, PageTableEntry entry) {
+    if (entry.raw() != 0) table.nonzero_blocks |= block_of(index);
+}
+
+inline void store_entry(FrameTable& frames, uint64_t table_mfn, unsigned index,
                         PageTableEntry entry) {
+    note_nonzero(frames.info(table_mfn), index, entry);
     __atomic_store_n(&table_entries(frames, table_mfn)[index], entry.raw(), __ATOMIC_RELEASE);
 }
 
 // Replaces `expected` by `desired`; on failure `expected` receives the current value.
-inline bool exchange_entry(const FrameTable& frames, uint64_t table_mfn, unsigned index,
+// `table` is frames.info(table_mfn), which the updating caller has at hand.
+inline bool exchange_entry(FrameTable& frames, uint64_t table_mfn, PageInfo& table, unsigned index,
                            PageTableEntry& expected, PageTableEntry desired) {
+    note_nonzero(table, index, desired);
     uint64_t seen = expected.raw();
     bool done = __atomic_compare_exchange_n(&table_entries(frames, table_mfn)[index], &seen,
                                             desired.raw(), false, __ATOMIC_ACQ_REL,

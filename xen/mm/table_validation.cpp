@@ -13,10 +13,8 @@ uint64_t slot_address(uint64_t table_mfn, unsigned index) {
     return (table_mfn << kPageShift) + index * sizeof(uint64_t);
 }
 
-// The present entries in the guest's slots. Everything below visits only these: most
-// entries of a table are empty, and these loops are the bulk of what a fork and an exit cost.
-PresentEntries present_guest_entries(const FrameTable& frames, uint64_t mfn, PagingLevel level) {
-    PresentEntries present = scan_present_entries(table_entries(frames, mfn));
+// Only the guest's slots count: an L4's hypervisor slots hold no references of the guest's.
+PresentEntries guest_slots_of(PresentEntries present, PagingLevel level) {
     if (level == PagingLevel::L4) present.drop_hypervisor_l4_slots();
     return present;
 }
@@ -45,10 +43,15 @@ void install_adjusted_entries(MmuContext& context, uint64_t mfn, PagingLevel lev
 }  // namespace
 
 int validate_table(MmuContext& context, uint64_t mfn, PagingLevel level) {
-    const domid_t owner = context.frames.info(mfn).owner;
+    PageInfo& page = context.frames.info(mfn);
+    const domid_t owner = page.owner;
     // The table cannot change meanwhile: it has no writable mapping (its type is being
-    // taken) and we hold the domain's MMU lock.
-    const PresentEntries present = present_guest_entries(context.frames, mfn, level);
+    // taken) and we hold the domain's MMU lock. Everything below visits only the present
+    // entries: most entries of a table are empty, and this pass is the bulk of what a fork
+    // costs. The stores below add to the nonzero blocks it found.
+    const TableScan scan = scan_table(table_entries(context.frames, mfn));
+    page.nonzero_blocks = scan.nonzero_blocks;
+    const PresentEntries present = guest_slots_of(scan.present, level);
     // Entries take_entry_references narrowed (read-only I/O memory): stored only on success,
     // so a table that fails validation is left as the guest wrote it.
     PresentEntries narrowed;
@@ -79,8 +82,12 @@ int validate_table(MmuContext& context, uint64_t mfn, PagingLevel level) {
     return 0;
 }
 
+// Only the blocks that may hold an entry are looked at (table_blocks.h): an exit's teardown
+// of a fork's tables, most of whose blocks are empty, reads a few lines of each.
 void release_table_references(FrameTable& frames, uint64_t mfn, PagingLevel level) {
-    release_entries(frames, mfn, level, present_guest_entries(frames, mfn, level));
+    const PresentEntries present =
+        scan_present_entries(table_entries(frames, mfn), frames.info(mfn).nonzero_blocks);
+    release_entries(frames, mfn, level, guest_slots_of(present, level));
 }
 
 }  // namespace mm

@@ -9,14 +9,11 @@ void copy_entries(uint64_t* to, const uint64_t* from, uint64_t count) {
 }
 }  // namespace
 
-BlockMask capture_snapshot(const uint64_t* table, uint64_t* snapshot) {
-  BlockMask nonzero = 0;
-  for (unsigned block = 0; block < kSnapshotBlocks; ++block)
-    if (detail::block_or(table + block * kBlockEntries) != 0) nonzero |= BlockMask{1} << block;
-  detail::for_each_run(nonzero, [&](unsigned start, unsigned length) {
+BlockMask capture_snapshot(const uint64_t* table, uint64_t* snapshot, BlockMask blocks) {
+  detail::for_each_run(blocks, [&](unsigned start, unsigned length) {
     copy_entries(snapshot + start * kBlockEntries, table + start * kBlockEntries, length * kBlockEntries);
   });
-  return nonzero;
+  return blocks;
 }
 
 }  // namespace ptwr

@@ -4,11 +4,11 @@
 // 512 could have changed, and a checksum would not do (the guest knows the old entries and
 // could write changes that keep any sum). So every entry is compared exactly, but a block of
 // eight entries (one cache line) at a time: the XORs of a block with its snapshot ORed
-// together, and only a block where that is nonzero is looked at entry by entry. Most blocks
-// of a fork's tables are empty, so capture also notes which blocks held anything
-// (`nonzero_blocks`) and copies only those; an empty block is compared by ORing its eight
-// entries, one instruction each (compiled: `or mem, reg`), where loading and testing each
-// against a full copy cost eight.
+// together, and only a block where that is nonzero is looked at entry by entry. Capture
+// copies only the blocks the table's nonzero_blocks names (mm/table_blocks.h: a superset of
+// those that hold anything, so capture reads nothing else); the others are zero, and at
+// reattach an empty block is compared by ORing its eight entries, one instruction each
+// (compiled: `or mem, reg`), where loading and testing each against a full copy cost eight.
 //
 // The table is what the guest wrote, possibly concurrently with the scan: a block's summary
 // only decides where to look; an entry that differs is read once more, atomically, and that
@@ -16,28 +16,21 @@
 #pragma once
 #include <stdint.h>
 
+#include "mm/table_blocks.h"
+
 namespace ptwr {
 
-inline constexpr unsigned kSnapshotEntries = 512;
-inline constexpr unsigned kBlockEntries = 8;  // one 64-byte cache line
-inline constexpr unsigned kSnapshotBlocks = kSnapshotEntries / kBlockEntries;
-static_assert(kSnapshotBlocks == 64, "one bit of a uint64_t per block");
+using mm::BlockMask;
+using mm::kBlockEntries;
+inline constexpr unsigned kSnapshotEntries = mm::kEntriesPerTable;
+inline constexpr unsigned kSnapshotBlocks = mm::kTableBlocks;
 
-// Bit b: block b (entries 8b..8b+7) held a nonzero entry at capture, and the snapshot's
-// entries 8b..8b+7 hold its copy. The snapshot's other blocks are stale: they stand for zero.
-using BlockMask = uint64_t;
-
-// Copies the blocks of `table` that hold a nonzero entry into the same places of `snapshot`.
-BlockMask capture_snapshot(const uint64_t* table, uint64_t* snapshot);
+// Copies the blocks `blocks` of `table` into the same places of `snapshot` and returns them:
+// bit b says the snapshot's entries 8b..8b+7 hold the copy of block b. The snapshot's other
+// blocks are stale: they stand for zero, so `blocks` must hold every block that is not zero.
+BlockMask capture_snapshot(const uint64_t* table, uint64_t* snapshot, BlockMask blocks);
 
 namespace detail {
-inline uint64_t block_or(const uint64_t* block) {
-  uint64_t any = block[0];
-#pragma GCC unroll 8
-  for (unsigned i = 1; i < kBlockEntries; ++i) any |= block[i];
-  return any;
-}
-
 inline uint64_t block_xor(const uint64_t* block, const uint64_t* snapshot) {
   uint64_t differ = block[0] ^ snapshot[0];
 #pragma GCC unroll 8
@@ -68,43 +61,52 @@ template <typename Visit>
 }
 }  // namespace detail
 
-// The blocks that were empty at capture and hold an entry now. Each run of consecutive empty
+// The blocks that were not captured (empty) and hold an entry now. Each run of consecutive empty
 // blocks is ORed whole first, one instruction an entry and three a run; only a run that holds
 // anything is looked at block by block (a fork or a fault fills one or two blocks of a table).
-inline BlockMask filled_empty_blocks(const uint64_t* table, BlockMask nonzero) {
+inline BlockMask filled_empty_blocks(const uint64_t* table, BlockMask captured) {
   BlockMask filled = 0;
-  detail::for_each_run(~nonzero, [&](unsigned start, unsigned length) {
+  detail::for_each_run(~captured, [&](unsigned start, unsigned length) {
     if (detail::range_or(table + start * kBlockEntries, table + (start + length) * kBlockEntries) == 0) return;
     for (unsigned block = start; block < start + length; ++block)
-      if (detail::block_or(table + block * kBlockEntries) != 0) filled |= BlockMask{1} << block;
+      if (mm::block_or(table + block * kBlockEntries) != 0) filled |= BlockMask{1} << block;
   });
   return filled;
+}
+
+// The captured blocks that differ from their snapshot. Each run of consecutive captured
+// blocks is compared in one loop, a block's eight XORs ORed together and its bit set when that
+// is nonzero: three instructions an entry and a few a block, with nothing to decide between
+// blocks (a detach of a full table compares 64 of them to find the one entry a fault wrote).
+inline BlockMask differing_captured_blocks(const uint64_t* table, const uint64_t* snapshot, BlockMask captured) {
+  BlockMask differing = 0;
+  detail::for_each_run(captured, [&](unsigned start, unsigned length) {
+    for (unsigned block = start; block < start + length; ++block) {
+      const unsigned first = block * kBlockEntries;
+      differing |= BlockMask{detail::block_xor(table + first, snapshot + first) != 0} << block;
+    }
+  });
+  return differing;
 }
 
 inline constexpr uint64_t kEmptyBlock[kBlockEntries] = {};
 
 // Calls changed(index, written, old) for every entry of `table` that differs from the
-// snapshot `capture_snapshot` made (`nonzero` is what it returned), in increasing index
-// order; `written` is one atomic read of the entry. The blocks looked at are the held ones and
-// the empty ones that were filled. A held block is compared whole first (XORed with its
-// snapshot) unless the block before it changed: changes come in runs (a fork write-protects
-// every entry of a table), and a block that changed is compared again entry by entry anyway.
+// snapshot `capture_snapshot` made (`captured` is what it returned), in increasing index
+// order; `written` is one atomic read of the entry. Only the blocks found to differ (captured
+// ones that changed, empty ones that were filled) are looked at entry by entry.
 template <typename Changed>
-void for_each_changed_entry(const uint64_t* table, const uint64_t* snapshot, BlockMask nonzero, Changed&& changed) {
-  const BlockMask blocks = nonzero | filled_empty_blocks(table, nonzero);
-  bool previous_changed = false;
-  for (BlockMask left = blocks; left != 0; left &= left - 1) {
-    const unsigned first = unsigned(__builtin_ctzll(left)) * kBlockEntries;
-    const bool held = (nonzero >> (first / kBlockEntries)) & 1;
-    const uint64_t* old = held ? snapshot + first : kEmptyBlock;
-    if (held && !previous_changed && detail::block_xor(table + first, old) == 0) continue;
-    previous_changed = false;
+void for_each_changed_entry(const uint64_t* table, const uint64_t* snapshot, BlockMask captured, Changed&& changed) {
+  const BlockMask differing =
+      differing_captured_blocks(table, snapshot, captured) | filled_empty_blocks(table, captured);
+  for (BlockMask left = differing; left != 0; left &= left - 1) {
+    const unsigned block = unsigned(__builtin_ctzll(left));
+    const unsigned first = block * kBlockEntries;
+    const uint64_t* old = (captured >> block) & 1 ? snapshot + first : kEmptyBlock;
 #pragma GCC unroll 8
     for (unsigned i = 0; i < kBlockEntries; ++i) {
       const uint64_t written = __atomic_load_n(&table[first + i], __ATOMIC_RELAXED);
-      if (written == old[i]) continue;
-      previous_changed = true;
-      changed(first + i, written, old[i]);
+      if (written != old[i]) changed(first + i, written, old[i]);
     }
   }
 }

@@ -132,7 +132,8 @@ DetachResult WritablePagetables::detach(mm::MmuContext& context, const mm::VcpuB
   }
   // No slot's mapping entry lies in this table (evict saw to it): the snapshot holds only
   // entries that were validated, none the hypervisor forged.
-  slot.snapshot_blocks = capture_snapshot(mm::table_entries(context.frames, fault.table_mfn), snapshots_[index_of(kind)]);
+  slot.snapshot_blocks = capture_snapshot(mm::table_entries(context.frames, fault.table_mfn), snapshots_[index_of(kind)],
+                                          context.frames.info(fault.table_mfn).nonzero_blocks);
   __atomic_or_fetch(entry_at(context.frames, fault.mapping_entry_maddr), PageTableEntry::kWritable, __ATOMIC_ACQ_REL);
   context.effects.request_invlpg(fault.mapping_va, false);
   result.detached = true;
