@@ -108,15 +108,20 @@ TEST(TableSnapshot, FullTableEveryEntryChanged) {
   EXPECT_EQ(found, reference_changes(before, table));
 }
 
+// Alone in an empty table, beside one other entry of its block, and in a full table (every
+// line wholly captured: the one-pass line comparison must find it).
 TEST(TableSnapshot, EverySingleEntryChangeIsFoundAlone) {
-  for (bool held : {false, true}) {
+  enum Fill { empty, neighbour, full };
+  for (Fill fill : {empty, neighbour, full}) {
     for (unsigned i = 0; i < kSnapshotEntries; ++i) {
       std::vector<uint64_t> table(kSnapshotEntries, 0), snapshot = stale_storage();
-      if (held) table[i ^ 1] = 0x1067;  // its block holds another entry
+      if (fill == neighbour) table[i ^ 1] = 0x1067;
+      if (fill == full)
+        for (unsigned j = 0; j < kSnapshotEntries; ++j) table[j] = (uint64_t{j} << 12) | 0x67;
       BlockMask nonzero = capture(table, snapshot);
       std::vector<uint64_t> before = table;
       table[i] = 0xabc067;
-      ASSERT_EQ(changes(table, snapshot, nonzero), reference_changes(before, table)) << i << " held " << held;
+      ASSERT_EQ(changes(table, snapshot, nonzero), reference_changes(before, table)) << i << " fill " << fill;
     }
   }
 }

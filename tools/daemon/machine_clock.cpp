@@ -21,7 +21,10 @@ std::optional<uint64_t> hypervisor_system_time_ns(xc_interface_core* xch) {
   if (xc_domain_getinfolist(xch, 0, 1, &dom0) != 1 || dom0.domain != 0) return std::nullopt;
   constexpr uint32_t kOffset = offsetof(shared_info_t, vcpu_info[0].time);
   // Xen's version protocol: odd while the hypervisor updates it, changed when it did meanwhile.
-  for (int attempt = 0; attempt < 8; ++attempt) {
+  // Each read is a relay round trip, and dom0's time is rewritten at every event it takes, so
+  // on a loaded host (CI's tests two at a time) the two reads often straddle an update: eight
+  // attempts were seen to miss every time.
+  for (int attempt = 0; attempt < 64; ++attempt) {
     vcpu_time_info_t time{};
     if (read_shared_info(xch, dom0.shared_info_frame, kOffset, &time, sizeof(time)) != 0) return std::nullopt;
     uint32_t version = 0;

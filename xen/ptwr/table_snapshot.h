@@ -38,15 +38,18 @@ inline uint64_t block_xor(const uint64_t* block, const uint64_t* snapshot) {
   return differ;
 }
 
-// The OR of every entry in [first, end), a whole number of blocks.
-inline uint64_t range_or(const uint64_t* first, const uint64_t* end) {
-  uint64_t any = 0;
-  for (; first != end; first += kBlockEntries) {
-#pragma GCC unroll 8
-    for (unsigned i = 0; i < kBlockEntries; ++i) any |= first[i];
-  }
-  return any;
-}
+// A line: eight blocks (64 entries, one byte of a BlockMask). A wholly empty line is ORed in
+// one unrolled pass first, one instruction an entry, and looked at block by block only when
+// that finds something: most lines of a fork's tables are empty.
+inline constexpr unsigned kLineBlocks = 8;
+inline constexpr unsigned kLineEntries = kLineBlocks * kBlockEntries;
+inline constexpr unsigned kTableLines = kSnapshotBlocks / kLineBlocks;
+
+inline unsigned line_blocks(BlockMask mask, unsigned line) { return unsigned(mask >> (line * kLineBlocks)) & 0xff; }
+
+// Out of line, so that it is one straight pass of loads (inlined, the compiler kept the
+// line's entries in registers and on the stack for the block-by-block pass after it).
+uint64_t line_or(const uint64_t* line);
 
 // Calls visit(first_block, blocks) for every run of consecutive set bits of `mask`.
 template <typename Visit>
@@ -61,23 +64,27 @@ template <typename Visit>
 }
 }  // namespace detail
 
-// The blocks that were not captured (empty) and hold an entry now. Each run of consecutive empty
-// blocks is ORed whole first, one instruction an entry and three a run; only a run that holds
-// anything is looked at block by block (a fork or a fault fills one or two blocks of a table).
+// The blocks that were not captured (empty) and hold an entry now.
 inline BlockMask filled_empty_blocks(const uint64_t* table, BlockMask captured) {
   BlockMask filled = 0;
-  detail::for_each_run(~captured, [&](unsigned start, unsigned length) {
-    if (detail::range_or(table + start * kBlockEntries, table + (start + length) * kBlockEntries) == 0) return;
-    for (unsigned block = start; block < start + length; ++block)
-      if (mm::block_or(table + block * kBlockEntries) != 0) filled |= BlockMask{1} << block;
-  });
+  for (unsigned line = 0; line < detail::kTableLines; ++line) {
+    const unsigned empty = ~detail::line_blocks(captured, line) & 0xff;
+    const uint64_t* entries = table + line * detail::kLineEntries;
+    if (empty == 0 || (empty == 0xff && detail::line_or(entries) == 0)) continue;
+    for (unsigned left = empty; left != 0; left &= left - 1) {
+      const unsigned block = unsigned(__builtin_ctz(left));
+      if (mm::block_or(entries + block * kBlockEntries) != 0)
+        filled |= BlockMask{1} << (line * detail::kLineBlocks + block);
+    }
+  }
   return filled;
 }
 
 // The captured blocks that differ from their snapshot. Each run of consecutive captured
 // blocks is compared in one loop, a block's eight XORs ORed together and its bit set when that
 // is nonzero: three instructions an entry and a few a block, with nothing to decide between
-// blocks (a detach of a full table compares 64 of them to find the one entry a fault wrote).
+// blocks. (Comparing a wholly captured line in one pass first, as filled_empty_blocks does with
+// empty ones, cost more than it saved: a line that differs is compared twice.)
 inline BlockMask differing_captured_blocks(const uint64_t* table, const uint64_t* snapshot, BlockMask captured) {
   BlockMask differing = 0;
   detail::for_each_run(captured, [&](unsigned start, unsigned length) {
