@@ -10,7 +10,7 @@ namespace mm {
 // words ORed together and one test per eight entries, about two instructions an empty entry,
 // where loading and testing each one costs eight.
 struct PresentEntries {
-    static constexpr unsigned kWords = kEntriesPerTable / 64;
+    static constexpr unsigned kWords = kTableLines;
     uint64_t words[kWords] = {};
 
     constexpr bool contains(unsigned index) const {
@@ -92,19 +92,14 @@ struct TableScan {
 // an empty 64 costs. Within the others, blocks of eight are ORed the same way, and the P bits
 // of a block with any are gathered.
 inline TableScan scan_table(const uint64_t* entries) {
-    constexpr unsigned kWordEntries = 64;
-    constexpr unsigned kWordBlocks = kWordEntries / kBlockEntries;
     TableScan scan;
     for (unsigned word = 0; word < PresentEntries::kWords; ++word) {
-        const uint64_t* chunk = entries + word * kWordEntries;
-        uint64_t any_in_word = 0;
-#pragma GCC unroll 64
-        for (unsigned i = 0; i < kWordEntries; ++i) any_in_word |= chunk[i];
-        if (any_in_word == 0) continue;
-        for (unsigned block = 0; block < kWordBlocks; ++block) {
+        const uint64_t* chunk = entries + word * kLineEntries;
+        if (line_or(chunk) == 0) continue;
+        for (unsigned block = 0; block < kLineBlocks; ++block) {
             const uint64_t any = block_or(chunk + block * kBlockEntries);
             if (any == 0) continue;
-            scan.nonzero_blocks |= BlockMask{1} << (word * kWordBlocks + block);
+            scan.nonzero_blocks |= BlockMask{1} << (word * kLineBlocks + block);
             if ((any & PageTableEntry::kPresent) == 0) continue;
             scan.present.words[word] |= detail::block_present_bits(chunk + block * kBlockEntries)
                                         << (block * kBlockEntries);
@@ -116,14 +111,13 @@ inline TableScan scan_table(const uint64_t* entries) {
 // The present entries of the blocks `blocks` of the table at `entries` (the others are known
 // to be zero): what teardown visits, so a table's empty blocks cost it nothing.
 inline PresentEntries scan_present_entries(const uint64_t* entries, BlockMask blocks) {
-    constexpr unsigned kWordBlocks = 64 / kBlockEntries;
     PresentEntries present;
     for (; blocks != 0; blocks &= blocks - 1) {
         const unsigned block = static_cast<unsigned>(__builtin_ctzll(blocks));
         const uint64_t* group = entries + block * kBlockEntries;
         if ((block_or(group) & PageTableEntry::kPresent) == 0) continue;
-        present.words[block / kWordBlocks] |= detail::block_present_bits(group)
-                                              << (block % kWordBlocks * kBlockEntries);
+        present.words[block / kLineBlocks] |= detail::block_present_bits(group)
+                                              << (block % kLineBlocks * kBlockEntries);
     }
     return present;
 }

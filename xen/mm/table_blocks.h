@@ -29,4 +29,17 @@ inline uint64_t block_or(const uint64_t* block) {
   return any;
 }
 
+// A line: eight blocks, 64 entries (one byte of a BlockMask, one word of PresentEntries).
+inline constexpr unsigned kLineBlocks = 8;
+inline constexpr unsigned kLineEntries = kLineBlocks * kBlockEntries;
+inline constexpr unsigned kTableLines = kTableBlocks / kLineBlocks;
+
+// The OR of the 64 entries of `line`, unrolled: one `or mem, reg` an entry.
+inline uint64_t line_or(const uint64_t* line) {
+  uint64_t any = line[0];
+#pragma GCC unroll 64
+  for (unsigned i = 1; i < kLineEntries; ++i) any |= line[i];
+  return any;
+}
+
 }  // namespace mm

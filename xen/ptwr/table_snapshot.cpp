@@ -10,12 +10,7 @@ void copy_entries(uint64_t* to, const uint64_t* from, uint64_t count) {
 }  // namespace
 
 namespace detail {
-uint64_t line_or(const uint64_t* line) {
-  uint64_t any = line[0];
-#pragma GCC unroll 64
-  for (unsigned i = 1; i < kLineEntries; ++i) any |= line[i];
-  return any;
-}
+uint64_t line_or_out_of_line(const uint64_t* line) { return mm::line_or(line); }
 }  // namespace detail
 
 BlockMask capture_snapshot(const uint64_t* table, uint64_t* snapshot, BlockMask blocks) {

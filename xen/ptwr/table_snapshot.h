@@ -38,18 +38,11 @@ inline uint64_t block_xor(const uint64_t* block, const uint64_t* snapshot) {
   return differ;
 }
 
-// A line: eight blocks (64 entries, one byte of a BlockMask). A wholly empty line is ORed in
-// one unrolled pass first, one instruction an entry, and looked at block by block only when
-// that finds something: most lines of a fork's tables are empty.
-inline constexpr unsigned kLineBlocks = 8;
-inline constexpr unsigned kLineEntries = kLineBlocks * kBlockEntries;
-inline constexpr unsigned kTableLines = kSnapshotBlocks / kLineBlocks;
+inline unsigned line_blocks(BlockMask mask, unsigned line) { return unsigned(mask >> (line * mm::kLineBlocks)) & 0xff; }
 
-inline unsigned line_blocks(BlockMask mask, unsigned line) { return unsigned(mask >> (line * kLineBlocks)) & 0xff; }
-
-// Out of line, so that it is one straight pass of loads (inlined, the compiler kept the
-// line's entries in registers and on the stack for the block-by-block pass after it).
-uint64_t line_or(const uint64_t* line);
+// mm::line_or, out of line, so that it is one straight pass of loads (inlined, the compiler
+// kept the line's entries in registers and on the stack for the block-by-block pass after it).
+uint64_t line_or_out_of_line(const uint64_t* line);
 
 // Calls visit(first_block, blocks) for every run of consecutive set bits of `mask`.
 template <typename Visit>
@@ -64,17 +57,19 @@ template <typename Visit>
 }
 }  // namespace detail
 
-// The blocks that were not captured (empty) and hold an entry now.
+// The blocks that were not captured (empty) and hold an entry now. A wholly empty line is ORed
+// in one pass first, one instruction an entry, and looked at block by block only when that
+// finds something: most lines of a fork's tables are empty.
 inline BlockMask filled_empty_blocks(const uint64_t* table, BlockMask captured) {
   BlockMask filled = 0;
-  for (unsigned line = 0; line < detail::kTableLines; ++line) {
+  for (unsigned line = 0; line < mm::kTableLines; ++line) {
     const unsigned empty = ~detail::line_blocks(captured, line) & 0xff;
-    const uint64_t* entries = table + line * detail::kLineEntries;
-    if (empty == 0 || (empty == 0xff && detail::line_or(entries) == 0)) continue;
+    const uint64_t* entries = table + line * mm::kLineEntries;
+    if (empty == 0 || (empty == 0xff && detail::line_or_out_of_line(entries) == 0)) continue;
     for (unsigned left = empty; left != 0; left &= left - 1) {
       const unsigned block = unsigned(__builtin_ctz(left));
       if (mm::block_or(entries + block * kBlockEntries) != 0)
-        filled |= BlockMask{1} << (line * detail::kLineBlocks + block);
+        filled |= BlockMask{1} << (line * mm::kLineBlocks + block);
     }
   }
   return filled;
