@@ -116,8 +116,9 @@ template <bool traced>
   // A cmpxchg that found another value writes nothing (and has no effects to carry out).
   if (result.writes) {
     // The guest's value is authoritative, as for a native store: A/D are not preserved.
-    const int rc =
-        mm::update_table_entry(context, write.table_mfn, index, mm::PageTableEntry(result.new_entry), false);
+    // still_the_table said the frame is a validated table, and the index is within it.
+    const int rc = mm::update_validated_table_entry(context, write.table_mfn, context.frames.info(write.table_mfn),
+                                                    index, mm::PageTableEntry(result.new_entry), false);
     if (rc != 0) return Outcome::refused;
     if constexpr (traced) {
       domain_mmu::apply_effects(context.effects);

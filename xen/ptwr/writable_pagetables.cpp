@@ -144,21 +144,29 @@ DetachResult WritablePagetables::detach(mm::MmuContext& context, const mm::VcpuB
 // Each changed entry is put back to its snapshot value and then updated to what the guest
 // wrote through the ordinary entry update, which checks it and moves the references. The
 // unchanged entries are only compared, a block of eight at a time (table_snapshot).
+//
+// The table is looked up once: it was a validated L1 at detach, every MMU operation reattaches
+// before it runs, and updating an L1's own entries never changes the L1's type (they hold
+// general and Writable references, no type reference on a table). Should it be no validated
+// table any more, every change is refused, as the entry update would refuse it.
 void WritablePagetables::revalidate_changed_entries(mm::MmuContext& context, SlotKind kind, ReattachStats& stats) {
   const Slot& slot = slots_[index_of(kind)];
   uint64_t* const entries = mm::table_entries(context.frames, slot.table_mfn);
   const uint64_t table = slot.table_mfn;
+  mm::PageInfo& page = context.frames.info(table);
+  const bool validated = page.is_validated_table();
   unsigned refused = 0;
   unsigned revalidated = 0;
   // Captured by value where it can be: the callback runs between calls that clobber registers.
-  for_each_changed_entry(entries, snapshots_[index_of(kind)], slot.snapshot_blocks,
-                         [entries, table, &context, &refused, &revalidated](unsigned i, uint64_t written, uint64_t old) {
-                           __atomic_store_n(&entries[i], old, __ATOMIC_RELEASE);
-                           if (mm::update_table_entry(context, table, i, PageTableEntry(written), false) == 0)
-                             ++revalidated;
-                           else
-                             ++refused;
-                         });
+  for_each_changed_entry(
+      entries, snapshots_[index_of(kind)], slot.snapshot_blocks,
+      [entries, table, validated, &page, &context, &refused, &revalidated](unsigned i, uint64_t written, uint64_t old) {
+        __atomic_store_n(&entries[i], old, __ATOMIC_RELEASE);
+        if (validated && mm::update_validated_table_entry(context, table, page, i, PageTableEntry(written), false) == 0)
+          ++revalidated;
+        else
+          ++refused;
+      });
   stats.changed += revalidated + refused;
   stats.revalidated += revalidated;
   stats.refused += refused;
