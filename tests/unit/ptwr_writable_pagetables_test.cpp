@@ -126,6 +126,47 @@ TEST_F(PtwrTest, ReattachFindsChangesInEveryKindOfBlockAndRecountsNothingElse) {
     EXPECT_AUDIT_CLEAN();
 }
 
+// Reattach looks the table up once. Should it be no validated table by then (nothing in the
+// hypervisor lets that happen while it is detached: every MMU operation reattaches first), no
+// change the guest wrote is taken: each keeps its old value, as the entry update refuses them.
+TEST_F(PtwrTest, ChangesToATableNoLongerValidatedAreAllRefused) {
+    auto ctx = context();
+    const E old_entry = read(kL1, 2);
+    ASSERT_TRUE(detach(ctx, kL1, slot_of(kSpareL1, 0), 0x200000).detached);
+    write(kL1, 2, ro(kData + 2));
+    write(kL1, 330, ro(kLooseData));
+    infos_[kL1].validated = false;
+    auto ctx2 = context();
+    ptwr::ReattachStats stats = wp_.reattach(ctx2, ptwr::SlotKind::active);
+    infos_[kL1].validated = true;
+    EXPECT_EQ(stats.changed, 2u);
+    EXPECT_EQ(stats.refused, 2u);
+    EXPECT_EQ(read(kL1, 2).raw(), old_entry.raw());
+    EXPECT_EQ(read(kL1, 330).raw(), 0u);
+    EXPECT_AUDIT_CLEAN();
+}
+
+// The table's nonzero_blocks grows by what reattach takes (through the entry update), so a
+// second detach copies the block the guest filled and finds its later change.
+TEST_F(PtwrTest, BlocksFilledWhileDetachedAreTrackedForTheNextDetach) {
+    auto ctx = context();
+    ASSERT_EQ(info(kL1).nonzero_blocks & block_of(330), 0u);
+    ASSERT_TRUE(detach(ctx, kL1, slot_of(kSpareL1, 0), 0x200000).detached);
+    write(kL1, 330, ro(kLooseData));
+    auto ctx2 = context();
+    wp_.reattach(ctx2, ptwr::SlotKind::active);
+    EXPECT_NE(info(kL1).nonzero_blocks & block_of(330), 0u);
+    auto ctx3 = context();
+    ASSERT_TRUE(detach(ctx3, kL1, slot_of(kSpareL1, 0), 0x200000).detached);
+    write(kL1, 330, E());
+    auto ctx4 = context();
+    ptwr::ReattachStats stats = wp_.reattach(ctx4, ptwr::SlotKind::active);
+    EXPECT_EQ(stats.changed, 1u);
+    EXPECT_EQ(stats.revalidated, 1u);
+    EXPECT_EQ(info(kLooseData).general_refs, 1u) << "the mapping's reference released";
+    EXPECT_AUDIT_CLEAN();
+}
+
 TEST_F(PtwrTest, UnreachableTableNeedsNoUnhookOrFlush) {
     // kSpareL3 -> kSpareL2 -> kSpareL1 -> ..., linked nowhere the vCPU runs.
     write(kSpareL2, 0, link(kSpareL1));
