@@ -7,6 +7,7 @@
 #include "domain/context_switch.h"
 #include "domain/domain.h"
 #include "domain/run_queue.h"
+#include "domain/schedule_check.h"
 #include "domain/timers.h"
 #include "hypervisor/perf_counters.h"
 #include "hypervisor/summary.h"
@@ -17,9 +18,12 @@
 #include "tracing/trace_buffers.h"
 
 namespace scheduler {
+namespace detail {
+bool reschedule_requested = false;
+}
+
 namespace {
 Runstate idle_runstate{RUNSTATE_running, 0};
-bool reschedule_requested = false;
 bool slice_ended = false;
 uint64_t slice_end_ns = 0;
 
@@ -49,10 +53,6 @@ bool runnable(const Vcpu& vcpu) {
   return vcpu.domain->alive() && up(vcpu) && !vcpu.blocked && !vcpu.domain->paused();
 }
 
-// runnable() for the vCPU on the CPU, which is never paused: only another domain can pause it,
-// and with one CPU that domain holds the CPU while it does. Checked before every return to a
-// guest, so it leaves the pause count alone.
-bool may_keep_cpu(const Vcpu& running) { return running.domain->alive() && !running.blocked; }
 
 // Slots of the run queue are domain table slots (not ids: those are sparse).
 int slot_of(const Vcpu* vcpu) { return vcpu ? int(vcpu->domain->slot) : run_queue::none; }
@@ -152,8 +152,8 @@ namespace {
 // and restore five registers.
 [[gnu::noinline]] void reschedule(Vcpu& previous, TrapFrame& frame) {
   if (!previous.domain->alive()) summary::domain_stopped(*previous.domain);
-  if (may_keep_cpu(previous) && !reschedule_requested) return;
-  reschedule_requested = false;
+  if (keeps_cpu(previous)) return;
+  detail::reschedule_requested = false;
   bool preempted = slice_ended && may_keep_cpu(previous);
   slice_ended = false;
   uint64_t now = system_clock::now_ns();
@@ -180,7 +180,7 @@ namespace {
 
 void schedule(TrapFrame& frame) {
   Vcpu& previous = *domains::current();
-  if (may_keep_cpu(previous) && !reschedule_requested) [[likely]] return;  // keeps the CPU
+  if (keeps_cpu(previous)) [[likely]] return;
   reschedule(previous, frame);
 }
 
@@ -197,7 +197,7 @@ void block() {
 void yield() {
   VcpuName name = name_of(domains::current());
   trace::event(TRC_SCHED_YIELD, name.domain, name.vcpu);
-  reschedule_requested = true;
+  detail::reschedule_requested = true;
 }
 
 void wake(Vcpu& vcpu) {
@@ -260,7 +260,7 @@ uint64_t running_ns(const Vcpu& vcpu) {
 }
 
 void slice_expired() {
-  reschedule_requested = true;
+  detail::reschedule_requested = true;
   slice_ended = true;
 }
 

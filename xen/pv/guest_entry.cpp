@@ -7,6 +7,7 @@
 #include "arch/x86/cpu/rflags.h"
 #include "console/console.h"
 #include "domain/domain.h"
+#include "domain/schedule_check.h"
 #include "domain/scheduler.h"
 #include "hypercall/dispatch.h"
 #include "pv/bounce.h"
@@ -149,20 +150,34 @@ void handle_guest_exception(TrapFrame& frame) {
   inject_exception(vcpu, frame, vector, uint32_t(frame.error_code));
 }
 
+namespace {
+bool takes_upcall(const Vcpu& vcpu) {
+  const vcpu_info_t* info = vcpu.info();
+  return info->evtchn_upcall_pending && !info->evtchn_upcall_mask;
+}
+
 // A failed upcall crashes the domain; the scheduler then moves on to another vCPU, which may
 // have events of its own.
-void before_return_to_guest(TrapFrame& frame) {
+[[gnu::noinline]] void schedule_and_deliver_events(TrapFrame& frame) {
   for (;;) {
     scheduler::schedule(frame);
     Vcpu* vcpu = domains::current();
-    vcpu_info_t* info = vcpu->info();
-    if (!info->evtchn_upcall_pending || info->evtchn_upcall_mask) return;
+    if (!takes_upcall(*vcpu)) return;
     shared_info_page::update_time(*vcpu);
     perf::add(perf::Counter::events_delivered);
     Bounce bounce{vcpu->event_callback, false, 0, true};
     if (create_bounce_frame(*vcpu, frame, bounce)) return;
     domains::crash(*vcpu->domain, "cannot deliver an event upcall");
   }
+}
+}  // namespace
+
+// Nearly every return finds the vCPU keeping the CPU with no event to take: that test is
+// inline, with no frame of its own (schedule_and_deliver_events is a tail call).
+void before_return_to_guest(TrapFrame& frame) {
+  const Vcpu& vcpu = *domains::current();
+  if (scheduler::keeps_cpu(vcpu) && !takes_upcall(vcpu)) [[likely]] return;
+  schedule_and_deliver_events(frame);
 }
 
 // The return path's iretq faulted on the frame a guest chose (HYPERVISOR_iret copies its
