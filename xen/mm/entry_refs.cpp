@@ -75,18 +75,16 @@ int take_entry_references(MmuContext& context, PagingLevel level, PageTableEntry
     return take_checked_entry_references(context, level, entry, table_owner, slot_maddr);
 }
 
-int take_checked_entry_references(MmuContext& context, PagingLevel level, PageTableEntry& entry,
-                                  domid_t table_owner, uint64_t slot_maddr) {
-    if (!entry.present()) return 0;
+int take_other_entry_references(MmuContext& context, PagingLevel level, PageTableEntry& entry,
+                                domid_t table_owner, uint64_t slot_maddr) {
     if (level == PagingLevel::L1) return take_l1_references(context, entry);
     int rc = get_page_and_type(context, entry.mfn(), table_owner, table_type(next_lower(level)));
     if (rc == 0) add_link(context.frames, entry.mfn(), slot_maddr);
     return rc;
 }
 
-void release_entry_references(FrameTable& frames, PagingLevel level, PageTableEntry entry,
-                              uint64_t slot_maddr) {
-    if (!entry.present()) return;
+void release_present_entry_references(FrameTable& frames, PagingLevel level, PageTableEntry entry,
+                                      uint64_t slot_maddr) {
     if (level != PagingLevel::L1) remove_link(frames, entry.mfn(), slot_maddr);
     if (level == PagingLevel::L1 &&
         (is_io_frame(frames, entry.mfn()) || is_shared_hypervisor_frame(frames, entry.mfn())))

@@ -1,6 +1,7 @@
 #pragma once
 #include "mm/entry_rules.h"
 #include "mm/mmu_context.h"
+#include "mm/page_refs.h"
 
 namespace mm {
 
@@ -28,8 +29,26 @@ int take_entry_references(MmuContext& context, PagingLevel level, PageTableEntry
 // The same for an entry whose bits the caller has just checked (check_new_entry_bits):
 // update_table_entry checks before it decides whether references are taken at all, and
 // checking again per entry is a second validation of the same value.
-int take_checked_entry_references(MmuContext& context, PagingLevel level, PageTableEntry& entry,
-                                  domid_t table_owner, uint64_t slot_maddr);
+// Inline for the entry nearly every update writes: an L1 entry mapping a RAM frame of a guest
+// that the page owner owns. Every other entry (I/O memory, hypervisor frames, frames the
+// caller may not map, L2-L4 targets) goes out of line.
+int take_other_entry_references(MmuContext& context, PagingLevel level, PageTableEntry& entry,
+                                domid_t table_owner, uint64_t slot_maddr);
+[[gnu::always_inline]] inline int take_checked_entry_references(MmuContext& context, PagingLevel level,
+                                                                PageTableEntry& entry, domid_t table_owner,
+                                                                uint64_t slot_maddr) {
+    if (!entry.present()) return 0;
+    const PageInfo* page = level == PagingLevel::L1 ? context.frames.find(entry.mfn()) : nullptr;
+    if (page == nullptr || !is_guest_domain(page->owner) ||
+        page->owner != context.owner_of_mapped_frames()) [[unlikely]]
+        return take_other_entry_references(context, level, entry, table_owner, slot_maddr);
+    if (get_page(context.frames, entry.mfn(), page->owner) != 0) return error(XEN_EBUSY);
+    if (entry.writable() && get_page_type(context, entry.mfn(), PageType::Writable) != 0) {
+        put_page(context.frames, entry.mfn());
+        return error(XEN_EBUSY);
+    }
+    return 0;
+}
 
 // check_entry_bits for an entry this context writes, with Xen's one exception for a domain
 // with I/O memory (l1_disallow_mask without PAGE_CACHE_ATTRS): a privileged caller's L1 entry
@@ -46,8 +65,13 @@ inline int check_new_entry_bits(const MmuContext& context, PagingLevel level, Pa
     return check_entry_bits(level, entry);
 }
 
-// Releases what take_entry_references took for the same (present) entry; no-op otherwise.
-void release_entry_references(FrameTable& frames, PagingLevel level, PageTableEntry entry,
-                              uint64_t slot_maddr);
+// Releases what take_entry_references took for the same (present) entry; no-op otherwise
+// (inline: a new entry replaces an empty one as often as not).
+void release_present_entry_references(FrameTable& frames, PagingLevel level, PageTableEntry entry,
+                                      uint64_t slot_maddr);
+[[gnu::always_inline]] inline void release_entry_references(FrameTable& frames, PagingLevel level,
+                                                            PageTableEntry entry, uint64_t slot_maddr) {
+    if (entry.present()) release_present_entry_references(frames, level, entry, slot_maddr);
+}
 
 }  // namespace mm

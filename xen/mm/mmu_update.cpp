@@ -8,30 +8,6 @@ namespace mm {
 
 namespace {
 
-constexpr uint64_t kCommandMask = sizeof(uint64_t) - 1;
-
-int write_as_data(MmuContext& context, uint64_t mfn, unsigned index, uint64_t value) {
-    if (get_page_type(context, mfn, PageType::Writable) != 0) return error(XEN_EINVAL);
-    store_entry(context.frames, mfn, index, PageTableEntry(value));
-    put_page_type(context.frames, mfn);
-    return 0;
-}
-
-int update_entry_at(MmuContext& context, uint64_t machine_address, uint64_t value,
-                    bool preserve_accessed_dirty) {
-    const uint64_t mfn = machine_address >> kPageShift;
-    const unsigned index = static_cast<unsigned>((machine_address & (kPageBytes - 1)) >> 3);
-    // Held for the duration so the frame cannot be freed under us (Xen does the same).
-    if (get_page(context.frames, mfn, context.domain.id) != 0) return error(XEN_EINVAL);
-    PageInfo& frame = context.frames.info(mfn);
-    int rc = frame.is_validated_table()
-                 ? update_validated_table_entry(context, mfn, frame, index, PageTableEntry(value),
-                                                preserve_accessed_dirty)
-                 : write_as_data(context, mfn, index, value);
-    put_page(context.frames, mfn);
-    return rc;
-}
-
 int update_machine_to_phys(MmuContext& context, uint64_t machine_address, uint64_t pfn) {
     const uint64_t mfn = machine_address >> kPageShift;
     if (!context.tables_of_caller) return error(XEN_EPERM);
@@ -47,19 +23,18 @@ int update_machine_to_phys(MmuContext& context, uint64_t machine_address, uint64
 
 }  // namespace
 
-int mmu_update(MmuContext& context, const mmu_update_t& request) {
-    const uint64_t command = request.ptr & kCommandMask;
-    const uint64_t address = request.ptr & ~kCommandMask;
-    switch (command) {
-    case MMU_NORMAL_PT_UPDATE:
-    case MMU_PT_UPDATE_NO_TRANSLATE:
-    case MMU_PT_UPDATE_PRESERVE_AD:
-        return update_entry_at(context, address, request.val, command == MMU_PT_UPDATE_PRESERVE_AD);
-    case MMU_MACHPHYS_UPDATE:
-        return update_machine_to_phys(context, address, request.val);
-    default:
-        return error(XEN_ENOSYS);
-    }
+int write_as_data(MmuContext& context, uint64_t mfn, unsigned index, uint64_t value) {
+    if (get_page_type(context, mfn, PageType::Writable) != 0) return error(XEN_EINVAL);
+    store_entry(context.frames, mfn, index, PageTableEntry(value));
+    put_page_type(context.frames, mfn);
+    return 0;
+}
+
+int mmu_update_other(MmuContext& context, const mmu_update_t& request) {
+    const uint64_t command = request.ptr & detail::kCommandMask;
+    const uint64_t address = request.ptr & ~detail::kCommandMask;
+    if (command == MMU_MACHPHYS_UPDATE) return update_machine_to_phys(context, address, request.val);
+    return error(XEN_ENOSYS);
 }
 
 int mmu_update_batch(MmuContext& context, const mmu_update_t* requests, unsigned count,
