@@ -9,6 +9,8 @@ build/bin/xenalyze reads it. Properties checked on the real trace, in both PTE-w
   (emulate);
 - no records were lost at the default buffer size;
 - every fork is marked, and xenalyze --forks tells its story;
+- the two hypercalls dom0 makes that are refused (-ENOSYS: 63, an empty slot of the table,
+  and 100, beyond it) are recorded as every other hypercall (TRC_PV_HYPERCALL_V2);
 - the vCPU's block and wake-up appear as Xen's runstate records (TRC_SCHED_RUNSTATE_CHANGE),
   and so does the idle vCPU (d32767v0) running meanwhile.
 """
@@ -41,6 +43,9 @@ def main():
                 check_unhooks_rehooked(lines, result)
             else:
                 check_emulations_counted(lines, result)
+            refused = [line.split()[3] for line in lines
+                       if len(line.split()) > 3 and line.split()[2] == "hypercall" and line.split()[3] in ("3f", "64")]
+            machine.expect(sorted(refused) == ["3f", "64"], f"{mode}: refused hypercalls recorded: {refused}", result)
             # The boot's timer check blocks the vCPU once: Xen's runstate records show it
             # (running -> blocked, woken: blocked -> runnable -> running).
             changes = [line.split()[-1] for line in lines if " runstate_change d0v0 " in line]

@@ -77,13 +77,40 @@ namespace {
   }
 }
 
-// Inlined into both callers (dispatch and multicall): every hypercall goes through here. Each
-// caller records the call first, before a handler rewrites its arguments. The number is
+// A call inside a multicall (recorded by run_calls' own trace site) runs the plain handler.
+// Each caller records the call first, before a handler rewrites its arguments. The number is
 // compared whole: rax = 0x1_0000_0011 is not xen_version, it is -ENOSYS.
 [[gnu::always_inline]] inline long call_handler(Vcpu& vcpu, TrapFrame& frame, uint64_t number, Arguments& args) {
   summary::count_hypercall(number);
   if (number >= table_size || !handlers.h[number]) return -XEN_ENOSYS;
   return handlers.h[number](vcpu, frame, args);
+}
+
+// What dispatch calls through: a copy of `handlers` while tracing is off; while it is on,
+// record_guest_call in every slot (an empty slot too: Xen records a call it then refuses).
+auto guest_call_handlers = handlers;
+
+long record_guest_call(Vcpu& vcpu, TrapFrame& frame, Arguments& args) {
+  const uint64_t number = frame.rax;  // below table_size: dispatch checked it
+  record_hypercall(number, args, false);
+  const Handler handler = handlers.h[number];
+  return handler ? handler(vcpu, frame, args) : -XEN_ENOSYS;
+}
+
+// A number beyond the table: refused, and recorded while tracing is on (out of line, so the
+// trace site is on this path only). A handler's signature: the arguments are where they are
+// for the call through the table, so the fast path moves no register for this one.
+[[gnu::noinline, gnu::cold]] long refuse_unknown_call(Vcpu&, TrapFrame& frame, Arguments& args) {
+  if (trace_points::on()) [[unlikely]] record_hypercall(frame.rax, args, false);
+  return -XEN_ENOSYS;
+}
+
+// The guest's own hypercall (not one inside a multicall).
+[[gnu::always_inline]] inline long call_guest_handler(Vcpu& vcpu, TrapFrame& frame, uint64_t number, Arguments& args) {
+  summary::count_hypercall(number);
+  if (number >= table_size) [[unlikely]] return refuse_unknown_call(vcpu, frame, args);
+  const Handler handler = guest_call_handlers.h[number];
+  return handler ? handler(vcpu, frame, args) : -XEN_ENOSYS;
 }
 
 // The guest re-executes its syscall (2 bytes before the rip it returns to) with the rewritten
@@ -138,14 +165,10 @@ long run_calls(Vcpu& vcpu, TrapFrame& frame, Arguments& args) {
 }
 }  // namespace
 
-bool preemption_requested() { return local_apic::timer_interrupt_pending(); }
 
-namespace {
-template <bool traced>
-[[gnu::always_inline]] inline void dispatch_call(Vcpu& vcpu, TrapFrame& frame) {
+void dispatch(Vcpu& vcpu, TrapFrame& frame) {
   Arguments args{{frame.rdi, frame.rsi, frame.rdx, frame.r10, frame.r8}};
-  if constexpr (traced) record_hypercall(frame.rax, args, false);
-  long result = call_handler(vcpu, frame, frame.rax, args);
+  long result = call_guest_handler(vcpu, frame, frame.rax, args);
   if (result == restart) [[unlikely]] {
     perf::add(perf::Counter::hypercall_continuations);
     continue_later(frame, args);
@@ -154,14 +177,9 @@ template <bool traced>
   frame.rax = uint64_t(result);
 }
 
-[[gnu::noinline]] void dispatch_traced(Vcpu& vcpu, TrapFrame& frame) { dispatch_call<true>(vcpu, frame); }
-}  // namespace
-
-// The trace point comes first and diverts to the traced copy with the same arguments (a tail
-// jump): the untraced path keeps no register alive for the record and costs the NOP alone.
-void dispatch(Vcpu& vcpu, TrapFrame& frame) {
-  if (trace_points::on()) [[unlikely]] return dispatch_traced(vcpu, frame);
-  dispatch_call<false>(vcpu, frame);
+void trace_guest_calls(bool on) {
+  for (unsigned number = 0; number < table_size; ++number)
+    guest_call_handlers.h[number] = on ? record_guest_call : handlers.h[number];
 }
 
 // Each entry runs as its own hypercall; results are written back into the guest's array.

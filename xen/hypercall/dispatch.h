@@ -9,6 +9,7 @@
 // pending interrupt or the scheduler had its turn: no hypercall holds the CPU for long.
 #pragma once
 #include <stdint.h>
+#include "arch/x86/apic/local_apic.h"
 #include "arch/x86/cpu/trap_frame.h"
 
 struct Vcpu;
@@ -23,10 +24,15 @@ using Handler = long (*)(Vcpu& vcpu, TrapFrame& frame, Arguments& args);
 inline constexpr long restart = -0x7fff'0001;
 
 void dispatch(Vcpu& vcpu, TrapFrame& frame);
+// Tracing of the guest's hypercalls (Xen's TRC_PV_HYPERCALL_V2) on or off. dispatch calls
+// through a table that is switched whole: the plain handlers while tracing is off, a recording
+// entry for every number while it is on. So the hypercall path has no trace site at all (the
+// NOP of one would be an instruction on every hypercall).
+void trace_guest_calls(bool on);
 // A loop serving a guest checks this between iterations (never before the first, so every
 // call makes progress): true when an interrupt waits (the local APIC timer: a guest timer or
 // the end of a time slice).
-bool preemption_requested();
+inline bool preemption_requested() { return local_apic::timer_interrupt_pending(); }
 
 // The handlers, grouped by file.
 long set_trap_table(Vcpu&, TrapFrame&, Arguments&);

@@ -123,17 +123,17 @@ long run_batch(Vcpu& vcpu, Arguments& args, Run run, Domain& tables, domid_t pag
   context.tables_of_caller = &tables == vcpu.domain;
   uint32_t i = 0;
   long result = 0;
-  for (; i < count; ++i) {
-    if (i && preemption_requested()) {
-      result = restart;
-      break;
-    }
+  while (i < count) {
     Request request;
     if (!guest_memory::read(vcpu, list + uint64_t(i) * sizeof(Request), request)) {
       result = -XEN_EFAULT;
       break;
     }
     if ((result = run(context, request))) break;
+    if (++i < count && preemption_requested()) {  // between two requests, never before the first
+      result = restart;
+      break;
+    }
   }
   apply(context.effects);
   if (result == restart) {

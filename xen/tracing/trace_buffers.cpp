@@ -5,6 +5,7 @@
 #include "arch/x86/cpu/registers.h"
 #include "domain/domain.h"
 #include "domain/event_channels.h"
+#include "hypercall/dispatch.h"
 #include "console/console.h"
 #include "memory/boot_memory.h"
 #include "memory/machine.h"
@@ -76,7 +77,9 @@ void notify_consumer() {
 void set_recording(bool on) {
   if (on == recording) return;
   recording = on;
+  if constexpr (!trace_points::compiled_in) return;
   trace_points::switch_all(on);
+  hypercall::trace_guest_calls(on);  // the one trace site that is a table, not a NOP
 }
 }  // namespace
 

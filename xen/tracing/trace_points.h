@@ -15,6 +15,13 @@ struct Site {
   uint64_t target;   // the recording code it jumps to while tracing is on
 };
 
+// False in the image built with PVHV_TRACE_POINTS=0 (build/xen/xen-untraced): no site exists.
+#if defined(PVHV_TRACE_POINTS) && PVHV_TRACE_POINTS == 0
+inline constexpr bool compiled_in = false;
+#else
+inline constexpr bool compiled_in = true;
+#endif
+
 // True where tracing is on; compiles to the NOP (or, once patched, the JMP).
 [[gnu::always_inline]] inline bool on() {
 #if defined(PVHV_TRACE_POINTS) && PVHV_TRACE_POINTS == 0

@@ -8,15 +8,16 @@
 #include "time/time_scale.h"
 
 namespace local_apic {
+volatile uint32_t* detail::registers;
+
 namespace {
-constexpr uint32_t reg_irr = 0x200;  // 8 registers of 32 bits, 16 bytes apart
 constexpr uint32_t reg_eoi = 0xb0, reg_spurious = 0xf0, reg_lvt_timer = 0x320,
                    reg_timer_initial = 0x380, reg_timer_current = 0x390, reg_timer_divide = 0x3e0;
 constexpr uint32_t masked = 1u << 16;
 uint64_t timer_hz;
 uint64_t base_address;
-volatile uint32_t* registers;
 
+using detail::registers;
 uint32_t read(uint32_t reg) { return registers[reg / 4]; }
 void write(uint32_t reg, uint32_t value) { registers[reg / 4] = value; }
 
@@ -63,8 +64,4 @@ void handle_timer_interrupt() {
 
 void end_of_interrupt() { write(reg_eoi, 0); }
 
-bool timer_interrupt_pending() {
-  constexpr uint32_t vector = vectors::lapic_timer;
-  return read(reg_irr + (vector / 32) * 0x10) & (1u << (vector % 32));
-}
 }  // namespace local_apic
