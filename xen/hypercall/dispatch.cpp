@@ -93,6 +93,7 @@ auto guest_call_handlers = handlers;
 long record_guest_call(Vcpu& vcpu, TrapFrame& frame, Arguments& args) {
   const uint64_t number = frame.rax;  // below table_size: dispatch checked it
   record_hypercall(number, args, false);
+  if (number >= table_size) return -XEN_ENOSYS;  // never taken; keeps the index in the table
   const Handler handler = handlers.h[number];
   return handler ? handler(vcpu, frame, args) : -XEN_ENOSYS;
 }
