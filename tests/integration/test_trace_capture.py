@@ -43,8 +43,8 @@ def main():
                 check_unhooks_rehooked(lines, result)
             else:
                 check_emulations_counted(lines, result)
-            refused = [line.split()[3] for line in lines
-                       if len(line.split()) > 3 and line.split()[2] == "hypercall" and line.split()[3] in ("3f", "64")]
+            calls = [fields[3] for fields in map(str.split, lines) if len(fields) > 3 and fields[2] == "hypercall"]
+            refused = [op for op in calls if op in ("3f", "64")]
             machine.expect(sorted(refused) == ["3f", "64"], f"{mode}: refused hypercalls recorded: {refused}", result)
             # The boot's timer check blocks the vCPU once: Xen's runstate records show it
             # (running -> blocked, woken: blocked -> runnable -> running).

@@ -53,7 +53,6 @@ bool runnable(const Vcpu& vcpu) {
   return vcpu.domain->alive() && up(vcpu) && !vcpu.blocked && !vcpu.domain->paused();
 }
 
-
 // Slots of the run queue are domain table slots (not ids: those are sparse).
 int slot_of(const Vcpu* vcpu) { return vcpu ? int(vcpu->domain->slot) : run_queue::none; }
 

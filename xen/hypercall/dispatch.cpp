@@ -77,13 +77,22 @@ namespace {
   }
 }
 
+// A slot's handler; an empty slot is -ENOSYS.
+[[gnu::always_inline]] inline long call(Handler handler, Vcpu& vcpu, TrapFrame& frame, Arguments& args) {
+  return handler ? handler(vcpu, frame, args) : -XEN_ENOSYS;
+}
+
+// The plain handler of `number`, null beyond the table. The number is compared whole:
+// rax = 0x1_0000_0011 is not xen_version, it is -ENOSYS.
+[[gnu::always_inline]] inline Handler plain_handler(uint64_t number) {
+  return number < table_size ? handlers.h[number] : nullptr;
+}
+
 // A call inside a multicall (recorded by run_calls' own trace site) runs the plain handler.
-// Each caller records the call first, before a handler rewrites its arguments. The number is
-// compared whole: rax = 0x1_0000_0011 is not xen_version, it is -ENOSYS.
+// Each caller records the call first, before a handler rewrites its arguments.
 [[gnu::always_inline]] inline long call_handler(Vcpu& vcpu, TrapFrame& frame, uint64_t number, Arguments& args) {
   summary::count_hypercall(number);
-  if (number >= table_size || !handlers.h[number]) return -XEN_ENOSYS;
-  return handlers.h[number](vcpu, frame, args);
+  return call(plain_handler(number), vcpu, frame, args);
 }
 
 // What dispatch calls through: a copy of `handlers` while tracing is off; while it is on,
@@ -91,11 +100,8 @@ namespace {
 auto guest_call_handlers = handlers;
 
 long record_guest_call(Vcpu& vcpu, TrapFrame& frame, Arguments& args) {
-  const uint64_t number = frame.rax;  // below table_size: dispatch checked it
-  record_hypercall(number, args, false);
-  if (number >= table_size) return -XEN_ENOSYS;  // never taken; keeps the index in the table
-  const Handler handler = handlers.h[number];
-  return handler ? handler(vcpu, frame, args) : -XEN_ENOSYS;
+  record_hypercall(frame.rax, args, false);
+  return call(plain_handler(frame.rax), vcpu, frame, args);
 }
 
 // A number beyond the table: refused, and recorded while tracing is on (out of line, so the
@@ -110,8 +116,7 @@ long record_guest_call(Vcpu& vcpu, TrapFrame& frame, Arguments& args) {
 [[gnu::always_inline]] inline long call_guest_handler(Vcpu& vcpu, TrapFrame& frame, uint64_t number, Arguments& args) {
   summary::count_hypercall(number);
   if (number >= table_size) [[unlikely]] return refuse_unknown_call(vcpu, frame, args);
-  const Handler handler = guest_call_handlers.h[number];
-  return handler ? handler(vcpu, frame, args) : -XEN_ENOSYS;
+  return call(guest_call_handlers.h[number], vcpu, frame, args);
 }
 
 // The guest re-executes its syscall (2 bytes before the rip it returns to) with the rewritten
@@ -165,7 +170,6 @@ long run_calls(Vcpu& vcpu, TrapFrame& frame, Arguments& args) {
   return 0;
 }
 }  // namespace
-
 
 void dispatch(Vcpu& vcpu, TrapFrame& frame) {
   Arguments args{{frame.rdi, frame.rsi, frame.rdx, frame.r10, frame.r8}};

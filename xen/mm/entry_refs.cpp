@@ -43,12 +43,7 @@ int take_l1_references(MmuContext& context, PageTableEntry& entry) {
         bool refused = !page->shared_with_privileged || (entry.writable() && page->shared_read_only);
         return refused ? error(XEN_EBUSY) : 0;
     }
-    if (get_page(context.frames, target, page->owner) != 0) return error(XEN_EBUSY);
-    if (entry.writable() && get_page_type(context, target, PageType::Writable) != 0) {
-        put_page(context.frames, target);
-        return error(XEN_EBUSY);
-    }
-    return 0;
+    return take_ordinary_frame_references(context, entry, page->owner);
 }
 
 void add_link(FrameTable& frames, uint64_t mfn, uint64_t slot_maddr) {

@@ -34,6 +34,17 @@ int take_entry_references(MmuContext& context, PagingLevel level, PageTableEntry
 // caller may not map, L2-L4 targets) goes out of line.
 int take_other_entry_references(MmuContext& context, PagingLevel level, PageTableEntry& entry,
                                 domid_t table_owner, uint64_t slot_maddr);
+// What an L1 entry mapping an ordinary frame of `owner` holds: a general reference, and a
+// Writable type reference if the entry is RW. -EBUSY (counts unchanged) if either is refused.
+[[gnu::always_inline]] inline int take_ordinary_frame_references(MmuContext& context, PageTableEntry entry,
+                                                                 domid_t owner) {
+    if (get_page(context.frames, entry.mfn(), owner) != 0) return error(XEN_EBUSY);
+    if (entry.writable() && get_page_type(context, entry.mfn(), PageType::Writable) != 0) {
+        put_page(context.frames, entry.mfn());
+        return error(XEN_EBUSY);
+    }
+    return 0;
+}
 [[gnu::always_inline]] inline int take_checked_entry_references(MmuContext& context, PagingLevel level,
                                                                 PageTableEntry& entry, domid_t table_owner,
                                                                 uint64_t slot_maddr) {
@@ -42,12 +53,7 @@ int take_other_entry_references(MmuContext& context, PagingLevel level, PageTabl
     if (page == nullptr || !is_guest_domain(page->owner) ||
         page->owner != context.owner_of_mapped_frames()) [[unlikely]]
         return take_other_entry_references(context, level, entry, table_owner, slot_maddr);
-    if (get_page(context.frames, entry.mfn(), page->owner) != 0) return error(XEN_EBUSY);
-    if (entry.writable() && get_page_type(context, entry.mfn(), PageType::Writable) != 0) {
-        put_page(context.frames, entry.mfn());
-        return error(XEN_EBUSY);
-    }
-    return 0;
+    return take_ordinary_frame_references(context, entry, page->owner);
 }
 
 // check_entry_bits for an entry this context writes, with Xen's one exception for a domain

@@ -5,22 +5,6 @@
 
 namespace mm {
 
-// One request of HYPERVISOR_mmu_update on the tables of context.domain (the caller, or the
-// domain the control domain named as pt_dom), mapping frames of context.page_owner.
-//   MMU_NORMAL_PT_UPDATE, MMU_PT_UPDATE_NO_TRANSLATE (the same for PV), and
-//   MMU_PT_UPDATE_PRESERVE_AD: `ptr` is the machine address of an 8-byte entry. The frame
-//     must belong to the domain (-EINVAL otherwise). If it is a validated page table the
-//     write goes through update_table_entry; otherwise, as in Xen, it is a checked plain
-//     write that takes a Writable type for its duration (-EINVAL if the frame has another
-//     type in use, e.g. a descriptor table).
-//   MMU_MACHPHYS_UPDATE: m2p[ptr >> 12] = val for a frame of the page owner (the domain, or
-//     the foreign domain mmu_update named: -EINVAL if not, or if the MFN is beyond the M2P
-//     table); -EPERM when the tables updated are not the caller's (Xen's pt_owner != d).
-//   anything else: -ENOSYS.
-// Inline: a batch of them is one loop in the hypercall, and a call per request (its frame,
-// the arguments moved twice) was a tenth of what the request costs.
-[[gnu::always_inline]] inline int mmu_update(MmuContext& context, const mmu_update_t& request);
-
 // The parts of mmu_update out of line: the write of a frame that is not a validated table
 // (Xen's checked plain write), and every command but a page-table update.
 int write_as_data(MmuContext& context, uint64_t mfn, unsigned index, uint64_t value);
@@ -35,7 +19,21 @@ inline constexpr uint64_t kCommandMask = sizeof(uint64_t) - 1;
 }
 }  // namespace detail
 
-inline int mmu_update(MmuContext& context, const mmu_update_t& request) {
+// One request of HYPERVISOR_mmu_update on the tables of context.domain (the caller, or the
+// domain the control domain named as pt_dom), mapping frames of context.page_owner.
+//   MMU_NORMAL_PT_UPDATE, MMU_PT_UPDATE_NO_TRANSLATE (the same for PV), and
+//   MMU_PT_UPDATE_PRESERVE_AD: `ptr` is the machine address of an 8-byte entry. The frame
+//     must belong to the domain (-EINVAL otherwise). If it is a validated page table the
+//     write goes through update_table_entry; otherwise, as in Xen, it is a checked plain
+//     write that takes a Writable type for its duration (-EINVAL if the frame has another
+//     type in use, e.g. a descriptor table).
+//   MMU_MACHPHYS_UPDATE: m2p[ptr >> 12] = val for a frame of the page owner (the domain, or
+//     the foreign domain mmu_update named: -EINVAL if not, or if the MFN is beyond the M2P
+//     table); -EPERM when the tables updated are not the caller's (Xen's pt_owner != d).
+//   anything else: -ENOSYS.
+// Inline: a batch of them is one loop in the hypercall, and a call per request (its frame,
+// the arguments moved twice) was a tenth of what the request costs.
+[[gnu::always_inline]] inline int mmu_update(MmuContext& context, const mmu_update_t& request) {
     const uint64_t command = request.ptr & detail::kCommandMask;
     if (!detail::is_page_table_update(command)) [[unlikely]] return mmu_update_other(context, request);
     const uint64_t machine_address = request.ptr & ~detail::kCommandMask;

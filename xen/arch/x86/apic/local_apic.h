@@ -8,10 +8,6 @@ void init();                              // enable, calibrate the timer against
 void arm_timer_ns(uint64_t delta_ns);     // one-shot, 0 disarms
 void handle_timer_interrupt();
 void end_of_interrupt();
-// The timer interrupt is raised but not yet taken (the hypervisor runs with interrupts off):
-// a long hypercall asks this to know when to stop and let it in. Inline: a batch asks it
-// between every two of its requests.
-inline bool timer_interrupt_pending();
 uint64_t physical_base();                 // where IA32_APIC_BASE put it (0 before init)
 
 namespace detail {
@@ -19,6 +15,9 @@ extern volatile uint32_t* registers;  // the local APIC's page, mapped by init
 inline constexpr uint32_t reg_irr = 0x200;  // 8 registers of 32 bits, 16 bytes apart
 }  // namespace detail
 
+// The timer interrupt is raised but not yet taken (the hypervisor runs with interrupts off):
+// a long hypercall asks this to know when to stop and let it in. Inline: a batch asks it
+// between every two of its requests.
 inline bool timer_interrupt_pending() {
   constexpr uint32_t vector = vectors::lapic_timer;
   return detail::registers[(detail::reg_irr + (vector / 32) * 0x10) / 4] & (1u << (vector % 32));
