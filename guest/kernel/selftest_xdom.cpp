@@ -17,6 +17,8 @@
 //    it, the new port pending at once, send both ways, status of both ends, close (the other
 //    end unbound again, its pending bit gone), sends on closed and VIRQ ports -EINVAL, binding
 //    what is not unbound for us -EINVAL, no such domain -ESRCH; ports counted before/after;
+//    ports existing in Xen's buckets of 64 (status past them -EINVAL, a new bucket when every
+//    port is taken, kept when its ports close);
 //  - SCHEDOP_remote_shutdown of no domain -ESRCH; mmu_update / mmuext_op naming a table owner
 //    or page owner that does not exist -ESRCH.
 //
@@ -382,6 +384,44 @@ void events_self(SelfTest& test) {
   test.check("ports in use: as before", ports_in_use(DOMID_SELF), in_use);
 }
 
+// Xen keeps ports in buckets of 64 and has a port only inside the buckets it allocated: one
+// at creation, the next when every port before is taken, none freed while the domain lives.
+// So EVTCHNOP_status of the first port past them is -EINVAL, of the last one in them closed.
+evtchn_port_t ports_existing(domid_t dom) {
+  constexpr evtchn_port_t kBucket = 64, kLimit = 4096;
+  evtchn_port_t end = 0;
+  evtchn_status_t s;
+  while (end < kLimit && status(dom, end + kBucket - 1, s) == 0) end += kBucket;
+  return end;
+}
+
+void event_buckets_self(SelfTest& test) {
+  const evtchn_port_t end = ports_existing(DOMID_SELF);
+  const long in_use = ports_in_use(DOMID_SELF);
+  evtchn_status_t s;
+  test.check("dom0's ports exist in whole buckets of 64", end > 0 && end % 64 == 0 && status(DOMID_SELF, end, s) != 0,
+             true);
+  test.check("... the first port past them: -EINVAL", status(DOMID_SELF, end, s), -XEN_EINVAL);
+  constexpr unsigned kMaxTaken = 256;
+  evtchn_port_t taken[kMaxTaken];
+  unsigned count = 0;
+  evtchn_port_t port = 0;
+  while (count < kMaxTaken && alloc_unbound(DOMID_SELF, DOMID_SELF, port) == 0) {
+    taken[count++] = port;
+    if (port >= end) break;
+  }
+  test.check("when every port of them is taken, the next is the first of a new bucket", port, end);
+  test.check("... whose last port exists", status(DOMID_SELF, end + 63, s) == 0 && s.status == EVTCHNSTAT_closed,
+             true);
+  test.check("... and no port past it", status(DOMID_SELF, end + 64, s), -XEN_EINVAL);
+  bool closed = true;
+  for (unsigned i = 0; i < count; ++i) closed = close(taken[i]) == 0 && closed;
+  test.check("the ports taken close", closed, true);
+  test.check("the new bucket stays when its ports are closed", status(DOMID_SELF, end + 63, s), 0);
+  test.check("... and no other appears", status(DOMID_SELF, end + 64, s), -XEN_EINVAL);
+  test.check("ports in use: as before", ports_in_use(DOMID_SELF), in_use);
+}
+
 long remote_shutdown(domid_t domain, unsigned reason) {
   sched_remote_shutdown_t request{domain, reason};
   return xen::sched_op(SCHEDOP_remote_shutdown, &request);
@@ -660,6 +700,7 @@ void selftest_xdom_self(SelfTest& test) {
   memory_self_hostile(test);
   memory_self_map(test);
   events_self(test);
+  event_buckets_self(test);
   foreign_self(test);
 }
 

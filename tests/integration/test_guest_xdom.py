@@ -11,7 +11,8 @@ the reservation queries' -EINVAL / -ESRCH, set_memory_map / memory_map (-ENOSYS 
 set, read back, E820MAX, -ESRCH, -EFAULT), event channels within dom0 (alloc_unbound for
 DOMID_SELF, bind_interdomain to it, pending at once, send both ways, status of both ends,
 close leaving the other end unbound, closed and VIRQ ports -EINVAL, no such domain -ESRCH,
-ports counted before and after), SCHEDOP_remote_shutdown and foreign mmu_update / mmuext_op
+ports counted before and after; ports existing only in Xen's buckets of 64, a new bucket when
+every port is taken, kept when its ports close), SCHEDOP_remote_shutdown and foreign mmu_update / mmuext_op
 naming a domain that does not exist (-ESRCH). On ours each boot runs under both ptwr= modes and
 must end by itself with a clean frame audit.
 """

@@ -7,7 +7,8 @@ namespace evtchn {
 namespace {
 struct TwoDomains : ::testing::Test {
   Channel dom0_ports[16]{}, domu_ports[16]{};
-  Table dom0{dom0_ports, 16, 0}, domu{domu_ports, 16, 1};
+  unsigned dom0_valid = first_bucket_end(16), domu_valid = first_bucket_end(16);
+  Table dom0{dom0_ports, 16, 0, &dom0_valid}, domu{domu_ports, 16, 1, &domu_valid};
   static TwoDomains* current;
   void SetUp() override { current = this; }
   static Table* find(domid_t id) { return id == 0 ? &current->dom0 : id == 1 ? &current->domu : nullptr; }
@@ -137,6 +138,52 @@ TEST_F(TwoDomains, IpiPortsAreOneEachAndCloseLikeOthers) {
 TEST_F(TwoDomains, IpiOnAFullTableIsNoSpace) {
   for (unsigned i = 1; i < 16; ++i) ASSERT_EQ(bind_ipi(domu, 0), int(i));
   EXPECT_EQ(bind_ipi(domu, 0), -XEN_ENOSPC);
+}
+
+// Xen's buckets: a domain has ports 0-63 until they are all taken, then the next bucket's, and
+// keeps every bucket it got. A port beyond them does not exist for any operation.
+struct Buckets : ::testing::Test {
+  static constexpr unsigned kCapacity = 200;  // not a multiple of a bucket: the last one is cut short
+  Channel ports[kCapacity]{};
+  unsigned valid = first_bucket_end(kCapacity);
+  Table table{ports, kCapacity, 1, &valid};
+  int status_rc(evtchn_port_t port) {
+    evtchn_status_t out{};
+    return status(table, port, out);
+  }
+};
+
+TEST_F(Buckets, APortBeyondTheFirstBucketDoesNotExistUntilItIsNeeded) {
+  EXPECT_EQ(valid, 64u);
+  EXPECT_EQ(status_rc(63), 0);
+  EXPECT_EQ(status_rc(64), -XEN_EINVAL);
+  EXPECT_EQ(bind_interdomain(table, table, 64), -XEN_EINVAL) << "its own new port 1, then no port 64";
+  EXPECT_EQ(close(table, 1, nullptr).error, -XEN_EINVAL) << "the failed bind's port was not taken";
+  for (unsigned port = 1; port < 64; ++port) ASSERT_EQ(alloc_unbound(table, 1), int(port));
+  EXPECT_EQ(valid, 64u) << "a full bucket is not yet a new one";
+  EXPECT_EQ(alloc_unbound(table, 1), 64);
+  EXPECT_EQ(valid, 128u);
+  EXPECT_EQ(status_rc(127), 0);
+  EXPECT_EQ(status_rc(128), -XEN_EINVAL);
+}
+
+TEST_F(Buckets, BucketsStayWhenTheirPortsAreClosed) {
+  for (unsigned port = 1; port <= 64; ++port) ASSERT_EQ(alloc_unbound(table, 1), int(port));
+  for (evtchn_port_t port = 1; port <= 64; ++port) ASSERT_EQ(close(table, port, nullptr).error, 0);
+  EXPECT_EQ(valid, 128u);
+  EXPECT_EQ(status_rc(127), 0);
+  EXPECT_EQ(table.count_in_use(), 0u);
+  EXPECT_EQ(alloc_unbound(table, 1), 1) << "the lowest free port again";
+}
+
+TEST_F(Buckets, TheLastBucketEndsAtTheCapacity) {
+  for (unsigned port = 1; port < kCapacity; ++port) ASSERT_EQ(alloc_unbound(table, 1), int(port));
+  EXPECT_EQ(valid, kCapacity);
+  EXPECT_EQ(status_rc(kCapacity - 1), 0);
+  EXPECT_EQ(status_rc(kCapacity), -XEN_EINVAL);
+  EXPECT_EQ(alloc_unbound(table, 1), -XEN_ENOSPC);
+  EXPECT_EQ(bind_ipi(table, 0), -XEN_ENOSPC);
+  EXPECT_EQ(valid, kCapacity);
 }
 }  // namespace
 }  // namespace evtchn

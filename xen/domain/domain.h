@@ -160,7 +160,10 @@ struct Domain {
   using EventChannel = evtchn::Channel;
   static constexpr unsigned max_event_channels = 1024;
   EventChannel event_channels[max_event_channels]{};
-  evtchn::Table channel_table() { return evtchn::Table{event_channels, max_event_channels, id}; }
+  unsigned valid_event_channels = evtchn::first_bucket_end(max_event_channels);  // the buckets Xen would have
+  evtchn::Table channel_table() {
+    return evtchn::Table{event_channels, max_event_channels, id, &valid_event_channels};
+  }
   // The console ring of a domain built at boot (start_info->console.domU), drained by the
   // hypervisor when the domain notifies `console_port` (domain/guest_console).
   uint64_t console_mfn = 0;

@@ -5,14 +5,18 @@ namespace evtchn {
 using State = Channel::State;
 
 int Table::allocate() const {
-  for (unsigned port = 1; port < size; ++port)
+  unsigned port = 1;
+  for (; port < *valid_end; ++port)
     if (ports[port].state == State::free) return int(port);
-  return -XEN_ENOSPC;
+  if (port >= capacity) return -XEN_ENOSPC;
+  const unsigned grown = port + kPortsPerBucket;
+  *valid_end = grown < capacity ? grown : capacity;
+  return int(port);
 }
 
 unsigned Table::count_in_use() const {
   unsigned count = 0;
-  for (unsigned port = 1; port < size; ++port) count += ports[port].state != State::free;
+  for (unsigned port = 1; port < *valid_end; ++port) count += ports[port].state != State::free;
   return count;
 }
 

@@ -24,15 +24,28 @@ struct Channel {
   evtchn_port_t remote_port = 0;
 };
 
-// A domain's ports 0 .. size-1. Port 0 is never allocated (Xen reserves it).
+// Xen 4.17 keeps a domain's ports in buckets of 64 (EVTCHNS_PER_BUCKET with the 2-level ABI on
+// x86-64), allocates the first when the domain is created and another only when no port of
+// those it has is free, and frees none before the domain goes. A port beyond the buckets does
+// not exist: EVTCHNOP_status, bind_interdomain, close, send and unmask answer -EINVAL for it.
+inline constexpr unsigned kPortsPerBucket = 64;
+constexpr unsigned first_bucket_end(unsigned capacity) {
+  return capacity < kPortsPerBucket ? capacity : kPortsPerBucket;
+}
+
+// A domain's ports 0 .. capacity-1, of which 0 .. *valid_end-1 exist (the buckets allocated:
+// first_bucket_end(capacity) at creation, growing by a bucket, never past capacity). Port 0
+// is never allocated (Xen reserves it).
 struct Table {
   Channel* ports;
-  unsigned size;
+  unsigned capacity;
   domid_t owner;
+  unsigned* valid_end;
 
-  bool valid(evtchn_port_t port) const { return port < size; }
-  bool in_use(evtchn_port_t port) const { return port > 0 && port < size && ports[port].state != Channel::State::free; }
-  // Lowest free port (Xen's get_free_port), or -ENOSPC.
+  bool valid(evtchn_port_t port) const { return port < *valid_end; }
+  bool in_use(evtchn_port_t port) const { return port > 0 && valid(port) && ports[port].state != Channel::State::free; }
+  // Lowest free port (Xen's get_free_port), a new bucket's first when the existing ones are
+  // full, or -ENOSPC.
   int allocate() const;
   unsigned count_in_use() const;
 };
