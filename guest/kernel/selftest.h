@@ -89,6 +89,7 @@ void selftest_xdom_wait(SelfTest& test);
 // mmu_update of it that must return `expected` (the slot is checked unchanged when refused
 // and restored when accepted).
 pv::PageTableSlot scratch_slot();
+uint64_t scratch_va();  // the page scratch_slot maps
 void try_update(SelfTest& test, const char* what, const pv::PageTableSlot& slot, uint64_t value, long expected);
 
 }  // namespace kernel

@@ -35,7 +35,7 @@ void try_update(SelfTest& test, const char* what, const pv::PageTableSlot& slot,
   test.check(label, static_cast<long>(read_entry(slot).raw() == before), 1);
 }
 
-static uint64_t scratch_va() { return reinterpret_cast<uint64_t>(scratch_page); }
+uint64_t scratch_va() { return reinterpret_cast<uint64_t>(scratch_page); }
 
 pv::PageTableSlot scratch_slot() {
   pv::PageTableSlot slot;

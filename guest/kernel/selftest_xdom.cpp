@@ -7,7 +7,9 @@
 //  - populate_physmap / decrease_reservation on itself: frames counted in
 //    current_reservation and physinfo's free_pages and back, the M2P entry of a populated
 //    frame, order 1 (aligned pairs), a frame still mapped when it is given back (freed with
-//    its last mapping), hostile extent lists (unmapped, in the hypervisor's range), too many
+//    its last mapping), frames written and given back read as zeros when populated again,
+//    at once (zeroed when handed out) and after an idle sleep (scrubbed while idle: our
+//    counters say which; ours only, Xen scrubs only a dying domain's), hostile extent lists (unmapped, in the hypervisor's range), too many
 //    extents, an order too large, a frame that does not exist: Xen's partial count (0), never
 //    an error; the continuation's start extent in the command word; the reservation queries'
 //    -EINVAL / -ESRCH;
@@ -193,6 +195,85 @@ void memory_self_frames(SelfTest& test) {
   test.check("... decrease_reservation while mapped: 1 extent", given_back, 1);
   test.check("... still counted while mapped", held, pages + 1);
   test.check("... gone with its mapping", current_pages(DOMID_SELF), pages);
+  test.check("... free_pages back", free_pages(), free_before);
+}
+
+// `mfn` of ours at the scratch page for the duration of `use(bytes)`, writable or not, through
+// update_va_mapping with UVMF_INVLPG (so no stale translation is used); restored after.
+template <typename Use>
+long with_frame_at_scratch(uint64_t mfn, bool writable, Use use) {
+  pv::PageTableSlot slot = scratch_slot();
+  const uint64_t before = read_entry(slot).raw(), va = scratch_va();
+  const uint64_t entry = (mfn << 12) | kPresent | kAccessed | (writable ? kRw : 0);
+  long rc = arch::hypercall(__HYPERVISOR_update_va_mapping, va, entry, UVMF_INVLPG);
+  if (rc == 0) use(reinterpret_cast<volatile uint8_t*>(va));
+  long restored = arch::hypercall(__HYPERVISOR_update_va_mapping, va, before, UVMF_INVLPG);
+  return rc ? rc : restored;
+}
+bool fill_frame(uint64_t mfn, uint8_t byte) {
+  return with_frame_at_scratch(mfn, true, [byte](volatile uint8_t* bytes) {
+           for (unsigned i = 0; i < 4096; ++i) bytes[i] = byte;
+         }) == 0;
+}
+bool frame_is_zero(uint64_t mfn) {
+  bool zero = false;
+  long rc = with_frame_at_scratch(mfn, false, [&zero](volatile uint8_t* bytes) {
+    uint8_t any = 0;
+    for (unsigned i = 0; i < 4096; ++i) any |= bytes[i];
+    zero = any == 0;
+  });
+  return rc == 0 && zero;
+}
+
+// Frames given back hold what their owner wrote into them; on ours whoever gets them next
+// finds zeros, whether the hypervisor scrubbed them while it was idle (as Xen's
+// scrub_free_pages) or zeroes them when it hands them out, and our counters
+// (frames_scrubbed_idle, frames_zeroed_when_allocated) say which way each took. Xen 4.17
+// scrubs only what a dying domain leaves (free_domheap_pages): a frame a running domain gives
+// back may come back with its contents, so there (no such counters) only the reservation's
+// counts are checked.
+void memory_self_scrub(SelfTest& test) {
+  constexpr unsigned kFrames = 8;
+  const xen_pfn_t first_gpfn = boot_info.nr_pages + 128;
+  xen_pfn_t list[kFrames];
+  auto written_and_given_back = [&](uint8_t byte) {
+    for (unsigned i = 0; i < kFrames; ++i) list[i] = first_gpfn + i;
+    if (populate(DOMID_SELF, list, kFrames) != long(kFrames)) return false;
+    bool filled = true;
+    for (xen_pfn_t mfn : list) filled = fill_frame(mfn, byte) && filled;
+    return decrease(DOMID_SELF, list, kFrames) == long(kFrames) && filled;
+  };
+  auto populated_zero = [&] {
+    for (unsigned i = 0; i < kFrames; ++i) list[i] = first_gpfn + i;
+    if (populate(DOMID_SELF, list, kFrames) != long(kFrames)) return false;
+    bool zero = true;
+    for (xen_pfn_t mfn : list) zero = frame_is_zero(mfn) && zero;
+    return decrease(DOMID_SELF, list, kFrames) == long(kFrames) && zero;
+  };
+  const long free_before = free_pages();
+  const bool ours = perf_counter("frames_zeroed_when_allocated") >= 0;
+
+  test.check("8 frames populated, filled with 0xa5 and given back", written_and_given_back(0xa5), true);
+  const long zeroed_before = perf_counter("frames_zeroed_when_allocated");
+  const bool zero_at_once = populated_zero();
+  if (ours) {
+    test.check("... populated again at once: they read as zeros", zero_at_once, true);
+    test.check("... zeroed when handed out (no idle time to scrub them)",
+               perf_counter("frames_zeroed_when_allocated") - zeroed_before >= long(kFrames), true);
+  }
+
+  test.check("8 frames filled with 0x5a and given back", written_and_given_back(0x5a), true);
+  const long scrubbed_before = perf_counter("frames_scrubbed_idle");
+  sleep_ms(20);  // dom0 blocks: the CPU is idle
+  const long scrubbed = perf_counter("frames_scrubbed_idle"), zeroed = perf_counter("frames_zeroed_when_allocated");
+  const bool zero_after_sleep = populated_zero();
+  if (ours) {
+    test.check("... while dom0 slept the hypervisor scrubbed free frames", scrubbed - scrubbed_before >= long(kFrames),
+               true);
+    test.check("... populated again after the sleep: zeros", zero_after_sleep, true);
+    test.check("... found scrubbed: none zeroed when handed out", perf_counter("frames_zeroed_when_allocated"),
+               zeroed);
+  }
   test.check("... free_pages back", free_pages(), free_before);
 }
 
@@ -697,6 +778,7 @@ void peer_console(SelfTest& test) {
 
 void selftest_xdom_self(SelfTest& test) {
   memory_self_frames(test);
+  memory_self_scrub(test);
   memory_self_hostile(test);
   memory_self_map(test);
   events_self(test);

@@ -5,7 +5,10 @@ and on Xen 4.17: what Xen 4.17 answers is the specification.
 dom0 runs guest/kernel/selftest_xdom.cpp's selftest=xdom-self: populate_physmap and
 decrease_reservation on itself (frames counted in current_reservation and physinfo's free
 pages and back, the M2P entry of a populated frame, order 1, a frame given back while mapped
-that leaves with its mapping, hostile extent lists, too many extents, too large an order,
+that leaves with its mapping, frames written and given back reading as zeros when populated
+again (at once: zeroed when handed out; after an idle sleep: scrubbed while idle, which our
+counters show; on ours only: Xen 4.17 scrubs only what a dying domain leaves), hostile extent
+lists, too many extents, too large an order,
 a frame beyond RAM: Xen's partial count, never a fault; the continuation's start extent),
 the reservation queries' -EINVAL / -ESRCH, set_memory_map / memory_map (-ENOSYS before one is
 set, read back, E820MAX, -ESRCH, -EFAULT), event channels within dom0 (alloc_unbound for

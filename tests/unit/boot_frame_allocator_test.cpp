@@ -168,3 +168,126 @@ TEST(BootFrameAllocator, FindsRegionForItsOwnBitmap) {
     EXPECT_FALSE(find_free_region(ram.data(), ram.size(), reserved.data(), reserved.size(), 4096,
                                   3000, found));
 }
+
+// Idle scrubbing: what the allocator knows about a free frame's contents. A test's "memory" is
+// which frames the zeroing callback was called for, and in what order.
+namespace {
+std::vector<uint64_t> zeroed;
+void record_zero(uint64_t frame) { zeroed.push_back(frame); }
+
+struct ScrubFixture : Fixture {
+    ScrubFixture() {
+        zeroed.clear();
+        EXPECT_EQ(init(256, {{0, 256 * 4096}}, {{0, 4096}}), FrameAllocatorError::none);
+    }
+};
+}  // namespace
+
+TEST(BootFrameAllocatorScrub, AtFirstNoFrameIsCleanSoAllocationZeroes) {
+    ScrubFixture f;
+    EXPECT_EQ(f.allocator.clean_count(), 0u);
+    uint64_t frame = 0;
+    ASSERT_EQ(f.allocator.allocate_zeroed(frame, record_zero), FrameAllocatorError::none);
+    EXPECT_EQ(frame, 1u);
+    EXPECT_EQ(zeroed, std::vector<uint64_t>{1});
+}
+
+TEST(BootFrameAllocatorScrub, ScrubbedFramesAreHandedOutWithoutZeroingAgain) {
+    ScrubFixture f;
+    ASSERT_TRUE(f.allocator.scrub_one(record_zero));
+    ASSERT_TRUE(f.allocator.scrub_one(record_zero));
+    EXPECT_EQ(zeroed, (std::vector<uint64_t>{1, 2}));
+    EXPECT_TRUE(f.allocator.is_clean(1));
+    EXPECT_EQ(f.allocator.clean_count(), 2u);
+    zeroed.clear();
+    uint64_t first = 0;
+    ASSERT_EQ(f.allocator.allocate_contiguous_zeroed(4, 1, first, record_zero), FrameAllocatorError::none);
+    EXPECT_EQ(first, 1u);
+    EXPECT_EQ(zeroed, (std::vector<uint64_t>{3, 4})) << "only the run's frames that were not scrubbed";
+    EXPECT_FALSE(f.allocator.is_clean(1)) << "a frame taken is its new owner's to write";
+    EXPECT_EQ(f.allocator.clean_count(), 0u);
+}
+
+// The frame a scrub made clean, taken, written and freed again holds its last owner's data:
+// it must be zeroed again, by the scrubber or by the next allocation.
+TEST(BootFrameAllocatorScrub, AFrameFreedAgainIsNoLongerClean) {
+    ScrubFixture f;
+    ASSERT_TRUE(f.allocator.scrub_one(record_zero));
+    uint64_t frame = 0;
+    ASSERT_EQ(f.allocator.allocate(frame), FrameAllocatorError::none) << "a caller that writes it itself";
+    EXPECT_EQ(frame, 1u);
+    ASSERT_EQ(f.allocator.free(frame), FrameAllocatorError::none);
+    EXPECT_FALSE(f.allocator.is_clean(frame));
+    zeroed.clear();
+    ASSERT_EQ(f.allocator.allocate_zeroed(frame, record_zero), FrameAllocatorError::none);
+    EXPECT_EQ(zeroed, std::vector<uint64_t>{1});
+    ASSERT_EQ(f.allocator.free(frame), FrameAllocatorError::none);
+    zeroed.clear();
+    ASSERT_TRUE(f.allocator.scrub_one(record_zero));
+    EXPECT_EQ(zeroed, std::vector<uint64_t>{1}) << "the scrubber goes back for a frame freed below where it was";
+}
+
+TEST(BootFrameAllocatorScrub, ScrubbingSkipsTakenAndCleanFramesAndEnds) {
+    ScrubFixture f;
+    uint64_t first = 0;
+    ASSERT_EQ(f.allocator.allocate_contiguous(100, 1, first), FrameAllocatorError::none);
+    std::vector<uint64_t> expected;
+    for (uint64_t frame = 101; frame < 256; ++frame) expected.push_back(frame);
+    while (f.allocator.scrub_one(record_zero)) {
+    }
+    EXPECT_EQ(zeroed, expected) << "every free frame once, no taken one";
+    EXPECT_EQ(f.allocator.clean_count(), f.allocator.free_count());
+    zeroed.clear();
+    EXPECT_FALSE(f.allocator.scrub_one(record_zero));
+    EXPECT_TRUE(zeroed.empty());
+    ASSERT_EQ(f.allocator.free(50), FrameAllocatorError::none);
+    ASSERT_TRUE(f.allocator.scrub_one(record_zero));
+    EXPECT_EQ(zeroed, std::vector<uint64_t>{50});
+}
+
+TEST(BootFrameAllocatorScrub, AReservedFrameIsNeitherFreeNorClean) {
+    ScrubFixture f;
+    while (f.allocator.scrub_one(record_zero)) {
+    }
+    f.allocator.reserve({10 * 4096, 12 * 4096});
+    EXPECT_FALSE(f.allocator.is_clean(10));
+    EXPECT_FALSE(f.allocator.is_clean(11));
+    EXPECT_EQ(f.allocator.clean_count(), f.allocator.free_count());
+}
+
+// Random takes, frees and scrubs: a frame handed out zeroed was either zeroed at allocation or
+// scrubbed since it was last freed, never both and never neither.
+TEST(BootFrameAllocatorScrub, EveryFrameHandedOutZeroedIsZeroedExactlyOnceSinceItWasFreed) {
+    ScrubFixture f;
+    std::mt19937 random(7);
+    std::vector<int> zeroed_since_free(256, 0);
+    std::set<uint64_t> held;
+    for (int step = 0; step < 5000; ++step) {
+        zeroed.clear();
+        switch (random() % 3) {
+        case 0: {
+            uint64_t frame = 0;
+            if (f.allocator.allocate_zeroed(frame, record_zero) != FrameAllocatorError::none) break;
+            for (uint64_t z : zeroed) ++zeroed_since_free[z];
+            ASSERT_EQ(zeroed_since_free[frame], 1) << frame;
+            held.insert(frame);
+            break;
+        }
+        case 1:
+            if (held.empty()) break;
+            {
+                auto it = std::next(held.begin(), random() % held.size());
+                ASSERT_EQ(f.allocator.free(*it), FrameAllocatorError::none);
+                zeroed_since_free[*it] = 0;
+                held.erase(it);
+            }
+            break;
+        default:
+            f.allocator.scrub_one(record_zero);
+            for (uint64_t z : zeroed) {
+                ASSERT_FALSE(held.count(z)) << "scrubbed a frame in use: " << z;
+                ++zeroed_since_free[z];
+            }
+        }
+    }
+}

@@ -85,8 +85,9 @@ FrameAllocatorError FrameAllocator::init(uint64_t* storage, size_t storage_words
     words_ = size_t((frame_limit + 63) / 64);
     usable_ = storage;
     free_ = storage + words_;
+    clean_ = storage + 2 * words_;
     frame_limit_ = frame_limit;
-    for (size_t i = 0; i < 2 * words_; ++i) storage[i] = 0;
+    for (size_t i = 0; i < 3 * words_; ++i) storage[i] = 0;
     for (size_t i = 0; i < ram_count; ++i) add_ram(ram[i]);
     for (size_t i = 0; i < reserved_count; ++i) reserve(reserved[i]);
     return FrameAllocatorError::none;
@@ -120,24 +121,41 @@ void FrameAllocator::reserve(const PhysicalRange& range) {
             clear(free_, frame);
             --free_count_;
         }
+        if (test(clean_, frame)) {
+            clear(clean_, frame);
+            --clean_count_;
+        }
     }
 }
 
-void FrameAllocator::take(uint64_t frame) {
+// Whoever takes a frame writes it: it stops being clean here, zeroed first if `zero` asks for
+// zeros and it was not clean.
+void FrameAllocator::take(uint64_t frame, ZeroFrame zero) {
     clear(free_, frame);
     --free_count_;
+    if (test(clean_, frame)) {
+        clear(clean_, frame);
+        --clean_count_;
+    } else if (zero) {
+        zero(frame);
+    }
 }
 
-FrameAllocatorError FrameAllocator::allocate(uint64_t& frame) {
+FrameAllocatorError FrameAllocator::take_lowest(uint64_t& frame, ZeroFrame zero) {
     for (size_t word = search_hint_; word < words_; ++word) {
         if (free_[word] == 0) continue;
         search_hint_ = word;
         frame = uint64_t(word) * 64 + uint64_t(__builtin_ctzll(free_[word]));
-        take(frame);
+        take(frame, zero);
         return FrameAllocatorError::none;
     }
     search_hint_ = words_;
     return FrameAllocatorError::out_of_memory;
+}
+
+FrameAllocatorError FrameAllocator::allocate(uint64_t& frame) { return take_lowest(frame, nullptr); }
+FrameAllocatorError FrameAllocator::allocate_zeroed(uint64_t& frame, ZeroFrame zero) {
+    return take_lowest(frame, zero);
 }
 
 // The last frame in [first, first + count) that is not free, or first + count if all are.
@@ -149,13 +167,22 @@ uint64_t FrameAllocator::first_blocker(uint64_t first, uint64_t count) const {
 
 FrameAllocatorError FrameAllocator::allocate_contiguous(uint64_t count, uint64_t alignment,
                                                         uint64_t& first) {
+    return take_run(count, alignment, first, nullptr);
+}
+FrameAllocatorError FrameAllocator::allocate_contiguous_zeroed(uint64_t count, uint64_t alignment,
+                                                               uint64_t& first, ZeroFrame zero) {
+    return take_run(count, alignment, first, zero);
+}
+
+FrameAllocatorError FrameAllocator::take_run(uint64_t count, uint64_t alignment, uint64_t& first,
+                                             ZeroFrame zero) {
     if (count == 0 || !is_power_of_two(alignment)) return FrameAllocatorError::bad_arguments;
     if (count > free_count_) return FrameAllocatorError::out_of_memory;
     uint64_t candidate = align_up(uint64_t(search_hint_) * 64, alignment);
     while (candidate < frame_limit_ && frame_limit_ - candidate >= count) {
         uint64_t blocker = first_blocker(candidate, count);
         if (blocker == candidate + count) {
-            for (uint64_t frame = candidate; frame < candidate + count; ++frame) take(frame);
+            for (uint64_t frame = candidate; frame < candidate + count; ++frame) take(frame, zero);
             first = candidate;
             return FrameAllocatorError::none;
         }
@@ -174,7 +201,23 @@ FrameAllocatorError FrameAllocator::free(uint64_t frame) {
     set(free_, frame);
     ++free_count_;
     if (frame / 64 < search_hint_) search_hint_ = size_t(frame / 64);
+    if (frame / 64 < scrub_hint_) scrub_hint_ = size_t(frame / 64);
     return FrameAllocatorError::none;
+}
+
+bool FrameAllocator::scrub_one(ZeroFrame zero) {
+    for (size_t word = scrub_hint_; word < words_; ++word) {
+        const uint64_t unknown = free_[word] & ~clean_[word];
+        if (unknown == 0) continue;
+        scrub_hint_ = word;
+        const uint64_t frame = uint64_t(word) * 64 + uint64_t(__builtin_ctzll(unknown));
+        zero(frame);
+        set(clean_, frame);
+        ++clean_count_;
+        return true;
+    }
+    scrub_hint_ = words_;
+    return false;
 }
 
 FrameAllocatorError FrameAllocator::free_contiguous(uint64_t first, uint64_t count) {
@@ -191,6 +234,10 @@ FrameAllocatorError FrameAllocator::free_contiguous(uint64_t first, uint64_t cou
 
 bool FrameAllocator::is_free(uint64_t frame) const {
     return frame < frame_limit_ && test(free_, frame);
+}
+
+bool FrameAllocator::is_clean(uint64_t frame) const {
+    return frame < frame_limit_ && test(clean_, frame);
 }
 
 bool FrameAllocator::is_allocated(uint64_t frame) const {

@@ -1,8 +1,12 @@
 #pragma once
 // The boot-time physical frame allocator: which 4 KiB frames of RAM are free. It has no heap,
-// so it keeps two bitmaps in memory the caller provides: `usable` (RAM that is not reserved)
-// and `free` (usable and not handed out). Keeping `usable` apart is what lets free() refuse
-// a frame that was never the allocator's to give (the hypervisor image, a module, a hole).
+// so it keeps three bitmaps in memory the caller provides: `usable` (RAM that is not reserved),
+// `free` (usable and not handed out) and `clean` (free and known to hold zeros). Keeping
+// `usable` apart is what lets free() refuse a frame that was never the allocator's to give (the
+// hypervisor image, a module, a hole). `clean` is what lets the hypervisor scrub the frames
+// domains gave back while it is idle, as Xen does (scrub_free_pages), so that allocation finds
+// them zeroed: a frame is clean from the moment scrub_one zeroed it until it is taken, and
+// unknown again when it is freed; at init every frame is unknown (RAM as the firmware left it).
 
 #include <stddef.h>
 #include <stdint.h>
@@ -45,7 +49,7 @@ class FrameAllocator {
 public:
     // 64-bit words the caller must provide to manage frames [0, frame_limit).
     static constexpr size_t storage_words_for(uint64_t frame_limit) {
-        return 2 * size_t((frame_limit + 63) / 64);
+        return 3 * size_t((frame_limit + 63) / 64);
     }
 
     // Frames wholly inside a RAM range become free, then every frame touching a reserved range
@@ -58,6 +62,15 @@ public:
     FrameAllocatorError allocate(uint64_t& frame);
     // Lowest run of `count` free frames starting at a multiple of `alignment` frames.
     FrameAllocatorError allocate_contiguous(uint64_t count, uint64_t alignment, uint64_t& first);
+    // The same for a caller that hands the frames out zeroed: `zero` is called for each frame
+    // taken that is not clean, before it returns.
+    using ZeroFrame = void (*)(uint64_t frame);
+    FrameAllocatorError allocate_zeroed(uint64_t& frame, ZeroFrame zero);
+    FrameAllocatorError allocate_contiguous_zeroed(uint64_t count, uint64_t alignment, uint64_t& first,
+                                                   ZeroFrame zero);
+    // Zeroes (`zero`) the lowest free frame that is not clean and marks it clean: false, and
+    // nothing done, when every free frame is clean.
+    bool scrub_one(ZeroFrame zero);
     // Returns an allocated frame. Refuses frames outside RAM, reserved, or already free.
     FrameAllocatorError free(uint64_t frame);
     FrameAllocatorError free_contiguous(uint64_t first, uint64_t count);
@@ -68,7 +81,9 @@ public:
     constexpr uint64_t usable_count() const { return usable_count_; }
     constexpr uint64_t frame_limit() const { return frame_limit_; }
     constexpr uint64_t ignored_frames() const { return ignored_frames_; }
+    constexpr uint64_t clean_count() const { return clean_count_; }
     bool is_free(uint64_t frame) const;
+    bool is_clean(uint64_t frame) const;
     bool is_allocated(uint64_t frame) const;
 
 private:
@@ -82,17 +97,22 @@ private:
         bits[frame / 64] &= ~(uint64_t(1) << (frame % 64));
     }
     void add_ram(const PhysicalRange& range);
-    void take(uint64_t frame);
+    void take(uint64_t frame, ZeroFrame zero);
+    FrameAllocatorError take_lowest(uint64_t& frame, ZeroFrame zero);
+    FrameAllocatorError take_run(uint64_t count, uint64_t alignment, uint64_t& first, ZeroFrame zero);
     uint64_t first_blocker(uint64_t first, uint64_t count) const;
 
     uint64_t* usable_ = nullptr;
     uint64_t* free_ = nullptr;
+    uint64_t* clean_ = nullptr;
     size_t words_ = 0;
     uint64_t frame_limit_ = 0;
     uint64_t free_count_ = 0;
     uint64_t usable_count_ = 0;
     uint64_t ignored_frames_ = 0;
+    uint64_t clean_count_ = 0;
     size_t search_hint_ = 0;  // no free frame lives in a word below this index
+    size_t scrub_hint_ = 0;   // nor a free frame that is not clean below this one
 };
 
 }  // namespace boot

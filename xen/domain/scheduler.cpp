@@ -11,6 +11,7 @@
 #include "domain/timers.h"
 #include "hypervisor/perf_counters.h"
 #include "hypervisor/summary.h"
+#include "memory/boot_memory.h"
 #include "console/console.h"
 #include "ptwr/writable_page_tables_glue.h"
 #include "time/clock.h"
@@ -117,17 +118,32 @@ void start_slice(uint64_t now) {
   summary::no_domain_left();
 }
 
+// The idle CPU's work, as Xen's idle loop: zeroing free frames that are not known clean (those
+// domains gave back, and at first all RAM), a few at a time with interrupts off, so that
+// allocation finds them zeroed. Between two batches a pending interrupt is taken (STI holds
+// interrupts off for one more instruction, the NOP), so a guest waits at most one batch.
+bool scrub_while_idle() {
+  constexpr unsigned frames_per_batch = 4;
+  unsigned scrubbed = 0;
+  while (scrubbed < frames_per_batch && boot_memory::scrub_free_frame()) ++scrubbed;
+  if (scrubbed == 0) return false;
+  asm volatile("sti; nop; cli" ::: "memory");
+  return true;
+}
+
 // Nothing is runnable: the CPU belongs to the idle vCPU until an interrupt (a guest timer)
 // makes a vCPU runnable. The machine ends here once every domain has stopped.
 Vcpu* idle_until_runnable(Vcpu& previous) {
   trace_switch(&previous, nullptr, system_clock::now_ns());
   domains::set_current(nullptr);
+  timers::reprogram();  // a guest's timer interrupts the scrubbing too (an interrupt reprograms it again)
   for (;;) {
     if (!domains::any_can_run()) end_with_paused_domains();
     if (Vcpu* next = pick_after(&previous)) {
       trace_switch(nullptr, next, system_clock::now_ns());
       return next;
     }
+    if (scrub_while_idle()) continue;
     timers::reprogram();
     asm volatile("sti; hlt; cli" ::: "memory");
   }

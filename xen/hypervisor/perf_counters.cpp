@@ -13,7 +13,7 @@ const char* const names[counter_count] = {
     "ptwr_emulations", "ptwr_emulation_refusals", "ptwr_faults", "ptwr_unhooks", "ptwr_rehooks",
     "ptwr_revalidated", "tlb_flushes", "tlb_invlpgs", "sched_ctx",
     "sched_preempt", "hypercall_continuations", "cr3_writes", "guest_syscalls",
-    "type_change_flushes"};
+    "type_change_flushes", "frames_scrubbed_idle", "frames_zeroed_when_allocated"};
 }  // namespace
 
 uint64_t value(Counter counter) { return values[unsigned(counter)]; }

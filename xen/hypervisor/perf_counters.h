@@ -25,6 +25,8 @@ enum class Counter : unsigned {
   cr3_writes,            // CR3 loads for guests: address-space switches and full flushes
   guest_syscalls,        // system calls of guest user code bounced to the guest kernel
   type_change_flushes,   // of tlb_flushes, those done only because a frame changed type
+  frames_scrubbed_idle,  // free frames zeroed while the CPU was idle (boot_memory::scrub_free_frame)
+  frames_zeroed_when_allocated,  // frames handed out zeroed that were not scrubbed yet
   count
 };
 

@@ -1,4 +1,5 @@
 #include "memory/boot_memory.h"
+#include "hypervisor/perf_counters.h"
 #include "common/placement_new.h"
 #include "arch/x86/layout.h"
 #include "console/console.h"
@@ -204,12 +205,36 @@ void before_reuse() {
   frames_released_since_flush = false;
 }
 
+namespace {
+void zero_frame(uint64_t mfn) { __builtin_memset(machine::to_virtual(mfn * page), 0, page); }
+void zero_when_allocated(uint64_t mfn) {
+  zero_frame(mfn);
+  perf::add(perf::Counter::frames_zeroed_when_allocated);
+}
+void zero_while_idle(uint64_t mfn) {
+  zero_frame(mfn);
+  perf::add(perf::Counter::frames_scrubbed_idle);
+}
+}  // namespace
+
 uint64_t allocate_frame(domid_t owner) {
   before_reuse();
   uint64_t mfn;
-  if (frame_allocator.allocate(mfn) != boot::FrameAllocatorError::none) return 0;
-  __builtin_memset(machine::to_virtual(mfn * page), 0, page);
+  if (frame_allocator.allocate_zeroed(mfn, zero_when_allocated) != boot::FrameAllocatorError::none) return 0;
   if (frames) frames->assign(mfn, owner);
   return mfn;
+}
+
+bool allocate_zeroed_run(uint64_t count, uint64_t alignment, uint64_t& first) {
+  before_reuse();
+  return frame_allocator.allocate_contiguous_zeroed(count, alignment, first, zero_when_allocated) ==
+         boot::FrameAllocatorError::none;
+}
+
+// The flush first: a stale translation of the frame's last owner must not write into it once
+// it is clean (allocation flushes for the same reason, before_reuse).
+bool scrub_free_frame() {
+  before_reuse();
+  return frame_allocator.scrub_one(zero_while_idle);
 }
 }  // namespace boot_memory

@@ -43,4 +43,11 @@ void seal_hypervisor_slots();
 void before_reuse();
 // A zeroed frame owned by `owner` (DOMID_XEN for the hypervisor's own use), or 0.
 uint64_t allocate_frame(domid_t owner);
+// `count` zeroed frames from `first`, aligned on `alignment` frames, owned by nobody yet:
+// false when no such run is free.
+bool allocate_zeroed_run(uint64_t count, uint64_t alignment, uint64_t& first);
+// Zeroes one free frame that is not known to be clean, for the idle loop (Xen's
+// scrub_free_pages): allocation then finds it clean and need not zero it. False when every
+// free frame is clean. The caller keeps interrupts off, so no frame is taken half scrubbed.
+bool scrub_free_frame();
 }  // namespace boot_memory

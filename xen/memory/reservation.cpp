@@ -3,7 +3,6 @@
 #include <xen/memory.h>
 #include "domain/domain.h"
 #include "memory/boot_memory.h"
-#include "memory/machine.h"
 #include "memory/reservation_rules.h"
 #include "mm/domain_identity.h"
 #include "mm/page_refs.h"
@@ -23,11 +22,9 @@ void set_m2p(uint64_t mfn, uint64_t pfn) {
 uint64_t allocate_extent(Domain& domain, unsigned order) {
   if (!memory::fits_reservation(domain.tot_pages, domain.max_pages, order)) return 0;
   uint64_t count = uint64_t(1) << order, first = 0;
-  boot_memory::before_reuse();
-  if (boot_memory::allocator().allocate_contiguous(count, count, first) != boot::FrameAllocatorError::none) return 0;
+  if (!boot_memory::allocate_zeroed_run(count, count, first)) return 0;
   mm::FrameTable& frames = boot_memory::frame_table();
   for (uint64_t i = 0; i < count; ++i) {
-    __builtin_memset(machine::to_virtual((first + i) << 12), 0, 4096);
     frames.assign(first + i, domain.id);
     set_m2p(first + i, invalid_m2p_entry);
   }
