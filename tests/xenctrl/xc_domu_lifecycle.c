@@ -434,9 +434,9 @@ static void run_domain(xc_interface *xch, const struct options *o, const struct 
 }
 
 /* dom0's event channels in use: its ports whose status is not closed, asked one by one until
- * the first port that does not exist (Xen 4.17 answers for the 64 ports of dom0's first bucket,
- * ours for 1024; port 0, reserved, reads as closed on both), the first 256 at most: both hand
- * out the lowest free port, so a port left behind shows there. */
+ * the first port that does not exist (both answer for the ports of the buckets of 64 dom0 has:
+ * one here; port 0, reserved, reads as closed on both), the first 256 at most: both hand out
+ * the lowest free port, so a port left behind shows there. */
 enum { kPortsCounted = 256 };
 static int dom0_ports_in_use(xc_interface *xch) {
   int used = 0;
