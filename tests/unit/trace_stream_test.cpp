@@ -1,6 +1,9 @@
 // The capture stream protocol (frames, CRC, resynchronisation) and xentrace's output framing.
 #include <gtest/gtest.h>
 
+#include <random>
+#include <vector>
+
 #include "trace/capture/capture.h"
 #include "trace/capture/crc32.h"
 #include "trace/analyze/analysis.h"
@@ -45,6 +48,29 @@ TEST(TraceStream, Crc32MatchesTheStandardCheckValue)
 {
     const char* text = "123456789";
     EXPECT_EQ(crc32(reinterpret_cast<const uint8_t*>(text), 9), 0xcbf43926u);
+}
+
+// The table is the polynomial's: a byte at a time gives what the bit-by-bit definition gives, on
+// any data, fed whole or in two parts (as a frame's header and payload are).
+TEST(TraceStream, Crc32ByTableIsTheBitwiseDefinition)
+{
+    auto bitwise = [](uint32_t crc, const std::vector<uint8_t>& data, size_t from, size_t to) {
+        crc = ~crc;
+        for (size_t i = from; i < to; ++i) {
+            crc ^= data[i];
+            for (int bit = 0; bit < 8; ++bit) crc = (crc & 1) ? 0xedb88320u ^ (crc >> 1) : crc >> 1;
+        }
+        return ~crc;
+    };
+    std::mt19937 random(12);
+    for (size_t size : {size_t(0), size_t(1), size_t(12), size_t(255), size_t(4096), size_t(5000)}) {
+        std::vector<uint8_t> data(size);
+        for (uint8_t& byte : data) byte = uint8_t(random());
+        const uint32_t whole = bitwise(0, data, 0, size);
+        EXPECT_EQ(crc32(data.data(), size), whole) << size;
+        const size_t split = size / 3;
+        EXPECT_EQ(crc32_update(crc32(data.data(), split), data.data() + split, size - split), whole) << size;
+    }
 }
 
 TEST(TraceStream, CaptureWritesXentraceWindows)
