@@ -121,10 +121,7 @@ void FrameAllocator::reserve(const PhysicalRange& range) {
             clear(free_, frame);
             --free_count_;
         }
-        if (test(clean_, frame)) {
-            clear(clean_, frame);
-            --clean_count_;
-        }
+        clear(clean_, frame);
     }
 }
 
@@ -135,7 +132,6 @@ void FrameAllocator::take(uint64_t frame, ZeroFrame zero) {
     --free_count_;
     if (test(clean_, frame)) {
         clear(clean_, frame);
-        --clean_count_;
     } else if (zero) {
         zero(frame);
     }
@@ -213,7 +209,6 @@ bool FrameAllocator::scrub_one(ZeroFrame zero) {
         const uint64_t frame = uint64_t(word) * 64 + uint64_t(__builtin_ctzll(unknown));
         zero(frame);
         set(clean_, frame);
-        ++clean_count_;
         return true;
     }
     scrub_hint_ = words_;
@@ -234,6 +229,13 @@ FrameAllocatorError FrameAllocator::free_contiguous(uint64_t first, uint64_t cou
 
 bool FrameAllocator::is_free(uint64_t frame) const {
     return frame < frame_limit_ && test(free_, frame);
+}
+
+uint64_t FrameAllocator::clean_count() const {
+    uint64_t count = 0;
+    for (size_t word = 0; word < words_; ++word)
+        for (uint64_t bits = clean_[word]; bits != 0; bits &= bits - 1) ++count;  // no libgcc popcount here
+    return count;
 }
 
 bool FrameAllocator::is_clean(uint64_t frame) const {

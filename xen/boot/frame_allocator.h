@@ -81,7 +81,8 @@ public:
     constexpr uint64_t usable_count() const { return usable_count_; }
     constexpr uint64_t frame_limit() const { return frame_limit_; }
     constexpr uint64_t ignored_frames() const { return ignored_frames_; }
-    constexpr uint64_t clean_count() const { return clean_count_; }
+    // Counted from the bitmap when asked (the tests and the invariant ask; no path keeps it).
+    uint64_t clean_count() const;
     bool is_free(uint64_t frame) const;
     bool is_clean(uint64_t frame) const;
     bool is_allocated(uint64_t frame) const;
@@ -110,7 +111,6 @@ private:
     uint64_t free_count_ = 0;
     uint64_t usable_count_ = 0;
     uint64_t ignored_frames_ = 0;
-    uint64_t clean_count_ = 0;
     size_t search_hint_ = 0;  // no free frame lives in a word below this index
     size_t scrub_hint_ = 0;   // nor a free frame that is not clean below this one
 };

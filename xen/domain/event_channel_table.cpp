@@ -4,7 +4,7 @@
 namespace evtchn {
 using State = Channel::State;
 
-int Table::allocate() const {
+int Table::allocate() {
   unsigned port = 1;
   for (; port < *valid_end; ++port)
     if (ports[port].state == State::free) return int(port);

@@ -46,7 +46,7 @@ struct Table {
   bool in_use(evtchn_port_t port) const { return port > 0 && valid(port) && ports[port].state != Channel::State::free; }
   // Lowest free port (Xen's get_free_port), a new bucket's first when the existing ones are
   // full, or -ENOSPC.
-  int allocate() const;
+  int allocate();
   unsigned count_in_use() const;
 };
 
