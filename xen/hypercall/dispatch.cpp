@@ -1,4 +1,5 @@
 #include "hypercall/dispatch.h"
+#include "hypercall/guest_call.h"
 #include "mm/xen_abi.h"
 #include <xen/errno.h>
 #include <xen/xen.h>
@@ -12,12 +13,10 @@
 
 namespace hypercall {
 namespace {
-constexpr unsigned table_size = 64;
+constexpr unsigned table_size = detail::kTableSize;
 
-constexpr auto make_table() {
-  struct Table {
-    Handler h[table_size]{};
-  } t;
+constexpr HandlerTable make_table() {
+  HandlerTable t;
   t.h[__HYPERVISOR_set_trap_table] = set_trap_table;
   t.h[__HYPERVISOR_mmu_update] = mmu_update;
   t.h[__HYPERVISOR_stack_switch] = stack_switch;
@@ -95,33 +94,38 @@ namespace {
   return call(plain_handler(number), vcpu, frame, args);
 }
 
-// What dispatch calls through: a copy of `handlers` while tracing is off; while it is on,
-// record_guest_call in every slot (an empty slot too: Xen records a call it then refuses).
-auto guest_call_handlers = handlers;
-
 long record_guest_call(Vcpu& vcpu, TrapFrame& frame, Arguments& args) {
   record_hypercall(frame.rax, args, false);
   return call(plain_handler(frame.rax), vcpu, frame, args);
 }
 
+// A guest's call of `number` while tracing is off: its handler, or the refusal.
+constexpr Handler untraced_guest_slot(unsigned number) {
+  return handlers.h[number] ? handlers.h[number] : detail::refuse_unknown_call;
+}
+constexpr HandlerTable untraced_guest_calls() {
+  HandlerTable t;
+  for (unsigned number = 0; number < table_size; ++number) t.h[number] = untraced_guest_slot(number);
+  return t;
+}
+}  // namespace
+
+// The slots of untraced_guest_calls while tracing is off; while it is on, record_guest_call in
+// every slot (an empty slot too: Xen records a call it then refuses).
+HandlerTable detail::guest_call_handlers = untraced_guest_calls();
+
 // A number beyond the table: refused, and recorded while tracing is on (out of line, so the
 // trace site is on this path only). A handler's signature: the arguments are where they are
 // for the call through the table, so the fast path moves no register for this one.
-[[gnu::noinline, gnu::cold]] long refuse_unknown_call(Vcpu&, TrapFrame& frame, Arguments& args) {
+long detail::refuse_unknown_call(Vcpu&, TrapFrame& frame, Arguments& args) {
   if (trace_points::on()) [[unlikely]] record_hypercall(frame.rax, args, false);
   return -XEN_ENOSYS;
 }
 
-// The guest's own hypercall (not one inside a multicall).
-[[gnu::always_inline]] inline long call_guest_handler(Vcpu& vcpu, TrapFrame& frame, uint64_t number, Arguments& args) {
-  summary::count_hypercall(number);
-  if (number >= table_size) [[unlikely]] return refuse_unknown_call(vcpu, frame, args);
-  return call(guest_call_handlers.h[number], vcpu, frame, args);
-}
-
 // The guest re-executes its syscall (2 bytes before the rip it returns to) with the rewritten
 // arguments; rax still holds the hypercall number.
-void continue_later(TrapFrame& frame, const Arguments& args) {
+void detail::continue_later(TrapFrame& frame, const Arguments& args) {
+  perf::add(perf::Counter::hypercall_continuations);
   frame.rdi = args.a[0];
   frame.rsi = args.a[1];
   frame.rdx = args.a[2];
@@ -130,6 +134,7 @@ void continue_later(TrapFrame& frame, const Arguments& args) {
   frame.rip -= 2;
 }
 
+namespace {
 // Xen's mc_state flag: a multicall inside a multicall is -EINVAL, so nothing recurses on the
 // hypervisor stack however the guest builds its lists. One vCPU is inside the hypervisor at
 // a time (there is no preemption within it), so one flag serves them all.
@@ -171,20 +176,9 @@ long run_calls(Vcpu& vcpu, TrapFrame& frame, Arguments& args) {
 }
 }  // namespace
 
-void dispatch(Vcpu& vcpu, TrapFrame& frame) {
-  Arguments args{{frame.rdi, frame.rsi, frame.rdx, frame.r10, frame.r8}};
-  long result = call_guest_handler(vcpu, frame, frame.rax, args);
-  if (result == restart) [[unlikely]] {
-    perf::add(perf::Counter::hypercall_continuations);
-    continue_later(frame, args);
-    return;
-  }
-  frame.rax = uint64_t(result);
-}
-
 void trace_guest_calls(bool on) {
   for (unsigned number = 0; number < table_size; ++number)
-    guest_call_handlers.h[number] = on ? record_guest_call : handlers.h[number];
+    detail::guest_call_handlers.h[number] = on ? record_guest_call : untraced_guest_slot(number);
 }
 
 // Each entry runs as its own hypercall; results are written back into the guest's array.

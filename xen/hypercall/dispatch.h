@@ -1,6 +1,6 @@
-// Hypercall dispatch: numbers and arguments (rdi, rsi, rdx, r10, r8) as Xen's 64-bit PV ABI
-// defines them; the result goes to rax. The number is the whole of rax: anything outside the
-// table is -ENOSYS.
+// Hypercall handlers and what they share: their arguments, continuations, tracing of the calls.
+// A guest's hypercall is dispatched by hypercall/guest_call.h; numbers and arguments (rdi, rsi,
+// rdx, r10, r8) as Xen's 64-bit PV ABI defines them, the result in rax.
 //
 // Continuations (Xen's -ERESTART): a handler that loops over guest input stops when the CPU
 // is wanted elsewhere (hypercall::preemption_requested), rewrites its Arguments so that the
@@ -23,7 +23,6 @@ using Handler = long (*)(Vcpu& vcpu, TrapFrame& frame, Arguments& args);
 // Never returned to a guest: "re-execute me with the rewritten arguments".
 inline constexpr long restart = -0x7fff'0001;
 
-void dispatch(Vcpu& vcpu, TrapFrame& frame);
 // Tracing of the guest's hypercalls (Xen's TRC_PV_HYPERCALL_V2) on or off. dispatch calls
 // through a table that is switched whole: the plain handlers while tracing is off, a recording
 // entry for every number while it is on. So the hypercall path has no trace site at all (the

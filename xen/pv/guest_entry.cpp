@@ -7,13 +7,13 @@
 #include "arch/x86/cpu/rflags.h"
 #include "console/console.h"
 #include "domain/domain.h"
-#include "domain/schedule_check.h"
 #include "domain/scheduler.h"
-#include "hypercall/dispatch.h"
+#include "hypercall/guest_call.h"
 #include "pv/bounce.h"
 #include "pv/invalid_op.h"
 #include "pv/page_fault.h"
 #include "pv/privileged_op.h"
+#include "pv/return_to_guest.h"
 #include "pv/unemulated_report.h"
 #include "emulate/instruction_fetch.h"
 #include "domain/shared_info.h"
@@ -57,14 +57,22 @@ bool from_compat_mode(const TrapFrame& frame) { return (frame.cs & 0xffff) == FL
 }
 }  // namespace
 
-// Only a 64-bit guest kernel makes hypercalls; a syscall from compatibility mode is bounced
-// even from kernel mode, as Xen's cstar_enter does.
-void handle_syscall(TrapFrame& frame) {
+// The guest's syscall from 64-bit code (LSTAR, arch/x86/entry.S calls this directly): from its
+// kernel a hypercall, from its user mode a system call bounced to the kernel.
+extern "C" void guest_syscall(TrapFrame* frame) {
   Vcpu& vcpu = *domains::current();
-  if (vcpu.kernel_mode && !from_compat_mode(frame))
-    hypercall::dispatch(vcpu, frame);
+  if (vcpu.kernel_mode) [[likely]]
+    hypercall::dispatch(vcpu, *frame);
   else
-    bounce_system_call(vcpu, frame);
+    bounce_system_call(vcpu, *frame);
+  before_return_to_guest(*frame);
+}
+
+// From compatibility mode (CSTAR): a 32-bit user process. Only a 64-bit guest kernel makes
+// hypercalls, so this is bounced even from kernel mode, as Xen's cstar_enter does.
+extern "C" void guest_syscall_compat(TrapFrame* frame) {
+  bounce_system_call(*domains::current(), *frame);
+  before_return_to_guest(*frame);
 }
 
 namespace {
@@ -150,15 +158,10 @@ void handle_guest_exception(TrapFrame& frame) {
   inject_exception(vcpu, frame, vector, uint32_t(frame.error_code));
 }
 
-namespace {
-bool takes_upcall(const Vcpu& vcpu) {
-  const vcpu_info_t* info = vcpu.info();
-  return info->evtchn_upcall_pending && !info->evtchn_upcall_mask;
-}
-
+namespace detail {
 // A failed upcall crashes the domain; the scheduler then moves on to another vCPU, which may
 // have events of its own.
-[[gnu::noinline]] void schedule_and_deliver_events(TrapFrame& frame) {
+void schedule_and_deliver_events(TrapFrame& frame) {
   for (;;) {
     scheduler::schedule(frame);
     Vcpu* vcpu = domains::current();
@@ -170,15 +173,7 @@ bool takes_upcall(const Vcpu& vcpu) {
     domains::crash(*vcpu->domain, "cannot deliver an event upcall");
   }
 }
-}  // namespace
-
-// Nearly every return finds the vCPU keeping the CPU with no event to take: that test is
-// inline, with no frame of its own (schedule_and_deliver_events is a tail call).
-void before_return_to_guest(TrapFrame& frame) {
-  const Vcpu& vcpu = *domains::current();
-  if (scheduler::keeps_cpu(vcpu) && !takes_upcall(vcpu)) [[likely]] return;
-  schedule_and_deliver_events(frame);
-}
+}  // namespace detail
 
 // The return path's iretq faulted on the frame a guest chose (HYPERVISOR_iret copies its
 // selectors and rip as Xen's do_iret does: a null or DPL-0 code selector, a null stack

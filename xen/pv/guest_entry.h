@@ -5,11 +5,13 @@
 
 struct Vcpu;
 
+// The syscall entry stubs' targets (arch/x86/entry.S), from 64-bit and from compatibility-mode
+// code; each returns through the trap return path.
+extern "C" void guest_syscall(TrapFrame* frame);
+extern "C" void guest_syscall_compat(TrapFrame* frame);
+
 namespace pv {
-void handle_syscall(TrapFrame& frame);
 void handle_guest_exception(TrapFrame& frame);
-// Last stop before iretq to a guest: deliver pending events, or idle if the vCPU blocked.
-void before_return_to_guest(TrapFrame& frame);
 // Delivers exception `vector` to the guest kernel through its trap table (or crashes it).
 void inject_exception(Vcpu& vcpu, TrapFrame& frame, unsigned vector, uint32_t error_code);
 // The return path's iretq faulted on a guest's frame (`fault` is that fault, taken in ring 0).

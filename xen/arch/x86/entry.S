@@ -1,7 +1,8 @@
 /*
- * Entry stubs. Each builds a TrapFrame (see cpu/trap_frame.h) and calls trap_dispatch, whose
- * return path restores the frame with iretq: the C++ side changes the frame to redirect a
- * guest (bounce frames, hypercall results, context switches).
+ * Entry stubs. Each builds a TrapFrame (see cpu/trap_frame.h) and calls its C++ side
+ * (trap_dispatch; the syscall entries their own), whose return path restores the frame with
+ * iretq: the C++ side changes the frame to redirect a guest (bounce frames, hypercall results,
+ * context switches).
  */
 #include "arch/x86/layout.h"
 #define __ASSEMBLY__ 1  /* the Xen header then gives only its constants */
@@ -50,7 +51,8 @@ exception_stubs:                        /* 256 stubs, 16 bytes apart */
         .set v, v + 1
         .endr
 
-common_entry:
+/* The general registers of a TrapFrame, below the vector, error code and hardware frame. */
+.macro  SAVE_REGISTERS
         push    %rax
         push    %rbx
         push    %rcx
@@ -67,6 +69,10 @@ common_entry:
         push    %r14
         push    %r15
         cld
+.endm
+
+common_entry:
+        SAVE_REGISTERS
         mov     %rsp, %rdi
         call    trap_dispatch
         .global return_from_trap
@@ -102,7 +108,7 @@ exit_iretq:
  * them, and both have stacks of their own (IST). One CPU runs guests, so a single scratch slot
  * suffices; an SMP version would use swapgs and per-CPU data.
  */
-.macro  SYSCALL_ENTRY name, code_selector, stack_selector
+.macro  SYSCALL_ENTRY name, code_selector, stack_selector, handler
         .global \name
 \name:
         mov     %rsp, syscall_scratch_rsp(%rip)
@@ -114,14 +120,17 @@ exit_iretq:
         push    %rcx                    /* rip */
         push    $0
         push    $0x100
-        jmp     common_entry
+        SAVE_REGISTERS
+        mov     %rsp, %rdi
+        call    \handler
+        jmp     return_from_trap
 .endm
 
-/* LSTAR: from 64-bit code. */
-        SYSCALL_ENTRY syscall_entry, FLAT_RING3_CS64, FLAT_RING3_SS64
+/* LSTAR: from 64-bit code (the guest kernel's hypercalls, its user mode's system calls). */
+        SYSCALL_ENTRY syscall_entry, FLAT_RING3_CS64, FLAT_RING3_SS64, guest_syscall
 /* CSTAR: from compatibility-mode code (a 32-bit user process); its frame says so, so the
  * return goes back to 32-bit code. */
-        SYSCALL_ENTRY syscall_compat_entry, FLAT_RING3_CS32, FLAT_RING3_SS32
+        SYSCALL_ENTRY syscall_compat_entry, FLAT_RING3_CS32, FLAT_RING3_SS32, guest_syscall_compat
 
         .data
         .align 8

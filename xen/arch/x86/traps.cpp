@@ -4,6 +4,7 @@
 #include "console/console.h"
 #include "pv/guest_access.h"
 #include "pv/guest_entry.h"
+#include "pv/return_to_guest.h"
 
 namespace {
 const char* exception_name(uint64_t vector) {
@@ -96,9 +97,7 @@ constexpr uint32_t machine_exception_vectors =
 }  // namespace
 
 extern "C" void trap_dispatch(TrapFrame* frame) {
-  if (frame->vector == vectors::syscall) {
-    pv::handle_syscall(*frame);
-  } else if (frame->vector == vectors::lapic_timer) {
+  if (frame->vector == vectors::lapic_timer) {
     local_apic::handle_timer_interrupt();
   } else if (frame->vector == vectors::spurious) {
     return;
