@@ -54,6 +54,35 @@ TEST_F(MmPin, UnpinReleasesEverything) {
     EXPECT_AUDIT_CLEAN();
 }
 
+// An L1's teardown reads its tables block by block (mm/table_validation.cpp): entries at the
+// edges of blocks and lines, read-only and writable, a read-only mapping of the table itself and
+// I/O memory (which holds nothing) all give back exactly what validation took.
+TEST_F(MmPin, UnpinningAnL1ReleasesTheEntriesOfEveryBlock) {
+    constexpr uint64_t kIoApic = 0xfec00;
+    write(kL1, 7, rw(kLooseData));
+    write(kL1, 8, ro(kLooseData));
+    write(kL1, 63, ro(kLooseData + 1));
+    write(kL1, 64, rw(kLooseData + 2));
+    write(kL1, 200, ro(kL1));
+    write(kL1, 300, ro(kIoApic));
+    write(kL1, 511, rw(kLooseData + 3));
+    auto before = snapshot();
+    mmuext_op_t op{};
+    op.cmd = MMUEXT_PIN_L1_TABLE;
+    op.arg1.mfn = kL1;
+    auto privileged = context(DomainIdentity{kGuest, true, false});  // may map the IO-APIC
+    ASSERT_EQ(mmuext_op(privileged, bases_, op), 0);
+    EXPECT_EQ(info(kLooseData).general_refs, 3u) << "allocation + two entries";
+    EXPECT_EQ(info(kLooseData).type_refs, 1u) << "one of them RW";
+    EXPECT_EQ(info(kLooseData + 3).type_refs, 1u);
+    EXPECT_EQ(info(kL1).general_refs, 3u) << "allocation + pin + its own read-only mapping";
+    EXPECT_AUDIT_CLEAN();
+    ASSERT_EQ(unpin(kL1), 0);
+    EXPECT_FALSE(info(kL1).validated);
+    EXPECT_COUNTS_UNCHANGED(before);
+    EXPECT_AUDIT_CLEAN();
+}
+
 TEST_F(MmPin, PinsNestAndInnerPinsKeepSubtreesValidated) {
     build_tree();
     ASSERT_EQ(pin(kL1, MMUEXT_PIN_L1_TABLE), 0);

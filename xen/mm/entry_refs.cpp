@@ -80,15 +80,15 @@ int take_other_entry_references(MmuContext& context, PagingLevel level, PageTabl
 
 void release_present_entry_references(FrameTable& frames, PagingLevel level, PageTableEntry entry,
                                       uint64_t slot_maddr) {
-    if (level != PagingLevel::L1) remove_link(frames, entry.mfn(), slot_maddr);
-    if (level == PagingLevel::L1 &&
-        (is_io_frame(frames, entry.mfn()) || is_shared_hypervisor_frame(frames, entry.mfn())))
-        return;  // held nothing
-    if (level == PagingLevel::L1 && !entry.writable()) {
-        put_page(frames, entry.mfn());
-        return;
+    if (level != PagingLevel::L1) {
+        remove_link(frames, entry.mfn(), slot_maddr);
+        return put_page_and_type(frames, entry.mfn());
     }
-    put_page_and_type(frames, entry.mfn());
+    release_l1_entry_references(frames, entry);
+}
+
+bool holds_no_references(const FrameTable& frames, uint64_t mfn) {
+    return is_io_frame(frames, mfn) || is_shared_hypervisor_frame(frames, mfn);
 }
 
 }  // namespace mm

@@ -49,11 +49,12 @@ int take_other_entry_references(MmuContext& context, PagingLevel level, PageTabl
                                                                 PageTableEntry& entry, domid_t table_owner,
                                                                 uint64_t slot_maddr) {
     if (!entry.present()) return 0;
-    const PageInfo* page = level == PagingLevel::L1 ? context.frames.find(entry.mfn()) : nullptr;
-    if (page == nullptr || !is_guest_domain(page->owner) ||
-        page->owner != context.owner_of_mapped_frames()) [[unlikely]]
+    if (level != PagingLevel::L1 || !context.frames.contains(entry.mfn())) [[unlikely]]
         return take_other_entry_references(context, level, entry, table_owner, slot_maddr);
-    return take_ordinary_frame_references(context, entry, page->owner);
+    const domid_t owner = context.frames.info(entry.mfn()).owner;
+    if (!is_guest_domain(owner) || owner != context.owner_of_mapped_frames()) [[unlikely]]
+        return take_other_entry_references(context, level, entry, table_owner, slot_maddr);
+    return take_ordinary_frame_references(context, entry, owner);
 }
 
 // check_entry_bits for an entry this context writes, with Xen's one exception for a domain
@@ -75,6 +76,19 @@ inline int check_new_entry_bits(const MmuContext& context, PagingLevel level, Pa
 // (inline: a new entry replaces an empty one as often as not).
 void release_present_entry_references(FrameTable& frames, PagingLevel level, PageTableEntry entry,
                                       uint64_t slot_maddr);
+// The same for a present L1 entry, inline for the loop of an L1's teardown: a general
+// reference, and the Writable type reference of an RW entry. I/O memory and the hypervisor's
+// shared frames held nothing (their owners are looked at out of line).
+[[gnu::noinline, gnu::cold]] bool holds_no_references(const FrameTable& frames, uint64_t mfn);
+[[gnu::always_inline]] inline void release_l1_entry_references(FrameTable& frames, PageTableEntry entry) {
+    const uint64_t mfn = entry.mfn();
+    if (!frames.contains(mfn)) return;
+    const domid_t owner = frames.info(mfn).owner;
+    if ((owner == DOMID_IO || owner == DOMID_XEN) && holds_no_references(frames, mfn)) [[unlikely]]
+        return;
+    if (!entry.writable()) return put_page(frames, mfn);
+    put_page_and_type(frames, mfn);
+}
 [[gnu::always_inline]] inline void release_entry_references(FrameTable& frames, PagingLevel level,
                                                             PageTableEntry entry, uint64_t slot_maddr) {
     if (entry.present()) release_present_entry_references(frames, level, entry, slot_maddr);

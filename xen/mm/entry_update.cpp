@@ -39,9 +39,9 @@ bool only_writable_flips(const MmuContext& context, PagingLevel level, PageTable
     if (level != PagingLevel::L1 || !old.present() || old.mfn() != replacement.mfn()) return false;
     const uint64_t changed = (old.raw() ^ replacement.raw()) & ~flags_changeable_without_revalidation(level);
     if (changed != PageTableEntry::kWritable) return false;
-    const PageInfo* page = context.frames.find(old.mfn());
-    return page != nullptr && page->owner != DOMID_XEN && page->owner != DOMID_IO &&
-           may_map_frame_of(context.owner_of_mapped_frames(), page->owner);
+    if (!context.frames.contains(old.mfn())) return false;
+    const domid_t owner = context.frames.info(old.mfn()).owner;
+    return owner != DOMID_XEN && owner != DOMID_IO && may_map_frame_of(context.owner_of_mapped_frames(), owner);
 }
 
 int flip_writable(MmuContext& context, uint64_t table_mfn, PageInfo& table, unsigned index, PageTableEntry old,

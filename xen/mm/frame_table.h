@@ -17,10 +17,12 @@ struct PageList {
 class FrameTable {
 public:
     FrameTable(PageInfo* infos, uint64_t nr_frames, MachineMemory memory)
-        : infos_(infos), nr_frames_(nr_frames), memory_(memory) {}
+        : infos_(infos), nr_frames_(nr_frames), memory_(memory),
+          contained_end_(nr_frames < memory.nr_frames ? nr_frames : memory.nr_frames) {}
 
     uint64_t size() const { return nr_frames_; }
-    bool contains(uint64_t mfn) const { return mfn < nr_frames_ && memory_.contains(mfn); }
+    // Both a PageInfo and the frame's memory exist (one compare: every reference checks it).
+    bool contains(uint64_t mfn) const { return mfn < contained_end_; }
 
     // nullptr when the frame is outside the table: callers must treat that as "no such frame".
     PageInfo* find(uint64_t mfn) { return contains(mfn) ? &infos_[mfn] : nullptr; }
@@ -100,6 +102,7 @@ private:
     PageInfo* infos_;
     uint64_t nr_frames_;
     MachineMemory memory_;
+    uint64_t contained_end_;  // the lesser of nr_frames_ and memory_.nr_frames
     ReleaseHook release_hook_{};
     OwnerLists owner_lists_{};
     TlbFlushClock flush_clock_{};

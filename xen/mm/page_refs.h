@@ -8,10 +8,11 @@ namespace mm {
 // `owner`, or its count would overflow. Count unchanged on failure.
 // (Inline, as the type references below: every PTE write takes and drops some.)
 inline int get_page(FrameTable& frames, uint64_t mfn, domid_t owner) {
-    PageInfo* page = frames.find(mfn);
-    if (page == nullptr || page->is_free() || page->owner != owner) return error(XEN_EINVAL);
-    if (page->general_refs == kMaxReferences) return error(XEN_EINVAL);
-    ++page->general_refs;
+    if (!frames.contains(mfn)) return error(XEN_EINVAL);
+    PageInfo& page = frames.info(mfn);
+    if (page.is_free() || page.owner != owner) return error(XEN_EINVAL);
+    if (page.general_refs == kMaxReferences) return error(XEN_EINVAL);
+    ++page.general_refs;
     return 0;
 }
 // Drops one general reference. The last one frees the frame (owner becomes kNoOwner, all
@@ -31,12 +32,12 @@ inline void put_page(FrameTable& frames, uint64_t mfn) {
 // The first reference (type count 0 -> 1: a type change, a validation) is out of line.
 int take_first_type_ref(MmuContext& context, uint64_t mfn, PageType type);
 inline int get_page_type(MmuContext& context, uint64_t mfn, PageType type) {
-    PageInfo* page = context.frames.find(mfn);
-    if (page == nullptr || type == PageType::None) return error(XEN_EINVAL);
-    if (page->type_refs == 0) return take_first_type_ref(context, mfn, type);
-    if (page->type != type || !page->validated) return error(XEN_EINVAL);
-    if (page->type_refs == kMaxReferences) return error(XEN_EINVAL);
-    ++page->type_refs;
+    if (!context.frames.contains(mfn) || type == PageType::None) return error(XEN_EINVAL);
+    PageInfo& page = context.frames.info(mfn);
+    if (page.type_refs == 0) return take_first_type_ref(context, mfn, type);
+    if (page.type != type || !page.validated) return error(XEN_EINVAL);
+    if (page.type_refs == kMaxReferences) return error(XEN_EINVAL);
+    ++page.type_refs;
     return 0;
 }
 // Drops one type reference. Dropping the last one of a validated page table releases every

@@ -27,6 +27,16 @@ void release_entries(FrameTable& frames, uint64_t mfn, PagingLevel level,
     });
 }
 
+void release_l1_table_references(FrameTable& frames, uint64_t mfn) {
+    for (BlockMask blocks = frames.info(mfn).nonzero_blocks; blocks != 0; blocks &= blocks - 1) {
+        const unsigned first = static_cast<unsigned>(__builtin_ctzll(blocks)) * kBlockEntries;
+        for (unsigned index = first; index < first + kBlockEntries; ++index) {
+            const PageTableEntry entry = load_entry(frames, mfn, index);
+            if (entry.present()) release_l1_entry_references(frames, entry);
+        }
+    }
+}
+
 void install_adjusted_entries(MmuContext& context, uint64_t mfn, PagingLevel level,
                               const PresentEntries& present) {
     if (level == PagingLevel::L4) {
@@ -84,7 +94,10 @@ int validate_table(MmuContext& context, uint64_t mfn, PagingLevel level) {
 
 // Only the blocks that may hold an entry are looked at (table_blocks.h): an exit's teardown
 // of a fork's tables, most of whose blocks are empty, reads a few lines of each.
+// An L1's (nearly every table torn down) are released as its blocks are read: entry by entry,
+// each present one inline, in the order of the others' scan.
 void release_table_references(FrameTable& frames, uint64_t mfn, PagingLevel level) {
+    if (level == PagingLevel::L1) return release_l1_table_references(frames, mfn);
     const PresentEntries present =
         scan_present_entries(table_entries(frames, mfn), frames.info(mfn).nonzero_blocks);
     release_entries(frames, mfn, level, guest_slots_of(present, level));
