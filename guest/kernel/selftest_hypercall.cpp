@@ -48,6 +48,11 @@ void selftest_hypercall(SelfTest& test) {
   test.check("mmu_update with an unmapped request array returns -EFAULT",
              arch::hypercall(__HYPERVISOR_mmu_update, kUnmappedUser, 1, 0, DOMID_SELF),
              -XEN_EFAULT);
+  // One request with no `done` is the hypervisor's one-request path (hypercall/mmu_ops.cpp).
+  test.check("mmu_update of one request in the hypervisor's range returns -EFAULT",
+             arch::hypercall(__HYPERVISOR_mmu_update, kHypervisorAddress, 1, 0, DOMID_SELF), -XEN_EFAULT);
+  test.check("mmu_update of one request at a non-canonical address returns -EFAULT",
+             arch::hypercall(__HYPERVISOR_mmu_update, 0x0000800000000000ull, 1, 0, DOMID_SELF), -XEN_EFAULT);
   test.check("mmuext_op with an unmapped request array returns -EFAULT",
              arch::hypercall(__HYPERVISOR_mmuext_op, kUnmappedUser, 1, 0, DOMID_SELF),
              -XEN_EFAULT);

@@ -159,9 +159,29 @@ long apply_va_flags(Vcpu& vcpu, uint64_t va, uint64_t flags) {
 }
 }  // namespace
 
+namespace {
+// One request on the caller's own tables with no count to report: a kernel's single PTE write
+// (ours in pte=hypercall mode, Linux's xen_set_pte outside lazy mode). run_batch with count 1
+// and no `done` does the same: read the request, run it, apply its effects; without its loop,
+// preemption point and continuation, which one request never needs.
+long run_one_own_request(Vcpu& vcpu, uint64_t request_address) {
+  mmu_update_t request;
+  if (!guest_memory::read(vcpu, request_address, request)) return -XEN_EFAULT;
+  mm::MmuContext& context = domain_mmu::reused_context(*vcpu.domain);
+  const long result = mm::mmu_update(context, request);
+  apply(context.effects);
+  return result;
+}
+
+bool is_one_own_request(const Arguments& args) {
+  return uint32_t(args.a[1]) == 1 && args.a[2] == 0 && uint32_t(args.a[3]) == DOMID_SELF;
+}
+}  // namespace
+
 long mmu_update(Vcpu& vcpu, TrapFrame&, Arguments& args) {
   perf::add(perf::Counter::mmu_hypercalls);
   writable_page_tables::reattach_all(*vcpu.domain);  // MMU operations see validated tables
+  if (is_one_own_request(args)) [[likely]] return run_one_own_request(vcpu, args.a[0]);
   Target target;
   if (long rc = mmu_target(vcpu, args.a[3], uint32_t(args.a[1]), target)) return finish(vcpu, args.a[2], 0, rc);
   // The tables updated and the frames mapped are seen validated too, whoever owns them.
