@@ -124,13 +124,8 @@ long detail::refuse_unknown_call(Vcpu&, TrapFrame& frame, Arguments& args) {
 
 // The guest re-executes its syscall (2 bytes before the rip it returns to) with the rewritten
 // arguments; rax still holds the hypercall number.
-void detail::continue_later(TrapFrame& frame, const Arguments& args) {
+void detail::continue_later(TrapFrame& frame) {
   perf::add(perf::Counter::hypercall_continuations);
-  frame.rdi = args.a[0];
-  frame.rsi = args.a[1];
-  frame.rdx = args.a[2];
-  frame.r10 = args.a[3];
-  frame.r8 = args.a[4];
   frame.rip -= 2;
 }
 

@@ -15,7 +15,12 @@
 struct Vcpu;
 
 namespace hypercall {
-struct Arguments {
+// A hypercall's five arguments in the ABI's order. A guest's own call hands its handler the
+// frame's registers themselves (TrapFrame keeps rdi, rsi, rdx, r10, r8 in a row), so a
+// continuation's rewritten arguments are already where the guest re-executes its syscall with
+// them; a call inside a multicall gets a copy of its entry's. may_alias: the same words are
+// the frame's named registers.
+struct [[gnu::may_alias]] Arguments {
   uint64_t a[5];
 };
 using Handler = long (*)(Vcpu& vcpu, TrapFrame& frame, Arguments& args);

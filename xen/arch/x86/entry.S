@@ -54,15 +54,15 @@ exception_stubs:                        /* 256 stubs, 16 bytes apart */
 /* The general registers of a TrapFrame, below the vector, error code and hardware frame. */
 .macro  SAVE_REGISTERS
         push    %rax
-        push    %rbx
-        push    %rcx
+        push    %r8
+        push    %r10
         push    %rdx
         push    %rsi
         push    %rdi
+        push    %rbx
+        push    %rcx
         push    %rbp
-        push    %r8
         push    %r9
-        push    %r10
         push    %r11
         push    %r12
         push    %r13
@@ -82,15 +82,15 @@ return_from_trap:
         pop     %r13
         pop     %r12
         pop     %r11
-        pop     %r10
         pop     %r9
-        pop     %r8
         pop     %rbp
+        pop     %rcx
+        pop     %rbx
         pop     %rdi
         pop     %rsi
         pop     %rdx
-        pop     %rcx
-        pop     %rbx
+        pop     %r10
+        pop     %r8
         pop     %rax
         add     $16, %rsp
         /* The frame may be a guest's, and the guest chose its selectors and rip (through

@@ -4,7 +4,9 @@
 #include <stdint.h>
 
 struct TrapFrame {
-  uint64_t r15, r14, r13, r12, r11, r10, r9, r8, rbp, rdi, rsi, rdx, rcx, rbx, rax;
+  // rdi, rsi, rdx, r10, r8 in a row: a hypercall's arguments in the ABI's order, which its
+  // handler reads and rewrites in place (hypercall/guest_call.h).
+  uint64_t r15, r14, r13, r12, r11, r9, rbp, rcx, rbx, rdi, rsi, rdx, r10, r8, rax;
   uint64_t vector, error_code;
   uint64_t rip, cs, rflags, rsp, ss;  // as pushed by the CPU (or by the syscall entry)
 
