@@ -14,7 +14,9 @@ constexpr uint64_t kHardwareSetBits = PageTableEntry::kAccessed | PageTableEntry
 
 // Writes `replacement` over `old`, tolerating A/D bits the hardware sets meanwhile. Fails
 // only if something else changed the entry, which the caller's lock should make impossible.
-// Inlined into both callers: it is the whole of a one-entry update's store.
+// Inlined into both callers: it is the whole of a one-entry update's store. `old_present`: the
+// caller knows the old entry present, so its block needs no noting (a flip's store).
+template <bool old_present = false>
 [[gnu::always_inline]] inline bool commit_entry(MmuContext& context, uint64_t table_mfn, PageInfo& table,
                                                 unsigned index, PageTableEntry& old,
                   PageTableEntry replacement, bool preserve_accessed_dirty) {
@@ -23,7 +25,9 @@ constexpr uint64_t kHardwareSetBits = PageTableEntry::kAccessed | PageTableEntry
         PageTableEntry value = preserve_accessed_dirty
                                    ? replacement.with_flags(seen.raw() & kHardwareSetBits)
                                    : replacement;
-        if (exchange_entry(context.frames, table_mfn, table, index, seen, value)) return true;
+        const bool done = old_present ? exchange_nonzero_entry(context.frames, table_mfn, index, seen, value)
+                                      : exchange_entry(context.frames, table_mfn, table, index, seen, value);
+        if (done) return true;
         if (((seen.raw() ^ old.raw()) & ~kHardwareSetBits) != 0) return false;
         old = seen;
     }
@@ -39,9 +43,11 @@ bool only_writable_flips(const MmuContext& context, PagingLevel level, PageTable
     if (level != PagingLevel::L1 || !old.present() || old.mfn() != replacement.mfn()) return false;
     const uint64_t changed = (old.raw() ^ replacement.raw()) & ~flags_changeable_without_revalidation(level);
     if (changed != PageTableEntry::kWritable) return false;
+    // A guest's frame (may_map_frame_of without the hypervisor's shared frames and I/O memory,
+    // whose entries hold no references to carry over).
     if (!context.frames.contains(old.mfn())) return false;
     const domid_t owner = context.frames.info(old.mfn()).owner;
-    return owner != DOMID_XEN && owner != DOMID_IO && may_map_frame_of(context.owner_of_mapped_frames(), owner);
+    return owner == context.owner_of_mapped_frames() && is_guest_domain(owner);
 }
 
 int flip_writable(MmuContext& context, uint64_t table_mfn, PageInfo& table, unsigned index, PageTableEntry old,
@@ -49,7 +55,7 @@ int flip_writable(MmuContext& context, uint64_t table_mfn, PageInfo& table, unsi
     const uint64_t mfn = replacement.mfn();
     const bool grants = replacement.writable();
     if (grants && get_page_type(context, mfn, PageType::Writable) != 0) return error(XEN_EBUSY);
-    if (!commit_entry(context, table_mfn, table, index, old, replacement, preserve_accessed_dirty)) {
+    if (!commit_entry<true>(context, table_mfn, table, index, old, replacement, preserve_accessed_dirty)) {
         if (grants) put_page_type(context.frames, mfn);
         return error(XEN_EBUSY);
     }

@@ -26,6 +26,18 @@ inline void store_entry(FrameTable& frames, uint64_t table_mfn, unsigned index,
     __atomic_store_n(&table_entries(frames, table_mfn)[index], entry.raw(), __ATOMIC_RELEASE);
 }
 
+// exchange_entry where `expected` is nonzero: its block is in the mask already (every nonzero
+// entry's is), so nothing is noted.
+inline bool exchange_nonzero_entry(FrameTable& frames, uint64_t table_mfn, unsigned index,
+                                   PageTableEntry& expected, PageTableEntry desired) {
+    uint64_t seen = expected.raw();
+    bool done = __atomic_compare_exchange_n(&table_entries(frames, table_mfn)[index], &seen,
+                                            desired.raw(), false, __ATOMIC_ACQ_REL,
+                                            __ATOMIC_RELAXED);
+    expected = PageTableEntry(seen);
+    return done;
+}
+
 // Replaces `expected` by `desired`; on failure `expected` receives the current value.
 // `table` is frames.info(table_mfn), which the updating caller has at hand.
 inline bool exchange_entry(FrameTable& frames, uint64_t table_mfn, PageInfo& table, unsigned index,
