@@ -56,6 +56,18 @@ uint64_t build_region(unsigned l4_index, const Mfn* frames, unsigned count, uint
   return rc ? 0 : slot_va(l4_index);
 }
 
+// The last page of the lower canonical half (L4 slot 255, whose tables this kernel makes only
+// for user processes), mapped read-only to `frame`: its address, 0 if refused.
+constexpr unsigned kLowerHalfLastSlot = 255;
+uint64_t map_last_lower_half_page(Mfn frame) {
+  Mfn l1 = new_page_table_frame(), l2 = new_page_table_frame(), l3 = new_page_table_frame();
+  long rc = set_entry(l1, 511, PageTableEntry::make(frame, kReadOnly).raw());
+  rc |= set_entry(l2, 511, table_entry(l1));
+  rc |= set_entry(l3, 511, table_entry(l2));
+  rc |= set_entry(kernel_l4(), kLowerHalfLastSlot, table_entry(l3));
+  return rc ? 0 : (uint64_t{kLowerHalfLastSlot + 1} << 39) - 4096;
+}
+
 void remove_region(unsigned l4_index) {
   set_entry(kernel_l4(), l4_index, 0);
   pv::ops.raw_mmuext(MMUEXT_TLB_FLUSH_LOCAL, 0);
@@ -187,6 +199,20 @@ void long_batches(SelfTest& test) {
                -XEN_EFAULT);
     test.check("  having done every request of the mapping", done, long(kAliasBytes / sizeof(mmu_update_t)));
     remove_region(kAliasSlot);
+  }
+
+  // A list whose range runs out of the lower canonical half: the requests in its last page are
+  // done, the first past 2^47 is -EFAULT (the hypervisor checks a list it cannot check whole
+  // request by request).
+  uint64_t last_page = map_last_lower_half_page(frame);
+  if (last_page) {
+    unsigned done = 0;
+    test.check("mmu_update of a list running out of the lower half: -EFAULT at 2^47",
+               arch::hypercall(__HYPERVISOR_mmu_update, last_page, 0x7fffffff, arch::arg(&done), DOMID_SELF),
+               -XEN_EFAULT);
+    test.check("  having done the requests of the last page", done, long(4096 / sizeof(mmu_update_t)));
+    set_entry(kernel_l4(), kLowerHalfLastSlot, 0);
+    pv::ops.raw_mmuext(MMUEXT_TLB_FLUSH_LOCAL, 0);
   }
 
   auto* call = pfn_pointer<multicall_entry_t>(pfn);

@@ -53,6 +53,22 @@ void selftest_hypercall(SelfTest& test) {
              arch::hypercall(__HYPERVISOR_mmu_update, kHypervisorAddress, 1, 0, DOMID_SELF), -XEN_EFAULT);
   test.check("mmu_update of one request at a non-canonical address returns -EFAULT",
              arch::hypercall(__HYPERVISOR_mmu_update, 0x0000800000000000ull, 1, 0, DOMID_SELF), -XEN_EFAULT);
+  {
+    // Xen's guest_handle_okay: a list starting outside the guest is refused before anything is
+    // done or counted, whatever the count.
+    unsigned done = 7;
+    test.check("mmu_update of two requests in the hypervisor's range returns -EFAULT",
+               arch::hypercall(__HYPERVISOR_mmu_update, kHypervisorAddress, 2, arch::arg(&done), DOMID_SELF),
+               -XEN_EFAULT);
+    test.check("  leaving its done count alone", done, 7);
+    test.check("mmu_update of no request in the hypervisor's range returns -EFAULT",
+               arch::hypercall(__HYPERVISOR_mmu_update, kHypervisorAddress, 0, arch::arg(&done), DOMID_SELF),
+               -XEN_EFAULT);
+    test.check("mmuext_op of two operations in the hypervisor's range returns -EFAULT",
+               arch::hypercall(__HYPERVISOR_mmuext_op, kHypervisorAddress, 2, arch::arg(&done), DOMID_SELF),
+               -XEN_EFAULT);
+    test.check("  leaving its done count alone", done, 7);
+  }
   test.check("mmuext_op with an unmapped request array returns -EFAULT",
              arch::hypercall(__HYPERVISOR_mmuext_op, kUnmappedUser, 1, 0, DOMID_SELF),
              -XEN_EFAULT);

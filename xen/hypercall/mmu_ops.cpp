@@ -121,11 +121,16 @@ long run_batch(Vcpu& vcpu, Arguments& args, Run run, Domain& tables, domid_t pag
   mm::MmuContext& context = domain_mmu::reused_context(tables);
   context.page_owner = page_owner;
   context.tables_of_caller = &tables == vcpu.domain;
+  // The whole list checked once; a list that is not wholly the guest's is checked request by
+  // request (those before the first bad one are done, as Xen's).
+  const bool list_reachable = guest_memory::reachable(vcpu, list, uint64_t(count) * sizeof(Request));
   uint32_t i = 0;
   long result = 0;
   while (i < count) {
     Request request;
-    if (!guest_memory::read(vcpu, list + uint64_t(i) * sizeof(Request), request)) {
+    const uint64_t address = list + uint64_t(i) * sizeof(Request);
+    if (!(list_reachable ? guest_memory::read_reachable(address, request)
+                         : guest_memory::read(vcpu, address, request))) {
       result = -XEN_EFAULT;
       break;
     }
@@ -176,12 +181,18 @@ long run_one_own_request(Vcpu& vcpu, uint64_t request_address) {
 bool is_one_own_request(const Arguments& args) {
   return uint32_t(args.a[1]) == 1 && args.a[2] == 0 && uint32_t(args.a[3]) == DOMID_SELF;
 }
+
+// Xen's guest_handle_okay of a request list, before anything else (its foreigndom included):
+// where the list starts must be the guest's (its __addr_ok), else -EFAULT with `done` left as
+// it was, even for a count of 0. Where it runs on to is checked as it is read.
+bool list_starts_in_guest(const Vcpu& vcpu, uint64_t list) { return guest_memory::reachable(vcpu, list, 1); }
 }  // namespace
 
 long mmu_update(Vcpu& vcpu, TrapFrame&, Arguments& args) {
   perf::add(perf::Counter::mmu_hypercalls);
   writable_page_tables::reattach_all(*vcpu.domain);  // MMU operations see validated tables
   if (is_one_own_request(args)) [[likely]] return run_one_own_request(vcpu, args.a[0]);
+  if (!list_starts_in_guest(vcpu, args.a[0])) return -XEN_EFAULT;
   Target target;
   if (long rc = mmu_target(vcpu, args.a[3], uint32_t(args.a[1]), target)) return finish(vcpu, args.a[2], 0, rc);
   // The tables updated and the frames mapped are seen validated too, whoever owns them.
@@ -198,6 +209,7 @@ long mmuext_op(Vcpu& vcpu, TrapFrame&, Arguments& args) {
   perf::add(perf::Counter::mmu_hypercalls);
   writable_page_tables::reattach_all(*vcpu.domain);  // MMU operations see validated tables
   Domain* target = nullptr;
+  if (!list_starts_in_guest(vcpu, args.a[0])) return -XEN_EFAULT;
   // A foreigndom refused before any operation leaves `done` unwritten, as Xen's do_mmuext_op.
   if (long rc = mmuext_target(vcpu, args.a[3], target)) return rc;
   if (target == vcpu.domain)
