@@ -174,6 +174,9 @@ FrameAllocatorError FrameAllocator::take_run(uint64_t count, uint64_t alignment,
                                              ZeroFrame zero) {
     if (count == 0 || !is_power_of_two(alignment)) return FrameAllocatorError::bad_arguments;
     if (count > free_count_) return FrameAllocatorError::out_of_memory;
+    // A run of one frame is the lowest free frame: found a word at a time, where the scan below
+    // tests the frames before it one by one (a domain's pages are populated one at a time).
+    if (count == 1 && alignment == 1) return take_lowest(first, zero);
     uint64_t candidate = align_up(uint64_t(search_hint_) * 64, alignment);
     while (candidate < frame_limit_ && frame_limit_ - candidate >= count) {
         uint64_t blocker = first_blocker(candidate, count);
