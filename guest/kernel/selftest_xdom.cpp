@@ -564,18 +564,23 @@ void memory_domu(SelfTest& test) {
   test.check("... gone with the mapping", current_pages(kDomU), pages);
 
   // A list long enough to be preempted: the call continues where it stopped. A timer due in
-  // 100 us makes its interrupt pending while the calls run (how long they take is no part of
-  // the check: a faster populate was once not preempted at all).
+  // 100 us makes its interrupt pending while the calls run (a faster populate was once not
+  // preempted at all). If the host held the machine back between setting it and the call, the
+  // timer went off before: up to 5 tries, each one populating and giving back the whole list.
   test.check("raise domain 1's max_mem by 2048 pages", max_mem_pages(kDomU, pages + 2048), 0);
   for (unsigned i = 0; i < 2048; ++i) list[i] = xen_pfn_t(pages + i);
-  uint64_t start = system_time_ns();
-  long continuations = perf_counter("hypercall_continuations");
-  xen::set_timer(start + 100'000);
-  test.check("populate 2048 extents for domain 1", populate(kDomU, list, 2048), 2048);
-  test.check("decrease the 2048", decrease(kDomU, list, 2048), 2048);
-  test.note("... both took (us)", long((system_time_ns() - start) / 1000));
-  test.check("... preempted and continued on the way (hypercall_continuations grew)",
-             perf_counter("hypercall_continuations") > continuations && continuations >= 0, true);
+  const long continuations = perf_counter("hypercall_continuations");
+  bool all_done = true, preempted = false;
+  for (unsigned attempt = 0; attempt < 5 && all_done && !preempted; ++attempt) {
+    const uint64_t start = system_time_ns();
+    xen::set_timer(start + 100'000);
+    all_done = populate(kDomU, list, 2048) == 2048;
+    all_done = decrease(kDomU, list, 2048) == 2048 && all_done;
+    test.note("... populating and giving back took (us)", long((system_time_ns() - start) / 1000));
+    preempted = perf_counter("hypercall_continuations") > continuations && continuations >= 0;
+  }
+  test.check("populate 2048 extents for domain 1 and decrease them, each time", all_done, true);
+  test.check("... preempted and continued on the way (hypercall_continuations grew)", preempted, true);
   test.check("... domain 1's reservation back", current_pages(kDomU), pages);
   test.check("... free_pages back", free_pages(), free_before);
   test.check("max_mem of domain 1 back", max_mem_pages(kDomU, pages), 0);
@@ -640,8 +645,6 @@ bool wait_pending(evtchn_port_t port, unsigned ms) {
 void events_domu(SelfTest& test, evtchn_port_t dom_exc) {
   const long domu_ports = ports_in_use(kDomU), our_ports = ports_in_use(DOMID_SELF);
   test.note("domain 1's ports in use", domu_ports);
-  const E820Entry map[1] = {{0, uint64_t(current_pages(kDomU)) * 4096, 1}};
-  test.check("set_memory_map of domain 1 (its companion reads it back)", set_map(kDomU, map, 1), 0);
   evtchn_port_t remote = 0, local = 0;
   test.check("alloc_unbound in domain 1 for dom0", alloc_unbound(kDomU, 0, remote), 0);
   expect_unbound(test, "... status in domain 1: unbound for domain 0", kDomU, remote, 0);
@@ -654,6 +657,10 @@ void events_domu(SelfTest& test, evtchn_port_t dom_exc) {
   test.check("send to domain 1", send(local), 0);
   test.check("... domain 1 answers on the channel (its companion saw the event)", wait_pending(local, 3000), true);
   clear_pending(local);
+  // Only now: the companion answers after it found no map (peer_refused), and reads this one
+  // back once our end is closed.
+  const E820Entry map[1] = {{0, uint64_t(current_pages(kDomU)) * 4096, 1}};
+  test.check("set_memory_map of domain 1 (its companion reads it back)", set_map(kDomU, map, 1), 0);
   test.check("close our end", close(local), 0);
   expect_unbound(test, "... domain 1's end is unbound, waiting for us again", kDomU, remote, 0);
   for (unsigned waited = 0; waited < 3000 && ports_in_use(kDomU) != domu_ports; waited += 10) sleep_ms(10);

@@ -25,7 +25,7 @@ uint64_t allocate_extent(Domain& domain, unsigned order) {
   if (!boot_memory::allocate_zeroed_run(count, count, first)) return 0;
   mm::FrameTable& frames = boot_memory::frame_table();
   for (uint64_t i = 0; i < count; ++i) {
-    frames.assign(first + i, domain.id);
+    frames.assign(first + i, domain.id, &domain.pages);  // page_list_of(domain.id)
     set_m2p(first + i, invalid_m2p_entry);
   }
   domain.tot_pages += count;

@@ -7,14 +7,14 @@ void FrameTable::reset() {
     ++code_generation_;
 }
 
-bool FrameTable::assign(uint64_t mfn, domid_t owner) {
+bool FrameTable::assign(uint64_t mfn, domid_t owner, PageList* list) {
     PageInfo* page = find(mfn);
     if (page == nullptr || !page->is_free()) return false;
     *page = PageInfo{};
     page->owner = owner;
     page->allocated = true;
     page->general_refs = 1;
-    if (PageList* list = list_of(owner)) link(*list, mfn);
+    if (list != nullptr) link(*list, mfn);
     return true;
 }
 
