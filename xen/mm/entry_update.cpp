@@ -25,7 +25,7 @@ template <bool old_present = false>
         PageTableEntry value = preserve_accessed_dirty
                                    ? replacement.with_flags(seen.raw() & kHardwareSetBits)
                                    : replacement;
-        const bool done = old_present ? exchange_nonzero_entry(context.frames, table_mfn, index, seen, value)
+        const bool done = old_present ? exchange_entry_in_noted_block(context.frames, table_mfn, index, seen, value)
                                       : exchange_entry(context.frames, table_mfn, table, index, seen, value);
         if (done) return true;
         if (((seen.raw() ^ old.raw()) & ~kHardwareSetBits) != 0) return false;

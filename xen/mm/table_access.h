@@ -26,10 +26,10 @@ inline void store_entry(FrameTable& frames, uint64_t table_mfn, unsigned index,
     __atomic_store_n(&table_entries(frames, table_mfn)[index], entry.raw(), __ATOMIC_RELEASE);
 }
 
-// exchange_entry where `expected` is nonzero: its block is in the mask already (every nonzero
-// entry's is), so nothing is noted.
-inline bool exchange_nonzero_entry(FrameTable& frames, uint64_t table_mfn, unsigned index,
-                                   PageTableEntry& expected, PageTableEntry desired) {
+// exchange_entry without noting: for an entry whose block is noted already (it replaces a
+// nonzero entry, and every nonzero entry's block is in the mask).
+inline bool exchange_entry_in_noted_block(FrameTable& frames, uint64_t table_mfn, unsigned index,
+                                          PageTableEntry& expected, PageTableEntry desired) {
     uint64_t seen = expected.raw();
     bool done = __atomic_compare_exchange_n(&table_entries(frames, table_mfn)[index], &seen,
                                             desired.raw(), false, __ATOMIC_ACQ_REL,
@@ -43,12 +43,7 @@ inline bool exchange_nonzero_entry(FrameTable& frames, uint64_t table_mfn, unsig
 inline bool exchange_entry(FrameTable& frames, uint64_t table_mfn, PageInfo& table, unsigned index,
                            PageTableEntry& expected, PageTableEntry desired) {
     note_nonzero(table, index, desired);
-    uint64_t seen = expected.raw();
-    bool done = __atomic_compare_exchange_n(&table_entries(frames, table_mfn)[index], &seen,
-                                            desired.raw(), false, __ATOMIC_ACQ_REL,
-                                            __ATOMIC_RELAXED);
-    expected = PageTableEntry(seen);
-    return done;
+    return exchange_entry_in_noted_block(frames, table_mfn, index, expected, desired);
 }
 
 }  // namespace mm
