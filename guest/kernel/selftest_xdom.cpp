@@ -133,6 +133,12 @@ long mmu_update_as(uint64_t ptr, uint64_t value, uint32_t foreigndom) {
   unsigned done = 0;
   return arch::hypercall(__HYPERVISOR_mmu_update, arch::arg(&request), 1, arch::arg(&done), foreigndom);
 }
+// The same, with its done count (7 before the call, so one left alone shows).
+long mmu_update_counted(uint64_t ptr, uint64_t value, uint32_t foreigndom, unsigned& done) {
+  mmu_update_t request{ptr, value};
+  done = 7;
+  return arch::hypercall(__HYPERVISOR_mmu_update, arch::arg(&request), 1, arch::arg(&done), foreigndom);
+}
 long mmuext_as(unsigned cmd, uint64_t mfn, domid_t foreigndom) {
   mmuext_op_t op{};
   op.cmd = cmd;
@@ -516,8 +522,16 @@ void foreign_self(SelfTest& test) {
   uint64_t entry = read_entry(slot).raw();
   test.check("mmu_update naming our own tables as pt_dom (our id + 1)",
              mmu_update_as(slot.machine_address, entry, (1u << 16) | DOMID_SELF), 0);
+  // As Xen's do_mmu_update: a table owner that does not exist is refused before the done count
+  // is written, a page owner that does not exist after (done = 0).
+  unsigned done = 0;
   test.check("mmu_update naming the tables of no domain: -ESRCH",
-             mmu_update_as(slot.machine_address, entry, uint32_t(kAbsent + 1) << 16 | DOMID_SELF), -XEN_ESRCH);
+             mmu_update_counted(slot.machine_address, entry, uint32_t(kAbsent + 1) << 16 | DOMID_SELF, done),
+             -XEN_ESRCH);
+  test.check("... its done count left alone", done, 7);
+  test.check("mmu_update naming no domain as page owner: -ESRCH",
+             mmu_update_counted(slot.machine_address, entry, kAbsent, done), -XEN_ESRCH);
+  test.check("... its done count 0", done, 0);
   test.check("mmuext_op on behalf of no domain: -ESRCH", mmuext_as(MMUEXT_TLB_FLUSH_LOCAL, 0, kAbsent), -XEN_ESRCH);
   test.check("... the entry unchanged", long(read_entry(slot).raw() == entry), 1);
 }

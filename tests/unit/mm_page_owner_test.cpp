@@ -59,6 +59,16 @@ TEST(MmPageOwner, TableOwnerInTheHighHalf) {
     EXPECT_EQ(resolve(dom0, (8u << 16) | DOMID_SELF).error, -XEN_ESRCH) << "no domain 7";
 }
 
+// Xen's do_mmu_update refuses a missing table owner before it writes its done count, a missing
+// page owner after: the result says which.
+TEST(MmPageOwner, AMissingTableOwnerIsToldApartFromAMissingPageOwner) {
+    EXPECT_TRUE(resolve(dom0, (8u << 16) | DOMID_SELF).table_owner_missing) << "no domain 7";
+    EXPECT_TRUE(resolve(dom0, (0xffffu << 16) | 1).table_owner_missing) << "whatever the page owner";
+    EXPECT_FALSE(resolve(dom0, (2u << 16) | 7).table_owner_missing) << "tables of domain 1, no domain 7";
+    EXPECT_FALSE(resolve(dom0, 7).table_owner_missing);
+    EXPECT_FALSE(resolve(guest, 1).table_owner_missing) << "naming itself as page owner";
+}
+
 // Xen's domain builder: dom0 updates domain 1's tables, mapping domain 1's frames.
 TEST(MmPageOwner, AnotherDomainsTablesNeedPrivilege) {
     PageOwnerResult r = resolve(dom0, (2u << 16) | 1);

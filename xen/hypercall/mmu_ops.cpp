@@ -33,6 +33,7 @@ bool domain_exists(domid_t id) { return domains::find(id) != nullptr; }
 struct Target {
   Domain* tables = nullptr;       // the caller, or the domain named by pt_dom
   domid_t page_owner = DOMID_SELF;  // for MmuContext::page_owner
+  bool refused_before_done = false;  // the refusal leaves `done` unwritten (PageOwnerResult)
 };
 
 // mmu_update's `foreigndom`, with Xen's default XSM policy (XSM_TARGET for both the page
@@ -40,7 +41,10 @@ struct Target {
 // for an unprivileged caller, on its first request (so an empty batch succeeds).
 long mmu_target(Vcpu& vcpu, uint64_t foreigndom, uint64_t count, Target& target) {
   mm::PageOwnerResult result = named_owner(vcpu, uint32_t(foreigndom));
-  if (result.error) return result.error;
+  if (result.error) {
+    target.refused_before_done = result.table_owner_missing;
+    return result.error;
+  }
   if (result.needs_privilege && !vcpu.domain->privileged && count != 0) return -XEN_EPERM;
   target.tables = result.table_owner == DOMID_SELF ? vcpu.domain : domains::find(result.table_owner);
   if (!target.tables) return -XEN_ESRCH;
@@ -194,7 +198,8 @@ long mmu_update(Vcpu& vcpu, TrapFrame&, Arguments& args) {
   if (is_one_own_request(args)) [[likely]] return run_one_own_request(vcpu, args.a[0]);
   if (!list_starts_in_guest(vcpu, args.a[0])) return -XEN_EFAULT;
   Target target;
-  if (long rc = mmu_target(vcpu, args.a[3], uint32_t(args.a[1]), target)) return finish(vcpu, args.a[2], 0, rc);
+  if (long rc = mmu_target(vcpu, args.a[3], uint32_t(args.a[1]), target))
+    return target.refused_before_done ? rc : finish(vcpu, args.a[2], 0, rc);
   // The tables updated and the frames mapped are seen validated too, whoever owns them.
   if (target.tables != vcpu.domain) writable_page_tables::reattach_all(*target.tables);
   if (Domain* frames = mm::is_guest_domain(target.page_owner) ? domains::find(target.page_owner) : nullptr)

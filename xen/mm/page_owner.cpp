@@ -19,7 +19,11 @@ PageOwnerResult resolve_page_owner(DomainIdentity caller, uint32_t foreigndom, b
     domid_t table_owner = DOMID_SELF;
     if (uint32_t pt_dom = foreigndom >> 16; pt_dom != 0) {
         const domid_t id = domid_t(pt_dom - 1);
-        if (!is_guest_domain(id) || !exists(id)) return no_such_domain();
+        if (!is_guest_domain(id) || !exists(id)) {
+            PageOwnerResult missing = no_such_domain();
+            missing.table_owner_missing = true;
+            return missing;
+        }
         if (id != caller.id) table_owner = id;
     }
     PageOwnerResult result = resolve_pg_owner(caller, domid_t(foreigndom & 0xffff), exists);
