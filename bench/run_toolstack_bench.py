@@ -190,10 +190,11 @@ WAITING = ("kernel::relay::run_if_requested", "kernel::relay::(anonymous namespa
 # where it copies and checks the request; in the others it found nothing.
 PER_PASS = ("kernel::relay_window::receive", "relay::FrameReceiver::next")
 # Guest code that counts when the code that entered it does: the hypercall stubs, the event and
-# trap entry and what it runs for a timer, the clock, the MMU batch flush.
+# trap entry and what it runs for a timer, the clock, the MMU batch flush, the memory primitives.
 INHERIT = ("hypercall_page", "event_callback_entry", "trap_common", "trap_dispatch", "restore_frame",
            "kernel::fuzz_fixup", "kernel::events_handle_upcall", "kernel::(anonymous namespace)::on_timer",
-           "kernel::system_time_ns", "pv::PvOps::disable_events", "pv::PvOps::enable_events", "pv::PvOps::flush")
+           "kernel::system_time_ns", "pv::PvOps::disable_events", "pv::PvOps::enable_events", "pv::PvOps::flush",
+           "memcpy", "memmove", "memset")
 # The daemon's background timers (console drain, safety poll, xenstore poll) out of the windows,
 # so that the requests inside are the command's own.
 QUIET = ["--monitor-ms", "3600000", "--safety-poll-ms", "3600000", "--xenstore-poll-ms", "3600000"]

@@ -95,11 +95,12 @@ class KernelBackend final : public lib::relay::Backend {
     pv::PageTableSlot slot = table_slot(kernel_l1_for(kScratch), lib::table_index(kScratch, Level::l1), Level::l1);
     long rc = pv::ops.map_foreign(slot, PageTableEntry::make(Mfn{frame}, flags), domid);
     if (rc < 0) return rc;
-    auto* page = reinterpret_cast<volatile uint8_t*>(kScratch);
-    for (uint32_t i = 0; i < length; ++i) {
-      if (write) page[offset + i] = data[i];
-      else data[i] = page[offset + i];
-    }
+    // The map and unmap are hypercalls (asm with a memory clobber): the copy stays between them.
+    auto* page = reinterpret_cast<uint8_t*>(kScratch) + offset;
+    if (write)
+      __builtin_memcpy(page, data, length);
+    else
+      __builtin_memcpy(data, page, length);
     // Unmapped with an invalidation, so the next map_foreign finds the slot empty and untranslated.
     rc = pv::ops.set_kernel_mapping(kScratch, PageTableEntry{});
     if (rc < 0) panic("relay: unmapping the scratch page: %ld", rc);

@@ -76,9 +76,7 @@ BufferTable::Status BufferTable::read(uint64_t address, void* out, size_t length
   const Buffer* b;
   Status s = locate(address, length, b);
   if (s != Status::ok) return s;
-  const uint8_t* from = b->data + (address - b->address);
-  auto* to = static_cast<uint8_t*>(out);
-  for (size_t i = 0; i < length; ++i) to[i] = from[i];
+  __builtin_memcpy(out, b->data + (address - b->address), length);
   return Status::ok;
 }
 
@@ -86,9 +84,7 @@ BufferTable::Status BufferTable::write(uint64_t address, const void* in, size_t 
   const Buffer* b;
   Status s = locate(address, length, b);
   if (s != Status::ok) return s;
-  uint8_t* to = b->data + (address - b->address);
-  const auto* from = static_cast<const uint8_t*>(in);
-  for (size_t i = 0; i < length; ++i) to[i] = from[i];
+  __builtin_memcpy(b->data + (address - b->address), in, length);
   return Status::ok;
 }
 

@@ -165,8 +165,7 @@ void Server::foreign(Request& r, bool write) {
   if (frame > kMaxFrame) return send_error(r, Error::bad_range, int64_t(frame));
   if (offset > proto::kPageBytes || length > proto::kPageBytes - offset)
     return send_error(r, Error::bad_range, offset);
-  if (write)
-    for (uint32_t i = 0; i < length; ++i) data_[i] = r.fields.rest()[i];
+  if (write) __builtin_memcpy(data_, r.fields.rest(), length);
   long rc = backend_.foreign_copy(uint16_t(domid), frame, offset, data_, length, write);
   if (rc < 0) return send_error(r, Error::hypervisor, rc);
   proto::Writer w = response(r.seq);

@@ -16,13 +16,13 @@ FrameReceiver::FrameReceiver(uint8_t* storage, size_t capacity, uint32_t max_pay
 size_t FrameReceiver::push(const uint8_t* data, size_t size, uint64_t now) {
   if (capacity_ - end_ < size && start_ > 0) {
     size_t held = available();
-    for (size_t i = 0; i < held; ++i) storage_[i] = storage_[start_ + i];
+    __builtin_memmove(storage_, storage_ + start_, held);
     start_ = 0;
     end_ = held;
   }
   size_t room = capacity_ - end_;
   size_t taken = size < room ? size : room;
-  for (size_t i = 0; i < taken; ++i) storage_[end_ + i] = data[i];
+  __builtin_memcpy(storage_ + end_, data, taken);
   end_ += taken;
   if (taken) last_byte_ = now;
   return taken;

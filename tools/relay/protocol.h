@@ -131,7 +131,7 @@ class Writer {
       ok_ = false;
       return *this;
     }
-    for (size_t i = 0; i < size; ++i) out_[size_ + i] = data[i];
+    __builtin_memcpy(out_ + size_, data, size);
     size_ += size;
     return *this;
   }
