@@ -198,12 +198,19 @@ static void check_hostile(xc_interface *xch, const struct options *o, const stru
         (unsigned long)after);
 }
 
-/* The console ring of start_info->console.domU, read as xenconsoled reads it; what was read is
+/* The console ring of start_info->console.domU, read as xenconsoled reads it: the indexes first,
+ * then the bytes (the guest publishes its bytes before out_prod; one read of the whole page
+ * copies out[] before out_prod and could take an index newer than its bytes). What was read is
  * consumed (out_cons written back) and appended to `text`. */
 static void drain_console(xc_interface *xch, uint32_t domid, uint64_t mfn, char *text, size_t capacity, size_t *used) {
   struct xencons_interface ring;
-  if (pvhv_xc_foreign_read(xch, domid, mfn, 0, &ring, sizeof(ring)) != 0) return;
+  if (pvhv_xc_foreign_read(xch, domid, mfn, offsetof(struct xencons_interface, out_cons), &ring.out_cons,
+                           2 * sizeof(ring.out_cons)) != 0)
+    return;
   XENCONS_RING_IDX cons = ring.out_cons, prod = ring.out_prod;
+  if (cons != prod &&
+      pvhv_xc_foreign_read(xch, domid, mfn, offsetof(struct xencons_interface, out), ring.out, sizeof(ring.out)) != 0)
+    return;
   if (prod - cons > sizeof(ring.out)) cons = prod - sizeof(ring.out); /* a bad index: take what the ring holds */
   for (; cons != prod; ++cons) {
     char c = ring.out[MASK_XENCONS_IDX(cons, ring.out)];

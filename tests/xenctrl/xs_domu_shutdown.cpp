@@ -47,11 +47,16 @@ double now() {
   return t.tv_sec + t.tv_nsec / 1e9;
 }
 
-// The console ring, read and consumed as xenconsoled does.
+// The console ring, read and consumed as xenconsoled does: the indexes first, then the bytes
+// (the guest publishes its bytes before out_prod; one read of the whole page copies out[]
+// before out_prod and could take an index newer than the bytes it read).
 void drain_console(xc_interface* xch, uint32_t domid, uint64_t mfn, std::string& text) {
   xencons_interface ring;
-  if (pvhv_xc_foreign_read(xch, domid, mfn, 0, &ring, sizeof ring) != 0) return;
+  const size_t indexes = offsetof(xencons_interface, out_cons);
+  if (pvhv_xc_foreign_read(xch, domid, mfn, indexes, &ring.out_cons, 2 * sizeof ring.out_cons) != 0) return;
   XENCONS_RING_IDX cons = ring.out_cons, prod = ring.out_prod;
+  if (cons == prod) return;
+  if (pvhv_xc_foreign_read(xch, domid, mfn, offsetof(xencons_interface, out), ring.out, sizeof ring.out) != 0) return;
   if (prod - cons > sizeof ring.out) cons = prod - sizeof ring.out;
   for (; cons != prod; ++cons) text.push_back(ring.out[MASK_XENCONS_IDX(cons, ring.out)]);
   pvhv_xc_foreign_write(xch, domid, mfn, offsetof(xencons_interface, out_cons), &cons, sizeof cons);
@@ -60,8 +65,15 @@ void drain_console(xc_interface* xch, uint32_t domid, uint64_t mfn, std::string&
 // One round of the store's ring: read the page, serve it, write back the server's fields only
 // (rsp[], then req_cons and rsp_prod, and error): the guest owns the rest of its page.
 bool serve_ring(xc_interface* xch, uint32_t domid, uint64_t mfn, xenstore::RingConnection& conn, uint32_t local_port) {
+  // req_prod first, then the page: the bytes up to it are all in the later copy, whose own
+  // req_prod may be newer than the req[] copied before it (as pvhv-xenstored reads).
+  XENSTORE_RING_IDX req_prod;
+  if (pvhv_xc_foreign_read(xch, domid, mfn, offsetof(xenstore_domain_interface, req_prod), &req_prod,
+                           sizeof req_prod) != 0)
+    return false;
   xenstore_domain_interface page;
   if (pvhv_xc_foreign_read(xch, domid, mfn, 0, &page, sizeof page) != 0) return false;
+  page.req_prod = req_prod;
   auto result = conn.serve(page);
   if (result.page_changed) {
     pvhv_xc_foreign_write(xch, domid, mfn, offsetof(xenstore_domain_interface, rsp), page.rsp, sizeof page.rsp);

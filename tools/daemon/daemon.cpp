@@ -601,16 +601,21 @@ void Daemon::monitor_tick() {
         Result result{std::nullopt, {}, {}};
         if (read_view) result.infos = domain_list(xen_);
         for (const auto& ring : rings) {
-          std::array<char, kConsoleRingBytes> page{};
-          if (pvhv_xc_foreign_read(xen_.xch, ring.domid, ring.state.mfn, 0, page.data(), page.size()) != 0) continue;
-          auto index = [&](size_t offset) {
-            uint32_t value;
-            std::memcpy(&value, page.data() + offset, 4);
-            return value;
-          };
+          // The indexes first, then the bytes, as xenconsoled reads: the guest publishes its bytes
+          // before out_prod, so the bytes read after the index are all there. One read of the
+          // whole page copies out[] before out_prod and could take an index newer than its bytes.
+          std::array<uint32_t, 4> indexes{};  // in_cons, in_prod, out_cons, out_prod
+          if (pvhv_xc_foreign_read(xen_.xch, ring.domid, ring.state.mfn, kInConsOffset, indexes.data(),
+                                   sizeof indexes) != 0)
+            continue;
+          auto index = [&](size_t offset) { return indexes[(offset - kInConsOffset) / 4]; };
+          std::array<char, kConsoleOutBytes> out{};
+          uint32_t out_cons = index(kOutConsOffset), out_prod = index(kOutProdOffset);
+          if (out_cons != out_prod &&
+              pvhv_xc_foreign_read(xen_.xch, ring.domid, ring.state.mfn, kConsoleOutOffset, out.data(), out.size()) != 0)
+            continue;
           bool notify = false;
-          auto drained = drain_output(index(kOutConsOffset), index(kOutProdOffset),
-                                      std::span<const char>(page.data() + kConsoleOutOffset, kConsoleOutBytes));
+          auto drained = drain_output(out_cons, out_prod, std::span<const char>(out.data(), out.size()));
           if (!drained.bytes.empty() || drained.bad_index) {
             pvhv_xc_foreign_write(xen_.xch, ring.domid, ring.state.mfn, kOutConsOffset, &drained.cons, 4);
             // A guest waiting for room waits on a full ring: it is told once half is free. Not

@@ -230,7 +230,10 @@ std::vector<StoreIncident> XenstoreService::poll(xc_interface* xch) {
     }
     xenstore_domain_interface page;
     if (pvhv_xc_foreign_read(xch, ring.domid, ring.mfn, 0, &page, sizeof page) != 0) continue;
-    seen.req_prod = page.req_prod;
+    // The requests up to the req_prod read first are all in this later copy (the guest writes
+    // its bytes before the index); the copy's own req_prod may be newer than the req[] it copied
+    // before it, so it is not used.
+    page.req_prod = seen.req_prod;
     seen.rsp_cons = page.rsp_cons;
     xenstore::RingConnection::Result result;
     {
