@@ -9,7 +9,9 @@ class Output {
     if (length_ + 1 < size_) buffer_[length_] = c;
     ++length_;
   }
-  void repeat(char c, int count) { while (count-- > 0) put(c); }
+  void repeat(char c, int count) {
+    while (count-- > 0) put(c);
+  }
   size_t finish() {
     if (size_) buffer_[length_ < size_ ? length_ : size_ - 1] = '\0';
     return length_;
@@ -78,16 +80,23 @@ uint64_t unsigned_argument(va_list& args, int length) {
 
 const char* parse_spec(const char* p, Spec& spec) {
   for (;; ++p) {
-    if (*p == '-') spec.left = true;
-    else if (*p == '0') spec.zero = true;
-    else break;
+    if (*p == '-')
+      spec.left = true;
+    else if (*p == '0')
+      spec.zero = true;
+    else
+      break;
   }
   while (*p >= '0' && *p <= '9') spec.width = spec.width * 10 + (*p++ - '0');
   for (;; ++p) {
-    if (*p == 'l') ++spec.length;
-    else if (*p == 'z') spec.length = 1;
-    else if (*p == 'h') spec.length = -1;
-    else break;
+    if (*p == 'l')
+      ++spec.length;
+    else if (*p == 'z')
+      spec.length = 1;
+    else if (*p == 'h')
+      spec.length = -1;
+    else
+      break;
   }
   return p;
 }

@@ -10,6 +10,7 @@ mkdir -p "$deps"
 packages=(build-essential cmake python3 cpio pkg-config qemu-system-x86 libxen-dev libzydis-dev zlib1g-dev liblzma-dev
           libzycore-dev libboost-dev libgtest-dev musl-tools binutils xz-utils)
 packages+=(nlohmann-json3-dev)  # tools/xl: the daemon protocol's JSON lines (header-only)
+packages+=(clang-format)  # the house style: scripts/check_format.sh (test style.clang_format)
 packages+=(python3-matplotlib)  # bench/plot_bench.py: make bench's pictures (under Debian's /usr/bin/python3)
 
 missing=()

@@ -70,8 +70,7 @@ Domain& build_boot_domains() {
   if (boot_memory::modules_dropped())
     printk("Boot: %u modules beyond the first %u dropped (the domain table has %u slots)\n",
            boot_memory::modules_dropped(), boot_memory::max_modules, domains::max_domains);
-  if (plan.ignored_modules)
-    printk("Boot: %lu modules beyond the domain table ignored\n", plan.ignored_modules);
+  if (plan.ignored_modules) printk("Boot: %lu modules beyond the domain table ignored\n", plan.ignored_modules);
   BuildResult dom0 = domain_builder::build(plan.domains[0], options);
   if (!dom0.ok) boot_failure(dom0.error);
   for (size_t i = 1; i < plan.count; ++i) {
@@ -91,8 +90,8 @@ void read_command_line(const boot::MultibootInfo& info) {
   }
   hypervisor_command_line = boot::skip_image_name(command_line_copy);
   boot::parse_command_line(hypervisor_command_line, sizeof(command_line_copy), options);
-  console::set_level(console_level(options.log_level == boot::LogLevel::warning ? boot::LogLevel::info
-                                                                               : options.log_level));
+  console::set_level(
+      console_level(options.log_level == boot::LogLevel::warning ? boot::LogLevel::info : options.log_level));
   printk("Command line: %s\n", hypervisor_command_line);
   // Each bad or unknown parameter is a warning, shown at the default log level as Xen shows
   // its 'parameter "x" has invalid value' lines; the option keeps its default.

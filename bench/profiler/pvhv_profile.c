@@ -64,11 +64,11 @@ struct site {
 
 /* Sites by address (open addressing; a retranslated instruction finds its site again). */
 #define SITE_SLOTS (1u << 21)
-static struct site **sites;
+static struct site** sites;
 static uint64_t site_count;
 
 static uint64_t marker = ~0ull;
-static const char *out_path = "pvhv_profile.txt";
+static const char* out_path = "pvhv_profile.txt";
 static uint64_t hypervisor_low = 0xffff800000000000ull, hypervisor_high = 0xffff880000000000ull;
 static const uint64_t user_high = 0x0000800000000000ull;
 
@@ -82,7 +82,7 @@ static bool in_hypervisor(uint64_t vaddr) { return vaddr >= hypervisor_low && va
 
 /* ---- control mode ---- */
 #define MAX_NEUTRAL 256
-static const char *control_dir;
+static const char* control_dir;
 static uint64_t open_at = ~0ull, close_at = ~0ull, pass_at = ~0ull;
 static struct {
   uint64_t low, high;
@@ -91,7 +91,7 @@ static struct {
 static int neutral_count;
 static volatile int arm_requested, stop_requested;
 static bool armed, window_open, pass_works, entered_by_work;
-static struct site **pass_sites;
+static struct site** pass_sites;
 static size_t pass_size, pass_room;
 static uint64_t counted, waiting, passes_counted, passes_waiting, pass_instructions;
 
@@ -102,12 +102,12 @@ static enum site_role role_of(uint64_t vaddr) {
   return ROLE_WORK;
 }
 
-static void control_path(char *buffer, size_t size, const char *name) {
+static void control_path(char* buffer, size_t size, const char* name) {
   snprintf(buffer, size, "%s/%s", control_dir, name);
 }
 
 /* The host's requests, as files in DIR (seen within 10 ms): the vCPU thread acts on them. */
-static void *watch_control(void *unused) {
+static void* watch_control(void* unused) {
   (void)unused;
   char arm[4096], stop[4096];
   control_path(arm, sizeof(arm), "arm");
@@ -123,14 +123,18 @@ static void *watch_control(void *unused) {
 /* Ends the current pass: its sites' counts go to the counted or the waiting side. */
 static void end_pass(void) {
   for (size_t i = 0; i < pass_size; ++i) {
-    struct site *s = pass_sites[i];
-    if (pass_works) s->count += s->pending;
-    else s->waiting += s->pending;
+    struct site* s = pass_sites[i];
+    if (pass_works)
+      s->count += s->pending;
+    else
+      s->waiting += s->pending;
     s->pending = 0;
     s->touched = false;
   }
-  if (pass_works) counted += pass_instructions, ++passes_counted;
-  else waiting += pass_instructions, ++passes_waiting;
+  if (pass_works)
+    counted += pass_instructions, ++passes_counted;
+  else
+    waiting += pass_instructions, ++passes_waiting;
   pass_size = 0;
   pass_instructions = 0;
   pass_works = false;
@@ -140,12 +144,12 @@ static void write_window(void) {
   char path[4096], partial[4096];
   control_path(path, sizeof(path), "window.txt");
   control_path(partial, sizeof(partial), "window.txt.part");
-  FILE *out = fopen(partial, "w");
+  FILE* out = fopen(partial, "w");
   if (out == NULL) return;
   fprintf(out, "counted %" PRIu64 "\nwaiting %" PRIu64 "\npasses_counted %" PRIu64 "\npasses_waiting %" PRIu64 "\n",
           counted, waiting, passes_counted, passes_waiting);
   for (uint64_t i = 0; i < SITE_SLOTS; ++i) {
-    struct site *s = sites[i];
+    struct site* s = sites[i];
     if (s == NULL) continue;
     if (s->count) fprintf(out, "pc %" PRIx64 " %" PRIu64 "\n", s->vaddr, s->count);
     if (s->waiting) fprintf(out, "wait %" PRIx64 " %" PRIu64 "\n", s->vaddr, s->waiting);
@@ -168,7 +172,7 @@ static void close_window(void) {
   write_window();
 }
 
-static void executed_controlled(struct site *s) {
+static void executed_controlled(struct site* s) {
   if (arm_requested) {
     arm_requested = 0;
     reset_window();
@@ -196,7 +200,7 @@ static void executed_controlled(struct site *s) {
   if (!s->touched) {
     if (pass_size == pass_room) {
       size_t room = pass_room ? 2 * pass_room : 65536;
-      struct site **grown = realloc(pass_sites, room * sizeof(*grown));
+      struct site** grown = realloc(pass_sites, room * sizeof(*grown));
       if (grown == NULL) return; /* out of memory: the instruction goes uncounted */
       pass_sites = grown;
       pass_room = room;
@@ -209,8 +213,8 @@ static void executed_controlled(struct site *s) {
   if (s->vaddr == close_at) close_window();
 }
 
-static bool read_neutral(const char *path) {
-  FILE *in = fopen(path, "r");
+static bool read_neutral(const char* path) {
+  FILE* in = fopen(path, "r");
   if (in == NULL) return false;
   char role[8];
   while (neutral_count < MAX_NEUTRAL && fscanf(in, "%" SCNx64 " %" SCNx64 " %7s", &neutral[neutral_count].low,
@@ -222,10 +226,9 @@ static bool read_neutral(const char *path) {
   return true;
 }
 
-
 /* What an instruction is, from its bytes: legacy and REX prefixes skipped, then 0f 22 /3
  * (mov to cr3), 0f 01 /7 with a memory operand (invlpg), 0f 05 (syscall). */
-static enum site_kind classify(const uint8_t *bytes, size_t size) {
+static enum site_kind classify(const uint8_t* bytes, size_t size) {
   size_t i = 0;
   while (i < size && (bytes[i] == 0x66 || bytes[i] == 0x67 || bytes[i] == 0xf2 || bytes[i] == 0xf3 ||
                       bytes[i] == 0x2e || bytes[i] == 0x3e || bytes[i] == 0x26 || bytes[i] == 0x36 ||
@@ -241,15 +244,15 @@ static enum site_kind classify(const uint8_t *bytes, size_t size) {
   return SITE_PLAIN;
 }
 
-static struct site *site_for(uint64_t vaddr, const uint8_t *bytes, size_t size) {
+static struct site* site_for(uint64_t vaddr, const uint8_t* bytes, size_t size) {
   uint64_t slot = (vaddr * 0x9e3779b97f4a7c15ull) >> 43;
   for (;; slot = (slot + 1) & (SITE_SLOTS - 1)) {
-    struct site *s = sites[slot];
+    struct site* s = sites[slot];
     if (s == NULL) break;
     if (s->vaddr == vaddr) return s;
   }
   if (site_count >= SITE_SLOTS / 2) return NULL; /* full: the address goes uncounted */
-  struct site *s = calloc(1, sizeof(*s));
+  struct site* s = calloc(1, sizeof(*s));
   if (s == NULL) return NULL;
   s->vaddr = vaddr;
   s->kind = vaddr == marker ? SITE_MARKER : classify(bytes, size);
@@ -259,9 +262,9 @@ static struct site *site_for(uint64_t vaddr, const uint8_t *bytes, size_t size) 
   return s;
 }
 
-static void executed(unsigned int vcpu, void *userdata) {
+static void executed(unsigned int vcpu, void* userdata) {
   (void)vcpu;
-  struct site *s = userdata;
+  struct site* s = userdata;
   if (control_dir != NULL) {
     executed_controlled(s);
     return;
@@ -290,8 +293,10 @@ static void executed(unsigned int vcpu, void *userdata) {
       case SITE_CR3_WRITE: ++cr3_writes; break;
       case SITE_INVLPG: ++invlpgs; break;
       case SITE_SYSCALL:
-        if (s->vaddr < user_high) ++user_syscalls;
-        else if (!hypervisor) ++kernel_syscalls;
+        if (s->vaddr < user_high)
+          ++user_syscalls;
+        else if (!hypervisor)
+          ++kernel_syscalls;
         break;
       default: break;
     }
@@ -300,42 +305,44 @@ static void executed(unsigned int vcpu, void *userdata) {
   previous_was_syscall = s->kind == SITE_SYSCALL;
 }
 
-static void translated(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
+static void translated(qemu_plugin_id_t id, struct qemu_plugin_tb* tb) {
   (void)id;
   size_t n = qemu_plugin_tb_n_insns(tb);
   for (size_t i = 0; i < n; ++i) {
-    struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
-    struct site *s = site_for(qemu_plugin_insn_vaddr(insn), qemu_plugin_insn_data(insn), qemu_plugin_insn_size(insn));
+    struct qemu_plugin_insn* insn = qemu_plugin_tb_get_insn(tb, i);
+    struct site* s = site_for(qemu_plugin_insn_vaddr(insn), qemu_plugin_insn_data(insn), qemu_plugin_insn_size(insn));
     if (s != NULL) qemu_plugin_register_vcpu_insn_exec_cb(insn, executed, QEMU_PLUGIN_CB_NO_REGS, s);
   }
 }
 
 static void write_profile(void) {
-  FILE *out = fopen(out_path, "w");
+  FILE* out = fopen(out_path, "w");
   if (out == NULL) return;
-  fprintf(out, "windows %" PRIu64 "\ninstructions %" PRIu64 "\ncr3_writes %" PRIu64 "\ninvlpgs %" PRIu64
-               "\nkernel_syscalls %" PRIu64 "\nuser_syscalls %" PRIu64 "\ntraps %" PRIu64 "\nsites %" PRIu64 "\n",
+  fprintf(out,
+          "windows %" PRIu64 "\ninstructions %" PRIu64 "\ncr3_writes %" PRIu64 "\ninvlpgs %" PRIu64
+          "\nkernel_syscalls %" PRIu64 "\nuser_syscalls %" PRIu64 "\ntraps %" PRIu64 "\nsites %" PRIu64 "\n",
           windows, instructions, cr3_writes, invlpgs, kernel_syscalls, user_syscalls, traps, site_count);
   for (uint64_t i = 0; i < SITE_SLOTS; ++i)
-    if (sites[i] != NULL && sites[i]->count) fprintf(out, "pc %" PRIx64 " %" PRIu64 "\n", sites[i]->vaddr, sites[i]->count);
+    if (sites[i] != NULL && sites[i]->count)
+      fprintf(out, "pc %" PRIx64 " %" PRIu64 "\n", sites[i]->vaddr, sites[i]->count);
   fclose(out);
 }
 
-static void finished(qemu_plugin_id_t id, void *userdata) {
+static void finished(qemu_plugin_id_t id, void* userdata) {
   (void)id;
   (void)userdata;
   if (control_dir == NULL) write_profile();
 }
 
-static bool hex_argument(const char *arg, const char *name, uint64_t *value) {
+static bool hex_argument(const char* arg, const char* name, uint64_t* value) {
   size_t length = strlen(name);
   if (strncmp(arg, name, length) != 0 || arg[length] != '=') return false;
   *value = strtoull(arg + length + 1, NULL, 16);
   return true;
 }
 
-__attribute__((visibility("default"))) int qemu_plugin_install(qemu_plugin_id_t id, const struct qemu_info_t *info,
-                                                              int argc, char **argv) {
+__attribute__((visibility("default"))) int qemu_plugin_install(qemu_plugin_id_t id, const struct qemu_info_t* info,
+                                                               int argc, char** argv) {
   (void)info;
   for (int i = 0; i < argc; ++i) {
     if (hex_argument(argv[i], "marker", &marker) || hex_argument(argv[i], "hypervisor_low", &hypervisor_low) ||

@@ -1,7 +1,7 @@
 // pvhv's own domctl, outside Xen's numbering (Xen 4.17's domctls end below 1010; 0x8000 is
 // where our private sysctl lives too): the per-domain page-table write mode, read and set at
-// run time, and whether its kernel reads unhooked entries (our PVHV ELF note). One layout for the hypervisor (hypercall/domctl.cpp), the library
-// (pvhv_xc_ptwr_mode) and the guest kernel's selftest, so the three never disagree.
+// run time, and whether its kernel reads unhooked entries (our PVHV ELF note). One layout for the hypervisor
+// (hypercall/domctl.cpp), the library (pvhv_xc_ptwr_mode) and the guest kernel's selftest, so the three never disagree.
 // Header-only and freestanding. Xen 4.17 answers the number with -ENOSYS (arch_do_domctl).
 #pragma once
 #include <stdint.h>

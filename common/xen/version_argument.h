@@ -15,7 +15,8 @@ inline constexpr int64_t kVersionBuildId = -2;
 
 constexpr int64_t version_argument_bytes(uint64_t command) {
   switch (command) {
-    case XENVER_version: case XENVER_pagesize: return 0;
+    case XENVER_version:
+    case XENVER_pagesize: return 0;
     case XENVER_extraversion: return sizeof(xen_extraversion_t);
     case XENVER_compile_info: return sizeof(xen_compile_info_t);
     case XENVER_capabilities: return sizeof(xen_capabilities_info_t);

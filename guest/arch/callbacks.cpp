@@ -23,10 +23,8 @@ void callbacks_install() {
   // Event upcalls always arrive with events masked. The failsafe and syscall callbacks ask
   // for the same, so their entry code never races an upcall on the same stack.
   register_callback(CALLBACKTYPE_event, event_callback_entry, 0, "event");
-  register_callback(CALLBACKTYPE_failsafe, failsafe_callback_entry, CALLBACKF_mask_events,
-                    "failsafe");
-  register_callback(CALLBACKTYPE_syscall, syscall_callback_entry, CALLBACKF_mask_events,
-                    "syscall");
+  register_callback(CALLBACKTYPE_failsafe, failsafe_callback_entry, CALLBACKF_mask_events, "failsafe");
+  register_callback(CALLBACKTYPE_syscall, syscall_callback_entry, CALLBACKF_mask_events, "syscall");
 }
 
 void vm_assists_install() {

@@ -9,8 +9,8 @@ extern "C" char hypercall_page[];
 
 namespace arch {
 
-inline long hypercall(unsigned number, uint64_t a1 = 0, uint64_t a2 = 0, uint64_t a3 = 0,
-                      uint64_t a4 = 0, uint64_t a5 = 0) {
+inline long hypercall(unsigned number, uint64_t a1 = 0, uint64_t a2 = 0, uint64_t a3 = 0, uint64_t a4 = 0,
+                      uint64_t a5 = 0) {
   register uint64_t r10 asm("r10") = a4;
   register uint64_t r8 asm("r8") = a5;
   long result;

@@ -49,11 +49,26 @@ trap_info_t entry(uint8_t vector, void (*handler)(), uint8_t flags = kMaskEvents
 }  // namespace
 
 const char* exception_name(uint64_t vector) {
-  static const char* const kNames[] = {
-      "divide error", "debug", "NMI", "breakpoint", "overflow", "bound range",
-      "invalid opcode", "device not available", "double fault", "coprocessor segment",
-      "invalid TSS", "segment not present", "stack fault", "general protection",
-      "page fault", "reserved", "x87 error", "alignment check", "machine check", "SIMD error"};
+  static const char* const kNames[] = {"divide error",
+                                       "debug",
+                                       "NMI",
+                                       "breakpoint",
+                                       "overflow",
+                                       "bound range",
+                                       "invalid opcode",
+                                       "device not available",
+                                       "double fault",
+                                       "coprocessor segment",
+                                       "invalid TSS",
+                                       "segment not present",
+                                       "stack fault",
+                                       "general protection",
+                                       "page fault",
+                                       "reserved",
+                                       "x87 error",
+                                       "alignment check",
+                                       "machine check",
+                                       "SIMD error"};
   return vector < sizeof(kNames) / sizeof(kNames[0]) ? kNames[vector] : "unknown";
 }
 
@@ -91,24 +106,19 @@ namespace {
 
 [[noreturn]] void kernel_fault(const kernel::TrapFrame& frame) {
   uint64_t cr2 = frame.vector == 14 ? kernel::vcpu()->arch.cr2 : 0;
-  kernel::panic("%s in kernel: rip=%lx rsp=%lx error=%lx cr2=%lx",
-                arch::exception_name(frame.vector), frame.rip, frame.rsp, frame.error_code, cr2);
+  kernel::panic("%s in kernel: rip=%lx rsp=%lx error=%lx cr2=%lx", arch::exception_name(frame.vector), frame.rip,
+                frame.rsp, frame.error_code, cr2);
 }
 
 void dispatch(kernel::TrapFrame& frame) {
   if (kernel::fuzz_fixup(frame)) return;  // a trap inside one of the fuzzer's probes
   switch (frame.vector) {
-    case kernel::TrapFrame::kEventVector:
-      kernel::events_handle_upcall();
-      return;
-    case kernel::TrapFrame::kSyscallVector:
-      kernel::syscall_dispatch(frame);
-      return;
+    case kernel::TrapFrame::kEventVector: kernel::events_handle_upcall(); return;
+    case kernel::TrapFrame::kSyscallVector: kernel::syscall_dispatch(frame); return;
     case kernel::TrapFrame::kFailsafeVector:
       kernel::print("kernel: failsafe callback (bad segment on return) rip=%lx\n", frame.rip);
       return;
-    default:
-      break;
+    default: break;
   }
   if (!frame.from_user()) {
     if (kernel::probe_fixup(frame) || kernel::hostile_probe_fixup(frame)) return;

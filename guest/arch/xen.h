@@ -38,7 +38,9 @@ inline long event_channel_op(unsigned command, Request* request) {
   return arch::hypercall(__HYPERVISOR_event_channel_op, command, arch::arg(request));
 }
 
-inline long vm_assist(unsigned command, unsigned type) { return arch::hypercall(__HYPERVISOR_vm_assist, command, type); }
+inline long vm_assist(unsigned command, unsigned type) {
+  return arch::hypercall(__HYPERVISOR_vm_assist, command, type);
+}
 
 inline long sched_op(unsigned command, void* argument) {
   return arch::hypercall(__HYPERVISOR_sched_op, command, arch::arg(argument));

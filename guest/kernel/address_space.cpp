@@ -10,8 +10,7 @@
 namespace kernel {
 namespace {
 
-constexpr uint64_t kUserDataFlags =
-    PageTableEntry::kPresent | PageTableEntry::kUser | PageTableEntry::kAccessed;
+constexpr uint64_t kUserDataFlags = PageTableEntry::kPresent | PageTableEntry::kUser | PageTableEntry::kAccessed;
 
 void must(long rc, const char* what, uint64_t va) {
   if (rc < 0) panic("%s for %lx: %ld", what, va, rc);
@@ -32,8 +31,7 @@ uint64_t level_span(Level level) { return 1ull << (12 + 9 * (static_cast<int>(le
 // new table is typed and validated (empty) when linked.
 Mfn link_new_table(const pv::PageTableSlot& slot, uint64_t va) {
   Mfn table = new_page_table_frame();
-  must(pv::ops.set_entry(slot, PageTableEntry::make(table, PageTableEntry::kTableFlags)),
-       "linking child table", va);
+  must(pv::ops.set_entry(slot, PageTableEntry::make(table, PageTableEntry::kTableFlags)), "linking child table", va);
   return table;
 }
 
@@ -131,16 +129,16 @@ void AddressSpace::activate() const {
   const volatile uint64_t* kernel = table_entries(kernel_l4());
   for (unsigned i = 0; i < kUserL4Slots; ++i) {
     if (kernel[i] == mine[i]) continue;
-    must(pv::ops.set_entry(table_slot(kernel_l4(), i, Level::l4), PageTableEntry(mine[i])),
-         "mirroring user L4 slot", uint64_t{i} << 39);
+    must(pv::ops.set_entry(table_slot(kernel_l4(), i, Level::l4), PageTableEntry(mine[i])), "mirroring user L4 slot",
+         uint64_t{i} << 39);
   }
   must(pv::ops.set_user_base(l4_), "new_user_baseptr", 0);
   must(pv::ops.flush_tlb(), "flushing the TLB on switch", 0);
 }
 
 void AddressSpace::destroy() {
-  constexpr uint64_t kWritableData = PageTableEntry::kPresent | PageTableEntry::kWritable |
-                                     PageTableEntry::kAccessed | PageTableEntry::kDirty;
+  constexpr uint64_t kWritableData =
+      PageTableEntry::kPresent | PageTableEntry::kWritable | PageTableEntry::kAccessed | PageTableEntry::kDirty;
   {
     // Unpinning drops the last type reference of the tree: the hypervisor lets go of every
     // table below, and each can be mapped writable again for reuse as an ordinary frame.

@@ -16,9 +16,9 @@ constexpr uint64_t kVirtBase = 0xffffffff80000000ull;
 struct BootInfo {
   start_info_t* start_info;
   uint64_t nr_pages;
-  const xen_pfn_t* p2m;           // pfn -> mfn (start_info->mfn_list)
-  uint64_t kernel_l4_va;          // start_info->pt_base: the active (pinned) kernel L4
-  lib::Pfn first_free_pfn;        // first frame after everything the builder placed
+  const xen_pfn_t* p2m;     // pfn -> mfn (start_info->mfn_list)
+  uint64_t kernel_l4_va;    // start_info->pt_base: the active (pinned) kernel L4
+  lib::Pfn first_free_pfn;  // first frame after everything the builder placed
   const uint8_t* initrd;
   size_t initrd_size;
   const char* cmdline;

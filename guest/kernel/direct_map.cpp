@@ -9,8 +9,8 @@ namespace kernel {
 namespace {
 
 constexpr uint64_t kFramesPerL1 = 512;
-constexpr uint64_t kDataFlags = PageTableEntry::kPresent | PageTableEntry::kWritable |
-                                PageTableEntry::kAccessed | PageTableEntry::kDirty;
+constexpr uint64_t kDataFlags =
+    PageTableEntry::kPresent | PageTableEntry::kWritable | PageTableEntry::kAccessed | PageTableEntry::kDirty;
 
 // Makes sure the L2 slot covering va points to an L1 table; returns that table.
 Mfn ensure_l1(uint64_t va) {
@@ -57,8 +57,7 @@ void direct_map_extend() {
   }
   long rc = pv::ops.flush();
   if (rc < 0) panic("direct map flush: %ld", rc);
-  print("memory: direct map covers %lu frames (%lu MiB), %lu free\n", end, end >> 8,
-        page_allocator.free_count());
+  print("memory: direct map covers %lu frames (%lu MiB), %lu free\n", end, end >> 8, page_allocator.free_count());
 }
 
 Mfn kernel_l1_for(uint64_t va) { return ensure_l1(va); }

@@ -24,8 +24,7 @@ void scan_word(unsigned word) {
     unsigned bit = __builtin_ctzl(pending);
     pending &= pending - 1;
     // Acknowledge before handling, so an event raised by the handler is not lost.
-    __atomic_fetch_and(&shared->evtchn_pending[word], ~(xen_ulong_t{1} << bit),
-                       __ATOMIC_SEQ_CST);
+    __atomic_fetch_and(&shared->evtchn_pending[word], ~(xen_ulong_t{1} << bit), __ATOMIC_SEQ_CST);
     dispatch(word * kBitsPerWord + bit);
   }
 }

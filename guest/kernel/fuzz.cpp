@@ -84,12 +84,13 @@ uint64_t start_ns = 0;
 
 void progress(const Campaign& c, uint64_t op) {
   const Stats& s = c.stats;
-  print("fuzz: seed 0x%lx op %lu: %lu ms, %lu ops, %lu calls (%lu errors), %lu stores (%lu faulted, %lu skipped), "
-        "%lu loads (%lu faulted), %lu irets (%lu faulted), %lu traps caught, %lu continued, %lu audits, "
-        "%lu mismatches, %lu violations, %lu protected changes\n",
-        c.options.seed, op, (system_time_ns() - start_ns) / 1000000, s.ops, s.calls, s.call_errors, s.stores, s.store_faults, s.stores_skipped, s.loads,
-        s.load_faults, s.irets, s.iret_faults, s.faults, s.continued, s.audits, s.audit_mismatches, s.oracle_violations,
-        s.protected_changes);
+  print(
+      "fuzz: seed 0x%lx op %lu: %lu ms, %lu ops, %lu calls (%lu errors), %lu stores (%lu faulted, %lu skipped), "
+      "%lu loads (%lu faulted), %lu irets (%lu faulted), %lu traps caught, %lu continued, %lu audits, "
+      "%lu mismatches, %lu violations, %lu protected changes\n",
+      c.options.seed, op, (system_time_ns() - start_ns) / 1000000, s.ops, s.calls, s.call_errors, s.stores,
+      s.store_faults, s.stores_skipped, s.loads, s.load_faults, s.irets, s.iret_faults, s.faults, s.continued, s.audits,
+      s.audit_mismatches, s.oracle_violations, s.protected_changes);
 }
 
 // Protected entries must be as they were: say which changed (the first few), and put the
@@ -123,7 +124,8 @@ void cut_down(Op& op, uint64_t mask) {
     op.step_count = kept;
   } else if (op.kind == lib::fuzz::OpKind::multicall && op.call.args[0] >= c_buffer_va() &&
              op.call.args[0] < c_buffer_va() + campaign.pool.buffer_size) {
-    auto* entries = reinterpret_cast<pv::multicall_entry_like*>(campaign.pool.buffer + (op.call.args[0] - c_buffer_va()));
+    auto* entries =
+        reinterpret_cast<pv::multicall_entry_like*>(campaign.pool.buffer + (op.call.args[0] - c_buffer_va()));
     for (uint64_t i = 0; i < op.call.args[1] && i < 64; ++i)
       if (!((mask >> i) & 1)) entries[i].op = ~0ull;
   }
@@ -204,12 +206,13 @@ void fuzz_run_if_requested() {
   fuzz_mailbox.state = FuzzMailbox::kDone;
   uint64_t seconds_ms = (system_time_ns() - start_ns) / 1000000;
   const Stats& s = c.stats;
-  print("fuzz: done seed 0x%lx ops %lu-%lu: %lu ran, %lu refused, %lu audits, %lu mismatches, %lu violations, "
-        "%lu protected changes, %lu frames left typed, %lu ms\n",
-        options.seed, options.start, end - 1, s.ops, s.rejected, s.audits, s.audit_mismatches, s.oracle_violations,
-        s.protected_changes, left, seconds_ms);
-  bool passed = s.rejected == 0 && s.audit_mismatches == 0 && s.oracle_violations == 0 && s.protected_changes == 0 &&
-                left == 0;
+  print(
+      "fuzz: done seed 0x%lx ops %lu-%lu: %lu ran, %lu refused, %lu audits, %lu mismatches, %lu violations, "
+      "%lu protected changes, %lu frames left typed, %lu ms\n",
+      options.seed, options.start, end - 1, s.ops, s.rejected, s.audits, s.audit_mismatches, s.oracle_violations,
+      s.protected_changes, left, seconds_ms);
+  bool passed =
+      s.rejected == 0 && s.audit_mismatches == 0 && s.oracle_violations == 0 && s.protected_changes == 0 && left == 0;
   print("fuzz: result: %s\n", passed ? "passed" : "failed");
 }
 

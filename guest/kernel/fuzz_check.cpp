@@ -134,7 +134,8 @@ void add_kernel_table(Campaign& c, uint64_t mfn) {
   for (unsigned i = 0; i < 512; ++i) table.values[i] = table.entries[i];
   for (uint64_t& word : table.owned) word = 0;
   auto own = [&](uint64_t machine_address) {
-    if (machine_address >> 12 == mfn) table.owned[(machine_address & 0xfff) / 8 / 64] |= 1ull << ((machine_address & 0xfff) / 8 % 64);
+    if (machine_address >> 12 == mfn)
+      table.owned[(machine_address & 0xfff) / 8 / 64] |= 1ull << ((machine_address & 0xfff) / 8 % 64);
   };
   for (uint64_t slot : c.pool.fuzz_slot_ma) own(slot);
   for (unsigned i = 0; i < kMaxTables + kMaxData; ++i)
@@ -172,7 +173,8 @@ void snapshot_kernel_tables(Campaign& c) {
     add_kernel_table(c, l2);
     auto* l2_entries = reinterpret_cast<volatile uint64_t*>(readable_va(c, l2));
     for (unsigned i2 = 0; l2_entries && i2 < 512; ++i2)
-      if ((l2_entries[i2] & 1) && !(l2_entries[i2] & kLargeBit)) add_kernel_table(c, (l2_entries[i2] & kAddressBits) >> 12);
+      if ((l2_entries[i2] & 1) && !(l2_entries[i2] & kLargeBit))
+        add_kernel_table(c, (l2_entries[i2] & kAddressBits) >> 12);
   }
   print("fuzz: watching %u of the kernel's page tables (%u entries)\n", kernel_table_count, kernel_table_count * 512);
 }

@@ -107,7 +107,9 @@ struct Canary {
     }
     return bad;
   }
-  static uint64_t pattern(unsigned page, unsigned word) { return 0xc0ffee0000000000ull ^ (uint64_t(page) << 32) ^ (word * 0x9e3779b9ull); }
+  static uint64_t pattern(unsigned page, unsigned word) {
+    return 0xc0ffee0000000000ull ^ (uint64_t(page) << 32) ^ (word * 0x9e3779b9ull);
+  }
 };
 
 }  // namespace
@@ -140,7 +142,8 @@ void fuzz_companion_run_if_requested() {
     print("fuzz-companion: no fuzzer found in domain %u (first frame %lx)\n", kFuzzedDomain, first);
     return;
   }
-  print("fuzz-companion: domain %u's mailbox at mfn %lx (seed 0x%lx)\n", kFuzzedDomain, first + mailbox_pfn, mailbox->seed);
+  print("fuzz-companion: domain %u's mailbox at mfn %lx (seed 0x%lx)\n", kFuzzedDomain, first + mailbox_pfn,
+        mailbox->seed);
   uint64_t audits = 0, mismatches = 0, canary_damage = 0, last_op = mailbox->op;
   uint64_t last_progress = system_time_ns(), last_report = last_progress;
   const char* end = nullptr;  // why the domU's campaign did not finish, if it did not

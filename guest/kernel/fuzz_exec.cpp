@@ -81,7 +81,6 @@ using Probe = long (*)(uint64_t, uint64_t, uint64_t);
 constexpr uint64_t kFlatKernelCsFrame = 0xe030;  // as Xen writes it in frames of kernel context
 constexpr uint64_t kFlatKernelSs = 0xe02b;
 
-
 // Runs a probe; a trap inside it is counted (and recorded) by fuzz_fixup.
 long attempt(Probe probe, uint64_t a = 0, uint64_t b = 0, uint64_t c = 0, bool* faulted = nullptr) {
   long rc = fuzz_try(probe, a, b, c);
@@ -218,7 +217,8 @@ void store(Campaign& c, const Step& step) {
   }
   uint64_t target = page;
   Alias alias{};
-  bool aliased = step.table != kKernelL4Table && step.path != StorePath::direct_map && find_alias(c, mfn, step.alias, alias);
+  bool aliased =
+      step.table != kKernelL4Table && step.path != StorePath::direct_map && find_alias(c, mfn, step.alias, alias);
   if (step.path == StorePath::alias_holder) {
     int holder = aliased ? scratch_table_index(pool, alias.holder_mfn) : -1;
     if (holder < 0 || !is_scratch_table_slot(pool, alias.holder_mfn * 4096 + alias.holder_index * 8ull) ||
@@ -305,7 +305,8 @@ void steps(Campaign& c, const Op& op) {
 uint64_t iret_rip(const IretFrame& frame) {
   switch (frame.rip) {
     case IretFrame::Rip::landing: return reinterpret_cast<uint64_t>(fuzz_iret_landing);
-    case IretFrame::Rip::non_canonical: return 0x0000800000000000ull | reinterpret_cast<uint64_t>(fuzz_iret_landing) >> 20;
+    case IretFrame::Rip::non_canonical:
+      return 0x0000800000000000ull | reinterpret_cast<uint64_t>(fuzz_iret_landing) >> 20;
     case IretFrame::Rip::unmapped: return kVirtBase + (1ull << 30) - (10ull << 20);
     case IretFrame::Rip::hypervisor: return 0xffff830000001000ull;
   }
@@ -343,8 +344,8 @@ uint64_t* iret_context(const Campaign& c, const IretFrame& frame) {
     case IretFrame::Rsp::hypervisor: landing_rsp = 0xffff830000100000ull; break;
   }
   uint64_t* context = reinterpret_cast<uint64_t*>(top - 128);
-  const uint64_t words[9] = {frame.rax, frame.r11, frame.rcx, frame.flags, iret_rip(frame), frame.cs, frame.rflags,
-                             landing_rsp, frame.ss};
+  const uint64_t words[9] = {frame.rax, frame.r11,    frame.rcx,   frame.flags, iret_rip(frame),
+                             frame.cs,  frame.rflags, landing_rsp, frame.ss};
   for (unsigned i = 0; i < 9; ++i) context[i] = words[i];
   return context;
 }
@@ -413,12 +414,12 @@ long sysctl_tbuf_disable() {
 void restore(Campaign& c, uint32_t what) {
   if (what & kRestoreBase) pv::ops.raw_mmuext(MMUEXT_NEW_BASEPTR, c.pool.kernel_l4_mfn);
   if (what & kRestoreVmAssist) {
-    static const unsigned kTypes[] = {VMASST_TYPE_4gb_segments, VMASST_TYPE_4gb_segments_notify,
+    static const unsigned kTypes[] = {VMASST_TYPE_4gb_segments,        VMASST_TYPE_4gb_segments_notify,
                                       VMASST_TYPE_writable_pagetables, VMASST_TYPE_pae_extended_cr3,
-                                      VMASST_TYPE_architectural_iopl, VMASST_TYPE_runstate_update_flag,
+                                      VMASST_TYPE_architectural_iopl,  VMASST_TYPE_runstate_update_flag,
                                       VMASST_TYPE_m2p_strict};
     for (unsigned type : kTypes) raw(__HYPERVISOR_vm_assist, VMASST_CMD_disable, type);
-    arch::vm_assists_install();  // the kernel's own, as at boot
+    arch::vm_assists_install();                                    // the kernel's own, as at boot
     pv::ops.raw_mmuext(MMUEXT_NEW_BASEPTR, c.pool.kernel_l4_mfn);  // m2p_strict may have zapped a slot
   }
   if (what & kRestoreTraps) {
@@ -463,7 +464,11 @@ void restore(Campaign& c, uint32_t what) {
 void execute(Campaign& c, const Op& op) {
   if (op.arm_timer) arm_timer(op.arm_timer_ns);
   switch (op.kind) {
-    case OpKind::call: case OpKind::mmu: case OpKind::mmuext: case OpKind::va_mapping: case OpKind::multicall:
+    case OpKind::call:
+    case OpKind::mmu:
+    case OpKind::mmuext:
+    case OpKind::va_mapping:
+    case OpKind::multicall:
     case OpKind::sched:
       if (op.iret_frame)
         iret_call(c, op);
@@ -476,7 +481,8 @@ void execute(Campaign& c, const Op& op) {
       attempt(fuzz_hypercall_flags, reinterpret_cast<uint64_t>(&op.call), op.rflags, 0);
       break;
     }
-    case OpKind::ptwrite: case OpKind::touch: steps(c, op); break;
+    case OpKind::ptwrite:
+    case OpKind::touch: steps(c, op); break;
     case OpKind::iret: iret(c, op); break;
     case OpKind::ports: port(c, op); break;
     case OpKind::insn: instruction(c, op); break;

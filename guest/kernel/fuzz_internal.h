@@ -23,17 +23,18 @@ using lib::fuzz::Pool;
 struct Stats {
   uint64_t ops = 0;
   uint64_t calls = 0, call_errors = 0;
-  uint64_t faults = 0;       // traps a probe took and recovered from
-  uint64_t continued = 0;    // single-step and alignment traps let through
+  uint64_t faults = 0;     // traps a probe took and recovered from
+  uint64_t continued = 0;  // single-step and alignment traps let through
   uint64_t stores = 0, store_faults = 0, stores_skipped = 0;
   uint64_t loads = 0, load_faults = 0;
   uint64_t irets = 0, iret_faults = 0;
-  uint64_t rejected = 0;     // operations the rule check refused to run (a generator bug)
+  uint64_t rejected = 0;  // operations the rule check refused to run (a generator bug)
   uint64_t audits = 0, audit_mismatches = 0, audits_missed = 0;
   uint64_t oracle_violations = 0;
   uint64_t protected_changes = 0;
-  uint64_t slow_ops = 0;     // operations that took more than 200 ms  // protected entries found changed after an operation
-  uint64_t unexpected = 0;   // traps of ours the hypervisor should not have caused
+  uint64_t slow_ops =
+      0;  // operations that took more than 200 ms  // protected entries found changed after an operation
+  uint64_t unexpected = 0;  // traps of ours the hypervisor should not have caused
 };
 
 // The last trap a probe took.

@@ -13,12 +13,12 @@ struct alignas(4096) FuzzMailbox {
 
   volatile uint64_t magic;
   volatile uint64_t seed;
-  volatile uint64_t op;              // operations done so far
+  volatile uint64_t op;  // operations done so far
   volatile uint64_t state;
-  volatile uint64_t audit_request;   // the domU asks for an audit by incrementing this...
+  volatile uint64_t audit_request;  // the domU asks for an audit by incrementing this...
   volatile uint64_t audit_request_op;
-  volatile uint64_t audit_done;      // ...dom0 sets this to the same value when it has audited
-  volatile int64_t audit_result;     // frames that disagree (0: clean), or an error
+  volatile uint64_t audit_done;   // ...dom0 sets this to the same value when it has audited
+  volatile int64_t audit_result;  // frames that disagree (0: clean), or an error
 };
 
 extern FuzzMailbox fuzz_mailbox;

@@ -36,7 +36,6 @@ constexpr uint64_t kWorkPages = kWindowVa + 0x18000, kWorkSize = 8 * 4096;
 // A 2 MiB range of the kernel's space with no L1 table at all.
 constexpr uint64_t kUnmappedVa = kWindowVa - (2ull << 20);
 
-
 long mmu_update_raw(uint64_t ptr, uint64_t value) { return pv::ops.raw_mmu_update(ptr, value); }
 
 uint64_t read_slot(Mfn table, unsigned index) { return *table_slot(table, index, Level::l1).kernel_va; }
@@ -67,7 +66,8 @@ void protect_kernel_page(Campaign& c, uint64_t va, bool maps_table) {
   uint64_t entry = *slot.kernel_va;
   if (pool.protected_slot_count < kMaxProtectedSlots) {
     c.protected_slot_va[pool.protected_slot_count] = slot.kernel_va;
-    pool.protected_slots[pool.protected_slot_count++] = ProtectedSlot{slot.machine_address, entry, 1, maps_table, va & ~0xfffull};
+    pool.protected_slots[pool.protected_slot_count++] =
+        ProtectedSlot{slot.machine_address, entry, 1, maps_table, va & ~0xfffull};
   }
   add_protected_frame(pool, l1.value, 1);
   if (entry & 1)
@@ -80,7 +80,8 @@ uint64_t map_window_page(uint64_t va, uint64_t flags) {
   Pfn pfn = allocate_zeroed_frame();
   Mfn l1 = kernel_l1_for(va);
   pv::PageTableSlot slot = table_slot(l1, lib::table_index(va, Level::l1), Level::l1);
-  if (pv::ops.set_entry(slot, PageTableEntry::make(pfn_to_mfn(pfn), flags)) < 0 || pv::ops.flush() < 0) panic("fuzz: window page");
+  if (pv::ops.set_entry(slot, PageTableEntry::make(pfn_to_mfn(pfn), flags)) < 0 || pv::ops.flush() < 0)
+    panic("fuzz: window page");
   pv::ops.invalidate_page(va);
   return pfn_to_mfn(pfn).value;
 }
@@ -99,7 +100,7 @@ uint64_t current_stack_page() {
 void build_window(Campaign& c) {
   Pool& pool = c.pool;
   for (uint64_t page = 0; page < kBufferSize + kIretStackSize + kWorkSize; page += 4096) {
-    uint64_t va = page < kBufferSize ? kBufferPages + page
+    uint64_t va = page < kBufferSize                    ? kBufferPages + page
                   : page < kBufferSize + kIretStackSize ? kIretStackPages + (page - kBufferSize)
                                                         : kWorkPages + (page - kBufferSize - kIretStackSize);
     add_protected_frame(pool, map_window_page(va, kWritable), 0);
@@ -149,7 +150,7 @@ void collect_protected(Campaign& c) {
   add_protected_slot(c, l2, 0, 2, false, 0);
   add_protected_slot(c, l2, lib::table_index(kWindowVa, Level::l2), 2, false, 0);
   add_protected_slot(c, l2, lib::table_index(kUnmappedVa, Level::l2), 2, false, 0);
-  protect_kernel_page(c, kVirtBase + 0x1000, false);                                   // kernel text
+  protect_kernel_page(c, kVirtBase + 0x1000, false);  // kernel text
   protect_kernel_page(c, reinterpret_cast<uint64_t>(hypercall_page), false);
   protect_kernel_page(c, kBufferPages, false);
   protect_kernel_page(c, current_stack_page(), false);
@@ -157,7 +158,7 @@ void collect_protected(Campaign& c) {
   protect_kernel_page(c, reinterpret_cast<uint64_t>(shared_info()), false);
   protect_kernel_page(c, reinterpret_cast<uint64_t>(boot_info.p2m), false);
   if (console_ring()) protect_kernel_page(c, reinterpret_cast<uint64_t>(console_ring()), false);  // a domU's console
-  protect_kernel_page(c, c.kernel_l4_va, true);                                         // the L4's mapping
+  protect_kernel_page(c, c.kernel_l4_va, true);                                                   // the L4's mapping
   protect_kernel_page(c, mfn_to_va(l2), true);
   protect_kernel_page(c, kTextPage, false);
   protect_kernel_page(c, kEdgePage, false);
@@ -167,7 +168,8 @@ void collect_protected(Campaign& c) {
   // The hypervisor's: the tables behind its L4 slots, low memory.
   for (unsigned index = kFirstHypervisorSlot; index <= kLastHypervisorSlot; ++index) {
     PageTableEntry entry(read_slot(l4, index));
-    if (entry.present() && pool.hypervisor_mfn_count < kMaxOtherFrames) pool.hypervisor_mfns[pool.hypervisor_mfn_count++] = entry.mfn().value;
+    if (entry.present() && pool.hypervisor_mfn_count < kMaxOtherFrames)
+      pool.hypervisor_mfns[pool.hypervisor_mfn_count++] = entry.mfn().value;
   }
   pool.hypervisor_mfns[pool.hypervisor_mfn_count++] = 0x100;  // the hypervisor's image (multiboot header)
   pool.hypervisor_mfns[pool.hypervisor_mfn_count++] = 0x1;
@@ -240,7 +242,8 @@ void find_kernel_text(Pool& pool) {
       ++run->count;
       continue;
     }
-    if (pool.kernel_text_run_count == kMaxOwnRuns) panic("fuzz: the kernel's text is in more than %u runs of frames", kMaxOwnRuns);
+    if (pool.kernel_text_run_count == kMaxOwnRuns)
+      panic("fuzz: the kernel's text is in more than %u runs of frames", kMaxOwnRuns);
     run = &pool.kernel_text[pool.kernel_text_run_count++];
     *run = FrameRun{mfn, 1};
   }
@@ -258,9 +261,11 @@ uint64_t initial_entry(const Campaign& c, unsigned table, unsigned index) {
   const Pool& pool = c.pool;
   unsigned l1_count = pool.table_count - kFirstL1;
   if (table >= kFirstL1) {
-    if (index < 16) return (pool.data_mfn[(table * 3 + index) % pool.data_count] << 12) | ((index & 1) ? kReadOnly : kWritable);
-    if (index == 16) return (pool.table_mfn[kFirstL1 + (table - kFirstL1 + 1) % l1_count] << 12) | kReadOnly;  // another L1
-    if (index == 17) return (pool.table_mfn[kFirstL2 + table % 8] << 12) | kReadOnly;                          // an L2
+    if (index < 16)
+      return (pool.data_mfn[(table * 3 + index) % pool.data_count] << 12) | ((index & 1) ? kReadOnly : kWritable);
+    if (index == 16)
+      return (pool.table_mfn[kFirstL1 + (table - kFirstL1 + 1) % l1_count] << 12) | kReadOnly;  // another L1
+    if (index == 17) return (pool.table_mfn[kFirstL2 + table % 8] << 12) | kReadOnly;           // an L2
     if (index == 18) return (pool.protected_frames[5 % pool.protected_frame_count].mfn << 12) | kReadOnly;
     return 0;
   }
@@ -282,7 +287,8 @@ void build_tables(Campaign& c) {
   if (rc) panic("fuzz: building the scratch tables: %ld", rc);
   for (unsigned clone = 0; clone < pool.clone_count; ++clone) {
     for (unsigned k = 0; k < 512; ++k)
-      if (uint64_t value = initial_entry(c, clone, k)) rc |= mmu_update_raw(pool.table_mfn[clone] * 4096 + k * 8ull, value);
+      if (uint64_t value = initial_entry(c, clone, k))
+        rc |= mmu_update_raw(pool.table_mfn[clone] * 4096 + k * 8ull, value);
     if (rc == 0) rc = pv::ops.raw_mmuext(MMUEXT_PIN_L4_TABLE, pool.table_mfn[clone]);
   }
   if (rc) {
@@ -309,7 +315,8 @@ void settle() { pv::ops.raw_mmuext(MMUEXT_TLB_FLUSH_LOCAL, 0); }
 void rebuild(Campaign& c) {
   Pool& pool = c.pool;
   for (unsigned i = 0; i < pool.table_count; ++i)
-    if (direct_map_target(c, i) != pool.table_mfn[i]) mmu_update_raw(pool.direct_map_slot_ma[i], (pool.table_mfn[i] << 12) | kReadOnly);
+    if (direct_map_target(c, i) != pool.table_mfn[i])
+      mmu_update_raw(pool.direct_map_slot_ma[i], (pool.table_mfn[i] << 12) | kReadOnly);
   for (unsigned i = 0; i < pool.data_count; ++i)
     if (direct_map_target(c, kMaxTables + i) != pool.data_mfn[i])
       mmu_update_raw(pool.direct_map_slot_ma[kMaxTables + i], (pool.data_mfn[i] << 12) | kWritable);
@@ -320,7 +327,8 @@ void rebuild(Campaign& c) {
       if (t < pool.clone_count && k == kKernelL4Slot) continue;
       uint64_t wanted = initial_entry(c, t, k);
       constexpr uint64_t kHardwareBits = kAccessedBit | kDirtyBit;
-      if ((entries[k] & ~kHardwareBits) != (wanted & ~kHardwareBits)) mmu_update_raw(pool.table_mfn[t] * 4096 + k * 8ull, wanted);
+      if ((entries[k] & ~kHardwareBits) != (wanted & ~kHardwareBits))
+        mmu_update_raw(pool.table_mfn[t] * 4096 + k * 8ull, wanted);
     }
     if (t >= kFirstL1) pv::ops.raw_mmuext(MMUEXT_PIN_L1_TABLE, pool.table_mfn[t]);
     if (t < pool.clone_count) pv::ops.raw_mmuext(MMUEXT_PIN_L4_TABLE, pool.table_mfn[t]);
@@ -408,10 +416,11 @@ bool setup(Campaign& c) {
   collect_protected(c);
   collect_ports(pool);
   build_tables(c);
-  print("fuzz: pool: %u tables (%u clones of the kernel L4), %u data frames, %u protected slots, %u protected frames, "
-        "%u kernel event channels, memory mfns %lx+%lx in %u runs, max_ram_page %lx\n",
-        pool.table_count, pool.clone_count, pool.data_count, pool.protected_slot_count, pool.protected_frame_count,
-        pool.protected_port_count, pool.own_runs[0].first, pool.own_count, pool.own_run_count, pool.max_ram_page);
+  print(
+      "fuzz: pool: %u tables (%u clones of the kernel L4), %u data frames, %u protected slots, %u protected frames, "
+      "%u kernel event channels, memory mfns %lx+%lx in %u runs, max_ram_page %lx\n",
+      pool.table_count, pool.clone_count, pool.data_count, pool.protected_slot_count, pool.protected_frame_count,
+      pool.protected_port_count, pool.own_runs[0].first, pool.own_count, pool.own_run_count, pool.max_ram_page);
   return true;
 }
 
@@ -422,15 +431,18 @@ uint64_t teardown(Campaign& c) {
   pv::ops.raw_mmuext(MMUEXT_NEW_BASEPTR, pool.kernel_l4_mfn);
   for (unsigned i = 0; i < kFuzzSlotCount; ++i) mmu_update_raw(pool.fuzz_slot_ma[i], 0);
   // The M2P entries of the scratch frames back to the truth (the allocator's free() reads it).
-  for (unsigned i = 0; i < pool.table_count; ++i) mmu_update_raw((pool.table_mfn[i] << 12) | MMU_MACHPHYS_UPDATE, c.table_pfn[i]);
-  for (unsigned i = 0; i < pool.data_count; ++i) mmu_update_raw((pool.data_mfn[i] << 12) | MMU_MACHPHYS_UPDATE, c.data_pfn[i]);
+  for (unsigned i = 0; i < pool.table_count; ++i)
+    mmu_update_raw((pool.table_mfn[i] << 12) | MMU_MACHPHYS_UPDATE, c.table_pfn[i]);
+  for (unsigned i = 0; i < pool.data_count; ++i)
+    mmu_update_raw((pool.data_mfn[i] << 12) | MMU_MACHPHYS_UPDATE, c.data_pfn[i]);
   // Unpin everything, then point every direct-map address of ours back at its frame, read-only.
   for (unsigned pass = 0; pass < 3; ++pass)
     for (unsigned i = 0; i < pool.table_count + pool.data_count; ++i) {
       uint64_t mfn = i < pool.table_count ? pool.table_mfn[i] : pool.data_mfn[i - pool.table_count];
       pv::ops.raw_mmuext(MMUEXT_UNPIN_TABLE, mfn);
     }
-  for (unsigned i = 0; i < pool.table_count; ++i) mmu_update_raw(pool.direct_map_slot_ma[i], (pool.table_mfn[i] << 12) | kReadOnly);
+  for (unsigned i = 0; i < pool.table_count; ++i)
+    mmu_update_raw(pool.direct_map_slot_ma[i], (pool.table_mfn[i] << 12) | kReadOnly);
   for (unsigned i = 0; i < pool.data_count; ++i)
     mmu_update_raw(pool.direct_map_slot_ma[kMaxTables + i], (pool.data_mfn[i] << 12) | kReadOnly);
   settle();
@@ -440,7 +452,8 @@ uint64_t teardown(Campaign& c) {
     unsigned cleared = 0;
     for (unsigned i = 0; i < pool.table_count + pool.data_count; ++i) {
       uint64_t mfn = i < pool.table_count ? pool.table_mfn[i] : pool.data_mfn[i - pool.table_count];
-      auto* entries = reinterpret_cast<volatile uint64_t*>(i < pool.table_count ? pool.table_va[i] : pool.data_va[i - pool.table_count]);
+      auto* entries = reinterpret_cast<volatile uint64_t*>(i < pool.table_count ? pool.table_va[i]
+                                                                                : pool.data_va[i - pool.table_count]);
       for (unsigned k = 0; k < 512; ++k) {
         if (entries[k] == 0) continue;
         if (mmu_update_raw(mfn * 4096 + k * 8, 0) == 0) ++cleared;
@@ -457,8 +470,9 @@ uint64_t teardown(Campaign& c) {
     uint64_t pfn = table ? c.table_pfn[i] : c.data_pfn[i - pool.table_count];
     uint64_t slot = pool.direct_map_slot_ma[table ? i : kMaxTables + (i - pool.table_count)];
     if (mmu_update_raw(slot, (mfn << 12) | kWritable) != 0) {
-      if (left++ < 8) print("fuzz: teardown: frame %lx (%s %u) cannot be made writable again\n", mfn, table ? "table" : "data",
-                            table ? i : i - pool.table_count);
+      if (left++ < 8)
+        print("fuzz: teardown: frame %lx (%s %u) cannot be made writable again\n", mfn, table ? "table" : "data",
+              table ? i : i - pool.table_count);
       continue;
     }
     page_allocator.free(Pfn{pfn});

@@ -28,8 +28,8 @@ bool iret_probe(TrapFrame& frame) {
 }
 }  // namespace
 
-// A raw wrmsr, rdmsr, cli, sti, mov to / from a CR or wbinvd the hypervisor refused (it bounced the CPU's #GP): the probe returns
-// the vector and error code.
+// A raw wrmsr, rdmsr, cli, sti, mov to / from a CR or wbinvd the hypervisor refused (it bounced the CPU's #GP): the
+// probe returns the vector and error code.
 static bool msr_probe(TrapFrame& frame) {
   const uint64_t rip = frame.rip;
   if (rip != reinterpret_cast<uint64_t>(probe_wrmsr_insn) && rip != reinterpret_cast<uint64_t>(probe_rdmsr_insn) &&

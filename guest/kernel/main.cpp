@@ -35,17 +35,14 @@ void choose_pte_mode() {
 
 void print_banner() {
   const start_info_t* si = boot_info.start_info;
-  print("pvguest: booting on %s, %lu pages, cmdline '%s'\n", si->magic, si->nr_pages,
-        boot_info.cmdline);
-  print("pvguest: pt_base %lx (%lu frames), initrd %p (%lu bytes), first free pfn %lx\n",
-        si->pt_base, si->nr_pt_frames, boot_info.initrd, boot_info.initrd_size,
-        boot_info.first_free_pfn.value);
+  print("pvguest: booting on %s, %lu pages, cmdline '%s'\n", si->magic, si->nr_pages, boot_info.cmdline);
+  print("pvguest: pt_base %lx (%lu frames), initrd %p (%lu bytes), first free pfn %lx\n", si->pt_base, si->nr_pt_frames,
+        boot_info.initrd, boot_info.initrd_size, boot_info.first_free_pfn.value);
 }
 
 void print_time() {
   uint64_t wall = wallclock_ns();
-  print("time: system %lu ns, wallclock %lu.%09lu\n", system_time_ns(), wall / 1000000000,
-        wall % 1000000000);
+  print("time: system %lu ns, wallclock %lu.%09lu\n", system_time_ns(), wall / 1000000000, wall % 1000000000);
 }
 
 void run_selftest() {
@@ -87,7 +84,7 @@ extern "C" [[noreturn]] void kernel_main(start_info_t* start_info, uint64_t boot
   run_selftest();
   fuzz_companion_run_if_requested();
   fuzz_run_if_requested();
-  relay::run_if_requested();  // relay=com2: serves the host until it says SHUTDOWN
+  relay::run_if_requested();   // relay=com2: serves the host until it says SHUTDOWN
   xenbus_wait_if_requested();  // xenbus=wait: until the store asks for a shutdown
 
   char init_path[64] = "/init";

@@ -11,8 +11,10 @@ void PageAllocator::init(lib::Pfn first_free, uint64_t frame_count) {
   end_ = frame_count < kMaxFrames ? frame_count : kMaxFrames;
   for (uint64_t pfn = 0; pfn < end_; ++pfn) {
     bool used = pfn < first_free.value;
-    if (used) used_[pfn / 64] |= 1ull << (pfn % 64);
-    else ++free_count_;
+    if (used)
+      used_[pfn / 64] |= 1ull << (pfn % 64);
+    else
+      ++free_count_;
   }
   hint_ = first_free.value;
 }

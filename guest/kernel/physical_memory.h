@@ -23,15 +23,15 @@ inline Pfn va_to_pfn(uint64_t va) { return Pfn{(va - kVirtBase) >> 12}; }
 inline Mfn va_to_mfn(uint64_t va) { return pfn_to_mfn(va_to_pfn(va)); }
 inline uint64_t mfn_to_va(Mfn mfn) { return pfn_to_va(mfn_to_pfn(mfn)); }
 template <typename T>
-inline T* pfn_pointer(Pfn pfn) { return reinterpret_cast<T*>(pfn_to_va(pfn)); }
+inline T* pfn_pointer(Pfn pfn) {
+  return reinterpret_cast<T*>(pfn_to_va(pfn));
+}
 
 inline Mfn kernel_l4() { return va_to_mfn(boot_info.kernel_l4_va); }
 
 // The slot `index` of the table in frame `table`, which must be in the direct map.
 pv::PageTableSlot table_slot(Mfn table, unsigned index, Level level);
-inline PageTableEntry read_entry(const pv::PageTableSlot& slot) {
-  return PageTableEntry(*slot.kernel_va);
-}
+inline PageTableEntry read_entry(const pv::PageTableSlot& slot) { return PageTableEntry(*slot.kernel_va); }
 
 // Walks from the L4 in frame `root` down to the slot of `level` that maps va. False if an
 // upper-level entry is not present (or maps a large page).

@@ -13,4 +13,4 @@ extern "C" long probe_load64(const volatile uint64_t* address, uint64_t* value);
 namespace kernel {
 // Called for a kernel-mode fault: true (and rip moved to the fixup) if it was a probe.
 bool probe_fixup(TrapFrame& frame);
-}
+}  // namespace kernel

@@ -76,10 +76,8 @@ bool resolve_fault(uint64_t address, bool write) {
   pv::PageTableSlot slot;
   bool have_slot = process.space.leaf_slot(page, slot);
   PageTableEntry entry = have_slot ? read_entry(slot) : PageTableEntry();
-  unsigned references =
-      entry.present() ? page_allocator.references(mfn_to_pfn(entry.mfn())) : 0;
-  lib::FaultAction action =
-      lib::fault_action(entry, write, in_demand_region(process, address), references);
+  unsigned references = entry.present() ? page_allocator.references(mfn_to_pfn(entry.mfn())) : 0;
+  lib::FaultAction action = lib::fault_action(entry, write, in_demand_region(process, address), references);
   if (action != lib::FaultAction::spurious) process.spurious_faults = 0;
   switch (action) {
     case lib::FaultAction::demand_zero: {
@@ -108,8 +106,7 @@ bool resolve_fault(uint64_t address, bool write) {
       // The entry allows the access: a stale translation. Retry a few times, then give up.
       pv::ops.invalidate_page(page);
       return ++process.spurious_faults < 4;
-    case lib::FaultAction::segfault:
-      return false;
+    case lib::FaultAction::segfault: return false;
   }
   return false;
 }
@@ -205,8 +202,7 @@ void process_run_init(const char* path) {
   size_t argc = 1 + lib::cmdline_init_args(boot_info.cmdline, argument_storage, sizeof(argument_storage), argv + 1,
                                            kMaxInitArguments);
   UserImage image;
-  if (user_find(path, image) < 0 ||
-      user_prepare_stack(image, UserArguments{argv, argc, kEnvironment, 2}) < 0) {
+  if (user_find(path, image) < 0 || user_prepare_stack(image, UserArguments{argv, argc, kEnvironment, 2}) < 0) {
     panic("cannot start %s", path);
   }
   user_load(process, image, process.frame);
@@ -251,8 +247,8 @@ long process_execve(TrapFrame& frame, uint64_t path, uint64_t argv, uint64_t env
   UserImage image;
   long rc = user_find(exec_path, image);
   if (rc < 0) return rc;
-  rc = user_prepare_stack(image, UserArguments{exec_argv, static_cast<size_t>(argc), exec_envp,
-                                               static_cast<size_t>(envc)});
+  rc = user_prepare_stack(image,
+                          UserArguments{exec_argv, static_cast<size_t>(argc), exec_envp, static_cast<size_t>(envc)});
   if (rc < 0) return rc;
 
   // Point of no return: the old image goes.
@@ -271,11 +267,9 @@ long process_execve(TrapFrame& frame, uint64_t path, uint64_t argv, uint64_t env
 void process_exit(int wait_status) {
   Process& dying = *current;
   if (dying.pid == lib::kInitPid) {
-    print("pv: %lu page-table entries written, %lu hypercalls (pte=%s)\n",
-          pv::ops.entries_written(), pv::ops.hypercalls_issued(),
-          pv::pte_mode_name(pv::ops.mode()));
-    print("memory: %lu frames free, %d processes\n", page_allocator.free_count(),
-          table.live_count());
+    print("pv: %lu page-table entries written, %lu hypercalls (pte=%s)\n", pv::ops.entries_written(),
+          pv::ops.hypercalls_issued(), pv::pte_mode_name(pv::ops.mode()));
+    print("memory: %lu frames free, %d processes\n", page_allocator.free_count(), table.live_count());
     int status = lib::shell_status(wait_status);
     print("init exited: status %d\n", status);
     trace_capture::finish();
@@ -297,16 +291,14 @@ void process_exit(int wait_status) {
   resume_current();
 }
 
-long process_wait4(TrapFrame& frame, long pid, uint64_t status, uint64_t options,
-                   uint64_t rusage) {
+long process_wait4(TrapFrame& frame, long pid, uint64_t status, uint64_t options, uint64_t rusage) {
   constexpr uint64_t kWnohang = 1;
   constexpr uint64_t kRusageSize = 144;
   if (status != 0 && !user_range_ready(status, sizeof(int), true)) return -kEFAULT;
   if (rusage != 0 && !user_range_ready(rusage, kRusageSize, true)) return -kEFAULT;
   lib::WaitResult result = table.wait(current->slot, static_cast<int>(pid));
   switch (result.kind) {
-    case lib::WaitResult::no_children:
-      return -kECHILD;
+    case lib::WaitResult::no_children: return -kECHILD;
     case lib::WaitResult::would_block:
       if (options & kWnohang) return 0;
       // Sleep until a child exits, then run the system call again (Linux's restart).
@@ -315,8 +307,7 @@ long process_wait4(TrapFrame& frame, long pid, uint64_t status, uint64_t options
       current->frame.rax = kWait4;
       table[current->slot].state = ProcessState::blocked;
       schedule();
-    case lib::WaitResult::reaped:
-      break;
+    case lib::WaitResult::reaped: break;
   }
   int child_pid = table[result.slot].pid;
   if (status != 0) {
@@ -339,15 +330,14 @@ void user_page_fault(TrapFrame& frame, uint64_t address) {
   constexpr uint64_t kWriteAccess = 2;
   if (resolve_fault(address, frame.error_code & kWriteAccess)) return;
   char name[16];
-  print("%s: segmentation fault at 0x%lx (rip 0x%lx, error 0x%lx)\n",
-        process_name(*current, name), address, frame.rip, frame.error_code);
+  print("%s: segmentation fault at 0x%lx (rip 0x%lx, error 0x%lx)\n", process_name(*current, name), address, frame.rip,
+        frame.error_code);
   process_exit(lib::wait_status_signaled(kSigsegv));
 }
 
 void user_exception(TrapFrame& frame, const char* name) {
   char who[16];
-  print("%s: %s at rip 0x%lx (error 0x%lx)\n", process_name(*current, who), name, frame.rip,
-        frame.error_code);
+  print("%s: %s at rip 0x%lx (error 0x%lx)\n", process_name(*current, who), name, frame.rip, frame.error_code);
   int signal = kSigsegv;
   switch (frame.vector) {
     case 0: signal = kSigfpe; break;

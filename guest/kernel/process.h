@@ -28,7 +28,7 @@ struct Process {
   uint64_t heap_end = 0;    // current program break
   lib::RegionSet demand;    // stack and anonymous mappings: faults there get zero pages
   uint64_t fs_base = 0;
-  TrapFrame frame{};        // user registers while not running
+  TrapFrame frame{};  // user registers while not running
   unsigned spurious_faults = 0;
 };
 
@@ -44,8 +44,7 @@ long process_fork(TrapFrame& frame);
 // argv/envp are user pointers of the caller. On success the frame is the new program's.
 long process_execve(TrapFrame& frame, uint64_t path, uint64_t argv, uint64_t envp);
 [[noreturn]] void process_exit(int wait_status);
-long process_wait4(TrapFrame& frame, long pid, uint64_t status, uint64_t options,
-                   uint64_t rusage);
+long process_wait4(TrapFrame& frame, long pid, uint64_t status, uint64_t options, uint64_t rusage);
 long process_set_fs_base(uint64_t base);
 
 // Makes every page of [address, address+length) accessible to the kernel for a system call:

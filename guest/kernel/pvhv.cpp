@@ -30,8 +30,8 @@ constexpr unsigned kMaxValues = 4096;
 xen_sysctl_perfc_desc_t descriptions[kMaxCounters];
 xen_sysctl_perfc_val_t values[kMaxValues];
 
-long perfc_query(xen_sysctl_perfc_desc_t* desc, xen_sysctl_perfc_val_t* val,
-                 uint32_t& counters, uint32_t& value_count) {
+long perfc_query(xen_sysctl_perfc_desc_t* desc, xen_sysctl_perfc_val_t* val, uint32_t& counters,
+                 uint32_t& value_count) {
   xen_sysctl_t request{};
   request.cmd = XEN_SYSCTL_perfc_op;
   request.interface_version = XEN_SYSCTL_INTERFACE_VERSION;
@@ -50,18 +50,12 @@ uint64_t* field_for(pvhv_counters& out, const char* name) {
     uint64_t pvhv_counters::*field;
   };
   static const Mapping kMappings[] = {
-      {"pv_page_faults", &pvhv_counters::page_faults},
-      {"ptwr_emulations", &pvhv_counters::emulations},
-      {"ptwr_unhooks", &pvhv_counters::unhooks},
-      {"ptwr_rehooks", &pvhv_counters::rehooks},
-      {"ptwr_revalidated", &pvhv_counters::revalidated},
-      {"tlb_flushes", &pvhv_counters::flushes},
-      {"mmu_hypercalls", &pvhv_counters::mmu_hypercalls},
-      {"hypercalls", &pvhv_counters::hypercalls},
-      {"cr3_writes", &pvhv_counters::cr3_writes},
-      {"tlb_invlpgs", &pvhv_counters::invlpgs},
-      {"guest_syscalls", &pvhv_counters::guest_syscalls},
-      {"type_change_flushes", &pvhv_counters::type_change_flushes},
+      {"pv_page_faults", &pvhv_counters::page_faults},    {"ptwr_emulations", &pvhv_counters::emulations},
+      {"ptwr_unhooks", &pvhv_counters::unhooks},          {"ptwr_rehooks", &pvhv_counters::rehooks},
+      {"ptwr_revalidated", &pvhv_counters::revalidated},  {"tlb_flushes", &pvhv_counters::flushes},
+      {"mmu_hypercalls", &pvhv_counters::mmu_hypercalls}, {"hypercalls", &pvhv_counters::hypercalls},
+      {"cr3_writes", &pvhv_counters::cr3_writes},         {"tlb_invlpgs", &pvhv_counters::invlpgs},
+      {"guest_syscalls", &pvhv_counters::guest_syscalls}, {"type_change_flushes", &pvhv_counters::type_change_flushes},
       {"ptwr_faults", &pvhv_counters::detaches},
   };
   for (const Mapping& mapping : kMappings) {
@@ -122,8 +116,7 @@ long sys_pvhv_pte_bench(uint64_t count) {
   auto slot = table_slot(table, 0, Level::l1);
   const auto read_only = PageTableEntry::make(
       pfn_to_mfn(scratch), PageTableEntry::kPresent | PageTableEntry::kUser | PageTableEntry::kAccessed);
-  const auto writable = read_only.with_flags(read_only.flags() | PageTableEntry::kWritable |
-                                             PageTableEntry::kDirty);
+  const auto writable = read_only.with_flags(read_only.flags() | PageTableEntry::kWritable | PageTableEntry::kDirty);
   {
     pv::LazyMmu lazy;
     // In chunks, draining a trace capture between them: 200,000 emulated writes make about
@@ -140,8 +133,8 @@ long sys_pvhv_pte_bench(uint64_t count) {
   }
   if (pv::ops.set_entry(slot, PageTableEntry()) < 0) panic("pte bench clear");
   if (pv::ops.unpin(table) < 0) panic("unpinning the scratch L1");
-  constexpr uint64_t kWritableData = PageTableEntry::kPresent | PageTableEntry::kWritable |
-                                     PageTableEntry::kAccessed | PageTableEntry::kDirty;
+  constexpr uint64_t kWritableData =
+      PageTableEntry::kPresent | PageTableEntry::kWritable | PageTableEntry::kAccessed | PageTableEntry::kDirty;
   if (pv::ops.set_kernel_mapping(mfn_to_va(table), PageTableEntry::make(table, kWritableData)) < 0) {
     panic("remapping the scratch L1");
   }

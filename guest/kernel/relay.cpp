@@ -30,8 +30,8 @@ using lib::relay::BufferTable;
 constexpr uint64_t kWindowBase = 0xffffffffb4000000ull;
 constexpr uint64_t kWindowEnd = kWindowBase + BufferTable::kWindowPages * BufferTable::kPageBytes;
 constexpr uint64_t kScratch = kWindowEnd + BufferTable::kPageBytes;
-constexpr uint64_t kDataFlags = PageTableEntry::kPresent | PageTableEntry::kWritable |
-                                PageTableEntry::kAccessed | PageTableEntry::kDirty;
+constexpr uint64_t kDataFlags =
+    PageTableEntry::kPresent | PageTableEntry::kWritable | PageTableEntry::kAccessed | PageTableEntry::kDirty;
 
 // A frame that stops arriving for this long is truncated. Generous: the host may be busy.
 constexpr uint64_t kStallNs = 500'000'000;
@@ -192,8 +192,10 @@ uint64_t next_serial_poll;
 
 void KernelBackend::shutdown(uint32_t reason) {
   const lib::relay::ServerStats& s = server->stats();
-  print("relay: shutdown requested (reason %u): %lu requests, %lu errors, %lu events pushed; this session %lu frames "
-        "served in %lu us\n", reason, s.requests, s.errors, s.events, session_frames, session_serving_ns / 1000);
+  print(
+      "relay: shutdown requested (reason %u): %lu requests, %lu errors, %lu events pushed; this session %lu frames "
+      "served in %lu us\n",
+      reason, s.requests, s.errors, s.events, session_frames, session_serving_ns / 1000);
   trace_capture::finish();
   xen::shutdown(reason);
 }
@@ -247,8 +249,10 @@ size_t poll_serial(proto::FrameReceiver& receiver, uint64_t now) {
   uint8_t chunk[64];
   size_t room = receiver.space() < sizeof(chunk) ? receiver.space() : sizeof(chunk);
   size_t n = serial_link::receive(chunk, room);
-  if (n) receiver.push(chunk, n, now);
-  else next_serial_poll = now + kEmptyUartPauseNs;
+  if (n)
+    receiver.push(chunk, n, now);
+  else
+    next_serial_poll = now + kEmptyUartPauseNs;
   return n;
 }
 

@@ -64,8 +64,8 @@ bool open() {
     return false;
   }
   config_write(unsigned(device), kCommand, config_read(unsigned(device), kCommand) | kMemorySpace);
-  uint64_t flags = PageTableEntry::kPresent | PageTableEntry::kWritable | PageTableEntry::kAccessed |
-                   PageTableEntry::kDirty;
+  uint64_t flags =
+      PageTableEntry::kPresent | PageTableEntry::kWritable | PageTableEntry::kAccessed | PageTableEntry::kDirty;
   for (uint64_t i = 0; i < kPages; ++i) {
     uint64_t va = kWindowVa + i * 4096;
     kernel_l1_for(va);

@@ -36,14 +36,16 @@ void selftest_tbuf(SelfTest& test);
 void selftest_unprivileged(SelfTest& test);
 void selftest_fpu(SelfTest& test);
 void selftest_privop(SelfTest& test);
-void selftest_msr(SelfTest& test);  // the MSRs Xen serves a PV kernel (selftest_msr.cpp)
-void selftest_ldt(SelfTest& test);  // MMUEXT_SET_LDT (selftest_ldt.cpp)
-void selftest_ipi(SelfTest& test);  // EVTCHNOP_bind_ipi (selftest_ipi.cpp)
-void selftest_debugreg(SelfTest& test);  // set_debugreg / get_debugreg (selftest_debugreg.cpp)
+void selftest_msr(SelfTest& test);        // the MSRs Xen serves a PV kernel (selftest_msr.cpp)
+void selftest_ldt(SelfTest& test);        // MMUEXT_SET_LDT (selftest_ldt.cpp)
+void selftest_ipi(SelfTest& test);        // EVTCHNOP_bind_ipi (selftest_ipi.cpp)
+void selftest_debugreg(SelfTest& test);   // set_debugreg / get_debugreg (selftest_debugreg.cpp)
 void selftest_time_area(SelfTest& test);  // VCPUOP_register_vcpu_time_memory_area (selftest_time_area.cpp)
 void selftest_cpuid(SelfTest& test);
 void selftest_gdt(SelfTest& test);
-void selftest_vcpu_areas(SelfTest& test);  // runstate area and vcpu_info (selftest_vcpu_areas.cpp)  // set_gdt and update_descriptor (selftest_gdt.cpp)  // forced-emulation CPUID (selftest_cpuid.cpp)
+void selftest_vcpu_areas(
+    SelfTest& test);  // runstate area and vcpu_info (selftest_vcpu_areas.cpp)  // set_gdt and update_descriptor
+                      // (selftest_gdt.cpp)  // forced-emulation CPUID (selftest_cpuid.cpp)
 void selftest_hostile_cpu(SelfTest& test);
 // The groups of selftest_hostile_cpu, each runnable alone under its own name.
 struct HostileGroup {

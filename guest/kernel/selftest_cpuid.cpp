@@ -73,7 +73,8 @@ void basic_leaves(SelfTest& test) {
   test.check("a basic leaf beyond the last completes", forced(max_basic + 1, 0, r), 0);
   test.check("and is all zeros", zero(r), true);
   test.check("forced cpuid 0x80000000 completes", forced(0x80000000, 0, r), 0);
-  test.check("extended leaves up to 0x80000008 (Intel) or 0x80000021 (AMD)", r.a >= 0x80000001 && r.a <= 0x80000021, true);
+  test.check("extended leaves up to 0x80000008 (Intel) or 0x80000021 (AMD)", r.a >= 0x80000001 && r.a <= 0x80000021,
+             true);
   test.check("an extended leaf beyond the last completes", forced(r.a + 1, 0, r), 0);
   test.check("and is all zeros", zero(r), true);
 }

@@ -53,8 +53,8 @@ namespace kernel {
 namespace {
 using namespace control;
 constexpr uint64_t kUnmappedUser = 0x0000000010000000ull;  // nothing is mapped there before init
-constexpr domid_t kAbsent = 5;                              // no domain has this id in these tests
-constexpr domid_t kDomU = 1;                                // the first domain built at boot
+constexpr domid_t kAbsent = 5;                             // no domain has this id in these tests
+constexpr domid_t kDomU = 1;                               // the first domain built at boot
 constexpr uint32_t kUnknownDomctl = 0x7777;
 // Xen's SHUTDOWN_CODE_INVALID (~0u) shifted into the flags: their upper half is all ones, and
 // the code as tools read it (masked with XEN_DOMINF_shutdownmask) is 255.
@@ -119,8 +119,7 @@ void domctl_bad_requests(SelfTest& test) {
   op.interface_version = XEN_DOMCTL_INTERFACE_VERSION + 1;
   test.check("domctl with the next interface version returns -EACCES", domctl(op), -XEN_EACCES);
   test.check("domctl with a sub-op Xen does not know returns -ENOSYS", simple_domctl(kUnknownDomctl, 0), -XEN_ENOSYS);
-  test.check("... on a domain that does not exist: -ESRCH first", simple_domctl(kUnknownDomctl, kAbsent),
-             -XEN_ESRCH);
+  test.check("... on a domain that does not exist: -ESRCH first", simple_domctl(kUnknownDomctl, kAbsent), -XEN_ESRCH);
   test.check("domctl naming DOMID_SELF returns -ESRCH (ids only)", simple_domctl(XEN_DOMCTL_pausedomain, DOMID_SELF),
              -XEN_ESRCH);
 }
@@ -155,8 +154,8 @@ void getdomaininfo_of_dom0(SelfTest& test) {
   bool zero_handle = true;
   for (uint8_t byte : info.handle) zero_handle = zero_handle && byte == 0;
   test.check("... handle all zeros", zero_handle, true);
-  test.check("... no outstanding, shared or paged pages", long(info.outstanding_pages | info.shr_pages | info.paged_pages),
-             0);
+  test.check("... no outstanding, shared or paged pages",
+             long(info.outstanding_pages | info.shr_pages | info.paged_pages), 0);
   test.check("... cpu_time counts", info.cpu_time > 0, true);
   test.note("gpaddr_bits", info.gpaddr_bits);
   test.check("... gpaddr_bits within 32..52", info.gpaddr_bits >= 32 && info.gpaddr_bits <= 52, true);
@@ -195,8 +194,7 @@ long domctl_from_read_only(const xen_domctl_t& op) {
 void copy_back_fault(SelfTest& test) {
   test.check("getdomaininfo into a read-only request: copy back fails with -EFAULT",
              domctl_from_read_only(domctl_request(XEN_DOMCTL_getdomaininfo, 0)), -XEN_EFAULT);
-  test.check("max_mem from a read-only request: no copy back, 0",
-             domctl_from_read_only([] {
+  test.check("max_mem from a read-only request: no copy back, 0", domctl_from_read_only([] {
                xen_domctl_t op = domctl_request(XEN_DOMCTL_max_mem, 0);
                op.u.max_mem.max_memkb = ~0ull;
                return op;
@@ -246,12 +244,11 @@ void vcpus(SelfTest& test) {
   test.check("... on CPU 0", vcpu.cpu, 0);
   xen_domctl_getdomaininfo info;
   get_info(0, info);
-  test.check("... its cpu_time is at most the domain's, read later", vcpu.cpu_time > 0 && vcpu.cpu_time <= info.cpu_time,
-             true);
+  test.check("... its cpu_time is at most the domain's, read later",
+             vcpu.cpu_time > 0 && vcpu.cpu_time <= info.cpu_time, true);
   test.check("getvcpuinfo of vCPU 1 (beyond max_vcpus) returns -EINVAL", get_vcpu_info(0, 1, vcpu), -XEN_EINVAL);
   test.check("getvcpuinfo of a huge vCPU number returns -EINVAL", get_vcpu_info(0, 0xffffffffu, vcpu), -XEN_EINVAL);
-  test.check("getvcpuinfo of a domain that does not exist returns -ESRCH", get_vcpu_info(kAbsent, 0, vcpu),
-             -XEN_ESRCH);
+  test.check("getvcpuinfo of a domain that does not exist returns -ESRCH", get_vcpu_info(kAbsent, 0, vcpu), -XEN_ESRCH);
 }
 
 void domain_handle(SelfTest& test) {
@@ -399,9 +396,8 @@ void console_ring(SelfTest& test) {
   ConsoleRead rest = read_console(console_again, sizeof(console_again), true, head.index);
   test.check("incremental readconsole from there", rest.rc, 0);
   uint32_t overlap = rest.count < all.count - 64 ? rest.count : all.count - 64;
-  test.check("... continues with the bytes after them", rest.count >= all.count - 64 &&
-                                                            same_bytes(console_again, console_text + 64, overlap),
-             true);
+  test.check("... continues with the bytes after them",
+             rest.count >= all.count - 64 && same_bytes(console_again, console_text + 64, overlap), true);
   ConsoleRead fresh = read_console(console_again, sizeof(console_again), true, rest.index);
   test.check("incremental readconsole at the end", fresh.rc, 0);
   test.check("... gives only what was printed since", fresh.count == fresh.index - rest.index && fresh.count < 4096,
@@ -411,23 +407,25 @@ void console_ring(SelfTest& test) {
              outside.rc == 0 && outside.index - outside.count == start && same_bytes(console_again, console_text, 64),
              true);
 
-  test.check("readconsole into an unmapped buffer returns -EFAULT",
-             [] {
-               xen_sysctl_t op = sysctl_request(XEN_SYSCTL_readconsole);
-               op.u.readconsole.count = 64;
-               op.u.readconsole.buffer.p = reinterpret_cast<char*>(kUnmappedUser);
-               return sysctl(op);
-             }(),
-             -XEN_EFAULT);
+  test.check(
+      "readconsole into an unmapped buffer returns -EFAULT",
+      [] {
+        xen_sysctl_t op = sysctl_request(XEN_SYSCTL_readconsole);
+        op.u.readconsole.count = 64;
+        op.u.readconsole.buffer.p = reinterpret_cast<char*>(kUnmappedUser);
+        return sysctl(op);
+      }(),
+      -XEN_EFAULT);
   ConsoleRead none = read_console(nullptr, 0);
   test.check("readconsole of 0 bytes into no buffer", none.rc == 0 && none.count == 0 && none.index == start, true);
 
   ConsoleRead cleared = read_console(console_again, 64, false, 0, true);
   test.check("readconsole of 64 bytes with clear", cleared.rc == 0 && cleared.count == 64, true);
   ConsoleRead after = read_console(console_again, sizeof(console_again));
-  test.check("... the next read starts where it stopped",
-             after.rc == 0 && after.index - after.count == start + 64 && same_bytes(console_again, console_text + 64, 64),
-             true);
+  test.check(
+      "... the next read starts where it stopped",
+      after.rc == 0 && after.index - after.count == start + 64 && same_bytes(console_again, console_text + 64, 64),
+      true);
   ConsoleRead emptied = read_console(console_again, sizeof(console_again), false, 0, true);
   test.check("readconsole of everything with clear", emptied.rc, 0);
   ConsoleRead empty = read_console(console_again, sizeof(console_again));
@@ -545,8 +543,8 @@ void domu_shutdown(SelfTest& test) {
   test.check("domain 1 shuts down by itself", stopped, true);
   xen_domctl_getdomaininfo info;
   get_info(kDomU, info);
-  test.check("... getdomaininfo: shut down, reason poweroff", flag(info, XEN_DOMINF_shutdown) && shutdown_code(info) == SHUTDOWN_poweroff,
-             true);
+  test.check("... getdomaininfo: shut down, reason poweroff",
+             flag(info, XEN_DOMINF_shutdown) && shutdown_code(info) == SHUTDOWN_poweroff, true);
   test.check("... not running or paused", flag(info, XEN_DOMINF_running | XEN_DOMINF_paused), false);
   test.note("domain 1 flags", info.flags);
   xen_domctl_getdomaininfo list[4];
@@ -557,14 +555,14 @@ void domu_shutdown(SelfTest& test) {
   // have made room for newer ones: the ring holds its last 16 KiB.
   ConsoleRead ring = read_console(console_text, sizeof(console_text));
   test.note("bytes in the ring", ring.count);
-  test.check("readconsole: the domU's lines are in the ring", ring.rc == 0 && contains(console_text, ring.count, "(d1) forktest: passed"),
-             true);
+  test.check("readconsole: the domU's lines are in the ring",
+             ring.rc == 0 && contains(console_text, ring.count, "(d1) forktest: passed"), true);
   test.check("... and the hypervisor's report of its shutdown",
              contains(console_text, ring.count, "(XEN) Domain 1 shut down: reason poweroff"), true);
-  test.check("... the ring wrapped: full, and its start is no longer the boot log",
-             ring.count == sizeof(console_text) &&
-                 !contains(console_text, ring.count, "(XEN) pvhv: a paravirtual hypervisor"),
-             true);
+  test.check(
+      "... the ring wrapped: full, and its start is no longer the boot log",
+      ring.count == sizeof(console_text) && !contains(console_text, ring.count, "(XEN) pvhv: a paravirtual hypervisor"),
+      true);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -35,7 +35,9 @@ constexpr uint64_t kRegion = 2ull << 20;  // what one L1 maps
 uint64_t entry(Mfn mfn, uint64_t flags) { return PageTableEntry::make(mfn, flags).raw(); }
 volatile uint64_t* entries_of(Mfn table) { return reinterpret_cast<volatile uint64_t*>(mfn_to_va(table)); }
 long set_entry(uint64_t machine_address, uint64_t value) { return pv::ops.raw_mmu_update(machine_address, value); }
-long set_entry(Mfn table, unsigned index, uint64_t value) { return set_entry(table.machine_address() + index * 8, value); }
+long set_entry(Mfn table, unsigned index, uint64_t value) {
+  return set_entry(table.machine_address() + index * 8, value);
+}
 // Any MMU hypercall reattaches what the writable-pagetable path detached (and flushes nothing).
 long settle() { return arch::hypercall(__HYPERVISOR_mmuext_op, 0, 0, 0, DOMID_SELF); }
 

@@ -27,14 +27,15 @@ struct FpuMarks {
 FpuMarks marks_of_this_domain(unsigned round) {
   uint64_t seed = boot_info.p2m[0] * 0x9e3779b97f4a7c15ull + round;
   bool privileged = boot_info.start_info->flags & SIF_PRIVILEGED;
-  return FpuMarks{{seed, ~seed}, {seed ^ 0x5555aaaa5555aaaaull, seed + 1},
-                  privileged ? 0x7f80u : 0x3f80u,                       // round toward zero / down
+  return FpuMarks{{seed, ~seed},
+                  {seed ^ 0x5555aaaa5555aaaaull, seed + 1},
+                  privileged ? 0x7f80u : 0x3f80u,                        // round toward zero / down
                   static_cast<uint16_t>(privileged ? 0x0f7f : 0x077f)};  // the same for x87
 }
 
 void load(const FpuMarks& marks) {
-  asm volatile("movdqa %0, %%xmm7\n movdqa %1, %%xmm15\n ldmxcsr %2\n fldcw %3" ::"m"(marks.xmm7),
-               "m"(marks.xmm15), "m"(marks.mxcsr), "m"(marks.x87_control));
+  asm volatile("movdqa %0, %%xmm7\n movdqa %1, %%xmm15\n ldmxcsr %2\n fldcw %3" ::"m"(marks.xmm7), "m"(marks.xmm15),
+               "m"(marks.mxcsr), "m"(marks.x87_control));
 }
 
 FpuMarks read() {

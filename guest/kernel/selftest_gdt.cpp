@@ -12,8 +12,8 @@
 
 namespace kernel {
 namespace {
-alignas(4096) uint64_t gdt_page[512];     // the GDT frame (its mapping made read-only)
-alignas(4096) uint64_t plain_page[512];   // ordinary writable memory
+alignas(4096) uint64_t gdt_page[512];    // the GDT frame (its mapping made read-only)
+alignas(4096) uint64_t plain_page[512];  // ordinary writable memory
 
 constexpr uint64_t kReadOnly = PageTableEntry::kPresent | PageTableEntry::kAccessed;
 constexpr uint64_t kWritable = kReadOnly | PageTableEntry::kWritable | PageTableEntry::kDirty;
@@ -51,22 +51,27 @@ void selftest_gdt(SelfTest& test) {
   for (uint64_t& descriptor : gdt_page) descriptor = 0;
 
   test.check("set_gdt of a frame mapped writable is -EINVAL", set_gdt(frames, 512), kEinval);
-  test.check("its mapping made read-only", pv::ops.raw_mmu_update(slot.machine_address, PageTableEntry::make(frame, kReadOnly).raw()), 0);
-  test.check("set_gdt of more than FIRST_RESERVED_GDT_ENTRY entries is -EINVAL", set_gdt(frames, 14 * 512 + 1), kEinval);
+  test.check("its mapping made read-only",
+             pv::ops.raw_mmu_update(slot.machine_address, PageTableEntry::make(frame, kReadOnly).raw()), 0);
+  test.check("set_gdt of more than FIRST_RESERVED_GDT_ENTRY entries is -EINVAL", set_gdt(frames, 14 * 512 + 1),
+             kEinval);
   test.check("set_gdt with an unreadable frame list is -EFAULT",
              arch::hypercall(__HYPERVISOR_set_gdt, 0x8000000000000000ull, 512), kEfault);
   const uint64_t l4[1] = {kernel_l4().value};
   test.check("set_gdt of a page table (the kernel's L4) is -EINVAL", set_gdt(l4, 512), kEinval);
-  test.check("set_gdt of a frame beyond memory is -EINVAL", set_gdt(reinterpret_cast<const uint64_t*>("\xff\xff\xff\xff\xff\xff\xff\x0f"), 512), kEinval);
+  test.check("set_gdt of a frame beyond memory is -EINVAL",
+             set_gdt(reinterpret_cast<const uint64_t*>("\xff\xff\xff\xff\xff\xff\xff\x0f"), 512), kEinval);
   test.check("set_gdt of the read-only frame works", set_gdt(frames, 512), 0);
   test.check("a writable mapping of a GDT frame is refused",
              pv::ops.raw_mmu_update(slot.machine_address, PageTableEntry::make(frame, kWritable).raw()) != 0, true);
 
   const uint64_t maddr = frame.machine_address();
-  test.check("update_descriptor at an unaligned address is -EINVAL", update_descriptor(maddr + 6 * 8 + 1, kCode64Dpl0), kEinval);
+  test.check("update_descriptor at an unaligned address is -EINVAL", update_descriptor(maddr + 6 * 8 + 1, kCode64Dpl0),
+             kEinval);
   test.check("update_descriptor of a DPL-0 code segment works", update_descriptor(maddr + 6 * 8, kCode64Dpl0), 0);
   test.check("and its DPL was raised to 3", gdt_page[6] == kCode64Dpl3, true);
-  test.check("update_descriptor of an interrupt gate is -EINVAL", update_descriptor(maddr + 7 * 8, kInterruptGate), kEinval);
+  test.check("update_descriptor of an interrupt gate is -EINVAL", update_descriptor(maddr + 7 * 8, kInterruptGate),
+             kEinval);
   test.check("update_descriptor of a TSS is -EINVAL", update_descriptor(maddr + 7 * 8, kTss), kEinval);
   test.check("and the slot stayed empty", gdt_page[7], 0);
   test.check("update_descriptor of a DPL-3 data segment works", update_descriptor(maddr + 5 * 8, kData32Dpl3), 0);
@@ -81,6 +86,7 @@ void selftest_gdt(SelfTest& test) {
   const uint64_t plain = va_to_mfn(reinterpret_cast<uint64_t>(plain_page)).machine_address();
   test.check("update_descriptor into ordinary writable memory works", update_descriptor(plain + 8, kData32Dpl3), 0);
   test.check("and wrote the descriptor", plain_page[1] == kData32Dpl3, true);
-  test.check("update_descriptor of a refused descriptor there is -EINVAL", update_descriptor(plain + 16, kTss), kEinval);
+  test.check("update_descriptor of a refused descriptor there is -EINVAL", update_descriptor(plain + 16, kTss),
+             kEinval);
 }
 }  // namespace kernel

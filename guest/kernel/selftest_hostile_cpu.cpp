@@ -270,11 +270,10 @@ void unhooked_guest_memory(SelfTest& test) {
 // Each group is also a self-test of its own (selftest=hostile-nt, hostile-iret, ...), so one
 // attack can be replayed alone.
 const HostileGroup hostile_cpu_groups[] = {
-    {"hostile-nt", nested_task_flag},           {"hostile-iret", refused_return_frames},
-    {"hostile-numbers", hypercall_numbers},     {"hostile-multicall", multicall_entries},
+    {"hostile-nt", nested_task_flag},          {"hostile-iret", refused_return_frames},
+    {"hostile-numbers", hypercall_numbers},    {"hostile-multicall", multicall_entries},
     {"hostile-counts", thirty_two_bit_counts}, {"hostile-timers", timer_bounds},
-    {"hostile-batches", long_batches},
-    {"hostile-unhooked", unhooked_guest_memory}};
+    {"hostile-batches", long_batches},         {"hostile-unhooked", unhooked_guest_memory}};
 const unsigned hostile_cpu_group_count = sizeof(hostile_cpu_groups) / sizeof(hostile_cpu_groups[0]);
 
 void selftest_hostile_cpu(SelfTest& test) {

@@ -22,9 +22,11 @@ namespace {
 void features(SelfTest& test) {
   xen_feature_info_t info{};
   info.submap_idx = 0;
-  test.check("XENVER_get_features submap 0 works", arch::hypercall(__HYPERVISOR_xen_version, XENVER_get_features, arch::arg(&info)), 0);
+  test.check("XENVER_get_features submap 0 works",
+             arch::hypercall(__HYPERVISOR_xen_version, XENVER_get_features, arch::arg(&info)), 0);
   const uint32_t pv = (1u << XENFEAT_memory_op_vnode_supported) | (1u << XENFEAT_mmu_pt_update_preserve_ad) |
-                      (1u << XENFEAT_highmem_assist) | (1u << XENFEAT_gnttab_map_avail_bits) | (1u << XENFEAT_direct_mapped);
+                      (1u << XENFEAT_highmem_assist) | (1u << XENFEAT_gnttab_map_avail_bits) |
+                      (1u << XENFEAT_direct_mapped);
   const uint32_t dom0 = (boot_info.start_info->flags & SIF_PRIVILEGED) ? 1u << XENFEAT_dom0 : 0;
   test.check("its bits are Xen's for a PV guest", info.submap, pv | dom0 | (1u << XENFEAT_pae_pgdir_above_4gb));
   info.submap_idx = 1;
@@ -37,17 +39,14 @@ void selftest_hypercall(SelfTest& test) {
   features(test);
   test.check("unknown hypercall 63 returns -ENOSYS", arch::hypercall(63), -XEN_ENOSYS);
   test.check("unknown hypercall 100 returns -ENOSYS", arch::hypercall(100), -XEN_ENOSYS);
-  test.check("console_io with unknown sub-op returns -ENOSYS",
-             arch::hypercall(__HYPERVISOR_console_io, 77, 0, 0), -XEN_ENOSYS);
+  test.check("console_io with unknown sub-op returns -ENOSYS", arch::hypercall(__HYPERVISOR_console_io, 77, 0, 0),
+             -XEN_ENOSYS);
   test.check("console_io write from an unmapped buffer returns -EFAULT",
-             arch::hypercall(__HYPERVISOR_console_io, CONSOLEIO_write, 16, kUnmappedUser),
-             -XEN_EFAULT);
+             arch::hypercall(__HYPERVISOR_console_io, CONSOLEIO_write, 16, kUnmappedUser), -XEN_EFAULT);
   test.check("console_io write from a hypervisor address returns -EFAULT",
-             arch::hypercall(__HYPERVISOR_console_io, CONSOLEIO_write, 16, kHypervisorAddress),
-             -XEN_EFAULT);
+             arch::hypercall(__HYPERVISOR_console_io, CONSOLEIO_write, 16, kHypervisorAddress), -XEN_EFAULT);
   test.check("mmu_update with an unmapped request array returns -EFAULT",
-             arch::hypercall(__HYPERVISOR_mmu_update, kUnmappedUser, 1, 0, DOMID_SELF),
-             -XEN_EFAULT);
+             arch::hypercall(__HYPERVISOR_mmu_update, kUnmappedUser, 1, 0, DOMID_SELF), -XEN_EFAULT);
   // One request with no `done` is the hypervisor's one-request path (hypercall/mmu_ops.cpp).
   test.check("mmu_update of one request in the hypervisor's range returns -EFAULT",
              arch::hypercall(__HYPERVISOR_mmu_update, kHypervisorAddress, 1, 0, DOMID_SELF), -XEN_EFAULT);
@@ -70,16 +69,14 @@ void selftest_hypercall(SelfTest& test) {
     test.check("  leaving its done count alone", done, 7);
   }
   test.check("mmuext_op with an unmapped request array returns -EFAULT",
-             arch::hypercall(__HYPERVISOR_mmuext_op, kUnmappedUser, 1, 0, DOMID_SELF),
-             -XEN_EFAULT);
-  test.check("sched_op with unknown command returns -ENOSYS",
-             arch::hypercall(__HYPERVISOR_sched_op, 99, 0), -XEN_ENOSYS);
+             arch::hypercall(__HYPERVISOR_mmuext_op, kUnmappedUser, 1, 0, DOMID_SELF), -XEN_EFAULT);
+  test.check("sched_op with unknown command returns -ENOSYS", arch::hypercall(__HYPERVISOR_sched_op, 99, 0),
+             -XEN_ENOSYS);
   test.check("event_channel_op with unknown command returns -ENOSYS",
              arch::hypercall(__HYPERVISOR_event_channel_op, 99, 0), -XEN_ENOSYS);
-  test.check("memory_op with unknown command returns -ENOSYS",
-             arch::hypercall(__HYPERVISOR_memory_op, 99, 0), -XEN_ENOSYS);
-  test.check("mmuext_op with unknown command returns -ENOSYS",
-             pv::ops.raw_mmuext(99, 0), -XEN_ENOSYS);
+  test.check("memory_op with unknown command returns -ENOSYS", arch::hypercall(__HYPERVISOR_memory_op, 99, 0),
+             -XEN_ENOSYS);
+  test.check("mmuext_op with unknown command returns -ENOSYS", pv::ops.raw_mmuext(99, 0), -XEN_ENOSYS);
 }
 
 }  // namespace kernel

@@ -18,20 +18,17 @@ constexpr uint64_t kWritable = kReadOnly | PageTableEntry::kWritable | PageTable
 
 constexpr uint64_t kLocalApicFrame = 0xfee00;  // the architectural default of IA32_APIC_BASE
 constexpr uint64_t kMsiFirstFrame = 0xfee00, kMsiLastFrame = 0xfeeff;
-constexpr uint64_t kIoApicFrame = 0xfec00;     // the PC's first IO-APIC
+constexpr uint64_t kIoApicFrame = 0xfec00;  // the PC's first IO-APIC
 
 uint64_t entry(uint64_t mfn, uint64_t flags) { return PageTableEntry::make(Mfn{mfn}, flags).raw(); }
 
 void denied_frames(SelfTest& test) {
   pv::PageTableSlot slot = scratch_slot();
-  try_update(test, "map the local APIC page read-only is refused", slot, entry(kLocalApicFrame, kReadOnly),
-             -XEN_EPERM);
-  try_update(test, "map the local APIC page writable is refused", slot, entry(kLocalApicFrame, kWritable),
-             -XEN_EPERM);
+  try_update(test, "map the local APIC page read-only is refused", slot, entry(kLocalApicFrame, kReadOnly), -XEN_EPERM);
+  try_update(test, "map the local APIC page writable is refused", slot, entry(kLocalApicFrame, kWritable), -XEN_EPERM);
   try_update(test, "map the second page of the MSI range is refused", slot, entry(kMsiFirstFrame + 1, kWritable),
              -XEN_EPERM);
-  try_update(test, "map the last page of the MSI range is refused", slot, entry(kMsiLastFrame, kReadOnly),
-             -XEN_EPERM);
+  try_update(test, "map the last page of the MSI range is refused", slot, entry(kMsiLastFrame, kReadOnly), -XEN_EPERM);
 }
 
 // An accepted update whose stored entry is noted and checked read-only or not, then undone.
@@ -41,7 +38,8 @@ void try_mapping(SelfTest& test, const char* what, const pv::PageTableSlot& slot
   test.check(what, pv::ops.raw_mmu_update(slot.machine_address, value), 0);
   PageTableEntry stored = read_entry(slot);
   test.note("... the entry stored", static_cast<long>(stored.raw()));
-  test.check("... maps the frame asked for", static_cast<long>(stored.mfn().value == PageTableEntry(value).mfn().value), 1);
+  test.check("... maps the frame asked for", static_cast<long>(stored.mfn().value == PageTableEntry(value).mfn().value),
+             1);
   test.check("... writable", static_cast<long>(stored.writable()), stored_writable);
   test.check("... undone", pv::ops.raw_mmu_update(slot.machine_address, before), 0);
 }

@@ -55,8 +55,7 @@ void writes(SelfTest& test) {
 
 void reads(SelfTest& test) {
   // 0x1f..0x22: the bytes of 0x20 and 0x21 (the PIC) read all ones, whatever the others are.
-  test.check("inl at 0x1f reads all ones from the PIC's ports", static_cast<long>((in32(0x1f) >> 8) & 0xffff),
-             0xffff);
+  test.check("inl at 0x1f reads all ones from the PIC's ports", static_cast<long>((in32(0x1f) >> 8) & 0xffff), 0xffff);
   // The last port: a wide read must not wrap to port 0 (the DMA controller); the byte of
   // the port beyond 0xffff, which does not exist, reads all ones.
   test.check("inl at 0xfffd reads all ones beyond the last port", static_cast<long>(in32(0xfffd) >> 24), 0xff);

@@ -22,8 +22,10 @@ bool pending(evtchn_port_t port) {
 }
 void set_mask(evtchn_port_t port, bool masked) {
   xen_ulong_t& word = shared_info()->evtchn_mask[port / kBits];
-  if (masked) __atomic_fetch_or(&word, bit(port), __ATOMIC_SEQ_CST);
-  else __atomic_fetch_and(&word, ~bit(port), __ATOMIC_SEQ_CST);
+  if (masked)
+    __atomic_fetch_or(&word, bit(port), __ATOMIC_SEQ_CST);
+  else
+    __atomic_fetch_and(&word, ~bit(port), __ATOMIC_SEQ_CST);
 }
 void clear_pending(evtchn_port_t port) {
   __atomic_fetch_and(&shared_info()->evtchn_pending[port / kBits], ~bit(port), __ATOMIC_SEQ_CST);

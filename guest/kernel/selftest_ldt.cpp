@@ -42,8 +42,7 @@ void selftest_ldt(SelfTest& test) {
   test.check("SET_LDT of 0xffffffff entries is -EINVAL", set_ldt(page, 0xffffffffu), -XEN_EINVAL);
   test.check("SET_LDT of an unaligned address is -EINVAL", set_ldt(page + 8, 1), -XEN_EINVAL);
   test.check("SET_LDT in the hypervisor's range is -EINVAL", set_ldt(0xffff800000000000ull, 1), -XEN_EINVAL);
-  test.check("SET_LDT at the hypervisor range's last page is -EINVAL", set_ldt(0xffff87fffffff000ull, 1),
-             -XEN_EINVAL);
+  test.check("SET_LDT at the hypervisor range's last page is -EINVAL", set_ldt(0xffff87fffffff000ull, 1), -XEN_EINVAL);
   test.check("SET_LDT at a non-canonical address is -EINVAL", set_ldt(0x0000800000000000ull, 1), -XEN_EINVAL);
   test.check("SET_LDT in the lower half works", set_ldt(0x10000, 1), 0);
 

@@ -77,7 +77,6 @@ long destroy(domid_t domain) { return simple_domctl(XEN_DOMCTL_destroydomain, do
 
 bool flag(const xen_domctl_getdomaininfo& info, uint32_t bit) { return (info.flags & bit) != 0; }
 
-
 // Domains in the table (getdomaininfolist from 0).
 long domain_count() {
   static xen_domctl_getdomaininfo infos[64];

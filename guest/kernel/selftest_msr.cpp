@@ -15,8 +15,8 @@ constexpr long kGeneralProtection0 = 13l << 16;
 constexpr uint32_t kMcgCap = 0x179, kMcgStatus = 0x17a, kMcgCtl = 0x17b, kMcgExtCtl = 0x4d0, kMc0Ctl = 0x400,
                    kMc0Ctl2 = 0x280;
 constexpr uint32_t kPat = 0x277, kEfer = 0xc0000080, kApicBase = 0x1b, kMiscEnable = 0x1a0, kUcodeRev = 0x8b,
-                   kUcodeWrite = 0x79, kFeatureControl = 0x3a, kPlatformInfo = 0xce, kMiscFeatures = 0x140,
-                   kTsc = 0x10, kPerfCtl = 0x199, kThermStatus = 0x19c, kSysenterEip = 0x176;
+                   kUcodeWrite = 0x79, kFeatureControl = 0x3a, kPlatformInfo = 0xce, kMiscFeatures = 0x140, kTsc = 0x10,
+                   kPerfCtl = 0x199, kThermStatus = 0x19c, kSysenterEip = 0x176;
 
 // The value, or (vector << 16 | error code) of the fault: one number for check().
 long read(uint32_t msr) {
@@ -83,7 +83,8 @@ void platform(SelfTest& test) {
   test.check("  and hides SVME", efer & (1 << 12), 0);
   test.check("wrmsr EFER of its own value works (Linux writes it back)", probe_wrmsr(kEfer, uint64_t(efer)), 0);
   test.check("wrmsr EFER setting SVME is #GP(0)", probe_wrmsr(kEfer, uint64_t(efer) | (1 << 12)), kGeneralProtection0);
-  test.check("wrmsr EFER clearing NXE is #GP(0)", probe_wrmsr(kEfer, uint64_t(efer) & ~(1ull << 11)), kGeneralProtection0);
+  test.check("wrmsr EFER clearing NXE is #GP(0)", probe_wrmsr(kEfer, uint64_t(efer) & ~(1ull << 11)),
+             kGeneralProtection0);
   test.check("  and EFER is as it was", read(kEfer), efer);
   test.check("rdmsr APIC_BASE: enabled at 0xfee00000, BSP", read(kApicBase), 0xfee00900);
   test.check("wrmsr APIC_BASE is #GP(0)", probe_wrmsr(kApicBase, 0xfee00900), kGeneralProtection0);
@@ -110,9 +111,10 @@ void platform(SelfTest& test) {
   test.check("rdmsr PLATFORM_INFO works", probe_rdmsr(kPlatformInfo, &value), 0);
   const bool faulting = value & (1ull << 31);
   test.check("rdmsr MISC_FEATURES_ENABLES is 0", read(kMiscFeatures), 0);
-  test.check("wrmsr MISC_FEATURES_ENABLES reserved bit 1 is #GP(0)", probe_wrmsr(kMiscFeatures, 2), kGeneralProtection0);
-  test.check("wrmsr MISC_FEATURES_ENABLES CPUID faulting: as PLATFORM_INFO offers",
-             probe_wrmsr(kMiscFeatures, 1), faulting ? 0 : kGeneralProtection0);
+  test.check("wrmsr MISC_FEATURES_ENABLES reserved bit 1 is #GP(0)", probe_wrmsr(kMiscFeatures, 2),
+             kGeneralProtection0);
+  test.check("wrmsr MISC_FEATURES_ENABLES CPUID faulting: as PLATFORM_INFO offers", probe_wrmsr(kMiscFeatures, 1),
+             faulting ? 0 : kGeneralProtection0);
   test.check("wrmsr MISC_FEATURES_ENABLES 0 works", probe_wrmsr(kMiscFeatures, 0), 0);
   test.check("wrmsr PLATFORM_INFO (read-only) is #GP(0)", probe_wrmsr(kPlatformInfo, 0), kGeneralProtection0);
   const long tsc = read(kTsc);

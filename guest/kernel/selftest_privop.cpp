@@ -41,7 +41,8 @@ void base(SelfTest& test, const char* name, uint32_t msr, uint64_t target, uint6
   test.check(name, probe_rdmsr(msr, &saved), 0);
   test.check("wrmsr of the base works", probe_wrmsr(msr, target), 0);
   test.check("rdmsr reads it back", read_back(msr, target), 1);
-  if (through_segment) test.check("the segment uses it", through_segment() == *reinterpret_cast<volatile uint64_t*>(target), true);
+  if (through_segment)
+    test.check("the segment uses it", through_segment() == *reinterpret_cast<volatile uint64_t*>(target), true);
   test.check("a non-canonical base is #GP(0)", probe_wrmsr(msr, 0x0000800000000000ull), kGeneralProtection0);
   test.check("and leaves the base as it was", read_back(msr, target), 1);
   test.check("the old base is back", probe_wrmsr(msr, saved), 0);
@@ -51,7 +52,6 @@ long set_iopl(uint32_t iopl) {
   physdev_set_iopl_t request{iopl};
   return arch::hypercall(__HYPERVISOR_physdev_op, PHYSDEVOP_set_iopl, arch::arg(&request));
 }
-
 
 // cli / sti: the guest's #GP without I/O privilege, no-ops with it (the event mask, the
 // kernel's real interrupt flag, stays as it was).
@@ -109,7 +109,8 @@ void selftest_privop(SelfTest& test) {
   uint64_t value = 0;
   test.check("rdmsr of an MSR that does not exist is #GP(0)", probe_rdmsr(kUnknown, &value), kGeneralProtection0);
   test.check("wrmsr of an MSR that does not exist is #GP(0)", probe_wrmsr(kUnknown, 0), kGeneralProtection0);
-  test.check("wrmsr of MSR_LSTAR (the hypervisor's syscall entry) is #GP(0)", probe_wrmsr(kLstar, 0), kGeneralProtection0);
+  test.check("wrmsr of MSR_LSTAR (the hypervisor's syscall entry) is #GP(0)", probe_wrmsr(kLstar, 0),
+             kGeneralProtection0);
   test.check("wrmsr of MSR_EFER clearing NX, LME, SCE is #GP(0)", probe_wrmsr(kEfer, 0), kGeneralProtection0);
 }
 }  // namespace kernel

@@ -109,7 +109,8 @@ void selftest_ptwr_overlap(SelfTest& test) {
   Mfn a = table_frame_at(a_pfn);
   Mfn x = new_page_table_frame();
   test.check("link A from X", set_entry(x, 0, entry(a, PageTableEntry::kTableFlags)), 0);
-  test.check("pin X as an L2 (A becomes an L1 no running table reaches)", pv::ops.raw_mmuext(MMUEXT_PIN_L2_TABLE, x.value), 0);
+  test.check("pin X as an L2 (A becomes an L1 no running table reaches)",
+             pv::ops.raw_mmuext(MMUEXT_PIN_L2_TABLE, x.value), 0);
   pv::PageTableSlot a_mapping;
   walk(kernel_l4(), pfn_to_va(a_pfn), Level::l1, a_mapping);
   const uint64_t a_mapping_entry = read_entry(a_mapping).raw();
@@ -159,7 +160,8 @@ void selftest_ptwr_alias(SelfTest& test) {
   auto* alias = reinterpret_cast<volatile uint64_t*>(kVirtBase + slot * kRegion + (t_va & (kRegion - 1)));
   volatile uint64_t* direct = entries_of(t);
 
-  test.check("a valid entry stored through the direct map", probe_store64(&direct[0], entry(scratch_mfn(), kReadOnly)), 0);
+  test.check("a valid entry stored through the direct map", probe_store64(&direct[0], entry(scratch_mfn(), kReadOnly)),
+             0);
   test.check("a valid entry stored through the alias", probe_store64(&alias[1], entry(scratch_mfn(), kReadOnly)), 0);
   test.check("an empty mmuext_op", empty_mmuext_op(), 0);
   long faulted = probe_store64(&alias[2], entry(t, kUserWritable));
@@ -197,7 +199,8 @@ void selftest_ptwr_links(SelfTest& test) {
   Mfn l3 = table_for(kVirtBase, Level::l3);
   unsigned slot = free_slot(l3, 1, 509);
   test.check("a free slot in the kernel's L3", static_cast<long>(slot != 0), 1);
-  test.check("link one of the L2s there (the hardware walks T)", set_entry(l3, slot, entry(l2s[0], PageTableEntry::kTableFlags)), 0);
+  test.check("link one of the L2s there (the hardware walks T)",
+             set_entry(l3, slot, entry(l2s[0], PageTableEntry::kTableFlags)), 0);
   auto* through_t = reinterpret_cast<volatile uint64_t*>(kKernelL3Base + (uint64_t{slot} << 30));
   uint64_t value = 0;
   test.check("T maps nothing yet", probe_load64(&through_t[3 * 512], &value), 1);
@@ -224,9 +227,9 @@ void selftest_ptwr_links(SelfTest& test) {
 
 namespace {
 struct Flushes {
-  bool counted = false;    // our hypervisor's counters are readable (dom0 on ours)
-  uint64_t flushes = 0;    // tlb_flushes
-  uint64_t reattached = 0; // ptwr_rehooks: tables reattached (the write was detached)
+  bool counted = false;     // our hypervisor's counters are readable (dom0 on ours)
+  uint64_t flushes = 0;     // tlb_flushes
+  uint64_t reattached = 0;  // ptwr_rehooks: tables reattached (the write was detached)
 };
 Flushes read_flushes() {
   pvhv_counters counters{};
@@ -264,15 +267,15 @@ void selftest_ptwr_unlink(SelfTest& test) {
   flushes_of_store(&direct[1], data, detached);
   test.check("flush the TLB", pv::ops.raw_mmuext(MMUEXT_TLB_FLUSH_LOCAL, 0), 0);
   long flushes = flushes_of_store(&direct[2], data, detached);
-  if (flushes >= 0 && detached)
-    test.check("an inactive detach with nothing unlinked does not flush", flushes, 0);
+  if (flushes >= 0 && detached) test.check("an inactive detach with nothing unlinked does not flush", flushes, 0);
 
   Mfn l2 = table_for(kVirtBase, Level::l2);
   unsigned slot = free_slot(l2, 256, 500);
   test.check("a free slot in the kernel's L2", static_cast<long>(slot != 0), 1);
   test.check("link T there", set_entry(l2, slot, entry(t, PageTableEntry::kTableFlags)), 0);
   uint64_t value = 0;
-  test.check("read through T", probe_load64(reinterpret_cast<volatile uint64_t*>(kVirtBase + slot * kRegion), &value), 0);
+  test.check("read through T", probe_load64(reinterpret_cast<volatile uint64_t*>(kVirtBase + slot * kRegion), &value),
+             0);
   test.check("unlink T, no flush", set_entry(l2, slot, 0), 0);
   flushes = flushes_of_store(&direct[3], data, detached);
   if (flushes >= 0 && detached)

@@ -34,8 +34,8 @@
 namespace kernel {
 namespace {
 namespace abi = pvhv::xen_abi;
-constexpr domid_t kAbsent = 4000;        // no domain has this id in these tests
-constexpr uint64_t kBadPointer = 0x10;   // never mapped
+constexpr domid_t kAbsent = 4000;       // no domain has this id in these tests
+constexpr uint64_t kBadPointer = 0x10;  // never mapped
 constexpr uint64_t kWritesPerPhase = 64;
 
 // The request as a toolstack makes it; `mode` gets the answer's.
@@ -92,8 +92,8 @@ void pvhv_note_too_late(SelfTest& test) {
   mode = 0xffffffff;
   test.check("the PVHV note with flag ~0: -EINVAL", ptwr_mode_call(0, abi::kPtwrReadsUnhookedSet, mode), -XEN_EINVAL);
   mode = 1;
-  test.check("the PVHV note with reserved fields set: -EINVAL",
-             ptwr_mode_call(0, abi::kPtwrReadsUnhookedSet, mode, 1), -XEN_EINVAL);
+  test.check("the PVHV note with reserved fields set: -EINVAL", ptwr_mode_call(0, abi::kPtwrReadsUnhookedSet, mode, 1),
+             -XEN_EINVAL);
   static const uint32_t kFlags[] = {0, 1};
   for (uint32_t flag : kFlags) {
     mode = flag;
@@ -169,17 +169,16 @@ void switch_with_a_table_detached(SelfTest& test) {
   test.check("unpin it", pv::ops.unpin(table), 0);
   constexpr uint64_t kWritableData =
       PageTableEntry::kPresent | PageTableEntry::kWritable | PageTableEntry::kAccessed | PageTableEntry::kDirty;
-  test.check("map it writable again", pv::ops.set_kernel_mapping(mfn_to_va(table), PageTableEntry::make(table, kWritableData)),
-             0);
+  test.check("map it writable again",
+             pv::ops.set_kernel_mapping(mfn_to_va(table), PageTableEntry::make(table, kWritableData)), 0);
   page_allocator.free(mfn_to_pfn(table));
   page_allocator.free(scratch);
 }
 
 void flips(SelfTest& test, long boot_mode) {
-  static const uint32_t kSequence[] = {abi::kPtwrEmulate,  abi::kPtwrWritable, abi::kPtwrEmulate,
-                                       abi::kPtwrWritable, abi::kPtwrWritable, abi::kPtwrAdaptive,
-                                       abi::kPtwrEmulate,  abi::kPtwrAdaptive, abi::kPtwrWritable,
-                                       abi::kPtwrEmulate};
+  static const uint32_t kSequence[] = {abi::kPtwrEmulate,  abi::kPtwrWritable, abi::kPtwrEmulate, abi::kPtwrWritable,
+                                       abi::kPtwrWritable, abi::kPtwrAdaptive, abi::kPtwrEmulate, abi::kPtwrAdaptive,
+                                       abi::kPtwrWritable, abi::kPtwrEmulate};
   static const char* const kSet[] = {"set itself emulate", "set itself writable", "set itself adaptive"};
   for (uint32_t wanted : kSequence) {
     // Adaptive detaches a table first (it has no history after a switch) and keeps it detached

@@ -79,10 +79,12 @@ void check_teardown_while_detached(SelfTest& test) {
   probe_store64(&l1[2], PageTableEntry::make(tables[3], kWritable | PageTableEntry::kUser).raw());
   settle();
   test.check("a writable self-mapping written into its L1 never takes effect", static_cast<long>(l1[2] == 0), 1);
-  test.check("write its L1 directly", probe_store64(&l1[1], PageTableEntry::make(data, kWritable | PageTableEntry::kUser).raw()), 0);
+  test.check("write its L1 directly",
+             probe_store64(&l1[1], PageTableEntry::make(data, kWritable | PageTableEntry::kUser).raw()), 0);
   test.check("drop it as user base", pv::ops.raw_mmuext(MMUEXT_NEW_USER_BASEPTR, 0), 0);
   test.check("unpin it (tears the tree down)", pv::ops.raw_mmuext(MMUEXT_UNPIN_TABLE, tables[0].value), 0);
-  test.check("  the direct write survived validation", static_cast<long>(PageTableEntry(l1[1]).mfn().value == data.value), 1);
+  test.check("  the direct write survived validation",
+             static_cast<long>(PageTableEntry(l1[1]).mfn().value == data.value), 1);
 }
 }  // namespace
 

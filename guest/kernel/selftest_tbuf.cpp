@@ -27,8 +27,8 @@ constexpr uint32_t kPages = 4;
 // 0xffffffffb0000000; the two are not run together).
 constexpr uint64_t kWindow = 0xffffffffb1000000ull;
 constexpr uint64_t kReadOnly = PageTableEntry::kPresent | PageTableEntry::kAccessed;
-constexpr uint64_t kShared = PageTableEntry::kPresent | PageTableEntry::kWritable | PageTableEntry::kAccessed |
-                             PageTableEntry::kDirty;
+constexpr uint64_t kShared =
+    PageTableEntry::kPresent | PageTableEntry::kWritable | PageTableEntry::kAccessed | PageTableEntry::kDirty;
 
 pv::PageTableSlot window_slot(unsigned page) {
   uint64_t va = kWindow + page * 4096ull;
@@ -70,8 +70,7 @@ void check_va_mapping_otherdomain(SelfTest& test, PageTableEntry t_info_entry) {
   auto map_as = [&](uint64_t value, uint64_t domid) {
     return arch::hypercall(__HYPERVISOR_update_va_mapping_otherdomain, va, value, UVMF_INVLPG | UVMF_LOCAL, domid);
   };
-  test.check("update_va_mapping_otherdomain naming itself returns -ESRCH", map_as(t_info_entry.raw(), 0),
-             -XEN_ESRCH);
+  test.check("update_va_mapping_otherdomain naming itself returns -ESRCH", map_as(t_info_entry.raw(), 0), -XEN_ESRCH);
   test.check("update_va_mapping_otherdomain naming no domain returns -ESRCH", map_as(t_info_entry.raw(), 100),
              -XEN_ESRCH);
   test.check("update_va_mapping_otherdomain maps t_info with DOMID_XEN", map_as(t_info_entry.raw(), DOMID_XEN), 0);
@@ -103,7 +102,7 @@ void check_va_mapping_otherdomain(SelfTest& test, PageTableEntry t_info_entry) {
   }
   alignas(::trace::TraceRing) static uint8_t storage[sizeof(::trace::TraceRing)];
   auto* header = reinterpret_cast<t_buf*>(kWindow + 4096);
-  auto* ring = new (storage) ::trace::TraceRing(header, header + 1, kPages * 4096u - sizeof(t_buf));
+  auto* ring = new (storage)::trace::TraceRing(header, header + 1, kPages * 4096u - sizeof(t_buf));
   test.check("the ring's indices are sane", ring->valid(), true);
   // As Xen's alloc_trace_bufs: set_size starts recording (the hypercalls since made records).
   test.check("recording started with set_size", ring->unconsumed_bytes() > 0, true);
@@ -136,14 +135,16 @@ void check_lost_records(SelfTest& test, ::trace::TraceRing& ring) {
   test.check("the next record says records were lost", found && record.event == TRC_LOST_RECORDS, true);
   test.check("... with a count", found && record.extra_count >= 1 && record.extra[0] > 0, true);
   test.note("records lost", found ? record.extra[0] : 0);
-  while (ring.pop(record)) {}
+  while (ring.pop(record)) {
+  }
 }
 
 // Hypercalls under `mask`: true if any TRC_PV_HYPERCALL_V2 record was written.
 bool hypercalls_recorded_under(::trace::TraceRing& ring, uint32_t mask) {
   ::trace::RecordFields record;
   trace_capture::tbuf_op(XEN_SYSCTL_TBUFOP_set_evt_mask, 0, nullptr, mask);
-  while (ring.pop(record)) {}
+  while (ring.pop(record)) {
+  }
   hypercalls(20);
   bool seen = false;
   while (ring.pop(record)) seen = seen || record.event == TRC_PV_HYPERCALL_V2;
@@ -154,15 +155,15 @@ bool hypercalls_recorded_under(::trace::TraceRing& ring, uint32_t mask) {
 void check_event_mask(SelfTest& test, ::trace::TraceRing& ring) {
   test.check("hypercalls are recorded under TRC_PV", hypercalls_recorded_under(ring, TRC_PV), true);
   test.check("... not under TRC_SCHED (another class)", hypercalls_recorded_under(ring, TRC_SCHED), false);
-  test.check("... not under TRC_PV_SUBCALL (another subclass)", hypercalls_recorded_under(ring, TRC_PV_SUBCALL),
-             false);
+  test.check("... not under TRC_PV_SUBCALL (another subclass)", hypercalls_recorded_under(ring, TRC_PV_SUBCALL), false);
   test.check("... and again under TRC_ALL", hypercalls_recorded_under(ring, TRC_ALL), true);
 }
 
 void check_disable(SelfTest& test, ::trace::TraceRing& ring) {
   test.check("disable", trace_capture::tbuf_op(XEN_SYSCTL_TBUFOP_disable, 0), 0);
   ::trace::RecordFields record;
-  while (ring.pop(record)) {}
+  while (ring.pop(record)) {
+  }
   hypercalls(10);
   test.check("no records while disabled", long(ring.unconsumed_bytes()), 0);
 }

@@ -40,8 +40,7 @@ void selftest_time_area(SelfTest& test) {
   test.check("an area running into the hole is accepted", register_area(0x00007ffffffffff0ull), 0);
   test.check("an area that wraps is accepted", register_area(0xfffffffffffffff0ull), 0);
   test.check("an unreadable argument is -EFAULT",
-             arch::hypercall(__HYPERVISOR_vcpu_op, VCPUOP_register_vcpu_time_memory_area, 0,
-                             0xffff800000000000ull),
+             arch::hypercall(__HYPERVISOR_vcpu_op, VCPUOP_register_vcpu_time_memory_area, 0, 0xffff800000000000ull),
              -XEN_EFAULT);
   test.check("the area for vCPU 1 (not the domain's) is -ENOENT", register_area(address, 1), -XEN_ENOENT);
   test.check("an unmapped guest address is accepted", register_area(0x1000), 0);

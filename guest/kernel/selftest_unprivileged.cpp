@@ -44,22 +44,19 @@ long perfc_query() {
 void control_operations(SelfTest& test) {
   test.check("start_info says unprivileged",
              static_cast<long>(boot_info.start_info->flags & (SIF_PRIVILEGED | SIF_INITDOMAIN)), 0);
-  test.check("sysctl tbuf_op get_info is refused", trace_capture::tbuf_op(XEN_SYSCTL_TBUFOP_get_info, 0),
-             -XEN_EPERM);
+  test.check("sysctl tbuf_op get_info is refused", trace_capture::tbuf_op(XEN_SYSCTL_TBUFOP_get_info, 0), -XEN_EPERM);
   test.check("sysctl tbuf_op enable is refused", trace_capture::tbuf_op(XEN_SYSCTL_TBUFOP_enable, 0), -XEN_EPERM);
   test.check("sysctl perfc_op query is refused", perfc_query(), -XEN_EPERM);
   xen_sysctl_t stale{};
   stale.cmd = XEN_SYSCTL_tbuf_op;
   stale.interface_version = XEN_SYSCTL_INTERFACE_VERSION - 1;
-  test.check("sysctl with a stale interface version: -EACCES before the privilege check", sysctl(stale),
-             -XEN_EACCES);
+  test.check("sysctl with a stale interface version: -EACCES before the privilege check", sysctl(stale), -XEN_EACCES);
 }
 
 long set_iopl(uint32_t iopl) {
   physdev_set_iopl_t request{iopl};
   return arch::hypercall(__HYPERVISOR_physdev_op, PHYSDEVOP_set_iopl, arch::arg(&request));
 }
-
 
 void io_ports(SelfTest& test) {
   test.check("physdev set_iopl 1 is accepted (virtual IOPL)", set_iopl(1), 0);
@@ -105,8 +102,7 @@ long mmu_update_as(const pv::PageTableSlot& slot, uint64_t value, uint16_t forei
 void foreign_owner(SelfTest& test) {
   pv::PageTableSlot slot = scratch_slot();
   uint64_t current = read_entry(slot).raw();
-  test.check("mmu_update on behalf of dom0 (foreigndom 0) is refused", mmu_update_as(slot, current, 0),
-             -XEN_EPERM);
+  test.check("mmu_update on behalf of dom0 (foreigndom 0) is refused", mmu_update_as(slot, current, 0), -XEN_EPERM);
   test.check("mmu_update on behalf of a domain that does not exist is refused", mmu_update_as(slot, current, 7),
              -XEN_ESRCH);
   test.check("mmu_update naming DOMID_XEN (the trace buffers' owner) is refused",
@@ -122,8 +118,7 @@ void foreign_frames(SelfTest& test) {
              -XEN_EBUSY);
   long max_ram_page = xen::memory_op(XENMEM_maximum_ram_page, nullptr);
   try_update(test, "map a frame beyond the end of RAM (no I/O memory permission) is refused", slot,
-             PageTableEntry::make(Mfn{static_cast<uint64_t>(max_ram_page) + 0x100000}, kReadOnly).raw(),
-             -XEN_EPERM);
+             PageTableEntry::make(Mfn{static_cast<uint64_t>(max_ram_page) + 0x100000}, kReadOnly).raw(), -XEN_EPERM);
 }
 }  // namespace
 

@@ -9,10 +9,9 @@
 //    frame, order 1 (aligned pairs), a frame still mapped when it is given back (freed with
 //    its last mapping), frames written and given back read as zeros when populated again,
 //    at once (zeroed when handed out) and after an idle sleep (scrubbed while idle: our
-//    counters say which; ours only, Xen scrubs only a dying domain's), hostile extent lists (unmapped, in the hypervisor's range), too many
-//    extents, an order too large, a frame that does not exist: Xen's partial count (0), never
-//    an error; the continuation's start extent in the command word; the reservation queries'
-//    -EINVAL / -ESRCH;
+//    counters say which; ours only, Xen scrubs only a dying domain's), hostile extent lists (unmapped, in the
+//    hypervisor's range), too many extents, an order too large, a frame that does not exist: Xen's partial count (0),
+//    never an error; the continuation's start extent in the command word; the reservation queries' -EINVAL / -ESRCH;
 //  - set_memory_map / memory_map: -ENOSYS before a map is set, the map read back (whole and
 //    cut short), more than E820MAX entries -EINVAL, no such domain -ESRCH, bad buffers -EFAULT;
 //  - event channels within dom0: alloc_unbound with remote DOMID_SELF, bind_interdomain to
@@ -277,8 +276,7 @@ void memory_self_scrub(SelfTest& test) {
     test.check("... while dom0 slept the hypervisor scrubbed free frames", scrubbed - scrubbed_before >= long(kFrames),
                true);
     test.check("... populated again after the sleep: zeros", zero_after_sleep, true);
-    test.check("... found scrubbed: none zeroed when handed out", perf_counter("frames_zeroed_when_allocated"),
-               zeroed);
+    test.check("... found scrubbed: none zeroed when handed out", perf_counter("frames_zeroed_when_allocated"), zeroed);
   }
   test.check("... free_pages back", free_pages(), free_before);
 }
@@ -293,8 +291,8 @@ void memory_self_hostile(SelfTest& test) {
   test.check("populate from a null list: 0", reservation_at(XENMEM_populate_physmap, DOMID_SELF, 0, 1), 0);
   test.check("decrease from an unmapped list: 0",
              reservation_at(XENMEM_decrease_reservation, DOMID_SELF, kUnmappedUser, 1), 0);
-  test.check("populate of 2^26 extents (no continuation can encode them): 0",
-             populate(DOMID_SELF, list, 1ull << 26), 0);
+  test.check("populate of 2^26 extents (no continuation can encode them): 0", populate(DOMID_SELF, list, 1ull << 26),
+             0);
   test.check("populate of order 19 (beyond the control domain's 18): 0", populate(DOMID_SELF, list, 1, 19), 0);
   test.check("populate of no extent: 0", populate(DOMID_SELF, list, 0), 0);
   long max_ram_page = xen::memory_op(XENMEM_maximum_ram_page, nullptr);
@@ -351,14 +349,12 @@ void memory_self_map(SelfTest& test) {
   count = 8;
   test.check("memory_map reads it back", get_map(read, count), 0);
   test.check("... 2 entries", count, 2);
-  test.check("... as set", read[1].address == map[1].address && read[1].size == map[1].size && read[1].type == 1,
-             true);
+  test.check("... as set", read[1].address == map[1].address && read[1].size == map[1].size && read[1].type == 1, true);
   count = 1;
   read[1] = E820Entry{};
   test.check("memory_map with room for 1", get_map(read, count), 0);
   test.check("... 1 entry reported, none beyond it written", count == 1 && read[1].size == 0, true);
-  test.check("set_memory_map of 1025 entries (beyond E820MAX): -EINVAL", set_map(DOMID_SELF, map, 1025),
-             -XEN_EINVAL);
+  test.check("set_memory_map of 1025 entries (beyond E820MAX): -EINVAL", set_map(DOMID_SELF, map, 1025), -XEN_EINVAL);
   test.check("set_memory_map of no domain: -ESRCH", set_map(kAbsent, map, 2), -XEN_ESRCH);
   test.check("set_memory_map from an unmapped buffer: -EFAULT",
              set_map(DOMID_SELF, reinterpret_cast<const E820Entry*>(kUnmappedUser), 2), -XEN_EFAULT);
@@ -407,8 +403,9 @@ void expect_interdomain(SelfTest& test, const char* what, domid_t dom, evtchn_po
                         evtchn_port_t remote_port) {
   evtchn_status_t s;
   long rc = status(dom, port, s);
-  test.check(what, rc == 0 && s.status == EVTCHNSTAT_interdomain && s.u.interdomain.dom == remote &&
-                       s.u.interdomain.port == remote_port && s.vcpu == 0,
+  test.check(what,
+             rc == 0 && s.status == EVTCHNSTAT_interdomain && s.u.interdomain.dom == remote &&
+                 s.u.interdomain.port == remote_port && s.vcpu == 0,
              true);
 }
 void expect_unbound(SelfTest& test, const char* what, domid_t dom, evtchn_port_t port, domid_t remote) {
@@ -498,8 +495,7 @@ void event_buckets_self(SelfTest& test) {
     if (port >= end) break;
   }
   test.check("when every port of them is taken, the next is the first of a new bucket", port, end);
-  test.check("... whose last port exists", status(DOMID_SELF, end + 63, s) == 0 && s.status == EVTCHNSTAT_closed,
-             true);
+  test.check("... whose last port exists", status(DOMID_SELF, end + 63, s) == 0 && s.status == EVTCHNSTAT_closed, true);
   test.check("... and no port past it", status(DOMID_SELF, end + 64, s), -XEN_EINVAL);
   bool closed = true;
   for (unsigned i = 0; i < count; ++i) closed = close(taken[i]) == 0 && closed;
@@ -759,9 +755,10 @@ void peer_events(SelfTest& test) {
   for (unsigned waited = 0; waited < 5000 && !peer_event_seen; waited += 5) sleep_ms(5);
   test.check("dom0's event arrived (upcall, handler)", bool(peer_event_seen), true);
   evtchn_status_t bound{};
-  test.check("... status: interdomain to dom0",
-             status(DOMID_SELF, port, bound) == 0 && bound.status == EVTCHNSTAT_interdomain && bound.u.interdomain.dom == 0,
-             true);
+  test.check(
+      "... status: interdomain to dom0",
+      status(DOMID_SELF, port, bound) == 0 && bound.status == EVTCHNSTAT_interdomain && bound.u.interdomain.dom == 0,
+      true);
   test.check("answer dom0", send(port), 0);
   evtchn_status_t s{};
   for (unsigned waited = 0; waited < 5000; waited += 10) {

@@ -39,7 +39,8 @@ void uart_init() {
 
 void send_bytes(const uint8_t* data, size_t length) {
   while (length > 0) {
-    while (!(arch::in8(kLineStatus) & kTransmitterEmpty)) {}
+    while (!(arch::in8(kLineStatus) & kTransmitterEmpty)) {
+    }
     size_t burst = length < kTransmitFifo ? length : kTransmitFifo;
     size_t left = burst;
     asm volatile("rep outsb" : "+S"(data), "+c"(left) : "d"(kCom2) : "memory");

@@ -21,8 +21,8 @@ void shared_info_map() {
   using lib::PageTableEntry;
   uint64_t va = reinterpret_cast<uint64_t>(shared_info_window);
   lib::Mfn mfn{boot_info.start_info->shared_info >> 12};
-  auto entry = PageTableEntry::make(mfn, PageTableEntry::kPresent | PageTableEntry::kWritable |
-                                             PageTableEntry::kAccessed | PageTableEntry::kDirty);
+  auto entry = PageTableEntry::make(
+      mfn, PageTableEntry::kPresent | PageTableEntry::kWritable | PageTableEntry::kAccessed | PageTableEntry::kDirty);
   long rc = pv::ops.set_kernel_mapping(va, entry);
   if (rc < 0) panic("cannot map shared info (mfn %lx): %ld", mfn.value, rc);
   shared_info_page = reinterpret_cast<shared_info_t*>(shared_info_window);

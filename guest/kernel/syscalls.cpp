@@ -48,8 +48,7 @@ long sys_brk(uint64_t requested) {
   return static_cast<long>(requested);
 }
 
-long sys_mmap(uint64_t address, uint64_t length, uint64_t protection, uint64_t flags,
-              uint64_t fd, uint64_t offset) {
+long sys_mmap(uint64_t address, uint64_t length, uint64_t protection, uint64_t flags, uint64_t fd, uint64_t offset) {
   if (!(flags & kMapAnonymous)) return -kENOSYS;  // no files to map
   if (length == 0 || length > kMmapTop || (address & 0xfff)) return -kEINVAL;
   Process& process = current_process();
@@ -122,7 +121,7 @@ long dispatch(uint64_t number, TrapFrame& f) {
     case kSetTidAddress: return current_process().pid;
     case kArchPrctl: return sys_arch_prctl(f.rdi, f.rsi);
     case kIoctl: return -kENOTTY;  // the console is not a terminal
-    case kClose: return 0;  // the console stays open
+    case kClose: return 0;         // the console stays open
     case kRtSigaction:
     case kRtSigprocmask: return 0;  // no signals are delivered: nothing to mask or handle
     case kSchedYield: return 0;
@@ -140,16 +139,12 @@ long dispatch(uint64_t number, TrapFrame& f) {
     case kPvhvAudit: return sys_pvhv_audit();
     case kExit:
     case kExitGroup: process_exit(lib::wait_status_exited(static_cast<int>(f.rdi & 0xff)));
-    default:
-      print("pid %d: unknown system call %lu\n", current_process().pid, number);
-      return -kENOSYS;
+    default: print("pid %d: unknown system call %lu\n", current_process().pid, number); return -kENOSYS;
   }
 }
 
 }  // namespace
 
-void syscall_dispatch(TrapFrame& frame) {
-  frame.rax = static_cast<uint64_t>(dispatch(frame.rax, frame));
-}
+void syscall_dispatch(TrapFrame& frame) { frame.rax = static_cast<uint64_t>(dispatch(frame.rax, frame)); }
 
 }  // namespace kernel

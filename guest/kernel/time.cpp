@@ -8,8 +8,10 @@ namespace {
 inline void compiler_barrier() { asm volatile("" ::: "memory"); }
 
 uint64_t scale_delta(uint64_t delta, uint32_t multiplier, int8_t shift) {
-  if (shift < 0) delta >>= -shift;
-  else delta <<= shift;
+  if (shift < 0)
+    delta >>= -shift;
+  else
+    delta <<= shift;
   return static_cast<uint64_t>((static_cast<unsigned __int128>(delta) * multiplier) >> 32);
 }
 
@@ -24,8 +26,7 @@ uint64_t system_time_ns() {
     compiler_barrier();
     if (version & 1) continue;
     uint64_t tsc = read_tsc();
-    uint64_t result = info.system_time +
-                      scale_delta(tsc - info.tsc_timestamp, info.tsc_to_system_mul, info.tsc_shift);
+    uint64_t result = info.system_time + scale_delta(tsc - info.tsc_timestamp, info.tsc_to_system_mul, info.tsc_shift);
     compiler_barrier();
     if (info.version == version) return result;
   }

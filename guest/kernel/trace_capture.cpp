@@ -29,11 +29,11 @@ bool capturing = false;
 namespace {
 namespace frame = ::trace::stream_frame;
 
-constexpr uint32_t kBufferPages = 512;                   // 2 MiB of records
+constexpr uint32_t kBufferPages = 512;  // 2 MiB of records
 // Where the shared pages are mapped: inside the kernel's 1 GiB, above any direct map.
 constexpr uint64_t kWindow = 0xffffffffb0000000ull;
 constexpr uint32_t kDrainAbove = kBufferPages * 4096 / 4;  // drain when a quarter is used
-constexpr uint32_t kChunk = 16 * 1024;                    // one RECORDS frame at most
+constexpr uint32_t kChunk = 16 * 1024;                     // one RECORDS frame at most
 constexpr unsigned kUnknownHypercallInTable = 63;
 constexpr unsigned kUnknownHypercallBeyondTable = 100;
 
@@ -42,7 +42,6 @@ alignas(::trace::TraceRing) uint8_t ring_storage[sizeof(::trace::TraceRing)];
 uint8_t chunk[kChunk];
 bool draining = false;  // the VIRQ_TBUF handler may find a drain under way
 uint64_t high_water_events = 0;
-
 
 void send_frame(uint8_t type, const uint8_t* payload, uint32_t length) {
   serial_link::send_frame(type, 0, payload, length);
@@ -65,7 +64,7 @@ bool map_buffers(uint64_t t_info_mfn) {
   for (uint32_t page = 0; page < info->tbuf_size; ++page)
     if (map_shared(kWindow + (page + 1) * 4096ull, mfns[page], true) < 0) return false;
   auto* header = reinterpret_cast<t_buf*>(kWindow + 4096);
-  ring = new (ring_storage) ::trace::TraceRing(header, header + 1, info->tbuf_size * 4096u - sizeof(t_buf));
+  ring = new (ring_storage)::trace::TraceRing(header, header + 1, info->tbuf_size * 4096u - sizeof(t_buf));
   return ring->valid();
 }
 
@@ -138,8 +137,7 @@ void start_if_requested() {
     return;
   }
   xen_sysctl_tbuf_op info{};
-  if ((rc = tbuf_op(XEN_SYSCTL_TBUFOP_set_size, kBufferPages)) < 0 ||
-      (rc = tbuf_op(XEN_SYSCTL_TBUFOP_enable, 0)) < 0 ||
+  if ((rc = tbuf_op(XEN_SYSCTL_TBUFOP_set_size, kBufferPages)) < 0 || (rc = tbuf_op(XEN_SYSCTL_TBUFOP_enable, 0)) < 0 ||
       (rc = tbuf_op(XEN_SYSCTL_TBUFOP_get_info, 0, &info)) < 0 || !map_buffers(info.buffer_mfn)) {
     print("trace: cannot set up the trace buffers (%ld): capture off\n", rc);
     return;

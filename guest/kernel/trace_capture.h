@@ -16,7 +16,7 @@ enum class Operation : uint32_t { fork = 1, exec = 2, exit = 3 };
 // hypervisor's answer in *out if given.
 long tbuf_op(uint32_t command, uint32_t size, xen_sysctl_tbuf_op* out = nullptr, uint32_t evt_mask = 0);
 
-extern bool capturing;      // read inline by poll(): long kernel loops call it per entry
+extern bool capturing;  // read inline by poll(): long kernel loops call it per entry
 
 void start_if_requested();  // at boot, after the direct map exists
 void drain_if_filling();
@@ -31,7 +31,7 @@ void drain_when_idle();
 // Marks the start and end of an operation (fork, ...) so the analyser can tell one fork's
 // records from the next: drains first, so the marker lands in order.
 void mark(Operation operation, uint32_t id, bool begin);
-void finish();              // before shutdown: last records, then END
+void finish();  // before shutdown: last records, then END
 // A new listener on the link (the relay's host opened a session): HELLO again, so the stream
 // it reads from here on is one xentrace can decode by itself.
 void restart_stream();

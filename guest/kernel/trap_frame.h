@@ -11,7 +11,7 @@ struct TrapFrame {
   uint64_t vector;      // exception number, or one of the callback pseudo-vectors below
   uint64_t error_code;  // 0 when the exception has none
   uint64_t rip;
-  uint64_t cs;          // bits 32-39 hold Xen's saved upcall mask
+  uint64_t cs;  // bits 32-39 hold Xen's saved upcall mask
   uint64_t rflags;
   uint64_t rsp;
   uint64_t ss;

@@ -38,8 +38,7 @@ void fill_page(uint8_t* page, uint64_t page_va, const ElfSegment& segment, const
 void load_segment(Process& process, const ElfSegment& segment, const uint8_t* file) {
   bool writable = segment.flags & ElfImage::kWrite;
   uint64_t end = segment.vaddr + segment.memsz;
-  for (uint64_t page_va = lib::page_floor(segment.vaddr); page_va < end;
-       page_va += lib::kPageSize) {
+  for (uint64_t page_va = lib::page_floor(segment.vaddr); page_va < end; page_va += lib::kPageSize) {
     // Two segments may share a boundary page: reuse the frame, keep the wider rights.
     PageTableEntry existing = process.space.lookup(page_va);
     Pfn frame = existing.present() ? mfn_to_pfn(existing.mfn()) : allocate_zeroed_frame();
@@ -68,13 +67,18 @@ long user_find(const char* path, UserImage& image) {
 long user_prepare_stack(const UserImage& image, const UserArguments& arguments) {
   using namespace linux_abi;
   const ElfImage& elf = image.elf;
-  const uint64_t auxv[][2] = {
-      {kAtPhdr, elf.program_headers_vaddr}, {kAtPhent, elf.program_header_size},
-      {kAtPhnum, elf.program_header_count}, {kAtPagesz, lib::kPageSize},
-      {kAtEntry, elf.entry}, {kAtUid, 0}, {kAtEuid, 0}, {kAtGid, 0}, {kAtEgid, 0},
-      {kAtSecure, 0}};
-  lib::UserStackInput input{arguments.argv, arguments.argc, arguments.envp, arguments.envc,
-                            auxv, sizeof(auxv) / sizeof(auxv[0]), {}};
+  const uint64_t auxv[][2] = {{kAtPhdr, elf.program_headers_vaddr},
+                              {kAtPhent, elf.program_header_size},
+                              {kAtPhnum, elf.program_header_count},
+                              {kAtPagesz, lib::kPageSize},
+                              {kAtEntry, elf.entry},
+                              {kAtUid, 0},
+                              {kAtEuid, 0},
+                              {kAtGid, 0},
+                              {kAtEgid, 0},
+                              {kAtSecure, 0}};
+  lib::UserStackInput input{
+      arguments.argv, arguments.argc, arguments.envp, arguments.envc, auxv, sizeof(auxv) / sizeof(auxv[0]), {}};
   // AT_RANDOM: no better source of entropy than the clocks.
   uint64_t seed = wallclock_ns() ^ (system_time_ns() << 17);
   __builtin_memcpy(input.random, &seed, 8);
@@ -97,8 +101,7 @@ void user_load(Process& process, const UserImage& image, TrapFrame& frame) {
   // The pages of the stack that hold the arguments, filled now; the rest is demand-paged.
   for (uint64_t page = lib::page_floor(stack_pointer); page < kStackTop; page += lib::kPageSize) {
     Pfn pfn = allocate_zeroed_frame();
-    __builtin_memcpy(pfn_pointer<uint8_t>(pfn),
-                     stack_image + (page - (kStackTop - kStackImageSize)), lib::kPageSize);
+    __builtin_memcpy(pfn_pointer<uint8_t>(pfn), stack_image + (page - (kStackTop - kStackImageSize)), lib::kPageSize);
     process.space.map(page, pfn, true);
   }
   pv::ops.flush();

@@ -109,8 +109,10 @@ struct Hostile {
       const char* payload;
       if (!receive(header, payload)) break;
       ++answered;
-      if (header.type == XS_WRITE) ++written;
-      else if (is_error(header, payload, "ENOSPC")) ++refused;
+      if (header.type == XS_WRITE)
+        ++written;
+      else if (is_error(header, payload, "ENOSPC"))
+        ++refused;
     }
     while (answered < sent) {  // the requests still in flight
       xsd_sockmsg header;
@@ -134,8 +136,10 @@ struct Hostile {
       xsd_sockmsg header;
       const char* payload;
       if (!ask(XS_TRANSACTION_START, none, 1, false, header, payload)) break;
-      if (header.type == XS_TRANSACTION_START) ++opened;
-      else if (is_error(header, payload, "ENOSPC")) ++refused;
+      if (header.type == XS_TRANSACTION_START)
+        ++opened;
+      else if (is_error(header, payload, "ENOSPC"))
+        ++refused;
     }
     print("xenbus-hostile: transactions: %u opened and never ended, %u refused with ENOSPC\n", opened, refused);
   }
@@ -164,8 +168,8 @@ struct Hostile {
       }
     }
     XENSTORE_RING_IDX unread = ring->req_prod - ring->req_cons;
-    print("xenbus-hostile: flood: %u reads sent without reading; %u bytes of them still unread by the store\n",
-          sent, unread);
+    print("xenbus-hostile: flood: %u reads sent without reading; %u bytes of them still unread by the store\n", sent,
+          unread);
     unsigned answered = 0;
     while (answered < sent && receive(header, payload)) ++answered;
     print("xenbus-hostile: flood: %u of %u answered once we read\n", answered, sent);

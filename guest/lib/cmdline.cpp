@@ -58,8 +58,7 @@ const char* word_end(const char* p) {
 }
 }  // namespace
 
-size_t cmdline_init_args(const char* cmdline, char* storage, size_t capacity, const char** words,
-                         size_t max_words) {
+size_t cmdline_init_args(const char* cmdline, char* storage, size_t capacity, const char** words, size_t max_words) {
   const char* p = skip_blanks(cmdline);
   while (*p && !(p[0] == '-' && p[1] == '-' && (p[2] == '\0' || is_blank(p[2])))) p = skip_blanks(word_end(p));
   if (!*p) return 0;

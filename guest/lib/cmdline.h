@@ -11,8 +11,7 @@ bool cmdline_value(const char* cmdline, const char* key, char* value, size_t cap
 // The words after a lone "--" on the command line, for init's argv (Linux's convention).
 // They are copied into `storage` (NUL-separated) and pointed to from `words`; returns how
 // many there were, at most `max_words`; words that do not fit in `storage` are dropped.
-size_t cmdline_init_args(const char* cmdline, char* storage, size_t capacity, const char** words,
-                         size_t max_words);
+size_t cmdline_init_args(const char* cmdline, char* storage, size_t capacity, const char** words, size_t max_words);
 
 bool string_equal(const char* a, const char* b);
 

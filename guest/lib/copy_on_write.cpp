@@ -2,8 +2,7 @@
 
 namespace lib {
 
-FaultAction fault_action(PageTableEntry entry, bool write, bool in_demand_region,
-                         unsigned references) {
+FaultAction fault_action(PageTableEntry entry, bool write, bool in_demand_region, unsigned references) {
   if (!entry.present()) return in_demand_region ? FaultAction::demand_zero : FaultAction::segfault;
   if (!write) return FaultAction::spurious;  // present entries are always readable by user
   if (entry.writable()) return FaultAction::spurious;

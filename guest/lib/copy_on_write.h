@@ -20,8 +20,7 @@ enum class FaultAction {
 };
 
 // references: the frame's reference count in the frame allocator (mappings in all processes).
-FaultAction fault_action(PageTableEntry entry, bool write, bool in_demand_region,
-                         unsigned references);
+FaultAction fault_action(PageTableEntry entry, bool write, bool in_demand_region, unsigned references);
 
 // The entry that shares a private page after fork: read-only, marked copy-on-write if it was
 // writable; other entries are shared unchanged.

@@ -5,8 +5,21 @@ namespace {
 
 constexpr size_t kHeaderSize = 110;
 constexpr size_t kFieldCount = 13;
-enum Field { kIno, kMode, kUid, kGid, kNlink, kMtime, kFileSize, kDevMajor, kDevMinor,
-             kRdevMajor, kRdevMinor, kNameSize, kCheck };
+enum Field {
+  kIno,
+  kMode,
+  kUid,
+  kGid,
+  kNlink,
+  kMtime,
+  kFileSize,
+  kDevMajor,
+  kDevMinor,
+  kRdevMajor,
+  kRdevMinor,
+  kNameSize,
+  kCheck
+};
 
 constexpr size_t align4(size_t value) { return (value + 3) & ~size_t{3}; }
 
@@ -15,10 +28,14 @@ bool parse_hex8(const uint8_t* text, uint32_t& value) {
   for (int i = 0; i < 8; ++i) {
     uint8_t c = text[i];
     uint32_t digit;
-    if (c >= '0' && c <= '9') digit = c - '0';
-    else if (c >= 'a' && c <= 'f') digit = c - 'a' + 10;
-    else if (c >= 'A' && c <= 'F') digit = c - 'A' + 10;
-    else return false;
+    if (c >= '0' && c <= '9')
+      digit = c - '0';
+    else if (c >= 'a' && c <= 'f')
+      digit = c - 'a' + 10;
+    else if (c >= 'A' && c <= 'F')
+      digit = c - 'A' + 10;
+    else
+      return false;
     value = value << 4 | digit;
   }
   return true;
@@ -43,9 +60,12 @@ bool names_equal(const char* a, const char* b) {
 
 const char* strip_prefix(const char* path) {
   for (;;) {
-    if (path[0] == '/') ++path;
-    else if (path[0] == '.' && path[1] == '/') path += 2;
-    else return path;
+    if (path[0] == '/')
+      ++path;
+    else if (path[0] == '.' && path[1] == '/')
+      path += 2;
+    else
+      return path;
   }
 }
 
@@ -109,8 +129,7 @@ CpioStatus cpio_find(const void* archive, size_t size, const char* path, CpioEnt
     CpioStatus status = reader.next(candidate);
     if (status == CpioStatus::end) return CpioStatus::not_found;
     if (status != CpioStatus::ok) return status;
-    if ((candidate.mode & kTypeMask) == kRegular &&
-        names_equal(strip_prefix(candidate.name), wanted)) {
+    if ((candidate.mode & kTypeMask) == kRegular && names_equal(strip_prefix(candidate.name), wanted)) {
       entry = candidate;
       return CpioStatus::ok;
     }

@@ -10,7 +10,7 @@ namespace lib {
 
 enum class CpioStatus {
   ok,
-  end,        // the trailer was reached
+  end,  // the trailer was reached
   not_found,
   truncated,  // a header, name or data runs past the end of the archive
   bad_magic,
@@ -29,8 +29,7 @@ struct CpioEntry {
 
 class CpioReader {
  public:
-  CpioReader(const void* archive, size_t size)
-      : base_(static_cast<const uint8_t*>(archive)), size_(size) {}
+  CpioReader(const void* archive, size_t size) : base_(static_cast<const uint8_t*>(archive)), size_(size) {}
 
   // Reads the next entry. Returns ok (entry filled), end, or an error; after an error or the
   // end every further call returns the same status.

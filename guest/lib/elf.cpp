@@ -17,9 +17,7 @@ T read(const uint8_t* at) {
   return value;
 }
 
-bool add_overflows(uint64_t a, uint64_t b, uint64_t& sum) {
-  return __builtin_add_overflow(a, b, &sum);
-}
+bool add_overflows(uint64_t a, uint64_t b, uint64_t& sum) { return __builtin_add_overflow(a, b, &sum); }
 
 ElfStatus check_identity(const uint8_t* file, size_t size) {
   if (size < kHeaderSize) return ElfStatus::truncated;
@@ -47,15 +45,13 @@ ElfStatus check_segment(const ElfSegment& segment, size_t size, uint64_t user_li
   return ElfStatus::ok;
 }
 
-ElfStatus collect_segments(const uint8_t* file, size_t size, uint64_t user_limit,
-                           uint64_t table, ElfImage& image) {
+ElfStatus collect_segments(const uint8_t* file, size_t size, uint64_t user_limit, uint64_t table, ElfImage& image) {
   for (uint16_t i = 0; i < image.program_header_count; ++i) {
     const uint8_t* header = file + table + size_t{i} * kProgramHeaderSize;
     if (read<uint32_t>(header) != kLoad) continue;
     if (image.segment_count == ElfImage::kMaxSegments) return ElfStatus::too_many_segments;
-    ElfSegment segment{read<uint64_t>(header + 16), read<uint64_t>(header + 40),
-                       read<uint64_t>(header + 8), read<uint64_t>(header + 32),
-                       read<uint32_t>(header + 4)};
+    ElfSegment segment{read<uint64_t>(header + 16), read<uint64_t>(header + 40), read<uint64_t>(header + 8),
+                       read<uint64_t>(header + 32), read<uint32_t>(header + 4)};
     ElfStatus status = check_segment(segment, size, user_limit);
     if (status != ElfStatus::ok) return status;
     image.segments[image.segment_count++] = segment;
@@ -115,9 +111,7 @@ ElfStatus elf_parse(const void* data, size_t size, uint64_t user_limit, ElfImage
   image.program_header_count = read<uint16_t>(file + 56);
   uint64_t table_end;
   if (image.program_header_size != kProgramHeaderSize || image.program_header_count == 0 ||
-      add_overflows(table, uint64_t{image.program_header_count} * kProgramHeaderSize,
-                    table_end) ||
-      table_end > size) {
+      add_overflows(table, uint64_t{image.program_header_count} * kProgramHeaderSize, table_end) || table_end > size) {
     return ElfStatus::bad_program_headers;
   }
   status = collect_segments(file, size, user_limit, table, image);

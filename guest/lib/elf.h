@@ -17,11 +17,11 @@ enum class ElfStatus {
   wrong_machine,
   not_executable,  // ET_DYN (PIE) and ET_REL are not supported
   bad_program_headers,
-  bad_segment,     // file range outside the file, filesz > memsz, or address overflow
+  bad_segment,  // file range outside the file, filesz > memsz, or address overflow
   segment_outside_user_space,
   too_many_segments,
   no_loadable_segment,
-  bad_entry,       // the entry point is not inside an executable segment
+  bad_entry,  // the entry point is not inside an executable segment
 };
 
 const char* elf_status_name(ElfStatus status);
@@ -44,7 +44,7 @@ struct ElfImage {
   uint16_t program_header_size;
   size_t segment_count;
   ElfSegment segments[kMaxSegments];
-  uint64_t highest_address;        // end of the highest segment (initial program break)
+  uint64_t highest_address;  // end of the highest segment (initial program break)
 };
 
 // user_limit: first address that is not user space (segments must end at or below it).

@@ -37,7 +37,8 @@ class Text {
 const char* indent(unsigned depth) { return depth == 0 ? "" : depth == 1 ? "  " : "    "; }
 
 const uint8_t* bytes_at(const Pool& pool, uint64_t va, uint64_t size) {
-  if (va >= pool.buffer_va && va - pool.buffer_va + size <= pool.buffer_size) return pool.buffer + (va - pool.buffer_va);
+  if (va >= pool.buffer_va && va - pool.buffer_va + size <= pool.buffer_size)
+    return pool.buffer + (va - pool.buffer_va);
   if (va >= pool.edge_va && va - pool.edge_va + size <= kPage) return pool.edge + (va - pool.edge_va);
   return nullptr;
 }
@@ -81,8 +82,8 @@ void describe_call(const Pool& pool, Text& text, uint64_t number, const uint64_t
 }
 
 const char* store_name(StoreKind kind) {
-  static const char* const kNames[] = {"mov64", "mov32_low", "mov32_high", "mov16", "mov8", "xchg", "cmpxchg",
-                                       "or", "and", "bts", "btr", "misaligned", "rep_stos", "movnti"};
+  static const char* const kNames[] = {"mov64", "mov32_low", "mov32_high", "mov16", "mov8",       "xchg",     "cmpxchg",
+                                       "or",    "and",       "bts",        "btr",   "misaligned", "rep_stos", "movnti"};
   return unsigned(kind) < sizeof(kNames) / sizeof(kNames[0]) ? kNames[unsigned(kind)] : "?";
 }
 
@@ -98,16 +99,23 @@ size_t describe(const Pool& pool, const Op& op, char* buffer, size_t capacity) {
       text.add(" rflags 0x%lx ", op.rflags);
       describe_call(pool, text, op.call.number, op.call.args, 0);
       break;
-    case OpKind::call: case OpKind::mmu: case OpKind::mmuext: case OpKind::va_mapping: case OpKind::multicall:
+    case OpKind::call:
+    case OpKind::mmu:
+    case OpKind::mmuext:
+    case OpKind::va_mapping:
+    case OpKind::multicall:
     case OpKind::sched:
       text.add(" ");
       describe_call(pool, text, op.call.number, op.call.args, 0);
       if (op.iret_frame)
-        text.add("\n  with the stack at an iret context: rax 0x%lx flags 0x%lx cs 0x%lx rflags 0x%lx ss 0x%lx rip-kind %u rsp-kind %u",
-                 op.iret.rax, op.iret.flags, op.iret.cs, op.iret.rflags, op.iret.ss, unsigned(op.iret.rip),
-                 unsigned(op.iret.rsp));
+        text.add(
+            "\n  with the stack at an iret context: rax 0x%lx flags 0x%lx cs 0x%lx rflags 0x%lx ss 0x%lx rip-kind %u "
+            "rsp-kind %u",
+            op.iret.rax, op.iret.flags, op.iret.cs, op.iret.rflags, op.iret.ss, unsigned(op.iret.rip),
+            unsigned(op.iret.rsp));
       break;
-    case OpKind::ptwrite: case OpKind::touch:
+    case OpKind::ptwrite:
+    case OpKind::touch:
       for (unsigned i = 0; i < op.step_count && i < kMaxSteps; ++i) {
         const Step& step = op.steps[i];
         switch (step.kind) {
@@ -127,17 +135,17 @@ size_t describe(const Pool& pool, const Op& op, char* buffer, size_t capacity) {
       }
       break;
     case OpKind::iret:
-      text.add(" rax 0x%lx number 0x%lx flags 0x%lx cs 0x%lx rflags 0x%lx ss 0x%lx rip-kind %u rsp-kind %u", op.iret.rax,
-               op.iret.number, op.iret.flags, op.iret.cs, op.iret.rflags, op.iret.ss, unsigned(op.iret.rip),
-               unsigned(op.iret.rsp));
+      text.add(" rax 0x%lx number 0x%lx flags 0x%lx cs 0x%lx rflags 0x%lx ss 0x%lx rip-kind %u rsp-kind %u",
+               op.iret.rax, op.iret.number, op.iret.flags, op.iret.cs, op.iret.rflags, op.iret.ss,
+               unsigned(op.iret.rip), unsigned(op.iret.rsp));
       break;
     case OpKind::ports:
-      text.add(" %s%s port 0x%x width %u value 0x%x count %lu iopl %u", op.port.out ? "out" : "in", op.port.string ? "s" : "",
-               op.port.port, op.port.width, op.port.value, op.port.count, op.port.iopl);
+      text.add(" %s%s port 0x%x width %u value 0x%x count %lu iopl %u", op.port.out ? "out" : "in",
+               op.port.string ? "s" : "", op.port.port, op.port.width, op.port.value, op.port.count, op.port.iopl);
       break;
     case OpKind::insn:
-      text.add(" kind %u vector 0x%x rax 0x%lx rcx 0x%lx rdx 0x%lx", unsigned(op.insn.kind), op.insn.vector, op.insn.rax,
-               op.insn.rcx, op.insn.rdx);
+      text.add(" kind %u vector 0x%x rax 0x%lx rcx 0x%lx rdx 0x%lx", unsigned(op.insn.kind), op.insn.vector,
+               op.insn.rax, op.insn.rcx, op.insn.rdx);
       break;
   }
   return text.length();

@@ -38,7 +38,8 @@ void Generator::copy_edge() {
 uint64_t Generator::non_canonical() {
   static const uint64_t kValues[] = {0x0000800000000000ull, 0x8000000000000000ull, 0x7fffffffffffffffull,
                                      0xfffe000000000000ull, 0x00007ffffffff000ull + 0x1000};
-  return random_.coin() ? random_.pick(kValues) : ((random_.next() & 0x7fff000000000000ull) | 0x0000800000000000ull) ^ random_.bits(47);
+  return random_.coin() ? random_.pick(kValues)
+                        : ((random_.next() & 0x7fff000000000000ull) | 0x0000800000000000ull) ^ random_.bits(47);
 }
 
 uint64_t Generator::hypervisor_va() {
@@ -98,14 +99,17 @@ uint64_t Generator::write_pointer(uint64_t bytes) {
       return va;
     }
   }
-  if (choice < 88 && pool_.table_count) return pool_.table_va[random_.below(pool_.table_count)] + random_.below(kPage / 8) * 8;
+  if (choice < 88 && pool_.table_count)
+    return pool_.table_va[random_.below(pool_.table_count)] + random_.below(kPage / 8) * 8;
   if (choice < 91) return pool_.read_only_va + random_.below(kPage / 8) * 8;
   return unreadable_va();
 }
 
 uint64_t Generator::read_pointer(uint64_t bytes) {
   switch (random_.below(10)) {
-    case 0: return pool_.kernel_image_va + random_.below(pool_.kernel_image_size > bytes ? pool_.kernel_image_size - bytes : 1);
+    case 0:
+      return pool_.kernel_image_va +
+             random_.below(pool_.kernel_image_size > bytes ? pool_.kernel_image_size - bytes : 1);
     case 1: return pool_.stack_va + random_.below(kPage);
     case 2:
       if (on(kFuzzAreaPointers)) return fuzz_va();
@@ -156,7 +160,8 @@ uint64_t Generator::hypervisor_frame() {
 }
 
 uint64_t Generator::foreign_frame() {
-  if (!pool_.foreign_mfn_count || random_.one_in(4)) return random_.below(pool_.max_ram_page ? pool_.max_ram_page : 0x20000);
+  if (!pool_.foreign_mfn_count || random_.one_in(4))
+    return random_.below(pool_.max_ram_page ? pool_.max_ram_page : 0x20000);
   return pool_.foreign_mfns[random_.below(pool_.foreign_mfn_count)];
 }
 
@@ -187,10 +192,10 @@ uint64_t Generator::leaf_flags() {
   if (random_.percent(40)) flags |= kDirtyBit;
   if (random_.percent(10)) flags |= kGlobalBit;
   if (random_.percent(20)) flags |= kNoExecuteBit;
-  if (random_.percent(15)) flags |= random_.bits(3) << 9;    // available to software
-  if (random_.percent(8)) flags |= random_.bits(11) << 52;   // available (62: Xen's grant bit)
-  if (random_.percent(5)) flags |= (random_.bits(3) << 3);   // PWT, PCD
-  if (random_.percent(5)) flags |= kLargeBit;                // PAT in an L1 entry
+  if (random_.percent(15)) flags |= random_.bits(3) << 9;   // available to software
+  if (random_.percent(8)) flags |= random_.bits(11) << 52;  // available (62: Xen's grant bit)
+  if (random_.percent(5)) flags |= (random_.bits(3) << 3);  // PWT, PCD
+  if (random_.percent(5)) flags |= kLargeBit;               // PAT in an L1 entry
   return flags;
 }
 
@@ -215,21 +220,33 @@ uint64_t Generator::entry_value(unsigned level) {
   if (random_.percent(2)) return sanitize_entry(pool_, random_.next());
   unsigned choice = unsigned(random_.below(100));
   if (level <= 1) {
-    if (choice < 42) mfn = data_frame();
-    else if (choice < 64) { unsigned t; mfn = scratch_table(t); }
-    else if (choice < 76) mfn = protected_frame();
-    else mfn = not_ours_frame();
+    if (choice < 42)
+      mfn = data_frame();
+    else if (choice < 64) {
+      unsigned t;
+      mfn = scratch_table(t);
+    } else if (choice < 76)
+      mfn = protected_frame();
+    else
+      mfn = not_ours_frame();
   } else {
-    if (choice < 50) mfn = pool_.table_mfn[table_of_level(level - 1)];
-    else if (choice < 66) { unsigned t; mfn = scratch_table(t); }
-    else if (choice < 74) mfn = data_frame();
-    else if (choice < 84) mfn = protected_frame();
-    else mfn = not_ours_frame();
+    if (choice < 50)
+      mfn = pool_.table_mfn[table_of_level(level - 1)];
+    else if (choice < 66) {
+      unsigned t;
+      mfn = scratch_table(t);
+    } else if (choice < 74)
+      mfn = data_frame();
+    else if (choice < 84)
+      mfn = protected_frame();
+    else
+      mfn = not_ours_frame();
   }
   bool leaf = level <= 1;
   if (random_.percent(10)) leaf = !leaf;  // flags of the other kind
   uint64_t value = ((mfn << 12) & kAddressBits) | (leaf ? leaf_flags() : table_flags());
-  if (random_.percent(6)) value |= (random_.bits(12) | 1) << 40 >> random_.below(12) << random_.below(1);  // reserved address bits
+  if (random_.percent(6))
+    value |= (random_.bits(12) | 1) << 40 >> random_.below(12) << random_.below(1);  // reserved address bits
   return sanitize_entry(pool_, value);
 }
 
@@ -255,13 +272,20 @@ unsigned Generator::table_slot_index(unsigned table, bool misaligned, unsigned s
   for (;;) {
     unsigned index;
     unsigned choice = unsigned(random_.below(100));
-    if (choice < 45) index = unsigned(random_.below(8));
-    else if (choice < 50) index = unsigned(random_.between(16, 18));  // where the initial tree keeps its aliases
-    else if (choice < 55 && pool_.table_level[table] == 4) index = kFuzzL4Slots[random_.below(kFuzzSlotCount)];
-    else if (choice < 60 && pool_.table_level[table] == 4) index = unsigned(random_.between(kFirstHypervisorSlot, kLastHypervisorSlot));
-    else if (choice < 66) index = 511 - unsigned(random_.below(2));
-    else index = unsigned(random_.below(512));
-    if (misaligned || span > 1) index = index > 512 - span - (misaligned ? 1 : 0) ? 512 - span - (misaligned ? 1 : 0) : index;
+    if (choice < 45)
+      index = unsigned(random_.below(8));
+    else if (choice < 50)
+      index = unsigned(random_.between(16, 18));  // where the initial tree keeps its aliases
+    else if (choice < 55 && pool_.table_level[table] == 4)
+      index = kFuzzL4Slots[random_.below(kFuzzSlotCount)];
+    else if (choice < 60 && pool_.table_level[table] == 4)
+      index = unsigned(random_.between(kFirstHypervisorSlot, kLastHypervisorSlot));
+    else if (choice < 66)
+      index = 511 - unsigned(random_.below(2));
+    else
+      index = unsigned(random_.below(512));
+    if (misaligned || span > 1)
+      index = index > 512 - span - (misaligned ? 1 : 0) ? 512 - span - (misaligned ? 1 : 0) : index;
     if (table < pool_.clone_count) {
       unsigned last = index + span - 1 + (misaligned ? 1 : 0);
       if (last >= kKernelL4Slot && index <= kKernelL4Slot) continue;
@@ -295,13 +319,17 @@ uint64_t Generator::direct_map_value(unsigned index) {
 uint64_t Generator::protected_value(const ProtectedSlot& slot) {
   bool hypervisor_slot = slot.level == 4 && ((slot.machine_address & (kPage - 1)) / 8) >= kFirstHypervisorSlot &&
                          ((slot.machine_address & (kPage - 1)) / 8) <= kLastHypervisorSlot;
-  if (hypervisor_slot && on(kHypervisorSlots) && random_.coin()) return random_.coin() ? entry_value(4) : random_.next();
+  if (hypervisor_slot && on(kHypervisorSlots) && random_.coin())
+    return random_.coin() ? entry_value(4) : random_.next();
   switch (random_.below(4)) {
     case 0: return slot.value;
     case 1:
       if (slot.level == 1 && slot.maps_table) return slot.value | kWritableBit;
       [[fallthrough]];
-    case 2: return slot.value | kPresentBit | ((random_.bits(12) | 1) << 40);  // beyond the physical width (present: a not-present entry may hold anything)
+    case 2:
+      return slot.value | kPresentBit |
+             ((random_.bits(12) | 1)
+              << 40);  // beyond the physical width (present: a not-present entry may hold anything)
     default:
       if (slot.level > 1 && (slot.value & kPresentBit)) return slot.value | kLargeBit;
       return slot.value;
@@ -328,7 +356,8 @@ uint64_t Generator::foreign_domain() {
 uint64_t Generator::batch_count(uint64_t typical_max) {
   if (random_.percent(4)) return 0;
   if (on(kHugeCounts) && random_.percent(4)) {
-    static const uint64_t kHuge[] = {0x100000000ull, 0x100000001ull, 0xffffffffull, 0x8000000000000000ull, ~0ull, 0x80000000ull};
+    static const uint64_t kHuge[] = {0x100000000ull,        0x100000001ull, 0xffffffffull,
+                                     0x8000000000000000ull, ~0ull,          0x80000000ull};
     return random_.pick(kHuge);
   }
   return random_.between(1, typical_max);
@@ -399,7 +428,8 @@ void Generator::run(Op& op) {
 namespace lib::fuzz {
 
 const char* op_kind_name(OpKind kind) {
-  static const char* const kNames[] = {"call", "mmu", "mmuext", "va", "multicall", "ptwrite", "touch", "iret", "rflags", "sched", "ports", "insn"};
+  static const char* const kNames[] = {"call",  "mmu",  "mmuext", "va",    "multicall", "ptwrite",
+                                       "touch", "iret", "rflags", "sched", "ports",     "insn"};
   return unsigned(kind) < sizeof(kNames) / sizeof(kNames[0]) ? kNames[unsigned(kind)] : "?";
 }
 

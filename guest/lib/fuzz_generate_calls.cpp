@@ -65,9 +65,7 @@ void Generator::sched_op_args(Call& call, Op& op, bool in_batch) {
         call.args[1] = unreadable_va_no_user();
       }
       break;
-    case SCHEDOP_pin_override:
-      call.args[1] = write_pointer(8);
-      break;
+    case SCHEDOP_pin_override: call.args[1] = write_pointer(8); break;
     default:
       cmd = unsigned(random_.between(8, 0xffffffffull));
       call.args[1] = write_pointer(16);
@@ -119,7 +117,8 @@ void Generator::event_channel_args(Call& call) {
       break;
     }
     case EVTCHNOP_close: words[0] = unprotected_port(port()); break;
-    case EVTCHNOP_send: case EVTCHNOP_unmask: words[0] = port(); break;
+    case EVTCHNOP_send:
+    case EVTCHNOP_unmask: words[0] = port(); break;
     case EVTCHNOP_status: {
       auto* status = reinterpret_cast<evtchn_status_t*>(at);
       status->dom = domid_t(random_.coin() ? DOMID_SELF : random_.bits(16));
@@ -167,7 +166,8 @@ void Generator::vcpu_op_args(Call& call, uint32_t& restore) {
   uint64_t vcpu = random_.percent(80) ? 0 : (random_.coin() ? random_.between(1, 8) : random_.next());
   uint64_t va = 0;
   switch (cmd) {
-    case VCPUOP_set_periodic_timer: case VCPUOP_set_singleshot_timer: {
+    case VCPUOP_set_periodic_timer:
+    case VCPUOP_set_singleshot_timer: {
       restore |= kRestoreTimers;
       uint8_t* at = take(16, va);
       if (at) {
@@ -182,11 +182,13 @@ void Generator::vcpu_op_args(Call& call, uint32_t& restore) {
       }
       break;
     }
-    case VCPUOP_register_runstate_memory_area: case VCPUOP_register_vcpu_time_memory_area:
+    case VCPUOP_register_runstate_memory_area:
+    case VCPUOP_register_vcpu_time_memory_area:
       restore |= kRestoreVcpuAreas;
       va = write_pointer(64);
       break;
-    case VCPUOP_stop_periodic_timer: case VCPUOP_stop_singleshot_timer:
+    case VCPUOP_stop_periodic_timer:
+    case VCPUOP_stop_singleshot_timer:
       restore |= kRestoreTimers;
       va = random_.next();
       break;
@@ -194,9 +196,7 @@ void Generator::vcpu_op_args(Call& call, uint32_t& restore) {
       restore |= kRestoreNmi;
       va = random_.next();
       break;
-    default:
-      va = write_pointer(256);
-      break;
+    default: va = write_pointer(256); break;
   }
   call.args[0] = command(cmd);
   call.args[1] = vcpu;
@@ -250,10 +250,12 @@ void Generator::sysctl_args(Call& call, uint32_t& restore) {
     request->cmd = XEN_SYSCTL_perfc_op;
     request->u.perfc_op.cmd = random_.percent(80) ? XEN_SYSCTL_PERFCOP_query : uint32_t(random_.below(4));
     // The query writes every counter: room for a hundred of each.
-    set_xen_guest_handle(request->u.perfc_op.desc, reinterpret_cast<xen_sysctl_perfc_desc_t*>(
-                                                        random_.coin() ? 0 : write_pointer(100 * sizeof(xen_sysctl_perfc_desc_t))));
-    set_xen_guest_handle(request->u.perfc_op.val, reinterpret_cast<xen_sysctl_perfc_val_t*>(
-                                                       random_.coin() ? 0 : write_pointer(100 * sizeof(xen_sysctl_perfc_val_t))));
+    set_xen_guest_handle(request->u.perfc_op.desc,
+                         reinterpret_cast<xen_sysctl_perfc_desc_t*>(
+                             random_.coin() ? 0 : write_pointer(100 * sizeof(xen_sysctl_perfc_desc_t))));
+    set_xen_guest_handle(request->u.perfc_op.val,
+                         reinterpret_cast<xen_sysctl_perfc_val_t*>(
+                             random_.coin() ? 0 : write_pointer(100 * sizeof(xen_sysctl_perfc_val_t))));
   } else if (choice < 85) {
     restore |= kRestoreTbuf;
     request->cmd = XEN_SYSCTL_tbuf_op;
@@ -270,12 +272,25 @@ void Generator::sysctl_args(Call& call, uint32_t& restore) {
 }
 
 void Generator::memory_op_args(Call& call) {
-  static const unsigned kSafe[] = {XENMEM_maximum_ram_page, XENMEM_current_reservation, XENMEM_maximum_reservation,
-                                   XENMEM_machphys_mfn_list, 8, XENMEM_memory_map, XENMEM_machine_memory_map,
-                                   XENMEM_machphys_mapping, XENMEM_set_memory_map, XENMEM_maximum_gpfn,
-                                   XENMEM_get_pod_target, XENMEM_get_sharing_freed_pages,
-                                   XENMEM_get_sharing_shared_pages, XENMEM_machphys_compat_mfn_list,
-                                   XENMEM_get_vnumainfo, XENMEM_reserved_device_memory_map, 29, 40, 63};
+  static const unsigned kSafe[] = {XENMEM_maximum_ram_page,
+                                   XENMEM_current_reservation,
+                                   XENMEM_maximum_reservation,
+                                   XENMEM_machphys_mfn_list,
+                                   8,
+                                   XENMEM_memory_map,
+                                   XENMEM_machine_memory_map,
+                                   XENMEM_machphys_mapping,
+                                   XENMEM_set_memory_map,
+                                   XENMEM_maximum_gpfn,
+                                   XENMEM_get_pod_target,
+                                   XENMEM_get_sharing_freed_pages,
+                                   XENMEM_get_sharing_shared_pages,
+                                   XENMEM_machphys_compat_mfn_list,
+                                   XENMEM_get_vnumainfo,
+                                   XENMEM_reserved_device_memory_map,
+                                   29,
+                                   40,
+                                   63};
   uint64_t cmd = random_.pick(kSafe);
   if (random_.percent(10)) cmd |= random_.between(1, 0xffffff) << 6;  // a continuation index above the command
   call.args[0] = command(cmd);
@@ -309,7 +324,8 @@ void Generator::call_args(uint32_t number, Op& op, Call& call, uint32_t& restore
       } else if (choice < 70) {
         uint64_t count = random_.between(1, 8);
         bool terminated = random_.percent(70);
-        uint8_t* at = terminated ? take((count + 1) * sizeof(trap_info_t), va) : edge_tail(count * sizeof(trap_info_t), 0, va);
+        uint8_t* at =
+            terminated ? take((count + 1) * sizeof(trap_info_t), va) : edge_tail(count * sizeof(trap_info_t), 0, va);
         if (!at) {
           terminated = true;
           at = take((count + 1) * sizeof(trap_info_t), va);
@@ -357,20 +373,29 @@ void Generator::call_args(uint32_t number, Op& op, Call& call, uint32_t& restore
       call.args[0] = random_.coin() ? random_.below(2) : random_.next();
       break;
     case __HYPERVISOR_sched_op_compat: {
-      static const uint64_t kCommands[] = {SCHEDOP_yield, SCHEDOP_block, SCHEDOP_poll, SCHEDOP_shutdown_code, 7, 8, 100};
+      static const uint64_t kCommands[] = {
+          SCHEDOP_yield, SCHEDOP_block, SCHEDOP_poll, SCHEDOP_shutdown_code, 7, 8, 100};
       uint64_t cmd = random_.pick(kCommands);
       if (cmd == SCHEDOP_block && in_batch) cmd = SCHEDOP_yield;
       if (cmd == SCHEDOP_block) arm(op, random_.pick(kTimerDelays));
       call.args[0] = command(cmd);
       break;
     }
-    case __HYPERVISOR_platform_op: case __HYPERVISOR_xsm_op: case __HYPERVISOR_domctl:
-    case __HYPERVISOR_hvm_op: case __HYPERVISOR_xenoprof_op: case __HYPERVISOR_argo_op:
-    case __HYPERVISOR_xenpmu_op: case __HYPERVISOR_dm_op: case __HYPERVISOR_hypfs_op: case 38: {
+    case __HYPERVISOR_platform_op:
+    case __HYPERVISOR_xsm_op:
+    case __HYPERVISOR_domctl:
+    case __HYPERVISOR_hvm_op:
+    case __HYPERVISOR_xenoprof_op:
+    case __HYPERVISOR_argo_op:
+    case __HYPERVISOR_xenpmu_op:
+    case __HYPERVISOR_dm_op:
+    case __HYPERVISOR_hypfs_op:
+    case 38: {
       uint8_t* at = take(256, va);
       if (at) {
         fill_random(at, 256);
-        reinterpret_cast<uint32_t*>(at)[random_.below(2)] = uint32_t(random_.below(0x20));  // a plausible version or command
+        reinterpret_cast<uint32_t*>(at)[random_.below(2)] =
+            uint32_t(random_.below(0x20));  // a plausible version or command
       }
       uint64_t pointer = at ? va : unreadable_va_no_user();
       call.args[0] = random_.coin() ? pointer : command(random_.below(32));
@@ -382,9 +407,7 @@ void Generator::call_args(uint32_t number, Op& op, Call& call, uint32_t& restore
       restore |= kRestoreDebugRegs;
       call.args[0] = random_.coin() ? random_.below(8) : random_.next();
       break;
-    case __HYPERVISOR_get_debugreg:
-      call.args[0] = random_.coin() ? random_.below(8) : random_.next();
-      break;
+    case __HYPERVISOR_get_debugreg: call.args[0] = random_.coin() ? random_.below(8) : random_.next(); break;
     case __HYPERVISOR_update_descriptor:
       call.args[0] = (random_.coin() ? data_frame() : not_ours_frame()) * kPage + random_.below(512) * 8;
       break;
@@ -400,7 +423,8 @@ void Generator::call_args(uint32_t number, Op& op, Call& call, uint32_t& restore
         event_channel_args(inner);
         fill_random(at, 40);
         *reinterpret_cast<uint32_t*>(at) = uint32_t(inner.args[0]);
-        if (reinterpret_cast<uint32_t*>(at)[0] == EVTCHNOP_close || reinterpret_cast<uint32_t*>(at)[0] == EVTCHNOP_reset ||
+        if (reinterpret_cast<uint32_t*>(at)[0] == EVTCHNOP_close ||
+            reinterpret_cast<uint32_t*>(at)[0] == EVTCHNOP_reset ||
             reinterpret_cast<uint32_t*>(at)[0] == EVTCHNOP_init_control)
           reinterpret_cast<uint32_t*>(at)[0] = EVTCHNOP_send;
       }
@@ -412,7 +436,8 @@ void Generator::call_args(uint32_t number, Op& op, Call& call, uint32_t& restore
       call.args[1] = write_pointer(1024);
       break;
     case __HYPERVISOR_console_io: console_args(call); break;
-    case __HYPERVISOR_physdev_op_compat: case __HYPERVISOR_physdev_op: {
+    case __HYPERVISOR_physdev_op_compat:
+    case __HYPERVISOR_physdev_op: {
       restore |= kRestoreIopl;
       uint8_t* at = take(64, va);
       uint64_t cmd = random_.percent(40) ? PHYSDEVOP_set_iopl : random_.below(32);
@@ -458,7 +483,8 @@ void Generator::call_args(uint32_t number, Op& op, Call& call, uint32_t& restore
       uint8_t* at = take(16, va);
       if (at) {
         fill_random(at, 16);
-        if (random_.coin()) *reinterpret_cast<uint64_t*>(at) = pool_.kernel_image_va + random_.below(pool_.kernel_image_size);
+        if (random_.coin())
+          *reinterpret_cast<uint64_t*>(at) = pool_.kernel_image_va + random_.below(pool_.kernel_image_size);
       }
       call.args[1] = at ? va : unreadable_va_no_user();
       break;
@@ -510,32 +536,41 @@ void Generator::arm(Op& op, uint64_t delay_ns) {
 }
 
 bool Generator::is_mmu_number(uint32_t number) {
-  return number == __HYPERVISOR_mmu_update || number == __HYPERVISOR_mmuext_op || number == __HYPERVISOR_update_va_mapping ||
-         number == __HYPERVISOR_update_va_mapping_otherdomain || number == __HYPERVISOR_multicall;
+  return number == __HYPERVISOR_mmu_update || number == __HYPERVISOR_mmuext_op ||
+         number == __HYPERVISOR_update_va_mapping || number == __HYPERVISOR_update_va_mapping_otherdomain ||
+         number == __HYPERVISOR_multicall;
 }
 
 void Generator::any_call(Op& op, Call& call, uint32_t& restore, bool in_multicall) {
   uint64_t number;
   unsigned choice = unsigned(random_.below(100));
-  if (choice < 70) number = random_.below(43);
-  else if (choice < 80) number = random_.between(43, 63);
-  else if (choice < 88) number = random_.coin() ? random_.between(64, 1000) : random_.between(64, 0xffffffffull);
-  else number = random_.below(43);
+  if (choice < 70)
+    number = random_.below(43);
+  else if (choice < 80)
+    number = random_.between(43, 63);
+  else if (choice < 88)
+    number = random_.coin() ? random_.between(64, 1000) : random_.between(64, 0xffffffffull);
+  else
+    number = random_.below(43);
   if (number == __HYPERVISOR_iret) number = __HYPERVISOR_xen_version;  // iret has its own class
   uint32_t low = uint32_t(number);
   if (is_mmu_number(low) && (in_multicall || low == __HYPERVISOR_multicall)) low = __HYPERVISOR_xen_version;
   switch (low) {
     case __HYPERVISOR_mmu_update: mmu_update(call); break;
     case __HYPERVISOR_mmuext_op: mmuext_op(call, restore); break;
-    case __HYPERVISOR_update_va_mapping: case __HYPERVISOR_update_va_mapping_otherdomain:
-      va_mapping(call, in_multicall);
+    case __HYPERVISOR_update_va_mapping:
+    case __HYPERVISOR_update_va_mapping_otherdomain: va_mapping(call, in_multicall); break;
+    default:
+      call_args(low, op, call, restore, in_multicall);
+      call.number = low;
       break;
-    default: call_args(low, op, call, restore, in_multicall); call.number = low; break;
   }
   // High bits: Xen compares the whole register (-ENOSYS); a hypervisor that truncates runs
   // the low part, whose arguments were made safe above.
-  if (on(kRaxHigh) && choice >= 88) call.number = (call.number & 0xffffffffull) | (random_.between(1, 0xffffffffull) << 32);
-  else if (on(kRaxHigh) && random_.percent(1)) call.number = random_.next() & ~0xffffffffull;  // low part 0: set_trap_table
+  if (on(kRaxHigh) && choice >= 88)
+    call.number = (call.number & 0xffffffffull) | (random_.between(1, 0xffffffffull) << 32);
+  else if (on(kRaxHigh) && random_.percent(1))
+    call.number = random_.next() & ~0xffffffffull;  // low part 0: set_trap_table
   if ((call.number & 0xffffffffull) == 0 && call.number != 0) restore |= kRestoreTraps;
 }
 

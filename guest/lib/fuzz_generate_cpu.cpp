@@ -65,7 +65,8 @@ void Generator::touch_steps(Op& op, unsigned count) {
     step.va = load_va();
     if (random_.percent(40)) {
       step.kind = Step::Kind::touch_store;
-      step.va = random_.percent(80) ? fuzz_va() & ~7ull : pool_.data_va[random_.below(pool_.data_count)] + random_.below(512) * 8;
+      step.va = random_.percent(80) ? fuzz_va() & ~7ull
+                                    : pool_.data_va[random_.below(pool_.data_count)] + random_.below(512) * 8;
       step.value = random_.coin() ? entry_value(1) : sanitize_entry(pool_, random_.next() & ~kPresentBit);
     } else {
       step.kind = Step::Kind::load;
@@ -133,9 +134,11 @@ uint64_t Generator::hostile_rflags(bool allow_tf) {
   if (random_.percent(15)) flags |= kDfFlag;
   if (random_.percent(5)) flags |= kRfFlag;
   if (random_.percent(8)) flags |= kIdFlag;
-  if (random_.percent(8)) flags |= 0x3000;  // IOPL 3 (the hypervisor must not grant it)
+  if (random_.percent(8)) flags |= 0x3000;    // IOPL 3 (the hypervisor must not grant it)
   if (random_.percent(4)) flags |= 1u << 17;  // VM
-  if (random_.percent(5)) flags |= random_.next() & 0x3f7fd5 & ~kIfFlag & ~(on(kNt) ? 0ull : kNtFlag) & ~(allow_tf && on(kTf) ? 0ull : kTfFlag);
+  if (random_.percent(5))
+    flags |=
+        random_.next() & 0x3f7fd5 & ~kIfFlag & ~(on(kNt) ? 0ull : kNtFlag) & ~(allow_tf && on(kTf) ? 0ull : kTfFlag);
   return flags;
 }
 
@@ -157,8 +160,10 @@ void Generator::iret(Op& op) {
     // of the domain (Xen 4.17 crashes it), not a finding.
     static const uint64_t kBadCs[] = {0, 1, 2, 0xe008, 0xe010, 0xe018, 0xe028, 0xe02a, 0x10, 0xffff, 0xfff8};
     static const uint64_t kBadSs[] = {0, 1, 2, 0xe010, 0xe030, 0xe008, 0xe02a, 0x18, 0xfffc};
-    if (random_.coin()) frame.cs = random_.coin() ? random_.pick(kBadCs) : random_.next();
-    else frame.ss = random_.coin() ? random_.pick(kBadSs) : random_.next();
+    if (random_.coin())
+      frame.cs = random_.coin() ? random_.pick(kBadCs) : random_.next();
+    else
+      frame.ss = random_.coin() ? random_.pick(kBadSs) : random_.next();
     bad_selector = true;
   }
   if ((frame.cs & 3) == 3) frame.cs &= ~3ull;  // RPL 3 would switch to user mode
@@ -188,11 +193,17 @@ void Generator::rflags(Op& op) {
   uint32_t restore = 0;
   op.rflags = hostile_rflags(true);
   switch (random_.below(6)) {
-    case 0: op.call.number = __HYPERVISOR_xen_version; op.call.args[0] = XENVER_version; break;
+    case 0:
+      op.call.number = __HYPERVISOR_xen_version;
+      op.call.args[0] = XENVER_version;
+      break;
     case 1: mmu_update(op.call); break;
     case 2: mmuext_op(op.call, restore); break;
     case 3: va_mapping(op.call); break;
-    case 4: op.call.number = __HYPERVISOR_sched_op; op.call.args[0] = SCHEDOP_yield; break;
+    case 4:
+      op.call.number = __HYPERVISOR_sched_op;
+      op.call.args[0] = SCHEDOP_yield;
+      break;
     default: any_call(op, op.call, restore, false); break;
   }
   op.restore |= restore;
@@ -203,7 +214,10 @@ void Generator::rflags(Op& op) {
 void Generator::sched(Op& op) {
   op.restore |= kRestoreTimers;
   switch (random_.below(6)) {
-    case 0: op.call.number = __HYPERVISOR_sched_op; op.call.args[0] = SCHEDOP_yield; break;
+    case 0:
+      op.call.number = __HYPERVISOR_sched_op;
+      op.call.args[0] = SCHEDOP_yield;
+      break;
     case 1:
       op.call.number = __HYPERVISOR_sched_op;
       op.call.args[0] = SCHEDOP_block;
@@ -215,18 +229,25 @@ void Generator::sched(Op& op) {
       op.call.args[0] = random_.coin() ? random_.pick(kTimes) : random_.next();
       break;
     }
-    case 3: sched_op_args(op.call, op); op.call.number = __HYPERVISOR_sched_op; break;
-    default: op.call.number = __HYPERVISOR_vcpu_op; vcpu_op_args(op.call, op.restore); break;
+    case 3:
+      sched_op_args(op.call, op);
+      op.call.number = __HYPERVISOR_sched_op;
+      break;
+    default:
+      op.call.number = __HYPERVISOR_vcpu_op;
+      vcpu_op_args(op.call, op.restore);
+      break;
   }
 }
 
 void Generator::ports(Op& op) {
   PortAccess& access = op.port;
   static const uint16_t kHypervisorPorts[] = {0x3f8, 0x3f9, 0x3fa, 0x3fb, 0x3fc, 0x3fd, 0x3ff, 0x20, 0x21, 0xa0, 0xa1,
-                                              0x40, 0x41, 0x42, 0x43, 0x61, 0x70, 0x71, 0xf4, 0xf5, 0xf6, 0xf7};
-  static const uint16_t kStraddling[] = {0x3f5, 0x3f6, 0x3f7, 0xf1, 0xf2, 0xf3, 0x1f, 0x1e, 0x3e, 0x3f, 0x5e, 0x5f,
-                                         0x6e, 0x6f, 0x9e, 0x9f};
-  static const uint16_t kOthers[] = {0x80, 0x2f8, 0x2fd, 0x2ff, 0xcf8, 0xcfc, 0x60, 0x64, 0x92, 0xcf9, 0xffff, 0xfffe, 0x0};
+                                              0x40,  0x41,  0x42,  0x43,  0x61,  0x70,  0x71,  0xf4, 0xf5, 0xf6, 0xf7};
+  static const uint16_t kStraddling[] = {0x3f5, 0x3f6, 0x3f7, 0xf1, 0xf2, 0xf3, 0x1f, 0x1e,
+                                         0x3e,  0x3f,  0x5e,  0x5f, 0x6e, 0x6f, 0x9e, 0x9f};
+  static const uint16_t kOthers[] = {0x80, 0x2f8, 0x2fd, 0x2ff,  0xcf8,  0xcfc, 0x60,
+                                     0x64, 0x92,  0xcf9, 0xffff, 0xfffe, 0x0};
   static const uint8_t kWidths[] = {1, 2, 4};
   access.width = random_.pick(kWidths);
   access.out = random_.coin();
@@ -263,14 +284,17 @@ void Generator::insn(Op& op) {
   insn.rcx = random_.next();
   switch (insn.kind) {
     case InsnKind::int_n: {
-      static const uint8_t kVectors[] = {0x80, 0x82, 0x81, 0x20, 0x21, 0x22, 0x2f, 0x30, 0xef, 0xf0, 0xfe, 0xff, 2, 8, 18, 14, 13, 1};
+      static const uint8_t kVectors[] = {0x80, 0x82, 0x81, 0x20, 0x21, 0x22, 0x2f, 0x30, 0xef,
+                                         0xf0, 0xfe, 0xff, 2,    8,    18,   14,   13,   1};
       insn.vector = random_.coin() ? random_.pick(kVectors) : uint8_t(random_.next());
       break;
     }
-    case InsnKind::rdmsr: case InsnKind::wrmsr: {
-      static const uint64_t kMsrs[] = {0xc0000080, 0xc0000081, 0xc0000082, 0xc0000083, 0xc0000084, 0xc0000100,
-                                       0xc0000101, 0xc0000102, 0x1b, 0x10, 0x3a, 0x174, 0x175, 0x176, 0x1d9,
-                                       0x277, 0x800, 0x830, 0xc0000103};
+    case InsnKind::rdmsr:
+    case InsnKind::wrmsr: {
+      static const uint64_t kMsrs[] = {0xc0000080, 0xc0000081, 0xc0000082, 0xc0000083, 0xc0000084,
+                                       0xc0000100, 0xc0000101, 0xc0000102, 0x1b,       0x10,
+                                       0x3a,       0x174,      0x175,      0x176,      0x1d9,
+                                       0x277,      0x800,      0x830,      0xc0000103};
       insn.rcx = random_.coin() ? random_.pick(kMsrs) : uint64_t(uint32_t(random_.next()));
       break;
     }
@@ -278,7 +302,8 @@ void Generator::insn(Op& op) {
       insn.rax = (random_.coin() ? pool_.kernel_l4_mfn : protected_frame_not_of_level(4)) << 12;
       break;
     case InsnKind::hlt: arm(op, 1000000); break;
-    case InsnKind::lgdt: case InsnKind::lidt: insn.rax = write_pointer(16); break;
+    case InsnKind::lgdt:
+    case InsnKind::lidt: insn.rax = write_pointer(16); break;
     case InsnKind::invlpg: insn.rax = fuzz_va(); break;
     default: break;
   }

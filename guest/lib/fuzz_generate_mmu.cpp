@@ -17,8 +17,9 @@ void Generator::mmu_request(uint64_t& ptr, uint64_t& val) {
     return;
   }
   if (choice < 86) {  // the M2P: our scratch frames only, or frames that are not ours
-    uint64_t mfn = random_.percent(75) ? (random_.coin() ? data_frame() : pool_.table_mfn[random_.below(pool_.table_count)])
-                                       : not_ours_frame();
+    uint64_t mfn = random_.percent(75)
+                       ? (random_.coin() ? data_frame() : pool_.table_mfn[random_.below(pool_.table_count)])
+                       : not_ours_frame();
     ptr = (mfn << 12) | MMU_MACHPHYS_UPDATE;
     val = random_.coin() ? random_.below(pool_.own_count + 16) : random_.next();
     return;
@@ -53,11 +54,27 @@ void Generator::mmu_update(Call& call) {
 }
 
 void Generator::mmuext_request(mmuext_op_t& op, uint32_t& restore) {
-  static const unsigned kCommands[] = {MMUEXT_PIN_L1_TABLE, MMUEXT_PIN_L2_TABLE, MMUEXT_PIN_L3_TABLE, MMUEXT_PIN_L4_TABLE,
-                                       MMUEXT_UNPIN_TABLE, MMUEXT_NEW_BASEPTR, MMUEXT_TLB_FLUSH_LOCAL, MMUEXT_INVLPG_LOCAL,
-                                       MMUEXT_TLB_FLUSH_MULTI, MMUEXT_INVLPG_MULTI, MMUEXT_TLB_FLUSH_ALL, MMUEXT_INVLPG_ALL,
-                                       MMUEXT_FLUSH_CACHE, MMUEXT_SET_LDT, 14, MMUEXT_NEW_USER_BASEPTR, MMUEXT_CLEAR_PAGE,
-                                       MMUEXT_COPY_PAGE, MMUEXT_FLUSH_CACHE_GLOBAL, MMUEXT_MARK_SUPER, MMUEXT_UNMARK_SUPER,
+  static const unsigned kCommands[] = {MMUEXT_PIN_L1_TABLE,
+                                       MMUEXT_PIN_L2_TABLE,
+                                       MMUEXT_PIN_L3_TABLE,
+                                       MMUEXT_PIN_L4_TABLE,
+                                       MMUEXT_UNPIN_TABLE,
+                                       MMUEXT_NEW_BASEPTR,
+                                       MMUEXT_TLB_FLUSH_LOCAL,
+                                       MMUEXT_INVLPG_LOCAL,
+                                       MMUEXT_TLB_FLUSH_MULTI,
+                                       MMUEXT_INVLPG_MULTI,
+                                       MMUEXT_TLB_FLUSH_ALL,
+                                       MMUEXT_INVLPG_ALL,
+                                       MMUEXT_FLUSH_CACHE,
+                                       MMUEXT_SET_LDT,
+                                       14,
+                                       MMUEXT_NEW_USER_BASEPTR,
+                                       MMUEXT_CLEAR_PAGE,
+                                       MMUEXT_COPY_PAGE,
+                                       MMUEXT_FLUSH_CACHE_GLOBAL,
+                                       MMUEXT_MARK_SUPER,
+                                       MMUEXT_UNMARK_SUPER,
                                        21};
   static const unsigned kWeights[] = {12, 7, 6, 6, 10, 6, 8, 6, 2, 2, 2, 2, 2, 3, 1, 8, 4, 4, 1, 2, 2, 1};
   static_assert(sizeof(kCommands) == sizeof(kWeights));
@@ -67,46 +84,68 @@ void Generator::mmuext_request(mmuext_op_t& op, uint32_t& restore) {
   op.cmd = cmd;
   op.arg2.nr_ents = unsigned(random_.next());
   switch (cmd) {
-    case MMUEXT_PIN_L1_TABLE: case MMUEXT_PIN_L2_TABLE: case MMUEXT_PIN_L3_TABLE: case MMUEXT_PIN_L4_TABLE: {
+    case MMUEXT_PIN_L1_TABLE:
+    case MMUEXT_PIN_L2_TABLE:
+    case MMUEXT_PIN_L3_TABLE:
+    case MMUEXT_PIN_L4_TABLE: {
       unsigned level = cmd - MMUEXT_PIN_L1_TABLE + 1;
       unsigned choice = unsigned(random_.below(100));
-      if (choice < 45) op.arg1.mfn = pool_.table_mfn[table_of_level(level)];
-      else if (choice < 70) { unsigned t; op.arg1.mfn = scratch_table(t); }
-      else if (choice < 78) op.arg1.mfn = data_frame();
-      else if (choice < 88) op.arg1.mfn = protected_frame_not_of_level(level);
-      else op.arg1.mfn = not_ours_frame();
+      if (choice < 45)
+        op.arg1.mfn = pool_.table_mfn[table_of_level(level)];
+      else if (choice < 70) {
+        unsigned t;
+        op.arg1.mfn = scratch_table(t);
+      } else if (choice < 78)
+        op.arg1.mfn = data_frame();
+      else if (choice < 88)
+        op.arg1.mfn = protected_frame_not_of_level(level);
+      else
+        op.arg1.mfn = not_ours_frame();
       break;
     }
     case MMUEXT_UNPIN_TABLE: {
       unsigned table = non_clone_table();
       unsigned choice = unsigned(random_.below(100));
-      if (choice < 80 && table < pool_.table_count) op.arg1.mfn = pool_.table_mfn[table];
-      else if (choice < 88) op.arg1.mfn = data_frame();
-      else op.arg1.mfn = not_ours_frame();
+      if (choice < 80 && table < pool_.table_count)
+        op.arg1.mfn = pool_.table_mfn[table];
+      else if (choice < 88)
+        op.arg1.mfn = data_frame();
+      else
+        op.arg1.mfn = not_ours_frame();
       break;
     }
     case MMUEXT_NEW_BASEPTR: {
       restore |= kRestoreBase;
       unsigned choice = unsigned(random_.below(100));
-      if (choice < 30 || (choice < 70 && (!on(kBasePointer) || !pool_.clone_count))) op.arg1.mfn = pool_.kernel_l4_mfn;
-      else if (choice < 70) op.arg1.mfn = pool_.table_mfn[random_.below(pool_.clone_count)];
-      else if (choice < 85) op.arg1.mfn = protected_frame_not_of_level(4);
-      else op.arg1.mfn = not_ours_frame();
+      if (choice < 30 || (choice < 70 && (!on(kBasePointer) || !pool_.clone_count)))
+        op.arg1.mfn = pool_.kernel_l4_mfn;
+      else if (choice < 70)
+        op.arg1.mfn = pool_.table_mfn[random_.below(pool_.clone_count)];
+      else if (choice < 85)
+        op.arg1.mfn = protected_frame_not_of_level(4);
+      else
+        op.arg1.mfn = not_ours_frame();
       break;
     }
     case MMUEXT_NEW_USER_BASEPTR: {
       unsigned choice = unsigned(random_.below(100));
-      if (choice < 15) op.arg1.mfn = 0;
-      else if (choice < 65) { unsigned t; op.arg1.mfn = scratch_table(t); }
-      else if (choice < 75) op.arg1.mfn = pool_.kernel_l4_mfn;
-      else if (choice < 85) op.arg1.mfn = typed_protected_frame();
-      else op.arg1.mfn = not_ours_frame();
+      if (choice < 15)
+        op.arg1.mfn = 0;
+      else if (choice < 65) {
+        unsigned t;
+        op.arg1.mfn = scratch_table(t);
+      } else if (choice < 75)
+        op.arg1.mfn = pool_.kernel_l4_mfn;
+      else if (choice < 85)
+        op.arg1.mfn = typed_protected_frame();
+      else
+        op.arg1.mfn = not_ours_frame();
       break;
     }
-    case MMUEXT_INVLPG_LOCAL: case MMUEXT_INVLPG_ALL:
-      op.arg1.linear_addr = random_.percent(80) ? fuzz_va() : unreadable_va();
-      break;
-    case MMUEXT_TLB_FLUSH_MULTI: case MMUEXT_INVLPG_MULTI:
+    case MMUEXT_INVLPG_LOCAL:
+    case MMUEXT_INVLPG_ALL: op.arg1.linear_addr = random_.percent(80) ? fuzz_va() : unreadable_va(); break;
+    case MMUEXT_TLB_FLUSH_MULTI:
+    case MMUEXT_INVLPG_MULTI:
       op.arg1.linear_addr = fuzz_va();
       set_xen_guest_handle(op.arg2.vcpumask, reinterpret_cast<const void*>(read_pointer(8)));
       break;
@@ -117,27 +156,33 @@ void Generator::mmuext_request(mmuext_op_t& op, uint32_t& restore) {
       op.arg2.nr_ents = random_.coin() ? random_.pick(kEntries) : unsigned(random_.next());
       break;
     }
-    case MMUEXT_CLEAR_PAGE: case MMUEXT_COPY_PAGE: {
+    case MMUEXT_CLEAR_PAGE:
+    case MMUEXT_COPY_PAGE: {
       unsigned table = non_clone_table();
       unsigned choice = unsigned(random_.below(100));
-      if (choice < 45) op.arg1.mfn = data_frame();
-      else if (choice < 75 && table < pool_.table_count) op.arg1.mfn = pool_.table_mfn[table];
-      else if (choice < 85) op.arg1.mfn = protected_table_frame();
-      else op.arg1.mfn = not_ours_frame();
+      if (choice < 45)
+        op.arg1.mfn = data_frame();
+      else if (choice < 75 && table < pool_.table_count)
+        op.arg1.mfn = pool_.table_mfn[table];
+      else if (choice < 85)
+        op.arg1.mfn = protected_table_frame();
+      else
+        op.arg1.mfn = not_ours_frame();
       if (cmd == MMUEXT_COPY_PAGE) {
         unsigned source;
-        op.arg2.src_mfn = random_.percent(70) ? (random_.coin() ? data_frame() : scratch_table(source)) : not_ours_frame();
+        op.arg2.src_mfn =
+            random_.percent(70) ? (random_.coin() ? data_frame() : scratch_table(source)) : not_ours_frame();
       }
       break;
     }
-    case MMUEXT_MARK_SUPER: case MMUEXT_UNMARK_SUPER: {
+    case MMUEXT_MARK_SUPER:
+    case MMUEXT_UNMARK_SUPER: {
       unsigned t;
-      op.arg1.mfn = random_.percent(70) ? (random_.coin() ? data_frame() : scratch_table(t)) & ~511ull : not_ours_frame();
+      op.arg1.mfn =
+          random_.percent(70) ? (random_.coin() ? data_frame() : scratch_table(t)) & ~511ull : not_ours_frame();
       break;
     }
-    default:
-      op.arg1.mfn = random_.coin() ? random_.next() : not_ours_frame();
-      break;
+    default: op.arg1.mfn = random_.coin() ? random_.next() : not_ours_frame(); break;
   }
 }
 
@@ -203,8 +248,12 @@ void Generator::va_mapping(Call& call, bool in_batch) {
   va &= random_.percent(90) ? ~(kPage - 1) : ~0ull;
   uint64_t flags;
   switch (random_.below(10)) {
-    case 0: case 1: case 2: case 3: flags = UVMF_INVLPG | UVMF_LOCAL; break;
-    case 4: case 5: flags = UVMF_TLB_FLUSH | UVMF_LOCAL; break;
+    case 0:
+    case 1:
+    case 2:
+    case 3: flags = UVMF_INVLPG | UVMF_LOCAL; break;
+    case 4:
+    case 5: flags = UVMF_TLB_FLUSH | UVMF_LOCAL; break;
     case 6: flags = UVMF_NONE; break;
     case 7: flags = random_.below(3) | UVMF_ALL; break;
     case 8: flags = (read_pointer(8) & ~7ull) | random_.below(3); break;  // UVMF_MULTI: a vCPU mask
@@ -248,10 +297,14 @@ void Generator::multicall_entry(Op& op, multicall_entry_t& entry, uint64_t list_
                                 uint32_t& restore, unsigned depth) {
   Call inner;
   unsigned choice = unsigned(random_.below(100));
-  if (choice < 20) mmu_update(inner);
-  else if (choice < 35) mmuext_op(inner, restore);
-  else if (choice < 50) va_mapping(inner, true);
-  else if (choice < 80) any_call(op, inner, restore, true);
+  if (choice < 20)
+    mmu_update(inner);
+  else if (choice < 35)
+    mmuext_op(inner, restore);
+  else if (choice < 50)
+    va_mapping(inner, true);
+  else if (choice < 80)
+    any_call(op, inner, restore, true);
   else if (choice < 90 && on(kNested)) {
     // A multicall or an iret inside a batch: Xen refuses both per entry.
     if (random_.coin()) {
@@ -259,7 +312,7 @@ void Generator::multicall_entry(Op& op, multicall_entry_t& entry, uint64_t list_
       if (depth == 0 && random_.coin()) {
         multicall(op, inner, restore, depth + 1);
       } else {
-        inner.args[0] = list_va;  // itself: recursion the hypervisor must not follow
+        inner.args[0] = list_va;     // itself: recursion the hypervisor must not follow
         inner.args[1] = list_count;  // entries past the list would be whatever the buffer holds
       }
     } else {

@@ -173,10 +173,17 @@ class Generator {
 
   static void arm(Op& op, uint64_t delay_ns);
   static constexpr uint64_t kTimerDelays[] = {0, 1000, 100000, 1000000, 2000000};
-  static constexpr uint64_t kVmAssists[] = {VMASST_TYPE_4gb_segments, VMASST_TYPE_4gb_segments_notify,
-                                            VMASST_TYPE_writable_pagetables, VMASST_TYPE_pae_extended_cr3,
-                                            VMASST_TYPE_architectural_iopl, VMASST_TYPE_runstate_update_flag,
-                                            VMASST_TYPE_m2p_strict, 31, 33, 63, 64};
+  static constexpr uint64_t kVmAssists[] = {VMASST_TYPE_4gb_segments,
+                                            VMASST_TYPE_4gb_segments_notify,
+                                            VMASST_TYPE_writable_pagetables,
+                                            VMASST_TYPE_pae_extended_cr3,
+                                            VMASST_TYPE_architectural_iopl,
+                                            VMASST_TYPE_runstate_update_flag,
+                                            VMASST_TYPE_m2p_strict,
+                                            31,
+                                            33,
+                                            63,
+                                            64};
 
   static bool is_mmu_number(uint32_t number);
 

@@ -29,18 +29,18 @@ namespace lib::fuzz {
 // What an operation may exercise; each can be left out with fuzz_skip=<name>[+<name>...].
 enum Feature : unsigned {
   // Operation classes.
-  kCall,        // random hypercalls (any number, random arguments)
-  kMmu,         // structured mmu_update batches
-  kMmuext,      // structured mmuext_op batches
-  kVaMapping,   // update_va_mapping(_otherdomain)
-  kMulticall,   // multicall batches of the above
-  kPtwrite,     // direct stores into page tables (both PTE-write paths)
-  kTouch,       // loads and stores through the fuzzed address range
-  kIret,        // HYPERVISOR_iret with hostile frames (to a landing pad of ours)
-  kRflags,      // hostile RFLAGS (NT, TF, AC, DF...) around a hypercall
-  kSched,       // yield, block with a timer armed, timers
-  kPorts,       // port I/O (dom0: only to ports the hypervisor must keep)
-  kInsn,        // privileged / trapping instructions and software interrupts
+  kCall,       // random hypercalls (any number, random arguments)
+  kMmu,        // structured mmu_update batches
+  kMmuext,     // structured mmuext_op batches
+  kVaMapping,  // update_va_mapping(_otherdomain)
+  kMulticall,  // multicall batches of the above
+  kPtwrite,    // direct stores into page tables (both PTE-write paths)
+  kTouch,      // loads and stores through the fuzzed address range
+  kIret,       // HYPERVISOR_iret with hostile frames (to a landing pad of ours)
+  kRflags,     // hostile RFLAGS (NT, TF, AC, DF...) around a hypercall
+  kSched,      // yield, block with a timer armed, timers
+  kPorts,      // port I/O (dom0: only to ports the hypervisor must keep)
+  kInsn,       // privileged / trapping instructions and software interrupts
   kClassCount,
   // Hostile values inside the classes.
   kRaxHigh = kClassCount,  // hypercall numbers >= 2^32 (also multicall entry ops)
@@ -70,17 +70,17 @@ bool parse_features(const char* text, uint64_t& mask, const char** unknown);
 
 struct Options {
   uint64_t seed = 0;
-  uint64_t start = 0;         // first operation number
-  uint64_t ops = 10000;       // how many operations
-  uint64_t progress = 1000;   // a progress line every this many operations (0: none)
-  uint64_t audit_every = 0;   // the frame audit every this many operations (0: only at the end)
-  uint64_t audit_from = 0;    // ...from this operation on (to find, with fuzz_audit=1, where counts went wrong)
+  uint64_t start = 0;                 // first operation number
+  uint64_t ops = 10000;               // how many operations
+  uint64_t progress = 1000;           // a progress line every this many operations (0: none)
+  uint64_t audit_every = 0;           // the frame audit every this many operations (0: only at the end)
+  uint64_t audit_from = 0;            // ...from this operation on (to find, with fuzz_audit=1, where counts went wrong)
   uint64_t log_from = 1, log_to = 0;  // operations described before they run (empty: none)
-  uint64_t skip = 0;          // features left out (mask)
+  uint64_t skip = 0;                  // features left out (mask)
   // To cut one operation down to what makes it fail: only the steps of operation step_op
   // whose bit is set in step_mask run (a store sequence, or a multicall's entries).
   uint64_t step_op = ~0ull, step_mask = ~0ull;
-  uint64_t only = 0;          // if not 0: the only operation classes (mask of classes)
+  uint64_t only = 0;  // if not 0: the only operation classes (mask of classes)
   bool enabled(Feature feature) const;
 };
 
@@ -109,9 +109,9 @@ constexpr unsigned kFirstHypervisorSlot = 256, kLastHypervisorSlot = 271;
 struct ProtectedSlot {
   uint64_t machine_address;
   uint64_t value;
-  uint8_t level;        // 1..4
-  bool maps_table;      // an L1 slot whose frame is a page table (RW must be refused)
-  uint64_t va;          // for L1 slots: the address it maps (update_va_mapping), else 0
+  uint8_t level;    // 1..4
+  bool maps_table;  // an L1 slot whose frame is a page table (RW must be refused)
+  uint64_t va;      // for L1 slots: the address it maps (update_va_mapping), else 0
 };
 
 // A frame outside the scratch set, with what it is.
@@ -137,8 +137,8 @@ constexpr unsigned kMaxOwnRuns = 4;
 
 struct Pool {
   bool privileged = false;
-  uint16_t domid = 0;        // our own domain id (0 for dom0; the boot domUs are 1..7)
-  uint64_t max_ram_page = 0; // XENMEM_maximum_ram_page
+  uint16_t domid = 0;         // our own domain id (0 for dom0; the boot domUs are 1..7)
+  uint64_t max_ram_page = 0;  // XENMEM_maximum_ram_page
   // Our memory as runs of consecutive frames (the builder's one block, the initrd's frames
   // handed over apart from it); own_count is their total.
   FrameRun own_runs[kMaxOwnRuns] = {};
@@ -173,9 +173,9 @@ struct Pool {
   unsigned protected_frame_count = 0;
   uint64_t hypervisor_mfns[kMaxOtherFrames] = {};  // the hypervisor's (its L4 slots' tables, low memory)
   unsigned hypervisor_mfn_count = 0;
-  uint64_t foreign_mfns[kMaxOtherFrames] = {};     // RAM frames of no one or of another domain
+  uint64_t foreign_mfns[kMaxOtherFrames] = {};  // RAM frames of no one or of another domain
   unsigned foreign_mfn_count = 0;
-  uint16_t protected_ports[kMaxPorts] = {};        // event channels the kernel uses
+  uint16_t protected_ports[kMaxPorts] = {};  // event channels the kernel uses
   unsigned protected_port_count = 0;
 
   // Memory the operation may use. The buffer is rewritten by every operation; the edge page is
@@ -184,17 +184,30 @@ struct Pool {
   uint64_t buffer_va = 0;
   uint64_t buffer_size = 0;
   uint8_t* edge = nullptr;
-  uint64_t edge_va = 0;          // one page; edge_va + 4096 is not mapped
-  uint64_t unmapped_va = 0;      // a page nothing maps (no L1 for its 2 MiB either)
+  uint64_t edge_va = 0;      // one page; edge_va + 4096 is not mapped
+  uint64_t unmapped_va = 0;  // a page nothing maps (no L1 for its 2 MiB either)
   uint64_t text_va = 0, text_size = 0;
   uint64_t read_only_va = 0;
   uint64_t kernel_image_va = 0, kernel_image_size = 0;  // read-only use only
-  uint64_t stack_va = 0;                                 // read-only use only
+  uint64_t stack_va = 0;                                // read-only use only
 };
 
 // ---- Operations ----------------------------------------------------------------------------
 
-enum class OpKind : uint8_t { call, mmu, mmuext, va_mapping, multicall, ptwrite, touch, iret, rflags, sched, ports, insn };
+enum class OpKind : uint8_t {
+  call,
+  mmu,
+  mmuext,
+  va_mapping,
+  multicall,
+  ptwrite,
+  touch,
+  iret,
+  rflags,
+  sched,
+  ports,
+  insn
+};
 
 // CPU and domain state an operation may have changed, which the executor puts back after it.
 enum Restore : uint32_t {
@@ -220,7 +233,22 @@ struct Call {
 };
 
 // Stores into a page table (arch probes: each may fault).
-enum class StoreKind : uint8_t { mov64, mov32_low, mov32_high, mov16, mov8, xchg, cmpxchg, or64, and64, bts, btr, misaligned, rep_stos, movnti };
+enum class StoreKind : uint8_t {
+  mov64,
+  mov32_low,
+  mov32_high,
+  mov16,
+  mov8,
+  xchg,
+  cmpxchg,
+  or64,
+  and64,
+  bts,
+  btr,
+  misaligned,
+  rep_stos,
+  movnti
+};
 // Through which address a store reaches the table: its read-only direct-map mapping, or a
 // read-only mapping of it in the fuzzed range (the executor finds them: Step::alias picks one,
 // else it falls back to the direct map). alias_holder stores instead into the L1 that holds
@@ -234,12 +262,12 @@ struct Step {
   enum class Kind : uint8_t { store, load, touch_store, settle, alias_load, rebuild } kind = Kind::settle;
   StoreKind store = StoreKind::mov64;
   StorePath path = StorePath::direct_map;
-  uint8_t alias = 0;      // which of the table's aliases (modulo how many there are)
-  uint8_t table = 0;      // store / alias_load: scratch table index
-  uint16_t slot = 0;      // store: entry index
-  uint64_t value = 0;     // store / touch_store value
-  uint64_t operand = 0;   // cmpxchg: expected value; bts/btr: bit; rep_stos: count
-  uint64_t va = 0;        // load / touch_store address
+  uint8_t alias = 0;     // which of the table's aliases (modulo how many there are)
+  uint8_t table = 0;     // store / alias_load: scratch table index
+  uint16_t slot = 0;     // store: entry index
+  uint64_t value = 0;    // store / touch_store value
+  uint64_t operand = 0;  // cmpxchg: expected value; bts/btr: bit; rep_stos: count
+  uint64_t va = 0;       // load / touch_store address
 };
 constexpr unsigned kMaxSteps = 12;
 
@@ -259,10 +287,32 @@ struct PortAccess {
   bool string = false;  // ins/outs (rep, with count)
   uint32_t value = 0;
   uint64_t count = 1;
-  uint32_t iopl = 1;    // set with PHYSDEVOP_set_iopl before (restored after)
+  uint32_t iopl = 1;  // set with PHYSDEVOP_set_iopl before (restored after)
 };
 
-enum class InsnKind : uint8_t { int_n, int3, into, hlt, cli, sti, rdmsr, wrmsr, mov_cr3, mov_cr0_read, rdpmc, lgdt, lidt, invlpg, wbinvd, cpuid, ud2, swapgs, rdtscp, icebp, count };
+enum class InsnKind : uint8_t {
+  int_n,
+  int3,
+  into,
+  hlt,
+  cli,
+  sti,
+  rdmsr,
+  wrmsr,
+  mov_cr3,
+  mov_cr0_read,
+  rdpmc,
+  lgdt,
+  lidt,
+  invlpg,
+  wbinvd,
+  cpuid,
+  ud2,
+  swapgs,
+  rdtscp,
+  icebp,
+  count
+};
 struct Insn {
   InsnKind kind = InsnKind::cpuid;
   uint8_t vector = 0;
@@ -272,10 +322,10 @@ struct Insn {
 struct Op {
   OpKind kind = OpKind::call;
   uint32_t restore = 0;
-  bool arm_timer = false;     // arm the one-shot timer arm_timer_ns ahead first (the op may block)
+  bool arm_timer = false;  // arm the one-shot timer arm_timer_ns ahead first (the op may block)
   uint64_t arm_timer_ns = 0;
-  Call call;                  // call, mmu, mmuext, va_mapping, multicall, sched, rflags
-  uint64_t rflags = 0;        // rflags: the value loaded (popf) before the call
+  Call call;            // call, mmu, mmuext, va_mapping, multicall, sched, rflags
+  uint64_t rflags = 0;  // rflags: the value loaded (popf) before the call
   // A multicall with an iret entry: Xen runs iret inside a batch (and ends the batch there),
   // reading its context at the caller's stack pointer, so the call is made with the stack
   // pointer at `iret` (a context that returns to the landing pad), as the iret class does.

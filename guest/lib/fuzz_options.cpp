@@ -7,10 +7,35 @@
 namespace lib::fuzz {
 namespace {
 
-const char* const kFeatureNames[kFeatureCount] = {
-    "call", "mmu", "mmuext", "va", "multicall", "ptwrite", "touch", "iret", "rflags", "sched", "ports", "insn",
-    "rax_high", "nested", "nt", "tf", "iret_selectors", "iret_rip", "iret_rsp", "io", "hypervisor_ptr",
-    "fuzz_area_ptr", "console", "huge_count", "base", "foreign", "hypervisor_slots", "huge_timers", "alias"};
+const char* const kFeatureNames[kFeatureCount] = {"call",
+                                                  "mmu",
+                                                  "mmuext",
+                                                  "va",
+                                                  "multicall",
+                                                  "ptwrite",
+                                                  "touch",
+                                                  "iret",
+                                                  "rflags",
+                                                  "sched",
+                                                  "ports",
+                                                  "insn",
+                                                  "rax_high",
+                                                  "nested",
+                                                  "nt",
+                                                  "tf",
+                                                  "iret_selectors",
+                                                  "iret_rip",
+                                                  "iret_rsp",
+                                                  "io",
+                                                  "hypervisor_ptr",
+                                                  "fuzz_area_ptr",
+                                                  "console",
+                                                  "huge_count",
+                                                  "base",
+                                                  "foreign",
+                                                  "hypervisor_slots",
+                                                  "huge_timers",
+                                                  "alias"};
 
 bool parse_feature_word(const char* word, size_t length, unsigned& feature) {
   for (unsigned i = 0; i < kFeatureCount; ++i) {
@@ -77,10 +102,14 @@ bool parse_number(const char* text, uint64_t& value) {
   for (; *text; ++text) {
     unsigned digit;
     char c = *text;
-    if (c >= '0' && c <= '9') digit = unsigned(c - '0');
-    else if (base == 16 && c >= 'a' && c <= 'f') digit = unsigned(c - 'a' + 10);
-    else if (base == 16 && c >= 'A' && c <= 'F') digit = unsigned(c - 'A' + 10);
-    else return false;
+    if (c >= '0' && c <= '9')
+      digit = unsigned(c - '0');
+    else if (base == 16 && c >= 'a' && c <= 'f')
+      digit = unsigned(c - 'a' + 10);
+    else if (base == 16 && c >= 'A' && c <= 'F')
+      digit = unsigned(c - 'A' + 10);
+    else
+      return false;
     if (value > (~0ull - digit) / base) return false;  // overflow
     value = value * base + digit;
   }
@@ -104,12 +133,9 @@ bool parse_options(const char* cmdline, Options& options, char* error, size_t ca
     const char* key;
     uint64_t* field;
   };
-  const NumberOption numbers[] = {{"fuzz_start", &options.start},
-                                  {"fuzz_ops", &options.ops},
-                                  {"fuzz_progress", &options.progress},
-                                  {"fuzz_audit", &options.audit_every},
-                                  {"fuzz_audit_from", &options.audit_from},
-                                  {"fuzz_step_op", &options.step_op},
+  const NumberOption numbers[] = {{"fuzz_start", &options.start},           {"fuzz_ops", &options.ops},
+                                  {"fuzz_progress", &options.progress},     {"fuzz_audit", &options.audit_every},
+                                  {"fuzz_audit_from", &options.audit_from}, {"fuzz_step_op", &options.step_op},
                                   {"fuzz_step_mask", &options.step_mask}};
   for (const NumberOption& option : numbers) {
     if (!cmdline_value(cmdline, option.key, value, sizeof(value))) continue;

@@ -96,8 +96,8 @@ bool refused_or_same(const ProtectedSlot& slot, uint64_t value) {
   if (!(value & kPresentBit)) return false;  // a not-present entry may hold anything: accepted
   uint64_t changed = (value ^ slot.value) & ~kPresentBit;
   if ((value & 0x000fff0000000000ull) && !(changed & ~0x000fff0000000000ull)) return true;  // beyond the physical width
-  if (slot.level == 1 && slot.maps_table && changed == kWritableBit) return true;          // a table writable
-  if (slot.level > 1 && changed == kLargeBit) return true;                                // a superpage
+  if (slot.level == 1 && slot.maps_table && changed == kWritableBit) return true;           // a table writable
+  if (slot.level > 1 && changed == kLargeBit) return true;                                  // a superpage
   return false;
 }
 
@@ -150,10 +150,14 @@ const char* check_mmuext(const Pool& pool, const mmuext_op_t& op, uint32_t resto
   uint64_t mfn = op.arg1.mfn;
   const OtherFrame* frame = protected_frame_of(pool, mfn);
   switch (op.cmd) {
-    case MMUEXT_PIN_L1_TABLE: case MMUEXT_PIN_L2_TABLE: case MMUEXT_PIN_L3_TABLE: case MMUEXT_PIN_L4_TABLE:
+    case MMUEXT_PIN_L1_TABLE:
+    case MMUEXT_PIN_L2_TABLE:
+    case MMUEXT_PIN_L3_TABLE:
+    case MMUEXT_PIN_L4_TABLE:
       if (is_read_only_frame(pool, mfn)) return "a pin of a frame mapped read-only only (its contents validated)";
       if (frame && frame->level == op.cmd - MMUEXT_PIN_L1_TABLE + 1) return "a pin of a protected table at its level";
-      if (!frame && is_own_frame(pool, mfn) && !is_scratch_frame(pool, mfn)) return "a pin of an unlisted frame of ours";
+      if (!frame && is_own_frame(pool, mfn) && !is_scratch_frame(pool, mfn))
+        return "a pin of an unlisted frame of ours";
       return "";
     case MMUEXT_UNPIN_TABLE:
       if (is_clone(pool, mfn)) return "an unpin of a clone of the kernel L4";
@@ -164,22 +168,24 @@ const char* check_mmuext(const Pool& pool, const mmuext_op_t& op, uint32_t resto
       if (mfn == pool.kernel_l4_mfn || is_clone(pool, mfn)) return "";
       if (is_scratch_frame(pool, mfn)) return "a base switch to a scratch frame";
       if (frame && frame->level == 4) return "a base switch to a protected L4";
-      if (is_read_only_frame(pool, mfn)) return "a base switch to a frame mapped read-only only (its contents validated)";
+      if (is_read_only_frame(pool, mfn))
+        return "a base switch to a frame mapped read-only only (its contents validated)";
       if (is_own_frame(pool, mfn) && !frame) return "a base switch to an unlisted frame of ours";
       return "";
     case MMUEXT_NEW_USER_BASEPTR:
-      return is_read_only_frame(pool, mfn) ? "a user base on a frame mapped read-only only (its contents validated)" : "";
-    case MMUEXT_CLEAR_PAGE: case MMUEXT_COPY_PAGE:
+      return is_read_only_frame(pool, mfn) ? "a user base on a frame mapped read-only only (its contents validated)"
+                                           : "";
+    case MMUEXT_CLEAR_PAGE:
+    case MMUEXT_COPY_PAGE:
       if (is_clone(pool, mfn)) return "a clone of the kernel L4 cleared or overwritten";
       if (frame && frame->level == 0) return "a protected frame cleared or overwritten";
-      if (is_own_frame(pool, mfn) && !is_scratch_frame(pool, mfn) && !frame) return "an unlisted frame of ours overwritten";
+      if (is_own_frame(pool, mfn) && !is_scratch_frame(pool, mfn) && !frame)
+        return "an unlisted frame of ours overwritten";
       if (op.cmd == MMUEXT_COPY_PAGE && is_own_frame(pool, op.arg2.src_mfn) && !is_scratch_frame(pool, op.arg2.src_mfn))
         return "a copy from a protected frame";
       return "";
-    case MMUEXT_SET_LDT:
-      return (restore & kRestoreLdt) ? "" : "an LDT without kRestoreLdt";
-    default:
-      return "";
+    case MMUEXT_SET_LDT: return (restore & kRestoreLdt) ? "" : "an LDT without kRestoreLdt";
+    default: return "";
   }
 }
 
@@ -218,10 +224,12 @@ const char* check_va_mapping(const Pool& pool, const uint64_t* args, unsigned de
   for (unsigned i = 0; i < pool.table_count; ++i)
     if (pool.table_va[i] == va) return (value & kWritableBit) ? "a scratch table mapped writable" : "";
   for (unsigned i = 0; i < pool.data_count; ++i)
-    if (pool.data_va[i] == va) return entry_safe(pool, value) ? "" : "a data frame's address mapped to a protected frame";
+    if (pool.data_va[i] == va)
+      return entry_safe(pool, value) ? "" : "a data frame's address mapped to a protected frame";
   for (unsigned i = 0; i < pool.protected_slot_count; ++i) {
     const ProtectedSlot& slot = pool.protected_slots[i];
-    if (slot.level == 1 && slot.va == va) return refused_or_same(slot, value) ? "" : "a kernel address given a new mapping";
+    if (slot.level == 1 && slot.va == va)
+      return refused_or_same(slot, value) ? "" : "a kernel address given a new mapping";
   }
   return "update_va_mapping of a kernel address";
 }
@@ -269,24 +277,25 @@ const char* check_call(const Pool& pool, const Op& op, const uint64_t* args, uin
     case __HYPERVISOR_set_trap_table: return (restore & kRestoreTraps) ? "" : "set_trap_table without kRestoreTraps";
     case __HYPERVISOR_mmu_update: return check_mmu_update(pool, args);
     case __HYPERVISOR_mmuext_op: return check_mmuext_op(pool, args, restore);
-    case __HYPERVISOR_update_va_mapping: case __HYPERVISOR_update_va_mapping_otherdomain:
-      return check_va_mapping(pool, args, depth);
+    case __HYPERVISOR_update_va_mapping:
+    case __HYPERVISOR_update_va_mapping_otherdomain: return check_va_mapping(pool, args, depth);
     case __HYPERVISOR_multicall: return check_multicall(pool, op, args, depth);
     case __HYPERVISOR_iret: return depth == 0 ? "an iret outside the iret class" : "";
-    case __HYPERVISOR_set_callbacks: case __HYPERVISOR_callback_op:
+    case __HYPERVISOR_set_callbacks:
+    case __HYPERVISOR_callback_op:
       return (restore & kRestoreCallbacks) ? "" : "callbacks changed without kRestoreCallbacks";
     case __HYPERVISOR_fpu_taskswitch: return (restore & kRestoreFpu) ? "" : "fpu_taskswitch without kRestoreFpu";
     case __HYPERVISOR_vm_assist:
       return (restore & kRestoreVmAssist) && (restore & kRestoreBase) ? "" : "vm_assist without its restores";
-    case __HYPERVISOR_set_segment_base: return (restore & kRestoreSegments) ? "" : "segment base without kRestoreSegments";
+    case __HYPERVISOR_set_segment_base:
+      return (restore & kRestoreSegments) ? "" : "segment base without kRestoreSegments";
     case __HYPERVISOR_sched_op_compat:
       return cmd == SCHEDOP_shutdown || cmd == SCHEDOP_remote_shutdown ? "a compat shutdown" : "";
     case __HYPERVISOR_sched_op: {
       uint64_t pointer = args[1];
       const uint8_t* bytes = buffer_bytes(pool, pointer, 16);
       switch (cmd) {
-        case SCHEDOP_shutdown:
-          return unreadable(pool, pointer) ? "" : "a shutdown whose reason can be read";
+        case SCHEDOP_shutdown: return unreadable(pool, pointer) ? "" : "a shutdown whose reason can be read";
         case SCHEDOP_remote_shutdown: {
           if (!bytes) return unreadable(pool, pointer) ? "" : "a remote shutdown from unknown memory";
           sched_remote_shutdown_t remote;
@@ -347,7 +356,8 @@ const char* check_call(const Pool& pool, const Op& op, const uint64_t* args, uin
       uint32_t compat;
       __builtin_memcpy(&compat, bytes, 4);
       return compat == EVTCHNOP_close || compat == EVTCHNOP_reset || compat == EVTCHNOP_init_control
-                 ? "a compat event channel op that could close ours" : "";
+                 ? "a compat event channel op that could close ours"
+                 : "";
     }
     case __HYPERVISOR_memory_op: {
       static const unsigned kChanging[] = {0, 1, 6, 7, 11, 15, 16, 20, 21, 22, 23, 24, 28};
@@ -360,12 +370,13 @@ const char* check_call(const Pool& pool, const Op& op, const uint64_t* args, uin
       if (cmd != CONSOLEIO_write) return "";
       uint64_t length = args[1], pointer = args[2];
       if (unreadable(pool, pointer) || in_range(pointer, pool.edge_va, kPage)) return "";
-      if (in_range(pointer, pool.text_va, pool.text_size)) return pointer + length <= pool.text_va + pool.text_size ? "" : "console text overrun";
+      if (in_range(pointer, pool.text_va, pool.text_size))
+        return pointer + length <= pool.text_va + pool.text_size ? "" : "console text overrun";
       if (in_fuzz_area(pointer)) return length <= 64 ? "" : "a long console write from the fuzzed range";
       return "a console write from unknown memory";
     }
-    case __HYPERVISOR_physdev_op: case __HYPERVISOR_physdev_op_compat:
-      return (restore & kRestoreIopl) ? "" : "physdev_op without kRestoreIopl";
+    case __HYPERVISOR_physdev_op:
+    case __HYPERVISOR_physdev_op_compat: return (restore & kRestoreIopl) ? "" : "physdev_op without kRestoreIopl";
     case __HYPERVISOR_set_timer_op: return (restore & kRestoreTimers) ? "" : "a timer without kRestoreTimers";
     default: return "";
   }
@@ -430,7 +441,8 @@ uint64_t sanitize_entry(const Pool& pool, uint64_t value) {
 
 bool hypervisor_owned_port(uint16_t port) {
   return (port >= 0x3f8 && port <= 0x3ff) || port == 0x20 || port == 0x21 || port == 0xa0 || port == 0xa1 ||
-         (port >= 0x40 && port <= 0x43) || port == 0x61 || port == 0x70 || port == 0x71 || (port >= 0xf4 && port <= 0xf7);
+         (port >= 0x40 && port <= 0x43) || port == 0x61 || port == 0x70 || port == 0x71 ||
+         (port >= 0xf4 && port <= 0xf7);
 }
 
 unsigned store_span(const Step& step) {
@@ -444,7 +456,9 @@ unsigned store_result(const Step& step, const uint64_t* current, uint64_t* resul
   for (unsigned i = 0; i < span; ++i) result[i] = current[i];
   uint64_t old = current[0];
   switch (step.store) {
-    case StoreKind::mov64: case StoreKind::xchg: case StoreKind::movnti: result[0] = step.value; break;
+    case StoreKind::mov64:
+    case StoreKind::xchg:
+    case StoreKind::movnti: result[0] = step.value; break;
     case StoreKind::mov32_low: result[0] = (old & ~0xffffffffull) | (step.value & 0xffffffffull); break;
     case StoreKind::mov32_high: result[0] = (old & 0xffffffffull) | (step.value & ~0xffffffffull); break;
     case StoreKind::mov16: result[0] = (old & ~0xffffull) | (step.value & 0xffffull); break;
@@ -478,8 +492,13 @@ unsigned store_result(const Step& step, const uint64_t* current, uint64_t* resul
 
 const char* check_rules(const Pool& pool, const Op& op) {
   switch (op.kind) {
-    case OpKind::call: case OpKind::mmu: case OpKind::mmuext: case OpKind::va_mapping: case OpKind::multicall:
-    case OpKind::rflags: case OpKind::sched: {
+    case OpKind::call:
+    case OpKind::mmu:
+    case OpKind::mmuext:
+    case OpKind::va_mapping:
+    case OpKind::multicall:
+    case OpKind::rflags:
+    case OpKind::sched: {
       const char* problem = check_call(pool, op, op.call.args, op.call.number, 0, 0);
       if (*problem) return problem;
       constexpr uint32_t kHandlers = kRestoreTraps | kRestoreCallbacks | kRestoreNmi;
@@ -489,10 +508,12 @@ const char* check_rules(const Pool& pool, const Op& op) {
       if (op.restore & kHandlers) return "an iret in a batch that replaces the handlers";
       return check_iret_frame(op.iret);
     }
-    case OpKind::ptwrite: case OpKind::touch:
+    case OpKind::ptwrite:
+    case OpKind::touch:
       for (unsigned i = 0; i < op.step_count && i < kMaxSteps; ++i) {
         const Step& step = op.steps[i];
-        if (step.kind == Step::Kind::touch_store && !entry_safe(pool, step.value)) return "a touch store of an unsafe entry";
+        if (step.kind == Step::Kind::touch_store && !entry_safe(pool, step.value))
+          return "a touch store of an unsafe entry";
         if (step.kind != Step::Kind::store) continue;
         bool kernel_l4 = step.table == kKernelL4Table;
         if (!kernel_l4 && step.table >= pool.table_count) return "a store into no scratch table";
@@ -503,11 +524,14 @@ const char* check_rules(const Pool& pool, const Op& op) {
           if (kernel_l4 ? (ma != pool.fuzz_slot_ma[0] && ma != pool.fuzz_slot_ma[1]) : !is_scratch_table_slot(pool, ma))
             return "a store into a protected slot";
         }
-        bool full = step.store == StoreKind::mov64 || step.store == StoreKind::xchg || step.store == StoreKind::movnti ||
-                    step.store == StoreKind::cmpxchg || step.store == StoreKind::rep_stos;
+        bool full = step.store == StoreKind::mov64 || step.store == StoreKind::xchg ||
+                    step.store == StoreKind::movnti || step.store == StoreKind::cmpxchg ||
+                    step.store == StoreKind::rep_stos;
         if (full && !entry_safe(pool, step.value)) return "a store of an unsafe entry";
-        if (step.store == StoreKind::or64 && (step.operand & ~kSettableFlags)) return "an or that sets RW or address bits";
-        if (step.store == StoreKind::and64 && (~step.operand & ~kClearableFlags)) return "an and that clears address bits";
+        if (step.store == StoreKind::or64 && (step.operand & ~kSettableFlags))
+          return "an or that sets RW or address bits";
+        if (step.store == StoreKind::and64 && (~step.operand & ~kClearableFlags))
+          return "an and that clears address bits";
         if (step.store == StoreKind::bts && (((kSettableFlags >> (step.operand & 63)) & 1) == 0 || step.operand > 63))
           return "a bts of RW or an address bit";
         if (step.store == StoreKind::btr && (((kClearableFlags >> (step.operand & 63)) & 1) == 0 || step.operand > 63))

@@ -48,9 +48,7 @@ class PageTableEntry {
   constexpr bool large() const { return raw_ & kLarge; }
   constexpr Mfn mfn() const { return Mfn{(raw_ & kAddressMask) >> 12}; }
   constexpr uint64_t flags() const { return raw_ & ~kAddressMask; }
-  constexpr PageTableEntry with_flags(uint64_t flags) const {
-    return PageTableEntry((raw_ & kAddressMask) | flags);
-  }
+  constexpr PageTableEntry with_flags(uint64_t flags) const { return PageTableEntry((raw_ & kAddressMask) | flags); }
 
  private:
   uint64_t raw_ = 0;

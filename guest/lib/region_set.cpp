@@ -38,8 +38,10 @@ bool RegionSet::remove(uint64_t start, uint64_t end) {
       erase(i);
       continue;
     }
-    if (start <= region.start) region.start = end;
-    else region.end = start;
+    if (start <= region.start)
+      region.start = end;
+    else
+      region.end = start;
     ++i;
   }
   return true;

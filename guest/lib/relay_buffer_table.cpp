@@ -18,8 +18,10 @@ BufferTable::Status BufferTable::place(uint32_t pages, uint64_t& address) const 
 
 void BufferTable::mark(uint32_t first, uint32_t pages, bool used) {
   for (uint32_t page = first; page < first + pages; ++page) {
-    if (used) used_[page / 64] |= 1ull << (page % 64);
-    else used_[page / 64] &= ~(1ull << (page % 64));
+    if (used)
+      used_[page / 64] |= 1ull << (page % 64);
+    else
+      used_[page / 64] &= ~(1ull << (page % 64));
   }
 }
 

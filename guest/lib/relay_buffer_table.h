@@ -16,8 +16,8 @@ class BufferTable {
   static constexpr uint64_t kPageBytes = 4096;
 
   struct Buffer {
-    uint64_t address = 0;   // its address in dom0 (what hypercalls are given)
-    uint32_t pages = 0;     // 0: slot unused
+    uint64_t address = 0;     // its address in dom0 (what hypercalls are given)
+    uint32_t pages = 0;       // 0: slot unused
     uint8_t* data = nullptr;  // where the relay reads and writes it (in the kernel: address)
     uint64_t end() const { return address + pages * kPageBytes; }
   };

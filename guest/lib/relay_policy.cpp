@@ -70,18 +70,14 @@ Refusal memory_op(const uint64_t (&a)[5], const BufferTable& buffers) {
     case XENMEM_increase_reservation:
     case XENMEM_decrease_reservation:
     case XENMEM_populate_physmap:
-    case XENMEM_claim_pages:
-      return foreign_domain_struct(buffers, a[1], &xen_memory_reservation::domid);
-    case XENMEM_set_memory_map:
-      return foreign_domain_struct(buffers, a[1], &xen_foreign_memory_map::domid);
+    case XENMEM_claim_pages: return foreign_domain_struct(buffers, a[1], &xen_memory_reservation::domid);
+    case XENMEM_set_memory_map: return foreign_domain_struct(buffers, a[1], &xen_foreign_memory_map::domid);
     case XENMEM_maximum_ram_page: return Refusal::none;  // no argument
     case XENMEM_current_reservation:
     case XENMEM_maximum_reservation:
-    case XENMEM_maximum_gpfn:
-      return pointer(buffers, a[1], sizeof(domid_t));  // reads only
+    case XENMEM_maximum_gpfn: return pointer(buffers, a[1], sizeof(domid_t));  // reads only
     case XENMEM_memory_map:
-    case XENMEM_machine_memory_map:
-      return pointer(buffers, a[1], sizeof(xen_memory_map));
+    case XENMEM_machine_memory_map: return pointer(buffers, a[1], sizeof(xen_memory_map));
     default: return Refusal::sub_op;
   }
 }
@@ -90,8 +86,7 @@ Refusal event_channel_op(const uint64_t (&a)[5], const BufferTable& buffers) {
   // Ports of dom0 come and go through the relay's own event requests, so the host cannot
   // close or rebind the ones the kernel uses (its timer, the trace buffers' VIRQ).
   switch (a[0]) {
-    case EVTCHNOP_alloc_unbound:
-      return foreign_domain_struct(buffers, a[1], &evtchn_alloc_unbound::dom);
+    case EVTCHNOP_alloc_unbound: return foreign_domain_struct(buffers, a[1], &evtchn_alloc_unbound::dom);
     case EVTCHNOP_status: return pointer(buffers, a[1], sizeof(evtchn_status));
     default: return Refusal::sub_op;
   }

@@ -127,7 +127,8 @@ void Server::buffer_free(Request& r) {
   uint64_t address = r.fields.u64();
   if (!r.fields.done()) return send_error(r, Error::malformed, r.length);
   BufferTable::Buffer removed;
-  if (buffers_.remove(address, removed) != BufferTable::Status::ok) return send_error(r, Error::no_buffer, int64_t(address));
+  if (buffers_.remove(address, removed) != BufferTable::Status::ok)
+    return send_error(r, Error::no_buffer, int64_t(address));
   backend_.unmap_buffer(removed.address, removed.pages);
   proto::Writer w = response(r.seq);
   answer(r, proto::ok, w);
@@ -163,8 +164,7 @@ void Server::foreign(Request& r, bool write) {
   proto::Refusal refusal = check_foreign_access(domid, write);
   if (refusal != proto::Refusal::none) return send_error(r, Error::refused, int64_t(refusal));
   if (frame > kMaxFrame) return send_error(r, Error::bad_range, int64_t(frame));
-  if (offset > proto::kPageBytes || length > proto::kPageBytes - offset)
-    return send_error(r, Error::bad_range, offset);
+  if (offset > proto::kPageBytes || length > proto::kPageBytes - offset) return send_error(r, Error::bad_range, offset);
   if (write) __builtin_memcpy(data_, r.fields.rest(), length);
   long rc = backend_.foreign_copy(uint16_t(domid), frame, offset, data_, length, write);
   if (rc < 0) return send_error(r, Error::hypervisor, rc);

@@ -30,7 +30,7 @@ class Backend {
   virtual long notify(uint32_t port) = 0;
   virtual long unmask(uint32_t port) = 0;
   virtual long close(uint32_t port) = 0;
-  virtual void session_opened() = 0;          // after OPENED went out
+  virtual void session_opened() = 0;           // after OPENED went out
   virtual void shutdown(uint32_t reason) = 0;  // after the answer to SHUTDOWN went out
 
  protected:
@@ -101,7 +101,9 @@ class Server {
   void send_error(uint32_t seq, uint8_t type, uint16_t channel, Error code, int64_t detail);
   void send_error(const Request& r, Error code, int64_t detail) { send_error(r.seq, r.type, r.channel, code, detail); }
   void send_buffer_status(const Request& r, BufferTable::Status status, uint64_t address);
-  void answer(const Request& r, uint8_t type, ::relay::Writer& w) { sink_.send(type, r.channel, out_, uint32_t(w.size())); }
+  void answer(const Request& r, uint8_t type, ::relay::Writer& w) {
+    sink_.send(type, r.channel, out_, uint32_t(w.size()));
+  }
   ::relay::Writer response(uint32_t seq) {
     ::relay::Writer w(out_, sizeof(out_));
     w.u32(seq);

@@ -11,8 +11,7 @@ size_t string_size(const char* text) {
 
 class StackWriter {
  public:
-  StackWriter(uint64_t top, uint8_t* image, size_t capacity)
-      : base_(top - capacity), image_(image) {}
+  StackWriter(uint64_t top, uint8_t* image, size_t capacity) : base_(top - capacity), image_(image) {}
   void bytes(uint64_t address, const void* data, size_t size) {
     const uint8_t* from = static_cast<const uint8_t*>(data);
     for (size_t i = 0; i < size; ++i) image_[address - base_ + i] = from[i];
@@ -26,8 +25,7 @@ class StackWriter {
 
 }  // namespace
 
-UserStackLayout build_user_stack(const UserStackInput& input, uint64_t top, uint8_t* image,
-                                 size_t capacity) {
+UserStackLayout build_user_stack(const UserStackInput& input, uint64_t top, uint8_t* image, size_t capacity) {
   UserStackLayout layout{};
   if (input.argc > 256 || input.envc > 256) return layout;
   uint64_t strings = 0;

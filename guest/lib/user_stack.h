@@ -34,7 +34,6 @@ constexpr uint64_t kAtRandomKey = 25;
 
 // image[i] is the byte at address top - capacity + i. Bytes outside the layout are left
 // as they are (callers hand in zeroed memory).
-UserStackLayout build_user_stack(const UserStackInput& input, uint64_t top, uint8_t* image,
-                                 size_t capacity);
+UserStackLayout build_user_stack(const UserStackInput& input, uint64_t top, uint8_t* image, size_t capacity);
 
 }  // namespace lib

@@ -121,8 +121,7 @@ LazyMmu::~LazyMmu() {
 long PvOps::set_entry(const PageTableSlot& slot, PageTableEntry value) {
   ++entries_;
   switch (mode_) {
-    case PteMode::batched:
-      return queue(slot, value);
+    case PteMode::batched: return queue(slot, value);
     case PteMode::direct:
       if (slot.level == Level::l1) {
         // A plain store to a read-only page-table page: the hypervisor emulates it.
@@ -130,8 +129,7 @@ long PvOps::set_entry(const PageTableSlot& slot, PageTableEntry value) {
         return 0;
       }
       return mmu_update_now(slot, value);
-    case PteMode::hypercall:
-      break;
+    case PteMode::hypercall: break;
   }
   return mmu_update_now(slot, value);
 }
@@ -173,8 +171,8 @@ long PvOps::raw_mmu_update(uint64_t machine_address, uint64_t value) {
 }
 
 long PvOps::pin(Level level, Mfn table) {
-  static constexpr unsigned kPinCommand[] = {0, MMUEXT_PIN_L1_TABLE, MMUEXT_PIN_L2_TABLE,
-                                             MMUEXT_PIN_L3_TABLE, MMUEXT_PIN_L4_TABLE};
+  static constexpr unsigned kPinCommand[] = {0, MMUEXT_PIN_L1_TABLE, MMUEXT_PIN_L2_TABLE, MMUEXT_PIN_L3_TABLE,
+                                             MMUEXT_PIN_L4_TABLE};
   return mmuext(kPinCommand[static_cast<int>(level)], table.value);
 }
 

@@ -56,7 +56,7 @@ enum { kPageSize = 4096, kMaxBenchmarks = 16 };
 
 /* ---- output: whole lines through write(2) ---- */
 
-static void emit(const char *format, ...) {
+static void emit(const char* format, ...) {
   char line[512];
   va_list args;
   va_start(args, format);
@@ -81,7 +81,7 @@ static uint64_t now_ns(void) {
   return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
-static int read_counters(struct pvhv_counters *out) {
+static int read_counters(struct pvhv_counters* out) {
   memset(out, 0, sizeof(*out));
   return syscall(PVHV_SYS_counters, out) == 0;
 }
@@ -99,12 +99,12 @@ struct window {
   uint64_t start;
 };
 
-static void window_open(struct window *w) {
+static void window_open(struct window* w) {
   w->counters_ok = read_counters(&w->before);
   w->start = now_ns();
 }
 
-static void window_close(struct window *w, struct measurement *m) {
+static void window_close(struct window* w, struct measurement* m) {
   uint64_t end = now_ns();
   struct pvhv_counters after;
   int ok = read_counters(&after) && w->counters_ok;
@@ -128,51 +128,53 @@ static void window_close(struct window *w, struct measurement *m) {
 }
 
 /* The hypervisor checks every frame's counts against the page tables after each benchmark. */
-static void audit(const char *name) {
+static void audit(const char* name) {
   long mismatches = syscall(PVHV_SYS_audit);
-  if (mismatches < 0) emit("audit %s unavailable", name);
-  else if (mismatches == 0) emit("audit %s clean", name);
-  else emit("audit %s mismatches=%ld", name, mismatches);
+  if (mismatches < 0)
+    emit("audit %s unavailable", name);
+  else if (mismatches == 0)
+    emit("audit %s clean", name);
+  else
+    emit("audit %s mismatches=%ld", name, mismatches);
 }
 
-static void report(const char *name, uint64_t iterations, const struct measurement *m) {
+static void report(const char* name, uint64_t iterations, const struct measurement* m) {
   audit(name);
-  emit("bench %s iterations=%llu total_ns=%llu ns_per_op=%.1f", name,
-       (unsigned long long)iterations, (unsigned long long)m->total_ns,
-       (double)m->total_ns / (double)iterations);
+  emit("bench %s iterations=%llu total_ns=%llu ns_per_op=%.1f", name, (unsigned long long)iterations,
+       (unsigned long long)m->total_ns, (double)m->total_ns / (double)iterations);
   if (!m->counters_ok) {
     emit("counters %s unavailable", name);
     return;
   }
-  const struct pvhv_counters *c = &m->counters;
-  emit("counters %s page_faults=%llu emulations=%llu unhooks=%llu rehooks=%llu revalidated=%llu "
-       "flushes=%llu mmu_hypercalls=%llu hypercalls=%llu cr3_writes=%llu invlpgs=%llu guest_syscalls=%llu "
-       "type_change_flushes=%llu",
-       name, (unsigned long long)c->page_faults, (unsigned long long)c->emulations,
-       (unsigned long long)c->unhooks, (unsigned long long)c->rehooks,
-       (unsigned long long)c->revalidated, (unsigned long long)c->flushes,
-       (unsigned long long)c->mmu_hypercalls, (unsigned long long)c->hypercalls,
-       (unsigned long long)c->cr3_writes, (unsigned long long)c->invlpgs, (unsigned long long)c->guest_syscalls,
-       (unsigned long long)c->type_change_flushes);
+  const struct pvhv_counters* c = &m->counters;
+  emit(
+      "counters %s page_faults=%llu emulations=%llu unhooks=%llu rehooks=%llu revalidated=%llu "
+      "flushes=%llu mmu_hypercalls=%llu hypercalls=%llu cr3_writes=%llu invlpgs=%llu guest_syscalls=%llu "
+      "type_change_flushes=%llu",
+      name, (unsigned long long)c->page_faults, (unsigned long long)c->emulations, (unsigned long long)c->unhooks,
+      (unsigned long long)c->rehooks, (unsigned long long)c->revalidated, (unsigned long long)c->flushes,
+      (unsigned long long)c->mmu_hypercalls, (unsigned long long)c->hypercalls, (unsigned long long)c->cr3_writes,
+      (unsigned long long)c->invlpgs, (unsigned long long)c->guest_syscalls,
+      (unsigned long long)c->type_change_flushes);
 }
 
 /* ---- the operations ---- */
 
-static const char *exit_program = "/bench_exit";
-static const char *shell = "/bin/sh";
-static char failure[160];  /* why the last operation failed */
+static const char* exit_program = "/bench_exit";
+static const char* shell = "/bin/sh";
+static char failure[160]; /* why the last operation failed */
 
-static void fail(const char *what, int error) {
+static void fail(const char* what, int error) {
   snprintf(failure, sizeof(failure), "%s: %s (errno %d)", what, strerror(error), error);
 }
 
 /* Raw system calls: the cost measured is the kernel's fork, not a libc wrapper's. */
 static long raw_fork(void) { return syscall(SYS_fork); }
 
-static void child_exec(const char *path, char *const argv[]) {
-  static char *const empty_environment[] = {NULL};
+static void child_exec(const char* path, char* const argv[]) {
+  static char* const empty_environment[] = {NULL};
   syscall(SYS_execve, path, argv, empty_environment);
-  syscall(SYS_exit_group, 127);  /* execve failed: the parent sees status 127 */
+  syscall(SYS_exit_group, 127); /* execve failed: the parent sees status 127 */
   for (;;) {
   }
 }
@@ -213,9 +215,7 @@ static int fork_and_wait(void (*child)(void)) {
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     snprintf(failure, sizeof(failure), "child status 0x%x%s", status,
-             WIFEXITED(status) && WEXITSTATUS(status) == 127
-                 ? " (exit 127: execve failed or command not found)"
-                 : "");
+             WIFEXITED(status) && WEXITSTATUS(status) == 127 ? " (exit 127: execve failed or command not found)" : "");
     return -1;
   }
   return 0;
@@ -224,24 +224,24 @@ static int fork_and_wait(void (*child)(void)) {
 static void child_exit(void) { syscall(SYS_exit_group, 0); }
 
 static void child_execve(void) {
-  char *const argv[] = {(char *)exit_program, NULL};
+  char* const argv[] = {(char*)exit_program, NULL};
   child_exec(exit_program, argv);
 }
 
 static void child_sh(void) {
-  char *const argv[] = {"sh", "-c", (char *)exit_program, NULL};
+  char* const argv[] = {"sh", "-c", (char*)exit_program, NULL};
   child_exec(shell, argv);
 }
 
 /* ---- dirty memory ---- */
 
-static unsigned char *dirty_region;
+static unsigned char* dirty_region;
 static size_t dirty_bytes;
 static unsigned char dirty_round;
 
 static int dirty_map(size_t megabytes) {
   dirty_bytes = megabytes << 20;
-  void *p = mmap(NULL, dirty_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void* p = mmap(NULL, dirty_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) {
     fail("mmap", errno);
     dirty_bytes = 0;
@@ -256,7 +256,7 @@ static int dirty_map(size_t megabytes) {
 static void dirty_touch(void) {
   dirty_round++;
   for (size_t offset = 0; offset < dirty_bytes; offset += kPageSize)
-    ((volatile unsigned char *)dirty_region)[offset] = dirty_round;
+    ((volatile unsigned char*)dirty_region)[offset] = dirty_round;
 }
 
 static void dirty_unmap(void) {
@@ -268,12 +268,12 @@ static void dirty_unmap(void) {
 /* ---- the benchmark table ---- */
 
 struct benchmark {
-  const char *name;
-  void (*child)(void);   /* NULL: pte_write */
-  size_t dirty_mb;       /* 0: no dirty memory */
-  uint64_t iterations;   /* default */
+  const char* name;
+  void (*child)(void); /* NULL: pte_write */
+  size_t dirty_mb;     /* 0: no dirty memory */
+  uint64_t iterations; /* default */
   int selected;
-  int touch_timed;       /* re-dirtying the memory before each fork is part of the operation */
+  int touch_timed; /* re-dirtying the memory before each fork is part of the operation */
 };
 
 static struct benchmark benchmarks[] = {
@@ -293,7 +293,7 @@ enum { kBenchmarks = sizeof(benchmarks) / sizeof(benchmarks[0]) };
 
 static int warmup_override = -1;
 
-static int run_fork_benchmark(const struct benchmark *b) {
+static int run_fork_benchmark(const struct benchmark* b) {
   failure[0] = 0;
   if (b->dirty_mb && dirty_map(b->dirty_mb) != 0) {
     emit("bench %s failed %s", b->name, failure);
@@ -338,13 +338,13 @@ static int run_fork_benchmark(const struct benchmark *b) {
     }
     window_close(&w, &m);
   }
-  mark_iteration();  /* the end of the last iteration */
+  mark_iteration(); /* the end of the last iteration */
   dirty_unmap();
   report(b->name, b->iterations, &m);
   return 0;
 }
 
-static int run_pte_write(const struct benchmark *b) {
+static int run_pte_write(const struct benchmark* b) {
   uint64_t warm = b->iterations < 1000 ? b->iterations : 1000;
   if (syscall(PVHV_SYS_pte_bench, (unsigned long)warm) != 0) {
     if (errno == ENOSYS) {
@@ -373,15 +373,14 @@ static int run_pte_write(const struct benchmark *b) {
 
 /* ---- options ---- */
 
-static struct benchmark *find_benchmark(const char *name, size_t length) {
+static struct benchmark* find_benchmark(const char* name, size_t length) {
   for (int i = 0; i < kBenchmarks; i++)
-    if (strlen(benchmarks[i].name) == length && strncmp(benchmarks[i].name, name, length) == 0)
-      return &benchmarks[i];
+    if (strlen(benchmarks[i].name) == length && strncmp(benchmarks[i].name, name, length) == 0) return &benchmarks[i];
   return NULL;
 }
 
-static int parse_count(const char *text, uint64_t *out) {
-  char *end;
+static int parse_count(const char* text, uint64_t* out) {
+  char* end;
   errno = 0;
   unsigned long long value = strtoull(text, &end, 10);
   if (errno || end == text || *end || text[0] == '-' || value == 0) return -1;
@@ -389,26 +388,27 @@ static int parse_count(const char *text, uint64_t *out) {
   return 0;
 }
 
-static int usage(const char *problem, const char *argument) {
-  emit("bench error %s '%s' (options: --scale F --iterations N --set NAME=N --only A,B "
-       "--warmup N --pte-writes N --exit-program P --shell P --marker ioperm|none)",
-       problem, argument ? argument : "");
+static int usage(const char* problem, const char* argument) {
+  emit(
+      "bench error %s '%s' (options: --scale F --iterations N --set NAME=N --only A,B "
+      "--warmup N --pte-writes N --exit-program P --shell P --marker ioperm|none)",
+      problem, argument ? argument : "");
   return 2;
 }
 
-static int parse_options(int argc, char **argv) {
+static int parse_options(int argc, char** argv) {
   double scale = 1.0;
   uint64_t iterations = 0, pte_writes = 0;
   /* --set values are applied after the scale, so remember them. */
   uint64_t fixed[kBenchmarks] = {0};
   for (int i = 1; i < argc; i++) {
-    const char *option = argv[i];
-    const char *value = i + 1 < argc ? argv[i + 1] : NULL;
+    const char* option = argv[i];
+    const char* value = i + 1 < argc ? argv[i + 1] : NULL;
     if (strcmp(option, "--") == 0) continue;
     if (!value) return usage("missing value for", option);
     i++;
     if (strcmp(option, "--scale") == 0) {
-      char *end;
+      char* end;
       scale = strtod(value, &end);
       if (end == value || *end || !(scale > 0)) return usage("bad scale", value);
     } else if (strcmp(option, "--iterations") == 0) {
@@ -416,22 +416,22 @@ static int parse_options(int argc, char **argv) {
     } else if (strcmp(option, "--pte-writes") == 0) {
       if (parse_count(value, &pte_writes)) return usage("bad count", value);
     } else if (strcmp(option, "--warmup") == 0) {
-      char *end;
+      char* end;
       long warm = strtol(value, &end, 10);
       if (end == value || *end || warm < 0 || warm > 1000) return usage("bad warmup", value);
       warmup_override = (int)warm;
     } else if (strcmp(option, "--set") == 0) {
-      const char *equals = strchr(value, '=');
-      struct benchmark *b = equals ? find_benchmark(value, (size_t)(equals - value)) : NULL;
+      const char* equals = strchr(value, '=');
+      struct benchmark* b = equals ? find_benchmark(value, (size_t)(equals - value)) : NULL;
       uint64_t count;
       if (!b) return usage("unknown benchmark in", value);
       if (parse_count(equals + 1, &count)) return usage("bad count", value);
       fixed[b - benchmarks] = count;
     } else if (strcmp(option, "--only") == 0) {
       for (int b = 0; b < kBenchmarks; b++) benchmarks[b].selected = 0;
-      for (const char *p = value; *p;) {
+      for (const char* p = value; *p;) {
         size_t length = strcspn(p, ",");
-        struct benchmark *b = find_benchmark(p, length);
+        struct benchmark* b = find_benchmark(p, length);
         if (!b) return usage("unknown benchmark in", value);
         b->selected = 1;
         p += length;
@@ -442,15 +442,18 @@ static int parse_options(int argc, char **argv) {
     } else if (strcmp(option, "--shell") == 0) {
       shell = value;
     } else if (strcmp(option, "--marker") == 0) {
-      if (strcmp(value, "ioperm") == 0) marker_ioperm = 1;
-      else if (strcmp(value, "none") == 0) marker_ioperm = 0;
-      else return usage("unknown marker", value);
+      if (strcmp(value, "ioperm") == 0)
+        marker_ioperm = 1;
+      else if (strcmp(value, "none") == 0)
+        marker_ioperm = 0;
+      else
+        return usage("unknown marker", value);
     } else {
       return usage("unknown option", option);
     }
   }
   for (int b = 0; b < kBenchmarks; b++) {
-    struct benchmark *bench = &benchmarks[b];
+    struct benchmark* bench = &benchmarks[b];
     int is_pte = bench->child == NULL;
     if (is_pte && pte_writes) bench->iterations = pte_writes;
     double scaled = (double)bench->iterations * scale + 0.5;
@@ -461,7 +464,7 @@ static int parse_options(int argc, char **argv) {
   return 0;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   char arguments[256] = "";
   for (int i = 1; i < argc; i++) {
     size_t used = strlen(arguments);
@@ -472,7 +475,7 @@ int main(int argc, char **argv) {
   if (status != 0) return status;
   int failures = 0;
   for (int i = 0; i < kBenchmarks; i++) {
-    const struct benchmark *b = &benchmarks[i];
+    const struct benchmark* b = &benchmarks[i];
     if (!b->selected) continue;
     int result = b->child ? run_fork_benchmark(b) : run_pte_write(b);
     if (result != 0) failures++;

@@ -20,7 +20,7 @@
 static int failures;
 static volatile int global_value = 1000;
 
-static void check(const char *what, int ok, const char *why) {
+static void check(const char* what, int ok, const char* why) {
   if (ok) {
     printf("forktest: %s: ok\n", what);
   } else {
@@ -48,7 +48,10 @@ static void fork_exit_wait(void) {
   int ok = 1;
   for (int i = 0; i < 10; ++i) {
     pid_t pid = fork();
-    if (pid < 0) { ok = 0; break; }
+    if (pid < 0) {
+      ok = 0;
+      break;
+    }
     if (pid == 0) _exit(getppid() == parent ? i : 100);
     int status = wait_for(pid);
     if (!exited_with(status, i)) {
@@ -76,19 +79,19 @@ static void many_children(void) {
 
 static void copy_on_write(void) {
   enum { kSize = 1 << 20 };
-  char *heap = malloc(kSize);                       /* mmap'd (large) */
-  char *small = malloc(64);                         /* brk heap */
+  char* heap = malloc(kSize); /* mmap'd (large) */
+  char* small = malloc(64);   /* brk heap */
   volatile char stack_buffer[256];
   memset(heap, 'p', kSize);
   strcpy(small, "parent");
-  memset((char *)stack_buffer, 's', sizeof(stack_buffer));
+  memset((char*)stack_buffer, 's', sizeof(stack_buffer));
   global_value = 1000;
 
   pid_t pid = fork();
   if (pid == 0) {
     /* The child sees the parent's data as it was at fork... */
-    int ok = global_value == 1000 && heap[0] == 'p' && heap[kSize - 1] == 'p' &&
-             strcmp(small, "parent") == 0 && stack_buffer[10] == 's';
+    int ok = global_value == 1000 && heap[0] == 'p' && heap[kSize - 1] == 'p' && strcmp(small, "parent") == 0 &&
+             stack_buffer[10] == 's';
     /* ...and its own writes stay its own. */
     global_value = 2000;
     memset(heap, 'c', kSize);
@@ -137,8 +140,8 @@ static void nested(void) {
   fds_pid[0] = wait_for(pid);
   int status = 0;
   pid_t orphan = waitpid(-1, &status, 0);
-  check("orphan reparented to init and reaped by it", exited_with(fds_pid[0], 0) && orphan > 0 && exited_with(status, 9),
-        "orphan not seen");
+  check("orphan reparented to init and reaped by it",
+        exited_with(fds_pid[0], 0) && orphan > 0 && exited_with(status, 9), "orphan not seen");
 }
 
 static void nohang(void) {
@@ -154,8 +157,8 @@ static void nohang(void) {
 static void execs(void) {
   pid_t pid = fork();
   if (pid == 0) {
-    char *argv[] = {"hello", NULL};
-    char *envp[] = {NULL};
+    char* argv[] = {"hello", NULL};
+    char* envp[] = {NULL};
     execve("/hello", argv, envp);
     _exit(126);
   }
@@ -163,8 +166,8 @@ static void execs(void) {
 
   pid = fork();
   if (pid == 0) {
-    char *argv[] = {"forktest", "--argv", "one", "two", NULL};
-    char *envp[] = {"FOO=bar", NULL};
+    char* argv[] = {"forktest", "--argv", "one", "two", NULL};
+    char* envp[] = {"FOO=bar", NULL};
     execve("/bin/forktest", argv, envp);
     _exit(126);
   }
@@ -172,8 +175,8 @@ static void execs(void) {
 
   pid = fork();
   if (pid == 0) {
-    char *argv[] = {"forktest", "--env", NULL};
-    char *envp[] = {"A=1", "FOO=bar", NULL};
+    char* argv[] = {"forktest", "--env", NULL};
+    char* envp[] = {"A=1", "FOO=bar", NULL};
     execve("/bin/forktest", argv, envp);
     _exit(126);
   }
@@ -181,34 +184,34 @@ static void execs(void) {
 
   pid = fork();
   if (pid == 0) {
-    execl("/bin/sh", "sh", "-c", "hello", (char *)NULL);
+    execl("/bin/sh", "sh", "-c", "hello", (char*)NULL);
     _exit(126);
   }
   check("sh -c \"hello\"", exited_with(wait_for(pid), 0), "wrong status");
 
   pid = fork();
   if (pid == 0) {
-    execl("/bin/sh", "sh", "-c", "forktest --argv one two", (char *)NULL);
+    execl("/bin/sh", "sh", "-c", "forktest --argv one two", (char*)NULL);
     _exit(126);
   }
   check("sh -c \"forktest --argv one two\"", exited_with(wait_for(pid), 42), "wrong status");
 
   pid = fork();
   if (pid == 0) {
-    execl("/bin/sh", "sh", "-c", "no-such-program", (char *)NULL);
+    execl("/bin/sh", "sh", "-c", "no-such-program", (char*)NULL);
     _exit(126);
   }
   check("sh -c with an unknown program exits 127", exited_with(wait_for(pid), 127), "wrong status");
 
-  char *argv[] = {"nothing", NULL};
-  check("execve of a missing file fails with ENOENT",
-        execve("/no/such/file", argv, argv + 1) == -1 && errno == ENOENT, "no ENOENT");
+  char* argv[] = {"nothing", NULL};
+  check("execve of a missing file fails with ENOENT", execve("/no/such/file", argv, argv + 1) == -1 && errno == ENOENT,
+        "no ENOENT");
 }
 
 static void segfault(void) {
   pid_t pid = fork();
   if (pid == 0) {
-    *(volatile int *)0xdead000 = 1;
+    *(volatile int*)0xdead000 = 1;
     _exit(0);
   }
   int status = wait_for(pid);
@@ -222,12 +225,12 @@ static void segfault(void) {
 static void memory_after_fork(void) {
   pid_t pid = fork();
   if (pid == 0) {
-    char *region = mmap(NULL, 1 << 16, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    char* region = mmap(NULL, 1 << 16, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (region == MAP_FAILED) _exit(1);
     memset(region, 1, 1 << 16);
     if (munmap(region, 1 << 16) != 0) _exit(2);
-    char *before = (char *)syscall(SYS_brk, 0);
-    char *after = (char *)syscall(SYS_brk, before + 65536);
+    char* before = (char*)syscall(SYS_brk, 0);
+    char* after = (char*)syscall(SYS_brk, before + 65536);
     if (after != before + 65536) _exit(3);
     memset(before, 2, 65536);
     _exit(0);
@@ -247,7 +250,7 @@ static void stress(void) {
   for (int i = 0; i < 10 && ok; ++i) {
     pid_t pid = fork();
     if (pid == 0) {
-      execl("/bin/sh", "sh", "-c", "forktest --argv one two", (char *)NULL);
+      execl("/bin/sh", "sh", "-c", "forktest --argv one two", (char*)NULL);
       _exit(126);
     }
     ok = exited_with(wait_for(pid), 42);
@@ -261,11 +264,12 @@ static void counters(void) {
   if (rc == 0) {
     syscall(PVHV_SYS_pte_bench, 100UL);
     rc = syscall(PVHV_SYS_counters, &after);
-    printf("forktest: counters: hypercalls %llu -> %llu, mmu_hypercalls %llu -> %llu, "
-           "emulations %llu -> %llu\n",
-           (unsigned long long)before.hypercalls, (unsigned long long)after.hypercalls,
-           (unsigned long long)before.mmu_hypercalls, (unsigned long long)after.mmu_hypercalls,
-           (unsigned long long)before.emulations, (unsigned long long)after.emulations);
+    printf(
+        "forktest: counters: hypercalls %llu -> %llu, mmu_hypercalls %llu -> %llu, "
+        "emulations %llu -> %llu\n",
+        (unsigned long long)before.hypercalls, (unsigned long long)after.hypercalls,
+        (unsigned long long)before.mmu_hypercalls, (unsigned long long)after.mmu_hypercalls,
+        (unsigned long long)before.emulations, (unsigned long long)after.emulations);
     check("hypervisor counters grow", rc == 0 && after.hypercalls > before.hypercalls, "did not grow");
   } else {
     printf("forktest: counters: unavailable (%s)\n", errno == ENOSYS ? "ENOSYS" : "other error");
@@ -274,12 +278,12 @@ static void counters(void) {
   check("pte bench (1001) returns 0", syscall(PVHV_SYS_pte_bench, 1000UL) == 0, "failed");
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   if (argc >= 2 && strcmp(argv[1], "--argv") == 0) {
     return argc == 4 && strcmp(argv[2], "one") == 0 && strcmp(argv[3], "two") == 0 ? 42 : 1;
   }
   if (argc >= 2 && strcmp(argv[1], "--env") == 0) {
-    const char *foo = getenv("FOO");
+    const char* foo = getenv("FOO");
     return foo != NULL && strcmp(foo, "bar") == 0 ? 43 : 1;
   }
   int stress_rounds = 1;

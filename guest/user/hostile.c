@@ -11,7 +11,7 @@
 
 static int failures;
 
-static void check(const char *what, int ok, long got) {
+static void check(const char* what, int ok, long got) {
   if (ok) {
     printf("hostile: %s: ok\n", what);
   } else {
@@ -23,7 +23,7 @@ static void check(const char *what, int ok, long got) {
 
 /* A system call made with RFLAGS.NT set. The hypervisor's syscall entry must not run with
  * it (its return iretq would fault in ring 0); the guest gets its own flags back. */
-static long syscall_with_nt(long number, int *nt_after) {
+static long syscall_with_nt(long number, int* nt_after) {
   long result;
   unsigned long flags;
   __asm__ volatile(
@@ -59,8 +59,8 @@ static void compat_mode_syscall(void) {
       ".code64\n\t"
       "movl $60, %%eax\n\t"
       "movl $77, %%edi\n\t"
-      "syscall\n\t"
-      ::: "rax", "rdi", "rcx", "r11", "memory");
+      "syscall\n\t" ::
+          : "rax", "rdi", "rcx", "r11", "memory");
 }
 
 /* rdmsr / wrmsr from user mode: the hypervisor serves them only to a guest kernel (Xen's
@@ -70,9 +70,7 @@ static void user_rdmsr_mcg_status(void) {
   unsigned lo, hi;
   __asm__ volatile("rdmsr" : "=a"(lo), "=d"(hi) : "c"(0x17a));
 }
-static void user_wrmsr_gs_base(void) {
-  __asm__ volatile("wrmsr" ::"c"(0xc0000101), "a"(0), "d"(0));
-}
+static void user_wrmsr_gs_base(void) { __asm__ volatile("wrmsr" ::"c"(0xc0000101), "a"(0), "d"(0)); }
 
 static void user_wbinvd(void) { __asm__ volatile("wbinvd" ::: "memory"); }
 
@@ -98,11 +96,9 @@ int main(void) {
         WIFSIGNALED(status) && WTERMSIG(status) == SIGILL, status);
 
   status = run_child(user_rdmsr_mcg_status);
-  check("rdmsr MCG_STATUS from user mode is #GP (SIGSEGV)", WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV,
-        status);
+  check("rdmsr MCG_STATUS from user mode is #GP (SIGSEGV)", WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV, status);
   status = run_child(user_wrmsr_gs_base);
-  check("wrmsr GS_BASE from user mode is #GP (SIGSEGV)", WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV,
-        status);
+  check("wrmsr GS_BASE from user mode is #GP (SIGSEGV)", WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV, status);
 
   status = run_child(user_wbinvd);
   check("wbinvd from user mode is #GP (SIGSEGV)", WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV, status);

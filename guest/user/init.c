@@ -9,8 +9,8 @@
 
 static int check_heap(void) {
   /* Small blocks come from brk, a large one from mmap: both are demand-paged. */
-  char *small = malloc(100);
-  char *large = malloc(1 << 20);
+  char* small = malloc(100);
+  char* large = malloc(1 << 20);
   if (small == NULL || large == NULL) return -1;
   memset(small, 'a', 100);
   memset(large, 'b', 1 << 20);
@@ -18,8 +18,8 @@ static int check_heap(void) {
   free(large);
   free(small);
   /* musl's sbrk() only reports the break, so grow it with the raw system call. */
-  char *before = (char *)syscall(SYS_brk, 0);
-  char *after = (char *)syscall(SYS_brk, before + 65536);
+  char* before = (char*)syscall(SYS_brk, 0);
+  char* after = (char*)syscall(SYS_brk, before + 65536);
   if (after != before + 65536) return -1;
   memset(before, 'c', 65536);
   return ok ? 0 : -1;

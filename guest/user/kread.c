@@ -5,7 +5,7 @@
 int main(void) {
   printf("kread: reading kernel memory at 0xffffffff80000000\n");
   fflush(stdout);
-  volatile unsigned long *kernel = (volatile unsigned long *)0xffffffff80000000ul;
+  volatile unsigned long* kernel = (volatile unsigned long*)0xffffffff80000000ul;
   unsigned long value = *kernel;
   printf("kread: read %lx: kernel memory is reachable from user mode\n", value);
   return 0;

@@ -9,11 +9,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define INSTRUCTION(name, text)                                          \
-  extern const char privop_##name[];                                     \
-  static void run_##name(void) {                                         \
-    __asm__ volatile(".globl privop_" #name "\nprivop_" #name ": " text  \
-                     ::: "rax", "rcx", "rdx", "memory");                  \
+#define INSTRUCTION(name, text)                                                                             \
+  extern const char privop_##name[];                                                                        \
+  static void run_##name(void) {                                                                            \
+    __asm__ volatile(".globl privop_" #name "\nprivop_" #name ": " text ::: "rax", "rcx", "rdx", "memory"); \
   }
 
 INSTRUCTION(hlt, "hlt")
@@ -25,16 +24,16 @@ INSTRUCTION(wbinvd, "wbinvd")
 INSTRUCTION(ud2, "ud2")
 
 struct instruction {
-  const char *name;
-  const char *at;
+  const char* name;
+  const char* at;
   void (*run)(void);
 };
 
 int main(void) {
   /* Where the privileged instruction itself is: `in` and `rdmsr` start with a mov. */
   static const struct instruction all[] = {
-      {"hlt", privop_hlt, run_hlt},          {"cli", privop_cli, run_cli},
-      {"in", privop_in + 2, run_in},         {"mov_cr0", privop_mov_cr0, run_mov_cr0},
+      {"hlt", privop_hlt, run_hlt},           {"cli", privop_cli, run_cli},
+      {"in", privop_in + 2, run_in},          {"mov_cr0", privop_mov_cr0, run_mov_cr0},
       {"rdmsr", privop_rdmsr + 5, run_rdmsr}, {"wbinvd", privop_wbinvd, run_wbinvd},
       {"ud2", privop_ud2, run_ud2},
   };
@@ -51,9 +50,9 @@ int main(void) {
       return 1;
     }
     if (WIFSIGNALED(status))
-      printf("privop: %s at %p: signal %d\n", all[i].name, (const void *)all[i].at, WTERMSIG(status));
+      printf("privop: %s at %p: signal %d\n", all[i].name, (const void*)all[i].at, WTERMSIG(status));
     else
-      printf("privop: %s at %p: exit %d\n", all[i].name, (const void *)all[i].at, WEXITSTATUS(status));
+      printf("privop: %s at %p: exit %d\n", all[i].name, (const void*)all[i].at, WEXITSTATUS(status));
   }
   printf("privop: done\n");
   return 0;

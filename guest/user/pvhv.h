@@ -18,19 +18,19 @@
 #include <stdint.h>
 
 struct pvhv_counters {
-  uint64_t page_faults;    /* pv_page_faults: #PF taken by the hypervisor for the guest */
-  uint64_t emulations;     /* ptwr_emulations: page-table writes emulated */
-  uint64_t unhooks;        /* ptwr_unhooks: L1 tables detached for writable pagetables */
-  uint64_t rehooks;        /* ptwr_rehooks */
-  uint64_t revalidated;    /* ptwr_revalidated: entries checked on reattach */
-  uint64_t flushes;        /* tlb_flushes */
-  uint64_t mmu_hypercalls; /* mmu_update, mmuext_op, update_va_mapping (multicall entries too) */
-  uint64_t hypercalls;     /* every hypercall */
-  uint64_t cr3_writes;     /* CR3 loads: address-space switches and full TLB flushes */
-  uint64_t invlpgs;        /* tlb_invlpgs: single-page invalidations */
-  uint64_t guest_syscalls; /* user system calls bounced to the guest kernel */
+  uint64_t page_faults;         /* pv_page_faults: #PF taken by the hypervisor for the guest */
+  uint64_t emulations;          /* ptwr_emulations: page-table writes emulated */
+  uint64_t unhooks;             /* ptwr_unhooks: L1 tables detached for writable pagetables */
+  uint64_t rehooks;             /* ptwr_rehooks */
+  uint64_t revalidated;         /* ptwr_revalidated: entries checked on reattach */
+  uint64_t flushes;             /* tlb_flushes */
+  uint64_t mmu_hypercalls;      /* mmu_update, mmuext_op, update_va_mapping (multicall entries too) */
+  uint64_t hypercalls;          /* every hypercall */
+  uint64_t cr3_writes;          /* CR3 loads: address-space switches and full TLB flushes */
+  uint64_t invlpgs;             /* tlb_invlpgs: single-page invalidations */
+  uint64_t guest_syscalls;      /* user system calls bounced to the guest kernel */
   uint64_t type_change_flushes; /* of flushes, those only because a frame changed type */
-  uint64_t detaches;       /* ptwr_faults: L1 tables detached (unhooked or not) for writable pagetables */
+  uint64_t detaches;            /* ptwr_faults: L1 tables detached (unhooked or not) for writable pagetables */
 };
 
 #define PVHV_SYS_counters 1000

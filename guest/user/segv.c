@@ -4,7 +4,7 @@
 int main(void) {
   printf("segv: touching 0xdead000\n");
   fflush(stdout);
-  volatile int *bad = (volatile int *)0xdead000;
+  volatile int* bad = (volatile int*)0xdead000;
   *bad = 1;
   printf("segv: still alive\n");
   return 0;

@@ -7,13 +7,13 @@
 #include <string.h>
 #include <unistd.h>
 
-extern char **environ;
+extern char** environ;
 
 enum { kMaxWords = 64 };
 
-static int split(char *command, char **words) {
+static int split(char* command, char** words) {
   int count = 0;
-  for (char *cursor = command; *cursor != '\0';) {
+  for (char* cursor = command; *cursor != '\0';) {
     while (*cursor == ' ' || *cursor == '\t' || *cursor == '\n') *cursor++ = '\0';
     if (*cursor == '\0') break;
     if (count == kMaxWords) return -1;
@@ -24,12 +24,12 @@ static int split(char *command, char **words) {
   return count;
 }
 
-static void run(char **words) {
+static void run(char** words) {
   if (strchr(words[0], '/') != NULL) {
     execve(words[0], words, environ);
     return;
   }
-  static const char *const kPath[] = {"/bin/", "/"};
+  static const char* const kPath[] = {"/bin/", "/"};
   char path[256];
   for (unsigned i = 0; i < sizeof(kPath) / sizeof(kPath[0]); ++i) {
     if (strlen(kPath[i]) + strlen(words[0]) + 1 > sizeof(path)) continue;
@@ -39,12 +39,12 @@ static void run(char **words) {
   }
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   if (argc < 3 || strcmp(argv[1], "-c") != 0) {
     fprintf(stderr, "usage: sh -c \"command [arguments]\"\n");
     return 2;
   }
-  char *words[kMaxWords + 1];
+  char* words[kMaxWords + 1];
   int count = split(argv[2], words);
   if (count < 0) {
     fprintf(stderr, "sh: too many words\n");

@@ -109,7 +109,8 @@ TEST(DomainTeardown, AScanKeepsTheLengthItBeganWith) {
   const uint64_t at_start = DomainTeardown::frames_per_piece * 2 + 5;
   uint64_t visits[2] = {0, 0};
   uint64_t frames_now = at_start;
-  for (TeardownWork work = teardown.next(frames_now); work.step != TeardownStep::done; work = teardown.next(frames_now)) {
+  for (TeardownWork work = teardown.next(frames_now); work.step != TeardownStep::done;
+       work = teardown.next(frames_now)) {
     const bool scan = work.step == TeardownStep::unpin_tables || work.step == TeardownStep::release_frames;
     if (scan) {
       EXPECT_EQ(work.length, at_start);

@@ -25,9 +25,9 @@ TEST(DaemonProtocol, ParsesARequest) {
 }
 
 TEST(DaemonProtocol, BadLinesAreEinvalWithIdNull) {
-  for (std::string_view line : {"", "nonsense", "[1,2]", "42", "\"x\"", "{\"op\":\"list\"}", "{\"id\":-1,\"op\":\"list\"}",
-                                "{\"id\":1.5,\"op\":\"list\"}", "{\"id\":\"1\",\"op\":\"list\"}", "{\"id\":1",
-                                "{\"id\":1,\"op\":\"li\xff\"}"}) {
+  for (std::string_view line : {"", "nonsense", "[1,2]", "42", "\"x\"", "{\"op\":\"list\"}",
+                                "{\"id\":-1,\"op\":\"list\"}", "{\"id\":1.5,\"op\":\"list\"}",
+                                "{\"id\":\"1\",\"op\":\"list\"}", "{\"id\":1", "{\"id\":1,\"op\":\"li\xff\"}"}) {
     Json answer = error_of(line);
     EXPECT_EQ(answer["ok"], false) << line;
     EXPECT_EQ(answer["errno"], kEinval) << line;

@@ -22,7 +22,8 @@ DomainRecord sample() {
   r.console_port = 2;
   r.store_mfn = 0x1235;
   r.store_port = 1;
-  r.xenstore_state = Json{{"nodes", Json::array()}, {"watches", Json::array({Json{{"path", "control/shutdown"}, {"token", "t"}}})}};
+  r.xenstore_state =
+      Json{{"nodes", Json::array()}, {"watches", Json::array({Json{{"path", "control/shutdown"}, {"token", "t"}}})}};
   add_history(r, 1, "building");
   add_history(r, 2, "running");
   return r;

@@ -32,7 +32,7 @@ TEST(DaemonViewRefresh, AnExceptionDuringAReadIsFollowedByAnother) {
   ViewRefresh r(10000);
   r.set_watching(true);
   r.begin(0);
-  r.exception();  // after the read began: what it reads may not show it
+  r.exception();           // after the read began: what it reads may not show it
   EXPECT_FALSE(r.due(1));  // one read at a time
   r.end();
   EXPECT_TRUE(r.stale());

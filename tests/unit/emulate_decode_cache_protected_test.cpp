@@ -16,8 +16,8 @@ using pte_write::DecodeCache;
 
 constexpr uint64_t kRip = 0xffffffff81234567ULL, kL4 = 9, kMappingL1 = 3;
 constexpr uint64_t kMaddr = (kMappingL1 << 12) + 0x234 * 8 % 4096;
-constexpr uint8_t kMovStore[] = {0x48, 0x89, 0x37};      // mov %rsi,(%rdi)
-constexpr uint8_t kMovStoreRdx[] = {0x48, 0x89, 0x17};   // mov %rdx,(%rdi)
+constexpr uint8_t kMovStore[] = {0x48, 0x89, 0x37};     // mov %rsi,(%rdi)
+constexpr uint8_t kMovStoreRdx[] = {0x48, 0x89, 0x17};  // mov %rdx,(%rdi)
 
 class ProtectedDecodeCache : public ::testing::Test {
  protected:

@@ -11,11 +11,11 @@ using pte_write::Status;
 using pte_write::WriteResult;
 namespace rf = emulate::rflags;
 
-constexpr uint64_t kTable = 0xffff888000123000ULL;    // guest VA of a page-table page
-constexpr uint64_t kEntry = kTable + 3 * 8;           // the entry the guest writes
-constexpr uint64_t kOld = 0x8000000012345067ULL;      // NX | frame 0x12345 | D A U W P
+constexpr uint64_t kTable = 0xffff888000123000ULL;  // guest VA of a page-table page
+constexpr uint64_t kEntry = kTable + 3 * 8;         // the entry the guest writes
+constexpr uint64_t kOld = 0x8000000012345067ULL;    // NX | frame 0x12345 | D A U W P
 constexpr uint64_t kRip = 0xffffffff81000001ULL;
-constexpr uint64_t kFlags = 0x202;                    // IF | reserved bit 1
+constexpr uint64_t kFlags = 0x202;  // IF | reserved bit 1
 
 class EmulatePteWrite : public ::testing::Test {
  protected:
@@ -67,7 +67,7 @@ TEST_F(EmulatePteWrite, MovImm32IsSignExtended) {
 }
 
 TEST_F(EmulatePteWrite, Mov32ToLowHalfKeepsTheHighHalf) {
-  frame_.rax = 0xdeadbeef55555025ULL;  // only eax is stored
+  frame_.rax = 0xdeadbeef55555025ULL;                               // only eax is stored
   expect_plain_store(run({0x89, 0x07}), 0x8000000055555025ULL, 2);  // mov %eax,(%rdi)
 }
 
@@ -78,7 +78,7 @@ TEST_F(EmulatePteWrite, Mov32ToHighHalfKeepsTheLowHalf) {
 }
 
 TEST_F(EmulatePteWrite, MovOfOneByteFromAHighByteRegister) {
-  frame_.rax = 0x1111111111112211ULL;  // ah = 0x22
+  frame_.rax = 0x1111111111112211ULL;                               // ah = 0x22
   expect_plain_store(run({0x88, 0x27}), 0x8000000012345022ULL, 2);  // mov %ah,(%rdi)
 }
 
@@ -122,7 +122,7 @@ TEST_F(EmulatePteWrite, Xchg32WithTheHighHalfZeroExtendsTheRegister) {
 
 TEST_F(EmulatePteWrite, LockedCmpxchgThatMatchesWrites) {
   frame_.rax = kOld;
-  frame_.rsi = 0x8000000012345065ULL;  // clear D
+  frame_.rsi = 0x8000000012345065ULL;                   // clear D
   WriteResult r = run({0xf0, 0x48, 0x0f, 0xb1, 0x37});  // lock cmpxchg %rsi,(%rdi)
   ASSERT_EQ(r.status, Status::ok);
   EXPECT_TRUE(r.writes);
@@ -322,8 +322,8 @@ TEST_F(EmulatePteWrite, FsAndGsOverridesAddTheSegmentBase) {
   frame_.rdi = kEntry - kTable;
   segments_.fs = kTable;
   segments_.gs = kTable + 0x1000;
-  expect_plain_store(run({0x64, 0x48, 0x89, 0x07}), 0x6067, 4);                    // mov %rax,%fs:(%rdi)
-  expect_plain_store(run({0x65, 0x48, 0x89, 0x07}, kEntry + 0x1000), 0x6067, 4);   // mov %rax,%gs:(%rdi)
+  expect_plain_store(run({0x64, 0x48, 0x89, 0x07}), 0x6067, 4);                   // mov %rax,%fs:(%rdi)
+  expect_plain_store(run({0x65, 0x48, 0x89, 0x07}, kEntry + 0x1000), 0x6067, 4);  // mov %rax,%gs:(%rdi)
   EXPECT_EQ(run({0x65, 0x48, 0x89, 0x07}).status, Status::not_the_faulting_address);
   // A DS override has no base in 64-bit mode.
   EXPECT_EQ(run({0x3e, 0x48, 0x89, 0x07}).status, Status::not_the_faulting_address);
@@ -379,18 +379,18 @@ TEST_F(EmulatePteWrite, RefusesVectorStores) {
 }
 
 TEST_F(EmulatePteWrite, RefusesOtherInstructions) {
-  EXPECT_EQ(decode_status({0x0f, 0x0b}), Status::unsupported);              // ud2
-  EXPECT_EQ(decode_status({0x48, 0x8b, 0x07}), Status::unsupported);        // mov (%rdi),%rax: a read
-  EXPECT_EQ(decode_status({0x8c, 0x07}), Status::unsupported);              // mov %es,(%rdi)
-  EXPECT_EQ(decode_status({0x48, 0x01, 0x07}), Status::unsupported);        // add %rax,(%rdi)
+  EXPECT_EQ(decode_status({0x0f, 0x0b}), Status::unsupported);                    // ud2
+  EXPECT_EQ(decode_status({0x48, 0x8b, 0x07}), Status::unsupported);              // mov (%rdi),%rax: a read
+  EXPECT_EQ(decode_status({0x8c, 0x07}), Status::unsupported);                    // mov %es,(%rdi)
+  EXPECT_EQ(decode_status({0x48, 0x01, 0x07}), Status::unsupported);              // add %rax,(%rdi)
   EXPECT_EQ(decode_status({0xf0, 0x48, 0x0f, 0xc1, 0x07}), Status::unsupported);  // lock xadd
   EXPECT_EQ(decode_status({0xf0, 0x48, 0x0f, 0xbb, 0x37}), Status::unsupported);  // lock btc
-  EXPECT_EQ(decode_status({0xff, 0x37}), Status::unsupported);              // push (%rdi)
-  EXPECT_EQ(decode_status({0x8f, 0x07}), Status::unsupported);              // pop (%rdi)
-  EXPECT_EQ(decode_status({0x48, 0x87, 0xc6}), Status::unsupported);        // xchg %rax,%rsi: no memory
-  EXPECT_EQ(decode_status({0x48, 0x0f, 0xc7, 0x0f}), Status::unsupported);  // cmpxchg16b (%rdi)
-  EXPECT_EQ(decode_status({0x06}), Status::undecodable);                    // push %es: invalid in 64-bit
-  EXPECT_EQ(decode_status({0xf0, 0x48, 0x89, 0x07}), Status::undecodable);  // lock mov
+  EXPECT_EQ(decode_status({0xff, 0x37}), Status::unsupported);                    // push (%rdi)
+  EXPECT_EQ(decode_status({0x8f, 0x07}), Status::unsupported);                    // pop (%rdi)
+  EXPECT_EQ(decode_status({0x48, 0x87, 0xc6}), Status::unsupported);              // xchg %rax,%rsi: no memory
+  EXPECT_EQ(decode_status({0x48, 0x0f, 0xc7, 0x0f}), Status::unsupported);        // cmpxchg16b (%rdi)
+  EXPECT_EQ(decode_status({0x06}), Status::undecodable);                          // push %es: invalid in 64-bit
+  EXPECT_EQ(decode_status({0xf0, 0x48, 0x89, 0x07}), Status::undecodable);        // lock mov
 }
 
 TEST_F(EmulatePteWrite, RefusesInstructionsLongerThanTheBytesAvailable) {

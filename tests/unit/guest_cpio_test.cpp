@@ -15,10 +15,8 @@ void pad4(std::string& s) {
 
 std::string newc_entry(const std::string& name, const std::string& data, unsigned mode = 0100755) {
   char header[111];
-  std::snprintf(header, sizeof(header),
-                "070701%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X", 1u, mode, 0u, 0u,
-                1u, 0u, static_cast<unsigned>(data.size()), 0u, 0u, 0u, 0u,
-                static_cast<unsigned>(name.size() + 1), 0u);
+  std::snprintf(header, sizeof(header), "070701%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X", 1u, mode, 0u, 0u,
+                1u, 0u, static_cast<unsigned>(data.size()), 0u, 0u, 0u, 0u, static_cast<unsigned>(name.size() + 1), 0u);
   std::string out(header, 110);
   out += name;
   out.push_back('\0');
@@ -123,6 +121,5 @@ TEST(guest_cpio, ReaderStopsAfterError) {
 }
 
 TEST(guest_cpio, StatusNamesAreDistinct) {
-  EXPECT_STRNE(lib::cpio_status_name(lib::CpioStatus::truncated),
-               lib::cpio_status_name(lib::CpioStatus::bad_magic));
+  EXPECT_STRNE(lib::cpio_status_name(lib::CpioStatus::truncated), lib::cpio_status_name(lib::CpioStatus::bad_magic));
 }

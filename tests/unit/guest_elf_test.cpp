@@ -38,11 +38,11 @@ std::vector<uint8_t> valid_elf() {
   std::vector<uint8_t> file(0x2000, 0);
   const uint8_t ident[] = {0x7f, 'E', 'L', 'F', 2, 1, 1};
   std::memcpy(file.data(), ident, sizeof(ident));
-  put(file, 16, uint16_t{2});      // ET_EXEC
-  put(file, 18, uint16_t{62});     // EM_X86_64
+  put(file, 16, uint16_t{2});   // ET_EXEC
+  put(file, 18, uint16_t{62});  // EM_X86_64
   put(file, 20, uint32_t{1});
   put(file, 24, uint64_t{0x400100});  // entry
-  put(file, 32, uint64_t{64});     // phoff
+  put(file, 32, uint64_t{64});        // phoff
   put(file, 52, uint16_t{64});
   put(file, 54, uint16_t{56});
   put(file, 56, uint16_t{3});
@@ -84,12 +84,9 @@ TEST(guest_elf, RejectsBadIdentity) {
     size_t offset;
     uint8_t value;
     lib::ElfStatus expected;
-  } cases[] = {{0, 0, lib::ElfStatus::bad_magic},
-               {4, 1, lib::ElfStatus::not_64bit},
-               {5, 2, lib::ElfStatus::not_little_endian},
-               {6, 0, lib::ElfStatus::bad_version},
-               {18, 3, lib::ElfStatus::wrong_machine},
-               {16, 3, lib::ElfStatus::not_executable}};
+  } cases[] = {{0, 0, lib::ElfStatus::bad_magic},         {4, 1, lib::ElfStatus::not_64bit},
+               {5, 2, lib::ElfStatus::not_little_endian}, {6, 0, lib::ElfStatus::bad_version},
+               {18, 3, lib::ElfStatus::wrong_machine},    {16, 3, lib::ElfStatus::not_executable}};
   for (const Case& c : cases) {
     std::vector<uint8_t> file = valid_elf();
     file[c.offset] = c.value;

@@ -50,11 +50,19 @@ struct TestPool {
     }
     pool.kernel_l4_mfn = 0x11b5;
     const uint64_t kernel_l1 = 0x11b8;
-    for (unsigned i = 0; i < kFuzzSlotCount; ++i) pool.fuzz_slot_ma[i] = pool.kernel_l4_mfn * 4096 + kFuzzL4Slots[i] * 8;
+    for (unsigned i = 0; i < kFuzzSlotCount; ++i)
+      pool.fuzz_slot_ma[i] = pool.kernel_l4_mfn * 4096 + kFuzzL4Slots[i] * 8;
     for (unsigned i = 0; i < kMaxTables; ++i) pool.direct_map_slot_ma[i] = 0x1300 * 4096ull + i * 8;
     for (unsigned i = 0; i < kMaxData; ++i) pool.direct_map_slot_ma[kMaxTables + i] = 0x1301 * 4096ull + i * 8;
-    const OtherFrame frames[] = {{pool.kernel_l4_mfn, 4}, {0x11b6, 3}, {0x11b7, 2}, {kernel_l1, 1}, {0x1300, 1},
-                                 {0x1000, 0}, {0x1001, 0}, {0x1100, 0}, {0x11bb, 0}};
+    const OtherFrame frames[] = {{pool.kernel_l4_mfn, 4},
+                                 {0x11b6, 3},
+                                 {0x11b7, 2},
+                                 {kernel_l1, 1},
+                                 {0x1300, 1},
+                                 {0x1000, 0},
+                                 {0x1001, 0},
+                                 {0x1100, 0},
+                                 {0x11bb, 0}};
     for (const OtherFrame& frame : frames) pool.protected_frames[pool.protected_frame_count++] = frame;
     const ProtectedSlot slots[] = {
         {pool.kernel_l4_mfn * 4096 + 511 * 8, 0x11b6067, 4, false, 0},
@@ -100,14 +108,17 @@ std::string text_of(const Pool& pool, const Op& op) {
 }
 
 // Every hypercall number an operation issues, multicall entries included (one level down).
-void collect_numbers(const Pool& pool, uint64_t number, const uint64_t* args, std::vector<uint64_t>& out, int depth = 0) {
+void collect_numbers(const Pool& pool, uint64_t number, const uint64_t* args, std::vector<uint64_t>& out,
+                     int depth = 0) {
   out.push_back(number);
   if (uint32_t(number) != __HYPERVISOR_multicall || depth > 1) return;
   for (uint64_t i = 0; i < args[1] && i < 64; ++i) {
     uint64_t va = args[0] + i * sizeof(multicall_entry_t);
     const uint8_t* at = nullptr;
-    if (va >= pool.buffer_va && va + sizeof(multicall_entry_t) <= pool.buffer_va + pool.buffer_size) at = pool.buffer + (va - pool.buffer_va);
-    if (va >= pool.edge_va && va + sizeof(multicall_entry_t) <= pool.edge_va + 4096) at = pool.edge + (va - pool.edge_va);
+    if (va >= pool.buffer_va && va + sizeof(multicall_entry_t) <= pool.buffer_va + pool.buffer_size)
+      at = pool.buffer + (va - pool.buffer_va);
+    if (va >= pool.edge_va && va + sizeof(multicall_entry_t) <= pool.edge_va + 4096)
+      at = pool.edge + (va - pool.edge_va);
     if (!at) break;
     multicall_entry_t entry;
     std::memcpy(&entry, at, sizeof(entry));
@@ -172,9 +183,10 @@ TEST(guest_fuzz_random, RangesAndWeights) {
 TEST(guest_fuzz_options, ParsesTheCommandLine) {
   Options options;
   char error[128];
-  ASSERT_TRUE(parse_options("fuzz=0x2a fuzz_ops=5000 fuzz_start=100 fuzz_audit=1000 fuzz_log=120-130 "
-                            "fuzz_skip=nt+rax_high fuzz_progress=50",
-                            options, error, sizeof(error)))
+  ASSERT_TRUE(
+      parse_options("fuzz=0x2a fuzz_ops=5000 fuzz_start=100 fuzz_audit=1000 fuzz_log=120-130 "
+                    "fuzz_skip=nt+rax_high fuzz_progress=50",
+                    options, error, sizeof(error)))
       << error;
   EXPECT_EQ(options.seed, 42u);
   EXPECT_EQ(options.ops, 5000u);
@@ -284,7 +296,8 @@ struct ReadOnlyTextPool : TestPool {
 // Every frame an operation asks the hypervisor to take a table type on, or names in an entry.
 void frames_named(const Pool& pool, const Op& op, std::vector<uint64_t>& typed, std::vector<uint64_t>& in_entries) {
   auto in_buffer = [&](uint64_t va, uint64_t bytes) -> const uint8_t* {
-    if (va >= pool.buffer_va && va + bytes <= pool.buffer_va + pool.buffer_size) return pool.buffer + (va - pool.buffer_va);
+    if (va >= pool.buffer_va && va + bytes <= pool.buffer_va + pool.buffer_size)
+      return pool.buffer + (va - pool.buffer_va);
     return nullptr;
   };
   if (op.kind == OpKind::mmuext) {
@@ -310,7 +323,8 @@ void frames_named(const Pool& pool, const Op& op, std::vector<uint64_t>& typed, 
   if (op.kind == OpKind::va_mapping) {
     bool kernel_mapping = false;  // a kernel L1 entry given its own value again (never retyped)
     for (unsigned i = 0; i < pool.protected_slot_count; ++i)
-      kernel_mapping |= pool.protected_slots[i].va == (op.call.args[0] & ~4095ull) && pool.protected_slots[i].value == op.call.args[1];
+      kernel_mapping |= pool.protected_slots[i].va == (op.call.args[0] & ~4095ull) &&
+                        pool.protected_slots[i].value == op.call.args[1];
     if (!kernel_mapping) in_entries.push_back((op.call.args[1] & kAddressBits) >> 12);
   }
   if (op.kind == OpKind::ptwrite || op.kind == OpKind::touch)
@@ -337,7 +351,8 @@ TEST(guest_fuzz_generate, NeverNamesTheKernelTextWhereATypeCouldBeTaken) {
         ASSERT_STREQ(problem, "") << "seed " << seed << " op " << n << ": " << text_of(test.pool, op);
         std::vector<uint64_t> typed, in_entries;
         frames_named(test.pool, op, typed, in_entries);
-        for (uint64_t mfn : typed) ASSERT_FALSE(is_read_only_frame(test.pool, mfn)) << "op " << n << ": " << text_of(test.pool, op);
+        for (uint64_t mfn : typed)
+          ASSERT_FALSE(is_read_only_frame(test.pool, mfn)) << "op " << n << ": " << text_of(test.pool, op);
         for (uint64_t mfn : in_entries)
           ASSERT_FALSE(is_read_only_frame(test.pool, mfn)) << "op " << n << ": " << text_of(test.pool, op);
 
@@ -379,8 +394,8 @@ TEST(guest_fuzz_rules, TheKernelTextIsNeverNamedWhereATypeCouldBeTaken) {
   ext_op.call.args[0] = pool.buffer_va;
   ext_op.call.args[1] = 1;
   auto* ext = reinterpret_cast<mmuext_op_t*>(pool.buffer);
-  for (unsigned cmd : {MMUEXT_PIN_L1_TABLE, MMUEXT_PIN_L2_TABLE, MMUEXT_PIN_L4_TABLE, MMUEXT_NEW_BASEPTR,
-                       MMUEXT_NEW_USER_BASEPTR}) {
+  for (unsigned cmd :
+       {MMUEXT_PIN_L1_TABLE, MMUEXT_PIN_L2_TABLE, MMUEXT_PIN_L4_TABLE, MMUEXT_NEW_BASEPTR, MMUEXT_NEW_USER_BASEPTR}) {
     *ext = mmuext_op_t{};
     ext->cmd = cmd;
     ext->arg1.mfn = ReadOnlyTextPool::kTextPage;
@@ -438,7 +453,8 @@ TEST(guest_fuzz_generate, CoversEveryClassAndHostileKind) {
       }
     }
     if (op.kind == OpKind::iret) iret_bad_selector |= (op.iret.cs & ~3ull) != 0xe030 || op.iret.ss != 0xe02b;
-    nt |= (op.kind == OpKind::rflags && (op.rflags & kNtFlag)) || (op.kind == OpKind::iret && (op.iret.rflags & kNtFlag));
+    nt |=
+        (op.kind == OpKind::rflags && (op.rflags & kNtFlag)) || (op.kind == OpKind::iret && (op.iret.rflags & kNtFlag));
     if (op.kind == OpKind::ptwrite) {
       for (unsigned i = 0; i < op.step_count; ++i) {
         alias_load |= op.steps[i].kind == Step::Kind::alias_load;
@@ -453,7 +469,8 @@ TEST(guest_fuzz_generate, CoversEveryClassAndHostileKind) {
     }
     if (op.kind == OpKind::mmuext) {
       if (op.call.args[0] >= test.pool.buffer_va && op.call.args[0] < test.pool.buffer_va + test.pool.buffer_size) {
-        const auto* ops = reinterpret_cast<const mmuext_op_t*>(test.pool.buffer + (op.call.args[0] - test.pool.buffer_va));
+        const auto* ops =
+            reinterpret_cast<const mmuext_op_t*>(test.pool.buffer + (op.call.args[0] - test.pool.buffer_va));
         for (uint64_t i = 0; i < op.call.args[1] && i < 8; ++i) mmuext_commands.insert(int(ops[i].cmd));
       }
     }

@@ -32,8 +32,7 @@ TEST(guest_cmdline, LastValueWinsAndLongValuesAreTruncated) {
 
 TEST(guest_page_table_entry, EncodesFramesAndFlags) {
   using lib::PageTableEntry;
-  constexpr auto entry = PageTableEntry::make(lib::Mfn{0x12345}, PageTableEntry::kPresent |
-                                                                     PageTableEntry::kWritable);
+  constexpr auto entry = PageTableEntry::make(lib::Mfn{0x12345}, PageTableEntry::kPresent | PageTableEntry::kWritable);
   static_assert(entry.raw() == 0x12345003);
   static_assert(entry.present() && entry.writable() && !entry.user());
   static_assert(entry.mfn() == lib::Mfn{0x12345});
@@ -93,8 +92,9 @@ TEST(guest_region_set, FullSetRefusesSplit) {
 TEST(guest_cmdline, InitArgumentsFollowDoubleDash) {
   char storage[64];
   const char* words[4];
-  ASSERT_EQ(lib::cmdline_init_args("pte=direct init=/bench -- --only fork_exit  --scale 0.5", storage,
-                                   sizeof(storage), words, 4), 4u);
+  ASSERT_EQ(lib::cmdline_init_args("pte=direct init=/bench -- --only fork_exit  --scale 0.5", storage, sizeof(storage),
+                                   words, 4),
+            4u);
   EXPECT_STREQ(words[0], "--only");
   EXPECT_STREQ(words[1], "fork_exit");
   EXPECT_STREQ(words[3], "0.5");

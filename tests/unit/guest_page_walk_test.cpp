@@ -26,7 +26,9 @@ class GuestPageWalk : public ::testing::Test {
   }
   void link(uint64_t table, int level, uint64_t target, uint64_t flags) { entry(table, level) = target << 12 | flags; }
 
-  struct Free { void operator()(uint8_t* p) const { std::free(p); } };
+  struct Free {
+    void operator()(uint8_t* p) const { std::free(p); }
+  };
   std::unique_ptr<uint8_t, Free> storage_;
   mm::MachineMemory memory_{};
 };

@@ -141,9 +141,7 @@ struct Stack {
     std::memcpy(&value, &image[address - (kTop - kSize)], 8);
     return value;
   }
-  const char* string(uint64_t address) const {
-    return reinterpret_cast<const char*>(&image[address - (kTop - kSize)]);
-  }
+  const char* string(uint64_t address) const { return reinterpret_cast<const char*>(&image[address - (kTop - kSize)]); }
 };
 }  // namespace
 

@@ -101,7 +101,7 @@ class FakeRelay : lib::relay::Sink {
   std::atomic<int> damage{0};       // this many frames arrive truncated (as after a stall)
   std::atomic<int> lose{0};         // this many frames are lost whole (never reach the relay)
   std::atomic<int> handled{0};
-  std::atomic<int> raise{-1};  // a port an event arrives on (the server thread delivers it)
+  std::atomic<int> raise{-1};        // a port an event arrives on (the server thread delivers it)
   std::atomic<bool> hang_up{false};  // the connection closed (then the next one is taken)
   std::atomic<int> connections{0};
   FakeDom0 dom0;
@@ -122,7 +122,8 @@ class FakeRelay : lib::relay::Sink {
     proto::FrameReceiver receiver(storage.data(), storage.size(), proto::kMaxRequestPayload, 1000);
     lib::relay::Server server(dom0, *this, kWindow, 0);
     pollfd p{listener_, POLLIN, 0};
-    while (!stop_ && ::poll(&p, 1, 50) <= 0) {}
+    while (!stop_ && ::poll(&p, 1, 50) <= 0) {
+    }
     if (stop_) return;
     client_ = ::accept(listener_, nullptr, nullptr);
     ++connections;
@@ -399,7 +400,7 @@ class FakeWindowRelay : lib::relay::Sink {
   const std::string& path() const { return path_; }
   win::Header& header() { return *reinterpret_cast<win::Header*>(base_); }
   std::atomic<int> handled{0};
-  std::atomic<int> raise{-1};  // a port an event arrives on (the server thread delivers it)
+  std::atomic<int> raise{-1};        // a port an event arrives on (the server thread delivers it)
   std::atomic<bool> hang_up{false};  // the connection closed (then the next one is taken)
   std::atomic<int> connections{0};
   FakeDom0 dom0;

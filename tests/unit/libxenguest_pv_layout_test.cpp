@@ -105,11 +105,11 @@ TEST(LibxenguestPvLayout, MappingGrowsUntilItHoldsItsTables) {
 
 TEST(LibxenguestPvLayout, TooLittleMemoryIsRefused) {
   PvLayout layout;
-  EXPECT_EQ(lay_out(reference_kernel(), 0, 300, layout), LayoutError::out_of_memory);  // the kernel alone
+  EXPECT_EQ(lay_out(reference_kernel(), 0, 300, layout), LayoutError::out_of_memory);         // the kernel alone
   EXPECT_EQ(lay_out(reference_kernel(), 0x100000, 400, layout), LayoutError::out_of_memory);  // + ramdisk
-  EXPECT_EQ(lay_out(reference_kernel(), 0, 600, layout), LayoutError::mapping_too_large);  // 4 MiB mapped
-  EXPECT_EQ(lay_out(reference_kernel(), 0, 1023, layout), LayoutError::mapping_too_large);  // pfn 1023 mapped
-  EXPECT_EQ(lay_out(reference_kernel(), 0, 1024, layout), LayoutError::none);  // exactly the mapping
+  EXPECT_EQ(lay_out(reference_kernel(), 0, 600, layout), LayoutError::mapping_too_large);     // 4 MiB mapped
+  EXPECT_EQ(lay_out(reference_kernel(), 0, 1023, layout), LayoutError::mapping_too_large);    // pfn 1023 mapped
+  EXPECT_EQ(lay_out(reference_kernel(), 0, 1024, layout), LayoutError::none);                 // exactly the mapping
   EXPECT_EQ(lay_out(reference_kernel(), ~0ull - 10, 8192, layout), LayoutError::bad_size);
 }
 

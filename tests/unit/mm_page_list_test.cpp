@@ -13,118 +13,118 @@ PageList lists[3];  // kGuest and kOtherGuest are listed; everything else is not
 PageList* list_of(domid_t owner) { return owner == kGuest || owner == kOtherGuest ? &lists[owner] : nullptr; }
 
 class PageListTest : public MmuTest {
-protected:
-    PageListTest() {
-        for (PageList& list : lists) list = PageList{};
-        frames_.reset();
-        frames_.set_owner_lists({list_of});
-        for (uint64_t mfn = 10; mfn < 40; ++mfn) frames_.assign(mfn, kGuest);
-        for (uint64_t mfn = 40; mfn < 50; ++mfn) frames_.assign(mfn, kOtherGuest);
-        for (uint64_t mfn = 60; mfn < 64; ++mfn) frames_.assign(mfn, DOMID_XEN);
-    }
+ protected:
+  PageListTest() {
+    for (PageList& list : lists) list = PageList{};
+    frames_.reset();
+    frames_.set_owner_lists({list_of});
+    for (uint64_t mfn = 10; mfn < 40; ++mfn) frames_.assign(mfn, kGuest);
+    for (uint64_t mfn = 40; mfn < 50; ++mfn) frames_.assign(mfn, kOtherGuest);
+    for (uint64_t mfn = 60; mfn < 64; ++mfn) frames_.assign(mfn, DOMID_XEN);
+  }
 
-    // The list walked from head to tail, checking the back links on the way.
-    std::vector<uint64_t> walk(const PageList& list) {
-        std::vector<uint64_t> order;
-        uint64_t prev = kNoListFrame;
-        for (uint64_t mfn = list.head; mfn != kNoListFrame; mfn = info(mfn).list_next) {
-            EXPECT_EQ(info(mfn).list_prev, prev) << mfn;
-            EXPECT_TRUE(info(mfn).listed) << mfn;
-            order.push_back(mfn);
-            prev = mfn;
-            if (order.size() > kFrames) break;  // a cycle: the test fails below
-        }
-        EXPECT_EQ(list.tail, prev);
-        EXPECT_EQ(order.size(), list.count);
-        return order;
+  // The list walked from head to tail, checking the back links on the way.
+  std::vector<uint64_t> walk(const PageList& list) {
+    std::vector<uint64_t> order;
+    uint64_t prev = kNoListFrame;
+    for (uint64_t mfn = list.head; mfn != kNoListFrame; mfn = info(mfn).list_next) {
+      EXPECT_EQ(info(mfn).list_prev, prev) << mfn;
+      EXPECT_TRUE(info(mfn).listed) << mfn;
+      order.push_back(mfn);
+      prev = mfn;
+      if (order.size() > kFrames) break;  // a cycle: the test fails below
     }
+    EXPECT_EQ(list.tail, prev);
+    EXPECT_EQ(order.size(), list.count);
+    return order;
+  }
 
-    // Every frame owned by `owner` is on its list, and nothing else is.
-    void expect_list_is_ownership(domid_t owner) {
-        std::vector<uint64_t> listed = walk(lists[owner]);
-        std::set<uint64_t> on_list(listed.begin(), listed.end());
-        EXPECT_EQ(on_list.size(), listed.size()) << "no frame twice";
-        for (uint64_t mfn = 0; mfn < kFrames; ++mfn) {
-            const bool owned = !info(mfn).is_free() && info(mfn).owner == owner;
-            EXPECT_EQ(on_list.count(mfn) == 1, owned) << mfn;
-        }
+  // Every frame owned by `owner` is on its list, and nothing else is.
+  void expect_list_is_ownership(domid_t owner) {
+    std::vector<uint64_t> listed = walk(lists[owner]);
+    std::set<uint64_t> on_list(listed.begin(), listed.end());
+    EXPECT_EQ(on_list.size(), listed.size()) << "no frame twice";
+    for (uint64_t mfn = 0; mfn < kFrames; ++mfn) {
+      const bool owned = !info(mfn).is_free() && info(mfn).owner == owner;
+      EXPECT_EQ(on_list.count(mfn) == 1, owned) << mfn;
     }
+  }
 };
 
 TEST_F(PageListTest, AssignedFramesAreListedInOrderWithTheirOwner) {
-    std::vector<uint64_t> guest = walk(lists[kGuest]);
-    ASSERT_EQ(guest.size(), 30u);
-    for (uint64_t i = 0; i < guest.size(); ++i) EXPECT_EQ(guest[i], 10 + i);
-    EXPECT_EQ(walk(lists[kOtherGuest]).size(), 10u);
-    EXPECT_FALSE(info(kHypervisorFrame).listed) << "an owner without a list keeps none";
-    EXPECT_FALSE(info(kFreeFrame).listed);
-    expect_list_is_ownership(kGuest);
-    expect_list_is_ownership(kOtherGuest);
+  std::vector<uint64_t> guest = walk(lists[kGuest]);
+  ASSERT_EQ(guest.size(), 30u);
+  for (uint64_t i = 0; i < guest.size(); ++i) EXPECT_EQ(guest[i], 10 + i);
+  EXPECT_EQ(walk(lists[kOtherGuest]).size(), 10u);
+  EXPECT_FALSE(info(kHypervisorFrame).listed) << "an owner without a list keeps none";
+  EXPECT_FALSE(info(kFreeFrame).listed);
+  expect_list_is_ownership(kGuest);
+  expect_list_is_ownership(kOtherGuest);
 }
 
 TEST_F(PageListTest, AFreedFrameLeavesItsListWhereverItIs) {
-    for (uint64_t mfn : {uint64_t{10}, uint64_t{25}, uint64_t{39}}) {  // head, middle, tail
-        drop_allocation(frames_, mfn);
-        EXPECT_TRUE(info(mfn).is_free());
-        EXPECT_FALSE(info(mfn).listed);
-    }
-    EXPECT_EQ(lists[kGuest].count, 27u);
-    EXPECT_EQ(lists[kGuest].head, 11u);
-    EXPECT_EQ(lists[kGuest].tail, 38u);
-    expect_list_is_ownership(kGuest);
-    ASSERT_TRUE(frames_.assign(25, kOtherGuest)) << "a freed frame can go to another owner";
-    EXPECT_EQ(lists[kOtherGuest].tail, 25u);
-    expect_list_is_ownership(kGuest);
-    expect_list_is_ownership(kOtherGuest);
+  for (uint64_t mfn : {uint64_t{10}, uint64_t{25}, uint64_t{39}}) {  // head, middle, tail
+    drop_allocation(frames_, mfn);
+    EXPECT_TRUE(info(mfn).is_free());
+    EXPECT_FALSE(info(mfn).listed);
+  }
+  EXPECT_EQ(lists[kGuest].count, 27u);
+  EXPECT_EQ(lists[kGuest].head, 11u);
+  EXPECT_EQ(lists[kGuest].tail, 38u);
+  expect_list_is_ownership(kGuest);
+  ASSERT_TRUE(frames_.assign(25, kOtherGuest)) << "a freed frame can go to another owner";
+  EXPECT_EQ(lists[kOtherGuest].tail, 25u);
+  expect_list_is_ownership(kGuest);
+  expect_list_is_ownership(kOtherGuest);
 }
 
 TEST_F(PageListTest, AReferencedFrameStaysListedUntilItsLastReference) {
-    ASSERT_EQ(get_page(frames_, kLooseData, kGuest), 0);
-    drop_allocation(frames_, kLooseData);
-    EXPECT_TRUE(info(kLooseData).listed) << "still the domain's: a mapping holds it";
-    put_page(frames_, kLooseData);
-    EXPECT_FALSE(info(kLooseData).listed);
-    expect_list_is_ownership(kGuest);
+  ASSERT_EQ(get_page(frames_, kLooseData, kGuest), 0);
+  drop_allocation(frames_, kLooseData);
+  EXPECT_TRUE(info(kLooseData).listed) << "still the domain's: a mapping holds it";
+  put_page(frames_, kLooseData);
+  EXPECT_FALSE(info(kLooseData).listed);
+  expect_list_is_ownership(kGuest);
 }
 
 TEST_F(PageListTest, RotatingCountTimesVisitsEachFrameOnceAndKeepsTheList) {
-    std::vector<uint64_t> before = walk(lists[kGuest]);
-    std::vector<uint64_t> visited;
-    for (uint64_t i = 0; i < before.size(); ++i) visited.push_back(frames_.rotate(lists[kGuest]));
-    EXPECT_EQ(visited, before);
-    EXPECT_EQ(walk(lists[kGuest]), before) << "a full turn leaves the order as it was";
-    PageList empty;
-    EXPECT_EQ(frames_.rotate(empty), kNoListFrame);
+  std::vector<uint64_t> before = walk(lists[kGuest]);
+  std::vector<uint64_t> visited;
+  for (uint64_t i = 0; i < before.size(); ++i) visited.push_back(frames_.rotate(lists[kGuest]));
+  EXPECT_EQ(visited, before);
+  EXPECT_EQ(walk(lists[kGuest]), before) << "a full turn leaves the order as it was";
+  PageList empty;
+  EXPECT_EQ(frames_.rotate(empty), kNoListFrame);
 }
 
 // destroydomain's way: unpin every pinned table, then drop every allocation, each by rotating
 // the list. Unpinning the L4 frees the tree's frames whose allocation went earlier (as after a
 // decrease_reservation of frames still mapped): they leave the list during the visits.
 TEST_F(PageListTest, ATeardownByRotationReachesEveryFrameWhileVisitsFreeOthers) {
-    build_tree();
-    ASSERT_EQ(pin(kL4, MMUEXT_PIN_L4_TABLE), 0);
-    for (uint64_t mfn : {kL3, kL2, kL1, kData, kData + 3, kData + 9}) drop_allocation(frames_, mfn);
-    EXPECT_EQ(lists[kGuest].count, 30u) << "all still held by the pinned tree";
+  build_tree();
+  ASSERT_EQ(pin(kL4, MMUEXT_PIN_L4_TABLE), 0);
+  for (uint64_t mfn : {kL3, kL2, kL1, kData, kData + 3, kData + 9}) drop_allocation(frames_, mfn);
+  EXPECT_EQ(lists[kGuest].count, 30u) << "all still held by the pinned tree";
 
-    PageList& list = lists[kGuest];
-    for (uint64_t i = 0, visits = list.count; i < visits && !list.empty(); ++i) {
-        const uint64_t mfn = frames_.rotate(list);
-        PageInfo& page = frames_.info(mfn);
-        if (!page.pinned) continue;
-        page.pinned = false;
-        put_page_and_type(frames_, mfn);
-    }
-    EXPECT_EQ(list.count, 24u) << "the unpin freed the six frames only the tree held";
-    expect_list_is_ownership(kGuest);
-    for (uint64_t i = 0, visits = list.count; i < visits && !list.empty(); ++i)
-        drop_allocation(frames_, frames_.rotate(list));
+  PageList& list = lists[kGuest];
+  for (uint64_t i = 0, visits = list.count; i < visits && !list.empty(); ++i) {
+    const uint64_t mfn = frames_.rotate(list);
+    PageInfo& page = frames_.info(mfn);
+    if (!page.pinned) continue;
+    page.pinned = false;
+    put_page_and_type(frames_, mfn);
+  }
+  EXPECT_EQ(list.count, 24u) << "the unpin freed the six frames only the tree held";
+  expect_list_is_ownership(kGuest);
+  for (uint64_t i = 0, visits = list.count; i < visits && !list.empty(); ++i)
+    drop_allocation(frames_, frames_.rotate(list));
 
-    EXPECT_TRUE(list.empty());
-    EXPECT_EQ(list.head, kNoListFrame);
-    EXPECT_EQ(list.tail, kNoListFrame);
-    for (uint64_t mfn = 10; mfn < 40; ++mfn) EXPECT_TRUE(info(mfn).is_free()) << mfn;
-    EXPECT_EQ(walk(lists[kOtherGuest]).size(), 10u) << "another domain's list is untouched";
-    EXPECT_TRUE(audit().clean());
+  EXPECT_TRUE(list.empty());
+  EXPECT_EQ(list.head, kNoListFrame);
+  EXPECT_EQ(list.tail, kNoListFrame);
+  for (uint64_t mfn = 10; mfn < 40; ++mfn) EXPECT_TRUE(info(mfn).is_free()) << mfn;
+  EXPECT_EQ(walk(lists[kOtherGuest]).size(), 10u) << "another domain's list is untouched";
+  EXPECT_TRUE(audit().clean());
 }
 
 }  // namespace

@@ -55,18 +55,18 @@ TEST(PortIo, DecodesStringForms) {
 }
 
 TEST(PortIo, RefusesEverythingElse) {
-  const uint8_t rep_out[] = {0xf3, 0xee};      // rep on a non-string in/out
-  const uint8_t seg_outsb[] = {0x2e, 0x6e};    // segment override
-  const uint8_t addr32_outsb[] = {0x67, 0x6e}; // 32-bit addresses
+  const uint8_t rep_out[] = {0xf3, 0xee};       // rep on a non-string in/out
+  const uint8_t seg_outsb[] = {0x2e, 0x6e};     // segment override
+  const uint8_t addr32_outsb[] = {0x67, 0x6e};  // 32-bit addresses
   const uint8_t double_rep[] = {0xf3, 0xf3, 0x6e};
   const uint8_t repne_outsb[] = {0xf2, 0x6e};
-  for (const auto& bytes : {std::vector<uint8_t>(rep_out, rep_out + 2), std::vector<uint8_t>(seg_outsb, seg_outsb + 2),
-                            std::vector<uint8_t>(addr32_outsb, addr32_outsb + 2),
-                            std::vector<uint8_t>(double_rep, double_rep + 3),
-                            std::vector<uint8_t>(repne_outsb, repne_outsb + 2)})
+  for (const auto& bytes :
+       {std::vector<uint8_t>(rep_out, rep_out + 2), std::vector<uint8_t>(seg_outsb, seg_outsb + 2),
+        std::vector<uint8_t>(addr32_outsb, addr32_outsb + 2), std::vector<uint8_t>(double_rep, double_rep + 3),
+        std::vector<uint8_t>(repne_outsb, repne_outsb + 2)})
     EXPECT_FALSE(port_io::decode(bytes.data(), bytes.size()).valid) << int(bytes[0]);
   const uint8_t cli[] = {0xfa};
-  const uint8_t truncated[] = {0xe6};     // immediate missing
+  const uint8_t truncated[] = {0xe6};  // immediate missing
   const uint8_t prefix_only[] = {0x66};
   EXPECT_FALSE(port_io::decode(cli, sizeof(cli)).valid);
   EXPECT_FALSE(port_io::decode(truncated, sizeof(truncated)).valid);
@@ -77,8 +77,7 @@ TEST(PortIo, RefusesEverythingElse) {
 TEST(PortIo, HypervisorPortsAreNotTheGuests) {
   for (uint16_t port : {0x3f8, 0x3fd, 0x20, 0xa1, 0x40, 0x43, 0x61, 0x70, 0xf4})
     EXPECT_TRUE(port_io::hypervisor_port(port)) << port;
-  for (uint16_t port : {0x2f8, 0x2fd, 0x80, 0xcf8})
-    EXPECT_FALSE(port_io::hypervisor_port(port)) << port;
+  for (uint16_t port : {0x2f8, 0x2fd, 0x80, 0xcf8}) EXPECT_FALSE(port_io::hypervisor_port(port)) << port;
 }
 
 // A wide access is checked over all its ports, not only the first (Xen's admin_io_okay):
@@ -134,12 +133,11 @@ TEST(PortIo, PlanSplitsAroundDeniedPorts) {
   EXPECT_EQ(pieces(true, 0x2f8, 4), (std::vector<Piece>{{0x2f8, 4, true}}));
   EXPECT_EQ(pieces(true, 0x3f5, 4), (std::vector<Piece>{{0x3f5, 1, true}, {0x3f6, 2, true}, {0x3f8, 1, false}}));
   EXPECT_EQ(pieces(true, 0xf1, 4), (std::vector<Piece>{{0xf1, 1, true}, {0xf2, 2, true}, {0xf4, 1, false}}));
-  EXPECT_EQ(pieces(true, 0x1f, 4), (std::vector<Piece>{{0x1f, 1, true}, {0x20, 1, false}, {0x21, 1, false},
-                                                      {0x22, 1, true}}));
+  EXPECT_EQ(pieces(true, 0x1f, 4),
+            (std::vector<Piece>{{0x1f, 1, true}, {0x20, 1, false}, {0x21, 1, false}, {0x22, 1, true}}));
   EXPECT_EQ(pieces(true, 0x3f7, 2), (std::vector<Piece>{{0x3f7, 1, true}, {0x3f8, 1, false}}));
   EXPECT_EQ(pieces(true, 0x3f8, 1), (std::vector<Piece>{{0x3f8, 1, false}}));
-  EXPECT_EQ(pieces(true, 0xfffd, 4), (std::vector<Piece>{{0xfffd, 1, true}, {0xfffe, 2, true},
-                                                        {0x10000, 1, false}}));
+  EXPECT_EQ(pieces(true, 0xfffd, 4), (std::vector<Piece>{{0xfffd, 1, true}, {0xfffe, 2, true}, {0x10000, 1, false}}));
 }
 
 TEST(PortIo, UnprivilegedDomainsAreDeniedEveryPort) {

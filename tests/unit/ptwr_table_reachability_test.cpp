@@ -92,9 +92,7 @@ constexpr unsigned kIndexes = 3;  // entries 0..2 of a table: links often sit at
 
 class ReachabilityShapes : public ::testing::Test {
  protected:
-  uint64_t random_slot() {
-    return (pick(kLinkedFrames) << mm::kPageShift) + pick(kIndexes) * 8;
-  }
+  uint64_t random_slot() { return (pick(kLinkedFrames) << mm::kPageShift) + pick(kIndexes) * 8; }
   uint64_t pick(uint64_t below) { return std::uniform_int_distribution<uint64_t>(0, below - 1)(random_); }
 
   void randomise() {
@@ -102,11 +100,22 @@ class ReachabilityShapes : public ::testing::Test {
       page.links = mm::TableLinks{};
       switch (pick(8)) {
         case 0: break;  // linked nowhere
-        case 1: case 2: case 3: page.links.add(random_slot()); break;
-        case 4: case 5: page.links.add(random_slot()); page.links.add(random_slot()); break;
-        case 6: for (int i = 0; i < 3; ++i) page.links.add(random_slot()); break;  // unknown: beyond two
-        case 7: page.links.add(random_slot()); page.links.add(random_slot());
-                page.links.remove(~uint64_t{0}); break;  // unknown: an untracked link went away
+        case 1:
+        case 2:
+        case 3: page.links.add(random_slot()); break;
+        case 4:
+        case 5:
+          page.links.add(random_slot());
+          page.links.add(random_slot());
+          break;
+        case 6:
+          for (int i = 0; i < 3; ++i) page.links.add(random_slot());
+          break;  // unknown: beyond two
+        case 7:
+          page.links.add(random_slot());
+          page.links.add(random_slot());
+          page.links.remove(~uint64_t{0});
+          break;  // unknown: an untracked link went away
       }
     }
     bases_.kernel_mfn = pick(kLinkedFrames);

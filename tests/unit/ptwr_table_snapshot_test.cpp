@@ -24,8 +24,9 @@ struct Change {
 std::vector<Change> changes(const std::vector<uint64_t>& table, const std::vector<uint64_t>& snapshot,
                             BlockMask nonzero) {
   std::vector<Change> found;
-  ptwr::for_each_changed_entry(table.data(), snapshot.data(), nonzero,
-                               [&](unsigned i, uint64_t written, uint64_t old) { found.push_back({i, written, old}); });
+  ptwr::for_each_changed_entry(table.data(), snapshot.data(), nonzero, [&](unsigned i, uint64_t written, uint64_t old) {
+    found.push_back({i, written, old});
+  });
   return found;
 }
 

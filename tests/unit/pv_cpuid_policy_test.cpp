@@ -22,8 +22,9 @@ struct FakeCpu {
     leaves[{0, 0}] = Leaf{0xb, 0x756e6547, 0x6c65746e, 0x49656e69};  // GenuineIntel, max basic 0xb
     // family 6 model 44 with processor type 2 set; APIC id 5; ecx: SSE3, MONITOR, VMX, EIST,
     // X2APIC, POPCNT, AES, HYPERVISOR; edx: FPU, VME, PSE, TSC, MSR, PAE, APIC, MTRR, PGE, HTT.
-    leaves[{1, 0}] = Leaf{0x000226c2, 0x05010800, 0x00000001 | 1u << 3 | 1u << 5 | 1u << 7 | 1u << 21 | 1u << 23 | 1u << 25,
-                          0x1 | 0x2 | 0x8 | 0x10 | 0x20 | 0x40 | 0x200 | 0x1000 | 0x2000 | 1u << 28};
+    leaves[{1, 0}] =
+        Leaf{0x000226c2, 0x05010800, 0x00000001 | 1u << 3 | 1u << 5 | 1u << 7 | 1u << 21 | 1u << 23 | 1u << 25,
+             0x1 | 0x2 | 0x8 | 0x10 | 0x20 | 0x40 | 0x200 | 0x1000 | 0x2000 | 1u << 28};
     leaves[{2, 0}] = Leaf{0x00000001, 0, 0, 0x2c307d};
     leaves[{4, 0}] = Leaf{0x121, 0x1c0003f, 0x3f, 0};
     leaves[{5, 0}] = Leaf{0x40, 0x40, 3, 0x1120};
@@ -43,7 +44,7 @@ struct FakeCpu {
 };
 
 class CpuidPolicy : public ::testing::Test {
-protected:
+ protected:
   CpuidPolicy() {
     host_.query = FakeCpu::query;
     host_.cookie = &cpu_;

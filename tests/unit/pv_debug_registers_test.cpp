@@ -53,8 +53,8 @@ TEST(PvDebugRegisters, IoBreakpointsNeedCr4DeAndAreEmulated) {
   const uint64_t io_on_dr1 = (2u << 20) | (1u << 2);  // R/W1 = I/O, L1
   EXPECT_EQ(debug_registers::set(state, 7, io_on_dr1, false), -XEN_EPERM);
   EXPECT_EQ(debug_registers::set(state, 7, io_on_dr1, true), 0);
-  EXPECT_EQ(state.dr7 & 0xff, 0u);          // not armed in the CPU's DR7
-  EXPECT_EQ(state.dr7_emulated, 1u << 2);   // Xen's dr7_emul
+  EXPECT_EQ(state.dr7 & 0xff, 0u);         // not armed in the CPU's DR7
+  EXPECT_EQ(state.dr7_emulated, 1u << 2);  // Xen's dr7_emul
   EXPECT_EQ(get(state, 7, true), io_on_dr1 | 0x400);
   EXPECT_EQ(debug_registers::set(state, 7, 0, true), 0);
   EXPECT_EQ(state.dr7_emulated, 0u);

@@ -23,11 +23,11 @@ TEST(PvLdtRules, AnEmptyLdtIgnoresItsAddress) {
 TEST(PvLdtRules, BadArgumentsAreEinvalAndChangeNothing) {
   const Ldt before{0x2000, 16};
   Ldt ldt = before;
-  EXPECT_EQ(ldt_rules::set_ldt(ldt, 0x3000, 8193), -XEN_EINVAL);               // more than 64 KiB
-  EXPECT_EQ(ldt_rules::set_ldt(ldt, 0x3008, 1), -XEN_EINVAL);                  // not page-aligned
-  EXPECT_EQ(ldt_rules::set_ldt(ldt, 0xffff800000000000ull, 1), -XEN_EINVAL);   // the hypervisor's range
-  EXPECT_EQ(ldt_rules::set_ldt(ldt, 0xffff87fffffff000ull, 1), -XEN_EINVAL);   // its last page
-  EXPECT_EQ(ldt_rules::set_ldt(ldt, 0x0000800000000000ull, 1), -XEN_EINVAL);   // non-canonical
+  EXPECT_EQ(ldt_rules::set_ldt(ldt, 0x3000, 8193), -XEN_EINVAL);              // more than 64 KiB
+  EXPECT_EQ(ldt_rules::set_ldt(ldt, 0x3008, 1), -XEN_EINVAL);                 // not page-aligned
+  EXPECT_EQ(ldt_rules::set_ldt(ldt, 0xffff800000000000ull, 1), -XEN_EINVAL);  // the hypervisor's range
+  EXPECT_EQ(ldt_rules::set_ldt(ldt, 0xffff87fffffff000ull, 1), -XEN_EINVAL);  // its last page
+  EXPECT_EQ(ldt_rules::set_ldt(ldt, 0x0000800000000000ull, 1), -XEN_EINVAL);  // non-canonical
   EXPECT_EQ(ldt_rules::set_ldt(ldt, 0, 0xffffffffu), -XEN_EINVAL);
   EXPECT_EQ(ldt, before);
   EXPECT_EQ(ldt_rules::set_ldt(ldt, 0xffff880000000000ull, 1), 0);  // just above it: the guest's

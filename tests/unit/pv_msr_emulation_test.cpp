@@ -23,10 +23,14 @@ TEST(PvMsrEmulation, OtherOrTruncatedBytesAreNotMsrAccesses) {
 
 // A CPU with MISC_ENABLE, the microcode revision and nothing else the rules read.
 bool fake_hardware(uint32_t msr, uint64_t& value) {
-  if (msr == msr_emulation::msr::misc_enable) value = 0x850089;  // fast strings, PERF_AVAIL, MONITOR...
-  else if (msr == msr_emulation::msr::ucode_rev) value = 0x100000000ull;
-  else if (msr == 0x12345600u) value = 42;  // an MSR the CPU has and Xen does not serve
-  else return false;
+  if (msr == msr_emulation::msr::misc_enable)
+    value = 0x850089;  // fast strings, PERF_AVAIL, MONITOR...
+  else if (msr == msr_emulation::msr::ucode_rev)
+    value = 0x100000000ull;
+  else if (msr == 0x12345600u)
+    value = 42;  // an MSR the CPU has and Xen does not serve
+  else
+    return false;
   return true;
 }
 uint64_t fake_tsc() { return 1234; }
@@ -132,7 +136,7 @@ TEST(PvMsrEmulation, PlatformMsrsAsXenServesThem) {
   EXPECT_EQ(guest.value_of(cpu::msr::efer), 0xd01u);
   guest.host.efer = 0xd01 | (1u << 12) | (1u << 15);  // SVME and an unknown bit: hidden
   EXPECT_EQ(guest.value_of(cpu::msr::efer), 0xd01u);
-  EXPECT_TRUE(guest.write(cpu::msr::efer, 0xd01));  // its own value back
+  EXPECT_TRUE(guest.write(cpu::msr::efer, 0xd01));   // its own value back
   EXPECT_FALSE(guest.write(cpu::msr::efer, 0x501));  // clearing NX
   EXPECT_FALSE(guest.write(cpu::msr::efer, 0xd01 | (1u << 12)));
   EXPECT_EQ(guest.value_of(cpu::msr::apic_base), 0xfee00900u);  // enabled, BSP
@@ -162,7 +166,7 @@ TEST(PvMsrEmulation, VendorDecidesIntelOnlyMsrs) {
   EXPECT_FALSE(guest.write(msr_emulation::msr::ucode_rev, 0));  // Intel's write of 0 only
   EXPECT_TRUE(guest.write(0x280, 5));  // CTL2 is Intel's: on AMD the range reads 0, ignores writes
   EXPECT_EQ(guest.value_of(0x280), 0u);
-  EXPECT_FALSE(guest.read(0xc1, value));  // Intel's counters
+  EXPECT_FALSE(guest.read(0xc1, value));      // Intel's counters
   EXPECT_EQ(guest.value_of(0xc0010004), 0u);  // AMD's
 }
 
@@ -181,7 +185,7 @@ TEST(PvMsrEmulation, ReadsAreFakedOnlyBeforeTheGuestHasAGpHandler) {
   EXPECT_FALSE(guest.read(0x12345600u, value));
   guest.host.guest_has_gp_handler = false;
   ASSERT_TRUE(guest.read(0x12345600u, value));
-  EXPECT_EQ(value, 0u);                         // never the hardware's value
+  EXPECT_EQ(value, 0u);                          // never the hardware's value
   EXPECT_FALSE(guest.read(0x12345678u, value));  // the CPU does not have it either
   EXPECT_FALSE(guest.write(0x12345600u, 0));     // writes are never faked
 }

@@ -39,7 +39,8 @@ TEST(UnemulatedReport, TruncatesToTheBufferNeverPastIt) {
 }
 
 TEST(UnemulatedReport, EachDomainLogsItsFirstFewAndEveryFatalOne) {
-  for (uint32_t n = 0; n < unemulated_report::kLoggedPerDomain; ++n) EXPECT_TRUE(unemulated_report::should_log(n, false));
+  for (uint32_t n = 0; n < unemulated_report::kLoggedPerDomain; ++n)
+    EXPECT_TRUE(unemulated_report::should_log(n, false));
   EXPECT_FALSE(unemulated_report::should_log(unemulated_report::kLoggedPerDomain, false));
   EXPECT_FALSE(unemulated_report::should_log(1000000, false));
   EXPECT_TRUE(unemulated_report::should_log(1000000, true));

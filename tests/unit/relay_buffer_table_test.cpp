@@ -34,7 +34,7 @@ TEST(RelayBufferTable, PlacesBuffersFirstFitAndReusesFreedSpace) {
   BufferTable::Buffer removed;
   ASSERT_EQ(t.table.remove(b, removed), Status::ok);
   EXPECT_EQ(removed.pages, 3u);
-  EXPECT_EQ(t.add(2), kBase + kPage);  // fits in the hole
+  EXPECT_EQ(t.add(2), kBase + kPage);      // fits in the hole
   EXPECT_EQ(t.add(2), kBase + 5 * kPage);  // does not
   EXPECT_EQ(t.table.count(), 4u);
   EXPECT_EQ(t.table.pages_used(), 6u);

@@ -32,7 +32,9 @@ struct Fixture : ::testing::Test {
     ASSERT_EQ(table.insert(buffer, 2, memory.data()), BufferTable::Status::ok);
   }
   template <typename T>
-  void put(uint64_t offset, const T& value) { std::memcpy(memory.data() + offset, &value, sizeof(value)); }
+  void put(uint64_t offset, const T& value) {
+    std::memcpy(memory.data() + offset, &value, sizeof(value));
+  }
   Refusal check(uint32_t number, uint64_t a0 = 0, uint64_t a1 = 0, uint64_t a2 = 0, uint64_t a3 = 0, uint64_t a4 = 0) {
     const uint64_t args[5] = {a0, a1, a2, a3, a4};
     return check_hypercall(number, args, table);
@@ -42,13 +44,27 @@ struct Fixture : ::testing::Test {
 using RelayPolicy = Fixture;
 
 TEST_F(RelayPolicy, HypercallsThatWouldBreakDom0AreRefused) {
-  for (uint32_t number : std::initializer_list<uint32_t>{__HYPERVISOR_set_trap_table, __HYPERVISOR_stack_switch, __HYPERVISOR_set_callbacks,
-                          __HYPERVISOR_fpu_taskswitch, __HYPERVISOR_set_timer_op, __HYPERVISOR_multicall,
-                          __HYPERVISOR_update_va_mapping, __HYPERVISOR_update_va_mapping_otherdomain,
-                          __HYPERVISOR_vm_assist, __HYPERVISOR_iret, __HYPERVISOR_vcpu_op,
-                          __HYPERVISOR_set_segment_base, __HYPERVISOR_callback_op, __HYPERVISOR_physdev_op,
-                          __HYPERVISOR_grant_table_op, __HYPERVISOR_platform_op, __HYPERVISOR_kexec_op, 63u, 64u,
-                          1000u, 0xffffffffu})
+  for (uint32_t number : std::initializer_list<uint32_t>{__HYPERVISOR_set_trap_table,
+                                                         __HYPERVISOR_stack_switch,
+                                                         __HYPERVISOR_set_callbacks,
+                                                         __HYPERVISOR_fpu_taskswitch,
+                                                         __HYPERVISOR_set_timer_op,
+                                                         __HYPERVISOR_multicall,
+                                                         __HYPERVISOR_update_va_mapping,
+                                                         __HYPERVISOR_update_va_mapping_otherdomain,
+                                                         __HYPERVISOR_vm_assist,
+                                                         __HYPERVISOR_iret,
+                                                         __HYPERVISOR_vcpu_op,
+                                                         __HYPERVISOR_set_segment_base,
+                                                         __HYPERVISOR_callback_op,
+                                                         __HYPERVISOR_physdev_op,
+                                                         __HYPERVISOR_grant_table_op,
+                                                         __HYPERVISOR_platform_op,
+                                                         __HYPERVISOR_kexec_op,
+                                                         63u,
+                                                         64u,
+                                                         1000u,
+                                                         0xffffffffu})
     EXPECT_EQ(check(number, buffer), Refusal::hypercall) << number;
 }
 
@@ -59,7 +75,7 @@ TEST_F(RelayPolicy, SysctlAndDomctlNeedTheirWholeStructureInABuffer) {
   EXPECT_EQ(check(__HYPERVISOR_sysctl, end() - sizeof(xen_sysctl_t) + 1), Refusal::pointer);
   EXPECT_EQ(check(__HYPERVISOR_domctl, end() - 8), Refusal::pointer);
   EXPECT_EQ(check(__HYPERVISOR_sysctl, 0xffffffff80001000ull), Refusal::pointer);  // dom0's kernel
-  EXPECT_EQ(check(__HYPERVISOR_sysctl, 0), Refusal::none);  // the hypervisor answers -EFAULT
+  EXPECT_EQ(check(__HYPERVISOR_sysctl, 0), Refusal::none);                         // the hypervisor answers -EFAULT
 }
 
 TEST_F(RelayPolicy, XenVersionSizesByCommand) {
@@ -90,8 +106,8 @@ TEST_F(RelayPolicy, MemoryOpActsOnOtherDomainsOnly) {
   xen_memory_reservation_t reservation{};
   reservation.domid = DOMID_SELF;
   put(0, reservation);
-  for (unsigned cmd : {XENMEM_increase_reservation, XENMEM_decrease_reservation, XENMEM_populate_physmap,
-                       XENMEM_claim_pages})
+  for (unsigned cmd :
+       {XENMEM_increase_reservation, XENMEM_decrease_reservation, XENMEM_populate_physmap, XENMEM_claim_pages})
     EXPECT_EQ(check(__HYPERVISOR_memory_op, cmd, buffer), Refusal::own_domain) << cmd;
   reservation.domid = 0;
   put(0, reservation);
@@ -101,8 +117,8 @@ TEST_F(RelayPolicy, MemoryOpActsOnOtherDomainsOnly) {
   EXPECT_EQ(check(__HYPERVISOR_memory_op, XENMEM_populate_physmap, buffer), Refusal::none);
   EXPECT_EQ(check(__HYPERVISOR_memory_op, XENMEM_populate_physmap | (5 << 6), buffer), Refusal::sub_op);
   EXPECT_EQ(check(__HYPERVISOR_memory_op, XENMEM_populate_physmap, end() - 8), Refusal::pointer);
-  for (unsigned cmd : {XENMEM_exchange, XENMEM_add_to_physmap, XENMEM_remove_from_physmap,
-                       XENMEM_add_to_physmap_batch, XENMEM_machphys_mfn_list, XENMEM_acquire_resource})
+  for (unsigned cmd : {XENMEM_exchange, XENMEM_add_to_physmap, XENMEM_remove_from_physmap, XENMEM_add_to_physmap_batch,
+                       XENMEM_machphys_mfn_list, XENMEM_acquire_resource})
     EXPECT_EQ(check(__HYPERVISOR_memory_op, cmd, buffer), Refusal::sub_op) << cmd;
   put<domid_t>(0, 0);
   EXPECT_EQ(check(__HYPERVISOR_memory_op, XENMEM_current_reservation, buffer), Refusal::none);  // a read
@@ -122,8 +138,8 @@ TEST_F(RelayPolicy, EventChannelsOfDom0GoThroughTheRelayRequests) {
   put(0, alloc);
   EXPECT_EQ(check(__HYPERVISOR_event_channel_op, EVTCHNOP_alloc_unbound, buffer), Refusal::own_domain);
   EXPECT_EQ(check(__HYPERVISOR_event_channel_op, EVTCHNOP_status, buffer), Refusal::none);
-  for (unsigned cmd : {EVTCHNOP_close, EVTCHNOP_send, EVTCHNOP_bind_virq, EVTCHNOP_bind_interdomain,
-                       EVTCHNOP_unmask, EVTCHNOP_reset, EVTCHNOP_bind_vcpu})
+  for (unsigned cmd : {EVTCHNOP_close, EVTCHNOP_send, EVTCHNOP_bind_virq, EVTCHNOP_bind_interdomain, EVTCHNOP_unmask,
+                       EVTCHNOP_reset, EVTCHNOP_bind_vcpu})
     EXPECT_EQ(check(__HYPERVISOR_event_channel_op, cmd, buffer), Refusal::sub_op) << cmd;
 }
 

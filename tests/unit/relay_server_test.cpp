@@ -75,8 +75,10 @@ struct FakeDom0 final : lib::relay::Backend, lib::relay::Sink {
   }
   long foreign_copy(uint16_t, uint64_t, uint32_t offset, uint8_t* data, uint32_t length, bool write) override {
     if (foreign_result < 0) return foreign_result;
-    if (write) std::memcpy(foreign_frame.data() + offset, data, length);
-    else std::memcpy(data, foreign_frame.data() + offset, length);
+    if (write)
+      std::memcpy(foreign_frame.data() + offset, data, length);
+    else
+      std::memcpy(data, foreign_frame.data() + offset, length);
     return 0;
   }
   long bind_virq(uint32_t virq, uint32_t& port) override {

@@ -334,8 +334,8 @@ TEST(XenstoreStore, WatchesAreListedAsRegistered) {
   store.handle(c, make_request(XS_WATCH, {"control/shutdown", "tok"}));
   store.handle(c, make_request(XS_WATCH, {"/local/domain/1/data", "abs"}));
   store.handle(c, make_request(XS_WATCH, {"@releaseDomain", "rel"}));
-  std::vector<Store::WatchSpec> expected{{"control/shutdown", "tok"}, {"/local/domain/1/data", "abs"},
-                                         {"@releaseDomain", "rel"}};
+  std::vector<Store::WatchSpec> expected{
+      {"control/shutdown", "tok"}, {"/local/domain/1/data", "abs"}, {"@releaseDomain", "rel"}};
   EXPECT_EQ(store.watches(c), expected);
 }
 

@@ -135,15 +135,18 @@ TEST(XlCfgAgainstXen, HandWrittenCases) {
 TEST(XlCfgAgainstXen, TenThousandGeneratedInputs) {
   std::mt19937 rng(20240417);
   const std::string characters = "ab_.09x=+[],;#'\"\\\n \tZ(@-";
-  const char* tokens[] = {"a", "b", "memory", "=", "+=", "[", "]", ",", ";", "\n", "\n", "# c\n", "'s'",
-                          "\"t\"", "1", "0x10", " ", "'\\n'", "'\\x1'", "\"unterminated", "@", "(", "'a' "};
+  const char* tokens[] = {"a",  "b",     "memory", "=",     "+=", "[",    "]", ",",     ";",      "\n",
+                          "\n", "# c\n", "'s'",    "\"t\"", "1",  "0x10", " ", "'\\n'", "'\\x1'", "\"unterminated",
+                          "@",  "(",     "'a' "};
   int differences = 0;
   for (int i = 0; i < 10000; ++i) {
     std::string text;
     const int length = rng() % 40;
     for (int j = 0; j < length; ++j) {
-      if (i % 2) text += characters[rng() % characters.size()];
-      else text += tokens[rng() % (sizeof tokens / sizeof *tokens)];
+      if (i % 2)
+        text += characters[rng() % characters.size()];
+      else
+        text += tokens[rng() % (sizeof tokens / sizeof *tokens)];
     }
     const std::string difference = compare(text);
     if (!difference.empty() && ++differences <= 10) ADD_FAILURE() << "input: [" << text << "] " << difference;

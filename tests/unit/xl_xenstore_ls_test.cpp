@@ -44,7 +44,8 @@ TEST(XlXenstoreLs, ValuesAreSanitised) {
 }
 
 TEST(XlXenstoreLs, DaemonNodesReadBackAndJunkSkipped) {
-  Json nodes = Json::parse(R"([{"depth": 0, "name": "a", "path": "/a", "value": "x", "value_hex": "780a", "perms": ["n0"]},
+  Json nodes =
+      Json::parse(R"([{"depth": 0, "name": "a", "path": "/a", "value": "x", "value_hex": "780a", "perms": ["n0"]},
                                 {"depth": 1, "name": "b", "value_hex": null},
                                 {"name": "nodepth"}, 5, {"depth": "x", "name": "c"}])");
   auto read = store_nodes(nodes);

@@ -35,7 +35,7 @@ class LibxcDomain : public ::testing::Test {
   void TearDown() override { xc_interface_close(xch); }
   // A domctl answer: checks the version, lets the test change the structure in dom0's buffer.
   void on_domctl(std::function<int64_t(xen_domctl_t&)> handle) {
-    fake->on_hypercall = [this, handle](uint32_t number, const uint64_t (&a)[5]) -> int64_t {
+    fake->on_hypercall = [this, handle](uint32_t number, const uint64_t(&a)[5]) -> int64_t {
       EXPECT_EQ(number, unsigned(__HYPERVISOR_domctl));
       auto& domctl = fake->object<xen_domctl_t>(a[0]);
       EXPECT_EQ(domctl.interface_version, 0x15u);
@@ -155,10 +155,10 @@ TEST_F(LibxcDomain, SimpleDomctls) {
   errno = 0;
   EXPECT_EQ(xc_domain_destroy(xch, 0), -1);
   EXPECT_EQ(errno, EINVAL);
-  std::vector<std::pair<uint32_t, uint32_t>> expected = {
-      {XEN_DOMCTL_pausedomain, 3},   {XEN_DOMCTL_unpausedomain, 3},     {XEN_DOMCTL_max_mem, 3},
-      {XEN_DOMCTL_max_vcpus, 3},     {XEN_DOMCTL_setdomainhandle, 3},   {XEN_DOMCTL_destroydomain, 3},
-      {XEN_DOMCTL_destroydomain, 0}};
+  std::vector<std::pair<uint32_t, uint32_t>> expected = {{XEN_DOMCTL_pausedomain, 3},     {XEN_DOMCTL_unpausedomain, 3},
+                                                         {XEN_DOMCTL_max_mem, 3},         {XEN_DOMCTL_max_vcpus, 3},
+                                                         {XEN_DOMCTL_setdomainhandle, 3}, {XEN_DOMCTL_destroydomain, 3},
+                                                         {XEN_DOMCTL_destroydomain, 0}};
   EXPECT_EQ(seen, expected);
   EXPECT_LE(fake->buffers.size(), 4u);  // only the cached one-page buffers stay
 }
@@ -188,7 +188,7 @@ TEST_F(LibxcDomain, GetinfoWalksDomains) {
 }
 
 TEST_F(LibxcDomain, ShutdownIsRemoteShutdown) {
-  fake->on_hypercall = [this](uint32_t number, const uint64_t (&a)[5]) -> int64_t {
+  fake->on_hypercall = [this](uint32_t number, const uint64_t(&a)[5]) -> int64_t {
     EXPECT_EQ(number, unsigned(__HYPERVISOR_sched_op));
     EXPECT_EQ(a[0], unsigned(SCHEDOP_remote_shutdown));
     auto& arg = fake->object<sched_remote_shutdown_t>(a[1]);
@@ -205,7 +205,7 @@ TEST_F(LibxcDomain, ShutdownIsRemoteShutdown) {
 // comes back with the machine frames; fewer extents than asked is EBUSY for _exact.
 TEST_F(LibxcDomain, PopulatePhysmap) {
   long done = 3;
-  fake->on_hypercall = [&](uint32_t number, const uint64_t (&a)[5]) -> int64_t {
+  fake->on_hypercall = [&](uint32_t number, const uint64_t(&a)[5]) -> int64_t {
     EXPECT_EQ(number, unsigned(__HYPERVISOR_memory_op));
     EXPECT_EQ(a[0], unsigned(XENMEM_populate_physmap));
     auto& r = fake->object<xen_memory_reservation>(a[1]);
@@ -239,7 +239,7 @@ TEST_F(LibxcDomain, PopulatePhysmap) {
 }
 
 TEST_F(LibxcDomain, MemmapLimitSetsOneRamRange) {
-  fake->on_hypercall = [this](uint32_t number, const uint64_t (&a)[5]) -> int64_t {
+  fake->on_hypercall = [this](uint32_t number, const uint64_t(&a)[5]) -> int64_t {
     EXPECT_EQ(number, unsigned(__HYPERVISOR_memory_op));
     EXPECT_EQ(a[0], unsigned(XENMEM_set_memory_map));
     auto& map = fake->object<xen_foreign_memory_map>(a[1]);
@@ -286,7 +286,7 @@ TEST_F(LibxcDomain, VcpuGetinfo) {
 }
 
 TEST_F(LibxcDomain, AllocUnboundReturnsThePort) {
-  fake->on_hypercall = [this](uint32_t number, const uint64_t (&a)[5]) -> int64_t {
+  fake->on_hypercall = [this](uint32_t number, const uint64_t(&a)[5]) -> int64_t {
     EXPECT_EQ(number, unsigned(__HYPERVISOR_event_channel_op));
     EXPECT_EQ(a[0], unsigned(EVTCHNOP_alloc_unbound));
     auto& arg = fake->object<evtchn_alloc_unbound_t>(a[1]);
@@ -303,7 +303,7 @@ TEST_F(LibxcDomain, AllocUnboundReturnsThePort) {
 }
 
 TEST_F(LibxcDomain, MmuextPinNamesTheDomain) {
-  fake->on_hypercall = [this](uint32_t number, const uint64_t (&a)[5]) -> int64_t {
+  fake->on_hypercall = [this](uint32_t number, const uint64_t(&a)[5]) -> int64_t {
     EXPECT_EQ(number, unsigned(__HYPERVISOR_mmuext_op));
     EXPECT_EQ(a[1], 1u);
     EXPECT_EQ(a[2], 0u);

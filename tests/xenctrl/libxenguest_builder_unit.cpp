@@ -34,7 +34,7 @@ struct FakeHypervisor final : pvhv::xc::testing::FakeTransport {
   uint64_t hypercall_gmfn = 0, pinned_mfn = 0;
   uint32_t pinned_for = 0, next_port = 1;
   vcpu_guest_context_t context{};
-  int fail_populate = 0;  // a negative errno for populate_physmap
+  int fail_populate = 0;         // a negative errno for populate_physmap
   int64_t pvhv_note_answer = 0;  // what pvhv's ptwr-mode domctl answers (Xen 4.17: -ENOSYS)
 
   int64_t domctl(xen_domctl_t& d) {
@@ -70,8 +70,7 @@ struct FakeHypervisor final : pvhv::xc::testing::FakeTransport {
       // reports to translated guests only, though Linux's notes require it.
       object<xen_feature_info_t>(a[1]).submap = (1u << XENFEAT_memory_op_vnode_supported) |
                                                 (1u << XENFEAT_mmu_pt_update_preserve_ad) |
-                                                (1u << XENFEAT_highmem_assist) |
-                                                (1u << XENFEAT_gnttab_map_avail_bits) |
+                                                (1u << XENFEAT_highmem_assist) | (1u << XENFEAT_gnttab_map_avail_bits) |
                                                 (1u << XENFEAT_direct_mapped) | (1u << XENFEAT_dom0);
       return 0;
     }

@@ -75,7 +75,11 @@ TEST(KernelImage, DebianBzImageIsXzAndUnpacksToAXenPvVmlinux) {
   ASSERT_GT(debian_bzimage().size(), 1u << 20) << "missing " << PVHV_DEBIAN_VMLINUZ << " (make deps)";
   BzImagePayload payload = payload_of(debian_bzimage());
   EXPECT_GE(payload.protocol, 0x0208);
-  EXPECT_EQ(std::memcmp(debian_bzimage().data() + payload.offset, "\xfd" "7zXZ", 5), 0);
+  EXPECT_EQ(std::memcmp(debian_bzimage().data() + payload.offset,
+                        "\xfd"
+                        "7zXZ",
+                        5),
+            0);
   const std::vector<uint8_t>& elf = debian_vmlinux();
   ASSERT_TRUE(is_elf(elf));
   EXPECT_GT(elf.size(), debian_bzimage().size());  // the payload really was decompressed

@@ -35,18 +35,18 @@
 
 static int failures;
 
-#define CHECK(cond, ...)                                        \
-  do {                                                          \
-    int ok_ = (cond);                                           \
-    int err_ = errno;                                           \
-    printf("xc_domu: " __VA_ARGS__);                            \
-    if (ok_)                                                    \
-      printf(": ok\n");                                         \
-    else {                                                      \
-      printf(": FAIL (errno %d %s)\n", err_, strerror(err_));   \
-      failures++;                                               \
-    }                                                           \
-    fflush(stdout);                                             \
+#define CHECK(cond, ...)                                      \
+  do {                                                        \
+    int ok_ = (cond);                                         \
+    int err_ = errno;                                         \
+    printf("xc_domu: " __VA_ARGS__);                          \
+    if (ok_)                                                  \
+      printf(": ok\n");                                       \
+    else {                                                    \
+      printf(": FAIL (errno %d %s)\n", err_, strerror(err_)); \
+      failures++;                                             \
+    }                                                         \
+    fflush(stdout);                                           \
   } while (0)
 
 struct options {
@@ -56,13 +56,13 @@ struct options {
 };
 
 struct blob {
-  unsigned char *data;
+  unsigned char* data;
   size_t size;
 };
 
-static struct blob read_file(const char *path) {
+static struct blob read_file(const char* path) {
   struct blob b = {NULL, 0};
-  FILE *f = fopen(path, "rb");
+  FILE* f = fopen(path, "rb");
   if (!f) return b;
   fseek(f, 0, SEEK_END);
   long size = ftell(f);
@@ -79,7 +79,7 @@ static double now(void) {
   return t.tv_sec + t.tv_nsec / 1e9;
 }
 
-static uint64_t free_pages(xc_interface *xch) {
+static uint64_t free_pages(xc_interface* xch) {
   xc_physinfo_t info;
   memset(&info, 0, sizeof(info));
   if (xc_physinfo(xch, &info) != 0) return 0;
@@ -88,7 +88,7 @@ static uint64_t free_pages(xc_interface *xch) {
 
 /* Freed frames may come back a little after destroy (Xen frees the last ones from an RCU
  * callback): wait up to 10 s for free memory to reach `baseline`. */
-static uint64_t settle_free_pages(xc_interface *xch, uint64_t baseline) {
+static uint64_t settle_free_pages(xc_interface* xch, uint64_t baseline) {
   double until = now() + 10;
   uint64_t pages = free_pages(xch);
   while (pages != baseline && now() < until) {
@@ -98,14 +98,14 @@ static uint64_t settle_free_pages(xc_interface *xch, uint64_t baseline) {
   return pages;
 }
 
-static int domain_exists(xc_interface *xch, uint32_t domid) {
+static int domain_exists(xc_interface* xch, uint32_t domid) {
   xc_dominfo_t info;
   return xc_domain_getinfo(xch, domid, 1, &info) == 1 && info.domid == domid;
 }
 
 /* libxl's order for a PV domain: createdomain (paused), max_vcpus, max_mem with its 1 MiB
  * slack, the memory map limit. */
-static int create_domain(xc_interface *xch, uint32_t *domid, uint64_t memory_kb) {
+static int create_domain(xc_interface* xch, uint32_t* domid, uint64_t memory_kb) {
   struct xen_domctl_createdomain config;
   pvhv_pv_createdomain_defaults(&config);
   *domid = 0;
@@ -118,38 +118,37 @@ static int create_domain(xc_interface *xch, uint32_t *domid, uint64_t memory_kb)
 
 /* A bad image: the builder refuses it with `expected_errno`, the domain is destroyed and
  * nothing is left behind. */
-static void check_bad_image(xc_interface *xch, const char *what, const void *kernel, size_t size, uint64_t memory_kb,
-                            const struct blob *ramdisk, int expected_errno, int expected_xc, uint64_t baseline) {
+static void check_bad_image(xc_interface* xch, const char* what, const void* kernel, size_t size, uint64_t memory_kb,
+                            const struct blob* ramdisk, int expected_errno, int expected_xc, uint64_t baseline) {
   uint32_t domid = 0;
   if (create_domain(xch, &domid, memory_kb) != 0) {
     CHECK(0, "%s: createdomain", what);
     return;
   }
-  struct pvhv_pv_image image = {kernel, size, ramdisk ? ramdisk->data : NULL, ramdisk ? ramdisk->size : 0,
-                                "init=/forktest", memory_kb, 0, 0};
+  struct pvhv_pv_image image = {
+      kernel, size, ramdisk ? ramdisk->data : NULL, ramdisk ? ramdisk->size : 0, "init=/forktest", memory_kb, 0, 0};
   struct pvhv_pv_built built;
   errno = 0;
   int rc = pvhv_build_pv_domain(xch, domid, &image, &built);
-  CHECK(rc == -1 && errno == expected_errno && built.xc_error == expected_xc, "%s: refused (%s)", what,
-        built.message);
+  CHECK(rc == -1 && errno == expected_errno && built.xc_error == expected_xc, "%s: refused (%s)", what, built.message);
   CHECK(xc_domain_destroy(xch, domid) == 0, "%s: d%u destroyed", what, domid);
   uint64_t after = settle_free_pages(xch, baseline);
   CHECK(after == baseline && !domain_exists(xch, domid), "%s: free pages back at %lu (now %lu)", what,
         (unsigned long)baseline, (unsigned long)after);
 }
 
-static void check_hostile(xc_interface *xch, const struct options *o, const struct blob *kernel,
-                          const struct blob *ramdisk, uint64_t baseline) {
+static void check_hostile(xc_interface* xch, const struct options* o, const struct blob* kernel,
+                          const struct blob* ramdisk, uint64_t baseline) {
   uint64_t memory_kb = (uint64_t)o->memory_mb << 10;
   /* The kernel cut after its headers: segments beyond the file. */
   check_bad_image(xch, "truncated kernel", kernel->data, kernel->size > 8192 ? 8192 : kernel->size / 2, memory_kb,
                   ramdisk, EINVAL, XC_INVALID_KERNEL, baseline);
   /* The initrd as the kernel: no ELF header. */
-  check_bad_image(xch, "not an ELF kernel", ramdisk->data, ramdisk->size, memory_kb, NULL, EINVAL,
-                  XC_INVALID_KERNEL, baseline);
+  check_bad_image(xch, "not an ELF kernel", ramdisk->data, ramdisk->size, memory_kb, NULL, EINVAL, XC_INVALID_KERNEL,
+                  baseline);
   /* 1 MiB of memory for a kernel larger than that. */
-  check_bad_image(xch, "kernel larger than memory", kernel->data, kernel->size, 1024, ramdisk, ENOMEM,
-                  XC_OUT_OF_MEMORY, baseline);
+  check_bad_image(xch, "kernel larger than memory", kernel->data, kernel->size, 1024, ramdisk, ENOMEM, XC_OUT_OF_MEMORY,
+                  baseline);
 
   errno = 0;
   CHECK(xc_domain_destroy(xch, 0) == -1 && errno == EINVAL, "destroying dom0 (itself): EINVAL");
@@ -182,7 +181,7 @@ static void check_hostile(xc_interface *xch, const struct options *o, const stru
   domctl.cmd = XEN_DOMCTL_setvcpucontext;
   domctl.domain = domid;
   domctl.u.vcpucontext.vcpu = 0;
-  domctl.u.vcpucontext.ctxt.p = (vcpu_guest_context_t *)0xffffffffb43ff000ull;
+  domctl.u.vcpucontext.ctxt.p = (vcpu_guest_context_t*)0xffffffffb43ff000ull;
   errno = 0;
   CHECK(xc_domctl(xch, &domctl) == -1 && errno == EFAULT, "setvcpucontext from a buffer that does not exist: EFAULT");
   errno = 0;
@@ -202,7 +201,7 @@ static void check_hostile(xc_interface *xch, const struct options *o, const stru
  * then the bytes (the guest publishes its bytes before out_prod; one read of the whole page
  * copies out[] before out_prod and could take an index newer than its bytes). What was read is
  * consumed (out_cons written back) and appended to `text`. */
-static void drain_console(xc_interface *xch, uint32_t domid, uint64_t mfn, char *text, size_t capacity, size_t *used) {
+static void drain_console(xc_interface* xch, uint32_t domid, uint64_t mfn, char* text, size_t capacity, size_t* used) {
   struct xencons_interface ring;
   if (pvhv_xc_foreign_read(xch, domid, mfn, offsetof(struct xencons_interface, out_cons), &ring.out_cons,
                            2 * sizeof(ring.out_cons)) != 0)
@@ -224,17 +223,17 @@ static void drain_console(xc_interface *xch, uint32_t domid, uint64_t mfn, char 
 
 /* The guest-visible start of day, machine frames turned into pfns through the guest's p2m. */
 struct frames {
-  uint64_t *p2m;
+  uint64_t* p2m;
   uint64_t pages;
 };
 
-static long pfn_of(const struct frames *f, uint64_t mfn) {
+static long pfn_of(const struct frames* f, uint64_t mfn) {
   for (uint64_t pfn = 0; pfn < f->pages; ++pfn)
     if (f->p2m[pfn] == mfn) return (long)pfn;
   return -1;
 }
 
-static int read_frame(xc_interface *xch, uint32_t domid, uint64_t mfn, void *page) {
+static int read_frame(xc_interface* xch, uint32_t domid, uint64_t mfn, void* page) {
   return pvhv_xc_foreign_read(xch, domid, mfn, 0, page, 4096);
 }
 
@@ -242,7 +241,7 @@ static int read_frame(xc_interface *xch, uint32_t domid, uint64_t mfn, void *pag
  * them when a frame becomes an L4, its linear map among them (slot 258, the L4 itself). */
 static int hypervisor_slot(int level, int index) { return level == 4 && index >= 256 && index < 272; }
 
-static void dump_table(xc_interface *xch, uint32_t domid, const struct frames *f, uint64_t mfn, int level) {
+static void dump_table(xc_interface* xch, uint32_t domid, const struct frames* f, uint64_t mfn, int level) {
   uint64_t entries[512];
   if (read_frame(xch, domid, mfn, entries) != 0) {
     CHECK(0, "layout: reading L%d table mfn %#lx", level, (unsigned long)mfn);
@@ -267,8 +266,8 @@ static void dump_table(xc_interface *xch, uint32_t domid, const struct frames *f
       continue;
     }
     if (start >= 0)
-      printf("xc_domu: layout: L%d pfn %ld [%d..%d] -> pfn %ld..%ld flags %#lx\n", level, pfn_of(f, mfn), start,
-             i - 1, first_pfn, last_pfn, (unsigned long)flags);
+      printf("xc_domu: layout: L%d pfn %ld [%d..%d] -> pfn %ld..%ld flags %#lx\n", level, pfn_of(f, mfn), start, i - 1,
+             first_pfn, last_pfn, (unsigned long)flags);
     start = present ? i : -1;
     first_pfn = last_pfn = pfn;
     flags = bits;
@@ -281,7 +280,7 @@ static void dump_table(xc_interface *xch, uint32_t domid, const struct frames *f
 }
 
 /* The machine frame a guest virtual address maps to, through the guest's own page tables. */
-static int walk(xc_interface *xch, uint32_t domid, uint64_t l4_mfn, uint64_t va, uint64_t *mfn) {
+static int walk(xc_interface* xch, uint32_t domid, uint64_t l4_mfn, uint64_t va, uint64_t* mfn) {
   uint64_t table = l4_mfn;
   for (int level = 4; level >= 1; --level) {
     uint64_t entry = 0;
@@ -293,8 +292,8 @@ static int walk(xc_interface *xch, uint32_t domid, uint64_t l4_mfn, uint64_t va,
   return 0;
 }
 
-static void dump_layout(xc_interface *xch, uint32_t domid, const struct pvhv_pv_built *b,
-                        const vcpu_guest_context_any_t *ctx) {
+static void dump_layout(xc_interface* xch, uint32_t domid, const struct pvhv_pv_built* b,
+                        const vcpu_guest_context_any_t* ctx) {
   start_info_t si;
   if (pvhv_xc_foreign_read(xch, domid, b->start_info_mfn, 0, &si, sizeof(si)) != 0) {
     CHECK(0, "layout: start_info read back");
@@ -322,12 +321,13 @@ static void dump_layout(xc_interface *xch, uint32_t domid, const struct pvhv_pv_
   printf("xc_domu: layout: start_info pt_base %#lx nr_pt_frames %lu mfn_list %#lx mod_start %#lx mod_len %lu\n",
          (unsigned long)si.pt_base, (unsigned long)si.nr_pt_frames, (unsigned long)si.mfn_list,
          (unsigned long)si.mod_start, (unsigned long)si.mod_len);
-  printf("xc_domu: layout: start_info store pfn %ld evtchn %u console pfn %ld evtchn %u first_p2m_pfn %lu "
-         "nr_p2m_frames %lu\n",
-         pfn_of(&f, si.store_mfn), si.store_evtchn, pfn_of(&f, si.console.domU.mfn), si.console.domU.evtchn,
-         (unsigned long)si.first_p2m_pfn, (unsigned long)si.nr_p2m_frames);
-  printf("xc_domu: layout: start_info cmd_line '%.1024s'\n", (const char *)si.cmd_line);
-  const struct vcpu_guest_context_x86_64 *c = &ctx->x64;
+  printf(
+      "xc_domu: layout: start_info store pfn %ld evtchn %u console pfn %ld evtchn %u first_p2m_pfn %lu "
+      "nr_p2m_frames %lu\n",
+      pfn_of(&f, si.store_mfn), si.store_evtchn, pfn_of(&f, si.console.domU.mfn), si.console.domU.evtchn,
+      (unsigned long)si.first_p2m_pfn, (unsigned long)si.nr_p2m_frames);
+  printf("xc_domu: layout: start_info cmd_line '%.1024s'\n", (const char*)si.cmd_line);
+  const struct vcpu_guest_context_x86_64* c = &ctx->x64;
   printf("xc_domu: layout: vcpu0 rip %#lx rsp %#lx rsi %#lx rflags %#lx cr3 pfn %ld flags %#lx\n",
          (unsigned long)c->user_regs.rip, (unsigned long)c->user_regs.rsp, (unsigned long)c->user_regs.rsi,
          (unsigned long)c->user_regs.rflags, pfn_of(&f, l4), (unsigned long)c->flags);
@@ -335,14 +335,15 @@ static void dump_layout(xc_interface *xch, uint32_t domid, const struct pvhv_pv_
          c->user_regs.cs, c->user_regs.ss, c->user_regs.ds, c->user_regs.es, c->user_regs.fs, c->user_regs.gs,
          (unsigned long)c->kernel_ss, (unsigned long)c->kernel_sp);
   CHECK(si.pt_base == b->pt_base_va && si.nr_pt_frames == b->pt_frames && si.mfn_list == b->p2m_va &&
-            pfn_of(&f, si.console.domU.mfn) == (long)b->console_pfn && pfn_of(&f, l4) * 4096 + b->virt_base == si.pt_base,
+            pfn_of(&f, si.console.domU.mfn) == (long)b->console_pfn &&
+            pfn_of(&f, l4) * 4096 + b->virt_base == si.pt_base,
         "layout: start_info and cr3 as the builder planned");
   dump_table(xch, domid, &f, l4, 4);
   free(f.p2m);
 }
 
-static void run_domain(xc_interface *xch, const struct options *o, const struct blob *kernel,
-                       const struct blob *ramdisk, uint64_t baseline) {
+static void run_domain(xc_interface* xch, const struct options* o, const struct blob* kernel,
+                       const struct blob* ramdisk, uint64_t baseline) {
   uint64_t memory_kb = (uint64_t)o->memory_mb << 10;
   uint32_t domid = 0;
   CHECK(create_domain(xch, &domid, memory_kb) == 0, "createdomain + max_vcpus + max_mem + memmap: d%u", domid);
@@ -357,19 +358,20 @@ static void run_domain(xc_interface *xch, const struct options *o, const struct 
   struct pvhv_pv_built built;
   double t0 = now();
   int rc = pvhv_build_pv_domain(xch, domid, &image, &built);
-  CHECK(rc == 0, "built d%u from %s (%zu bytes) + %zu-byte ramdisk in %.1f s: %lu pages written%s%s", domid,
-        o->kernel, kernel->size, ramdisk->size, now() - t0, (unsigned long)built.pages_written,
-        rc ? ": " : "", rc ? built.message : "");
+  CHECK(rc == 0, "built d%u from %s (%zu bytes) + %zu-byte ramdisk in %.1f s: %lu pages written%s%s", domid, o->kernel,
+        kernel->size, ramdisk->size, now() - t0, (unsigned long)built.pages_written, rc ? ": " : "",
+        rc ? built.message : "");
   if (rc != 0) {
     xc_domain_destroy(xch, domid);
     return;
   }
-  printf("xc_domu: built: %lu pages, start_info pfn %lu, console pfn %lu port %u, xenstore pfn %lu port %u, "
-         "p2m at %#lx, %lu page-table frames at %#lx, boot stack pfn %lu, mapping ends %#lx\n",
-         (unsigned long)built.total_pages, (unsigned long)built.start_info_pfn, (unsigned long)built.console_pfn,
-         built.console_port, (unsigned long)built.xenstore_pfn, built.store_port, (unsigned long)built.p2m_va,
-         (unsigned long)built.pt_frames, (unsigned long)built.pt_base_va, (unsigned long)built.boot_stack_pfn,
-         (unsigned long)built.virt_pgtab_end);
+  printf(
+      "xc_domu: built: %lu pages, start_info pfn %lu, console pfn %lu port %u, xenstore pfn %lu port %u, "
+      "p2m at %#lx, %lu page-table frames at %#lx, boot stack pfn %lu, mapping ends %#lx\n",
+      (unsigned long)built.total_pages, (unsigned long)built.start_info_pfn, (unsigned long)built.console_pfn,
+      built.console_port, (unsigned long)built.xenstore_pfn, built.store_port, (unsigned long)built.p2m_va,
+      (unsigned long)built.pt_frames, (unsigned long)built.pt_base_va, (unsigned long)built.boot_stack_pfn,
+      (unsigned long)built.virt_pgtab_end);
   CHECK(xc_domain_getinfo(xch, domid, 1, &info) == 1 && info.nr_pages == built.total_pages &&
             info.max_memkb == memory_kb + 1024,
         "d%u holds its %lu pages, max %lu KiB", domid, (unsigned long)info.nr_pages, (unsigned long)info.max_memkb);
@@ -445,7 +447,7 @@ static void run_domain(xc_interface *xch, const struct options *o, const struct 
  * one here; port 0, reserved, reads as closed on both), the first 256 at most: both hand out
  * the lowest free port, so a port left behind shows there. */
 enum { kPortsCounted = 256 };
-static int dom0_ports_in_use(xc_interface *xch) {
+static int dom0_ports_in_use(xc_interface* xch) {
   int used = 0;
   for (evtchn_port_t port = 0; port < kPortsCounted; ++port) {
     xc_evtchn_status_t status;
@@ -458,7 +460,7 @@ static int dom0_ports_in_use(xc_interface *xch) {
   return used;
 }
 
-static int domain_count(xc_interface *xch) {
+static int domain_count(xc_interface* xch) {
   xc_domaininfo_t domains[64];
   return xc_domain_getinfolist(xch, 0, 64, domains);
 }
@@ -466,11 +468,12 @@ static int domain_count(xc_interface *xch) {
 /* Create, populate a little, connect an event channel between the domain and dom0, destroy,
  * close dom0's end: nothing may stay behind. After each cycle, the three counts against their
  * baseline: free pages, dom0's event channels in use, domains (each one a slot). */
-static void check_cycles(xc_interface *xch, unsigned cycles, uint64_t baseline) {
+static void check_cycles(xc_interface* xch, unsigned cycles, uint64_t baseline) {
   if (!cycles) return;
   int ports_baseline = dom0_ports_in_use(xch), domains_baseline = domain_count(xch);
-  CHECK(ports_baseline > 0 && domains_baseline >= 1, "cycles: baseline %lu free pages, %d dom0 ports in use, %d domains",
-        (unsigned long)baseline, ports_baseline, domains_baseline);
+  CHECK(ports_baseline > 0 && domains_baseline >= 1,
+        "cycles: baseline %lu free pages, %d dom0 ports in use, %d domains", (unsigned long)baseline, ports_baseline,
+        domains_baseline);
   double start = now();
   unsigned at_baseline = 0;
   for (unsigned i = 0; i < cycles; ++i) {
@@ -485,11 +488,13 @@ static void check_cycles(xc_interface *xch, unsigned cycles, uint64_t baseline) 
     ok = ok && pvhv_xc_evtchn_close(xch, local) == 0;
     uint64_t after = settle_free_pages(xch, baseline);
     int ports = dom0_ports_in_use(xch), domains = domain_count(xch);
-    int clean = ok && after == baseline && ports == ports_baseline && domains == domains_baseline &&
-                !domain_exists(xch, domid);
+    int clean =
+        ok && after == baseline && ports == ports_baseline && domains == domains_baseline && !domain_exists(xch, domid);
     at_baseline += clean;
-    CHECK(clean, "cycle %u: d%u created, 256 pages, port %d bound to dom0's %u, destroyed; free %lu, dom0 ports %d, "
-          "domains %d", i + 1, domid, remote, local, (unsigned long)after, ports, domains);
+    CHECK(clean,
+          "cycle %u: d%u created, 256 pages, port %d bound to dom0's %u, destroyed; free %lu, dom0 ports %d, "
+          "domains %d",
+          i + 1, domid, remote, local, (unsigned long)after, ports, domains);
   }
   printf("xc_domu: cycles: %u of %u at baseline (free pages %lu, dom0 ports %d, domains %d) in %.1f s\n", at_baseline,
          cycles, (unsigned long)baseline, ports_baseline, domains_baseline, now() - start);
@@ -497,8 +502,8 @@ static void check_cycles(xc_interface *xch, unsigned cycles, uint64_t baseline) 
 
 /* make bench: `builds` domUs created, built (not run) and destroyed, each back at baseline; the
  * host's wall-clock time per build (the deterministic figure is dom0's, from its console). */
-static void time_builds(xc_interface *xch, const struct options *o, const struct blob *kernel,
-                        const struct blob *ramdisk, uint64_t baseline) {
+static void time_builds(xc_interface* xch, const struct options* o, const struct blob* kernel,
+                        const struct blob* ramdisk, uint64_t baseline) {
   uint64_t memory_kb = (uint64_t)o->memory_mb << 10;
   double spent = 0;
   unsigned long pages = 0;
@@ -506,46 +511,60 @@ static void time_builds(xc_interface *xch, const struct options *o, const struct
     uint32_t domid = 0;
     double t0 = now();
     int ok = create_domain(xch, &domid, memory_kb) == 0;
-    struct pvhv_pv_image image = {kernel->data, kernel->size, ramdisk->data, ramdisk->size, o->cmdline, memory_kb, 0, 0};
+    struct pvhv_pv_image image = {
+        kernel->data, kernel->size, ramdisk->data, ramdisk->size, o->cmdline, memory_kb, 0, 0};
     struct pvhv_pv_built built;
     ok = ok && pvhv_build_pv_domain(xch, domid, &image, &built) == 0;
     ok = ok && xc_domain_destroy(xch, domid) == 0;
     spent += now() - t0;
     pages = ok ? (unsigned long)built.pages_written : 0;
     uint64_t after = settle_free_pages(xch, baseline);
-    CHECK(ok && after == baseline, "build %u: d%u created, built (%lu pages written), destroyed; free %lu", i + 1, domid,
-          pages, (unsigned long)after);
+    CHECK(ok && after == baseline, "build %u: d%u created, built (%lu pages written), destroyed; free %lu", i + 1,
+          domid, pages, (unsigned long)after);
   }
   printf("xc_domu: builds: %u x create + build + destroy in %.2f s wall clock (%.3f s each)\n", o->builds, spent,
          spent / o->builds);
 }
 
-static int parse(int argc, char **argv, struct options *o) {
+static int parse(int argc, char** argv, struct options* o) {
   memset(o, 0, sizeof(*o));
   o->cmdline = "init=/forktest";
   o->memory_mb = 32;
   o->timeout_s = 240;
   for (int i = 1; i < argc; ++i) {
-    const char *a = argv[i];
-    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "--layout")) o->layout = 1;
-    else if (!strcmp(a, "--skip-run")) o->skip_run = 1;
-    else if (!strcmp(a, "--shutdown")) o->shutdown = 1;
-    else if (!strcmp(a, "--bench")) o->bench = 1;
-    else if (v && !strcmp(a, "--kernel")) o->kernel = argv[++i];
-    else if (v && !strcmp(a, "--ramdisk")) o->ramdisk = argv[++i];
-    else if (v && !strcmp(a, "--cmdline")) o->cmdline = argv[++i];
-    else if (v && !strcmp(a, "--require-console")) o->require_console = argv[++i];
-    else if (v && !strcmp(a, "--memory-mb")) o->memory_mb = (unsigned)atoi(argv[++i]);
-    else if (v && !strcmp(a, "--cycles")) o->cycles = (unsigned)atoi(argv[++i]);
-    else if (v && !strcmp(a, "--builds")) o->builds = (unsigned)atoi(argv[++i]);
-    else if (v && !strcmp(a, "--timeout-s")) o->timeout_s = (unsigned)atoi(argv[++i]);
-    else return -1;
+    const char* a = argv[i];
+    const char* v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "--layout"))
+      o->layout = 1;
+    else if (!strcmp(a, "--skip-run"))
+      o->skip_run = 1;
+    else if (!strcmp(a, "--shutdown"))
+      o->shutdown = 1;
+    else if (!strcmp(a, "--bench"))
+      o->bench = 1;
+    else if (v && !strcmp(a, "--kernel"))
+      o->kernel = argv[++i];
+    else if (v && !strcmp(a, "--ramdisk"))
+      o->ramdisk = argv[++i];
+    else if (v && !strcmp(a, "--cmdline"))
+      o->cmdline = argv[++i];
+    else if (v && !strcmp(a, "--require-console"))
+      o->require_console = argv[++i];
+    else if (v && !strcmp(a, "--memory-mb"))
+      o->memory_mb = (unsigned)atoi(argv[++i]);
+    else if (v && !strcmp(a, "--cycles"))
+      o->cycles = (unsigned)atoi(argv[++i]);
+    else if (v && !strcmp(a, "--builds"))
+      o->builds = (unsigned)atoi(argv[++i]);
+    else if (v && !strcmp(a, "--timeout-s"))
+      o->timeout_s = (unsigned)atoi(argv[++i]);
+    else
+      return -1;
   }
   return o->kernel && o->ramdisk ? 0 : -1;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   struct options o;
   if (parse(argc, argv, &o) != 0) {
     fprintf(stderr, "usage: %s --kernel K --ramdisk R [options] (see the source)\n", argv[0]);
@@ -557,7 +576,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "cannot read %s or %s\n", o.kernel, o.ramdisk);
     return 2;
   }
-  xc_interface *xch = xc_interface_open(NULL, NULL, 0);
+  xc_interface* xch = xc_interface_open(NULL, NULL, 0);
   if (!xch) {
     printf("xc_domu: xc_interface_open failed: %s\n", strerror(errno));
     return 1;
@@ -566,7 +585,7 @@ int main(int argc, char **argv) {
   CHECK(baseline > 0, "physinfo: %lu free pages at the start", (unsigned long)baseline);
   xc_domaininfo_t domains[16];
   int domains_at_start = xc_domain_getinfolist(xch, 0, 16, domains);
-  if (!failures && o.bench) {  /* make bench: builds and cycles only */
+  if (!failures && o.bench) { /* make bench: builds and cycles only */
     if (o.builds) time_builds(xch, &o, &kernel, &ramdisk, baseline);
     check_cycles(xch, o.cycles, baseline);
   } else if (!failures) {

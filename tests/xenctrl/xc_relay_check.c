@@ -22,22 +22,22 @@
 
 static int failures;
 
-#define CHECK(cond, ...)                                            \
-  do {                                                              \
-    if (cond) {                                                     \
-      printf("xc_relay_check: " __VA_ARGS__);                       \
-      printf(": ok\n");                                             \
-    } else {                                                        \
-      printf("xc_relay_check: " __VA_ARGS__);                       \
-      printf(": FAIL (errno %d %s)\n", errno, strerror(errno));     \
-      failures++;                                                   \
-    }                                                               \
+#define CHECK(cond, ...)                                        \
+  do {                                                          \
+    if (cond) {                                                 \
+      printf("xc_relay_check: " __VA_ARGS__);                   \
+      printf(": ok\n");                                         \
+    } else {                                                    \
+      printf("xc_relay_check: " __VA_ARGS__);                   \
+      printf(": FAIL (errno %d %s)\n", errno, strerror(errno)); \
+      failures++;                                               \
+    }                                                           \
   } while (0)
 
 /* A sysctl our hypervisor may not serve yet: Xen's answer for that is -ENOSYS or -EOPNOTSUPP. */
 static int not_served(int err) { return err == ENOSYS || err == EOPNOTSUPP; }
 
-static void check_version(xc_interface *xch, const char *commandline) {
+static void check_version(xc_interface* xch, const char* commandline) {
   int version = xc_version(xch, XENVER_version, NULL);
   CHECK(version > 0, "XENVER_version %d.%d", version >> 16, version & 0xffff);
   xen_extraversion_t extra;
@@ -55,13 +55,11 @@ static void check_version(xc_interface *xch, const char *commandline) {
   CHECK(xc_version(xch, XENVER_compile_info, &compile) == 0 && compile.compiler[0] != 0,
         "XENVER_compile_info compiler '%.32s'", compile.compiler);
   xen_platform_parameters_t platform;
-  CHECK(xc_version(xch, XENVER_platform_parameters, &platform) == 0 &&
-            platform.virt_start == 0xffff800000000000ull,
+  CHECK(xc_version(xch, XENVER_platform_parameters, &platform) == 0 && platform.virt_start == 0xffff800000000000ull,
         "XENVER_platform_parameters virt_start %#lx", (unsigned long)platform.virt_start);
   CHECK(xc_version(xch, XENVER_pagesize, NULL) == 4096, "XENVER_pagesize");
   xen_feature_info_t features = {.submap_idx = 0};
-  CHECK(xc_version(xch, XENVER_get_features, &features) == 0 &&
-            (features.submap & (1u << XENFEAT_dom0)),
+  CHECK(xc_version(xch, XENVER_get_features, &features) == 0 && (features.submap & (1u << XENFEAT_dom0)),
         "XENVER_get_features submap 0 = %#x (dom0)", features.submap);
   xen_domain_handle_t handle;
   memset(handle, 0xff, sizeof(handle));
@@ -73,7 +71,7 @@ static void check_version(xc_interface *xch, const char *commandline) {
   CHECK(xc_version(xch, 0x7777, &line) == -EINVAL, "an unknown XENVER_ command is -EINVAL");
 }
 
-static void check_tbuf(xc_interface *xch, unsigned long pages, int preset, int have_cpus) {
+static void check_tbuf(xc_interface* xch, unsigned long pages, int preset, int have_cpus) {
   unsigned long mfn = 0, size = 0;
   CHECK(xc_tbuf_enable(xch, pages, &mfn, &size) == 0 && mfn != 0 && size > 0,
         "xc_tbuf_enable(%lu): t_info mfn %#lx, %lu bytes", pages, mfn, size);
@@ -106,7 +104,7 @@ static void check_tbuf(xc_interface *xch, unsigned long pages, int preset, int h
   }
 }
 
-static int check_info(xc_interface *xch) {
+static int check_info(xc_interface* xch) {
   xc_physinfo_t physinfo;
   memset(&physinfo, 0, sizeof(physinfo));
   int have_physinfo = 0;
@@ -141,7 +139,7 @@ static int check_info(xc_interface *xch) {
   return have_physinfo;
 }
 
-static void check_refusals(xc_interface *xch) {
+static void check_refusals(xc_interface* xch) {
   char page[16];
   errno = 0;
   CHECK(pvhv_xc_foreign_read(xch, DOMID_IO, 0xfee00, 0, page, sizeof(page)) == -1 && errno == EPERM,
@@ -154,22 +152,26 @@ static void check_refusals(xc_interface *xch) {
         "foreign write into dom0: EPERM");
 }
 
-int main(int argc, char **argv) {
-  const char *commandline = NULL;
+int main(int argc, char** argv) {
+  const char* commandline = NULL;
   unsigned long pages = 4;
   int preset = 0, shutdown = 0;
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--commandline") && i + 1 < argc) commandline = argv[++i];
-    else if (!strcmp(argv[i], "--tbuf-pages") && i + 1 < argc) pages = strtoul(argv[++i], NULL, 0);
-    else if (!strcmp(argv[i], "--tbuf-preset")) preset = 1;
-    else if (!strcmp(argv[i], "--shutdown")) shutdown = 1;
+    if (!strcmp(argv[i], "--commandline") && i + 1 < argc)
+      commandline = argv[++i];
+    else if (!strcmp(argv[i], "--tbuf-pages") && i + 1 < argc)
+      pages = strtoul(argv[++i], NULL, 0);
+    else if (!strcmp(argv[i], "--tbuf-preset"))
+      preset = 1;
+    else if (!strcmp(argv[i], "--shutdown"))
+      shutdown = 1;
     else {
       fprintf(stderr, "usage: %s [--commandline TEXT] [--tbuf-pages N] [--tbuf-preset] [--shutdown]\n", argv[0]);
       return 2;
     }
   }
   setvbuf(stdout, NULL, _IOLBF, 0);
-  xc_interface *xch = xc_interface_open(NULL, NULL, 0);
+  xc_interface* xch = xc_interface_open(NULL, NULL, 0);
   if (!xch) {
     printf("xc_relay_check: xc_interface_open: FAIL (%s)\n", strerror(errno));
     return 1;

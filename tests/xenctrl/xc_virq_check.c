@@ -21,22 +21,22 @@
 
 static int failures;
 
-#define CHECK(cond, ...)                                            \
-  do {                                                              \
-    if (cond) {                                                     \
-      printf("xc_virq_check: " __VA_ARGS__);                        \
-      printf(": ok\n");                                             \
-    } else {                                                        \
-      printf("xc_virq_check: " __VA_ARGS__);                        \
-      printf(": FAIL (errno %d %s)\n", errno, strerror(errno));     \
-      failures++;                                                   \
-    }                                                               \
-    fflush(stdout);                                                 \
+#define CHECK(cond, ...)                                        \
+  do {                                                          \
+    if (cond) {                                                 \
+      printf("xc_virq_check: " __VA_ARGS__);                    \
+      printf(": ok\n");                                         \
+    } else {                                                    \
+      printf("xc_virq_check: " __VA_ARGS__);                    \
+      printf(": FAIL (errno %d %s)\n", errno, strerror(errno)); \
+      failures++;                                               \
+    }                                                           \
+    fflush(stdout);                                             \
   } while (0)
 
 enum { kBurst = 4 };
 
-static int create_domain(xc_interface *xch, uint32_t *domid) {
+static int create_domain(xc_interface* xch, uint32_t* domid) {
   struct xen_domctl_createdomain config;
   pvhv_pv_createdomain_defaults(&config);
   *domid = 0;
@@ -45,7 +45,7 @@ static int create_domain(xc_interface *xch, uint32_t *domid) {
 
 /* What a toolstack's monitor does on VIRQ_DOM_EXC: the whole list again. The number of `ids`
  * shut down (flag set), and of those gone. */
-static void look(xc_interface *xch, const uint32_t *ids, int n, int *shut, int *gone) {
+static void look(xc_interface* xch, const uint32_t* ids, int n, int* shut, int* gone) {
   xc_domaininfo_t infos[64];
   int got = xc_domain_getinfolist(xch, 0, 64, infos);
   *shut = *gone = 0;
@@ -63,11 +63,11 @@ static void look(xc_interface *xch, const uint32_t *ids, int n, int *shut, int *
 /* Events until `want(shut, gone)` holds, each followed by a look and an unmask (in that order:
  * an event that comes between the two stays pending behind the mask and arrives at the unmask,
  * so the next look sees what it announced). The number of events taken, -1 on a timeout. */
-static int events_until(xc_interface *xch, xenevtchn_handle *xce, int port, const uint32_t *ids, int n, int want_shut,
+static int events_until(xc_interface* xch, xenevtchn_handle* xce, int port, const uint32_t* ids, int n, int want_shut,
                         int want_gone) {
   int events = 0, shut = 0, gone = 0;
   for (;;) {
-    alarm(30);  /* xenevtchn_pending blocks: a lost event fails the program, not the machine */
+    alarm(30); /* xenevtchn_pending blocks: a lost event fails the program, not the machine */
     int p = xenevtchn_pending(xce);
     alarm(0);
     if (p != port) return -1;
@@ -78,14 +78,14 @@ static int events_until(xc_interface *xch, xenevtchn_handle *xce, int port, cons
   }
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   int shutdown = argc > 1 && !strcmp(argv[1], "--shutdown");
-  xc_interface *xch = xc_interface_open(NULL, NULL, 0);
+  xc_interface* xch = xc_interface_open(NULL, NULL, 0);
   if (!xch) {
     printf("xc_virq_check: no interface: %s\n", strerror(errno));
     return 1;
   }
-  xenevtchn_handle *xce = xenevtchn_open(NULL, 0);
+  xenevtchn_handle* xce = xenevtchn_open(NULL, 0);
   CHECK(xce != NULL, "xenevtchn_open beside xc_interface_open (one session)");
   int port = -1;
   uint32_t one = 0, ids[kBurst];
@@ -101,12 +101,14 @@ int main(int argc, char **argv) {
   errno = 0;
   CHECK(xenevtchn_bind_virq(xce, VIRQ_DOM_EXC) == -1 && errno == EEXIST, "bind_virq(VIRQ_DOM_EXC) again: EEXIST");
   errno = 0;
-  CHECK(xenevtchn_unbind(xce, (evtchn_port_t)port + 100) == -1 && errno == ENOTCONN, "unbind of a port not bound: ENOTCONN");
+  CHECK(xenevtchn_unbind(xce, (evtchn_port_t)port + 100) == -1 && errno == ENOTCONN,
+        "unbind of a port not bound: ENOTCONN");
   CHECK(xenevtchn_unbind(xce, (evtchn_port_t)port) == 0, "unbind");
   errno = 0;
   CHECK(xenevtchn_unbind(xce, (evtchn_port_t)port) == -1 && errno == ENOTCONN, "unbind again: ENOTCONN");
   errno = 0;
-  CHECK(pvhv_xc_evtchn_close(xch, (uint32_t)port) == -1 && errno == EINVAL, "the relay no longer lets the host close it");
+  CHECK(pvhv_xc_evtchn_close(xch, (uint32_t)port) == -1 && errno == EINVAL,
+        "the relay no longer lets the host close it");
   port = xenevtchn_bind_virq(xce, VIRQ_DOM_EXC);
   CHECK(port > 0, "bind_virq(VIRQ_DOM_EXC) after the unbind: port %d", port);
   if (port <= 0) goto out;

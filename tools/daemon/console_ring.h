@@ -16,8 +16,8 @@ constexpr size_t kConsoleOutOffset = 1024, kInConsOffset = 3072, kInProdOffset =
                  kOutProdOffset = 3084, kConsoleRingBytes = 3088;
 
 struct OutputDrain {
-  std::string bytes;   // what the guest wrote since `cons`
-  uint32_t cons = 0;   // the new out_cons to write back
+  std::string bytes;       // what the guest wrote since `cons`
+  uint32_t cons = 0;       // the new out_cons to write back
   bool bad_index = false;  // prod - cons exceeded the ring: the guest's indexes were nonsense
 };
 // Everything between cons and prod; a guest claiming more than the ring holds gets what the

@@ -239,7 +239,7 @@ class Daemon {
   int64_t started_ns_ = unix_ns();
   std::map<std::string, DomainRecord> records_;  // by uuid
   std::set<std::string> names_reserved_;         // creates under way
-  DomainView view_;                             // the last getdomaininfolist, and what the daemon created since
+  DomainView view_;                              // the last getdomaininfolist, and what the daemon created since
   std::map<uint32_t, ConsoleState> consoles_;    // by domid
   std::map<Client*, std::weak_ptr<Client>> clients_;
   std::vector<Waiter> waiters_;
@@ -381,8 +381,8 @@ int Daemon::run() {
 bool Daemon::start_link() {
   std::string why;
   if (options_.attach_socket.empty()) {
-    MachineOptions machine{options_.state_dir, options_.build_dir, options_.source_dir, options_.hypervisor,
-                           options_.ptwr_mode, options_.memory};
+    MachineOptions machine{options_.state_dir,  options_.build_dir, options_.source_dir,
+                           options_.hypervisor, options_.ptwr_mode, options_.memory};
     auto started = start_machine(machine, why);
     if (!started) {
       log("cannot start the machine: %s", why.c_str());
@@ -473,8 +473,8 @@ void Daemon::reconcile(const std::vector<xc_domaininfo_t>& infos) {
       consoles_[domid] = console;
     }
     if (record.store_mfn) {  // the store rebuilt: its nodes from the record, the ring taken over as it is
-      xenstore::DomainSpec spec{domid, record.name, record.uuid, record.config.memory_mib * 1024, record.console_port,
-                                record.console_mfn};
+      xenstore::DomainSpec spec{
+          domid, record.name, record.uuid, record.config.memory_mib * 1024, record.console_port, record.console_mfn};
       if (auto failure = introduce(spec, {domid, record.store_mfn, record.store_port, 0}, &record.xenstore_state))
         log("%s: %s", record.name.c_str(), failure->message.c_str());
     }
@@ -611,8 +611,8 @@ void Daemon::monitor_tick() {
           auto index = [&](size_t offset) { return indexes[(offset - kInConsOffset) / 4]; };
           std::array<char, kConsoleOutBytes> out{};
           uint32_t out_cons = index(kOutConsOffset), out_prod = index(kOutProdOffset);
-          if (out_cons != out_prod &&
-              pvhv_xc_foreign_read(xen_.xch, ring.domid, ring.state.mfn, kConsoleOutOffset, out.data(), out.size()) != 0)
+          if (out_cons != out_prod && pvhv_xc_foreign_read(xen_.xch, ring.domid, ring.state.mfn, kConsoleOutOffset,
+                                                           out.data(), out.size()) != 0)
             continue;
           bool notify = false;
           auto drained = drain_output(out_cons, out_prod, std::span<const char>(out.data(), out.size()));
@@ -626,7 +626,8 @@ void Daemon::monitor_tick() {
           if (!ring.state.pending_input.empty()) {
             auto fill = fill_input(index(kInConsOffset), index(kInProdOffset), ring.state.pending_input);
             size_t first = std::min<size_t>(fill.bytes.size(), kConsoleInBytes - fill.offset);
-            if (first) pvhv_xc_foreign_write(xen_.xch, ring.domid, ring.state.mfn, fill.offset, fill.bytes.data(), first);
+            if (first)
+              pvhv_xc_foreign_write(xen_.xch, ring.domid, ring.state.mfn, fill.offset, fill.bytes.data(), first);
             if (fill.bytes.size() > first)
               pvhv_xc_foreign_write(xen_.xch, ring.domid, ring.state.mfn, 0, fill.bytes.data() + first,
                                     fill.bytes.size() - first);
@@ -798,8 +799,8 @@ void Daemon::handle(std::shared_ptr<Client> client, Request request, Reply reply
       if (auto* failure = std::get_if<Failure>(&version)) return reply(error_answer(id, *failure));
       auto& asked = std::get<std::optional<uint64_t>>(version);
       if (asked && *asked != uint64_t(kProtocolVersion))
-        return reply(error_answer(id, {kEprotonosupport, "protocol version " + std::to_string(*asked) +
-                                                             " not supported (pvhvd speaks 1)"}));
+        return reply(error_answer(
+            id, {kEprotonosupport, "protocol version " + std::to_string(*asked) + " not supported (pvhvd speaks 1)"}));
       Json answer = ok_answer(id);
       answer["version"] = kProtocolVersion;
       answer["daemon"] = "pvhvd";
@@ -815,29 +816,32 @@ void Daemon::handle(std::shared_ptr<Client> client, Request request, Reply reply
     if (op == "shutdown" || op == "reboot") return op_shutdown(op == "reboot", request.body, id, reply);
     if (op == "console") return op_console(client, request.body, id, reply);
     if (op == "info") {
-      return on_link([this] {
-        auto info = host_info(xen_);
-        if (auto* fields = std::get_if<Json>(&info))  // ours: the machine's clock (machine_clock.h)
-          if (auto ns = hypervisor_system_time_ns(xen_.xch)) (*fields)["system_time_ns"] = *ns;
-        return info;
-      }, [id, reply](std::variant<Json, Failure> info) {
-        if (auto* failure = std::get_if<Failure>(&info)) return reply(error_answer(id, *failure));
-        Json answer = std::get<Json>(info);
-        answer["id"] = id;
-        answer["ok"] = true;
-        reply(answer);
-      });
+      return on_link(
+          [this] {
+            auto info = host_info(xen_);
+            if (auto* fields = std::get_if<Json>(&info))  // ours: the machine's clock (machine_clock.h)
+              if (auto ns = hypervisor_system_time_ns(xen_.xch)) (*fields)["system_time_ns"] = *ns;
+            return info;
+          },
+          [id, reply](std::variant<Json, Failure> info) {
+            if (auto* failure = std::get_if<Failure>(&info)) return reply(error_answer(id, *failure));
+            Json answer = std::get<Json>(info);
+            answer["id"] = id;
+            answer["ok"] = true;
+            reply(answer);
+          });
     }
     if (op == "dmesg") {
       auto clear = bool_field(request.body, "clear", false);
       if (auto* failure = std::get_if<Failure>(&clear)) return reply(error_answer(id, *failure));
       bool c = std::get<bool>(clear);
-      return on_link([this, c] { return read_console(xen_, c); }, [id, reply](std::variant<std::string, Failure> text) {
-        if (auto* failure = std::get_if<Failure>(&text)) return reply(error_answer(id, *failure));
-        Json answer = ok_answer(id);
-        answer["text"] = std::get<std::string>(text);
-        reply(answer);
-      });
+      return on_link([this, c] { return read_console(xen_, c); },
+                     [id, reply](std::variant<std::string, Failure> text) {
+                       if (auto* failure = std::get_if<Failure>(&text)) return reply(error_answer(id, *failure));
+                       Json answer = ok_answer(id);
+                       answer["text"] = std::get<std::string>(text);
+                       reply(answer);
+                     });
     }
     if (op == "vcpu_list") {
       std::vector<std::pair<uint32_t, std::string>> domains;
@@ -854,12 +858,13 @@ void Daemon::handle(std::shared_ptr<Client> client, Request request, Reply reply
         auto* record = record_of(domid);
         name = domid == 0 ? "Domain-0" : record ? record->name : "";
       }
-      return on_link([this, domains] { return vcpu_list(xen_, domains); }, [id, reply](std::variant<Json, Failure> v) {
-        if (auto* failure = std::get_if<Failure>(&v)) return reply(error_answer(id, *failure));
-        Json answer = ok_answer(id);
-        answer["vcpus"] = std::get<Json>(v);
-        reply(answer);
-      });
+      return on_link([this, domains] { return vcpu_list(xen_, domains); },
+                     [id, reply](std::variant<Json, Failure> v) {
+                       if (auto* failure = std::get_if<Failure>(&v)) return reply(error_answer(id, *failure));
+                       Json answer = ok_answer(id);
+                       answer["vcpus"] = std::get<Json>(v);
+                       reply(answer);
+                     });
     }
     if (op == "relay") {  // libxenctrl's daemon: transport (relay_forward.h)
       client->become_relay();
@@ -884,7 +889,9 @@ Json Daemon::domain_json(const xc_domaininfo_t& info) const {
   bool shutdown = info.flags & XEN_DOMINF_shutdown;
   bool crashed = shutdown && reason == SHUTDOWN_crash;  // as 4.17's xc_dominfo: a crash is not "shutdown"
   Json j{{"domid", info.domain},
-         {"name", info.domain == 0 ? "Domain-0" : record ? record->name : ""},
+         {"name", info.domain == 0 ? "Domain-0"
+                  : record         ? record->name
+                                   : ""},
          {"uuid", format_uuid(info.handle)},
          {"running", bool(info.flags & XEN_DOMINF_running)},
          {"blocked", bool(info.flags & XEN_DOMINF_blocked)},
@@ -900,8 +907,8 @@ Json Daemon::domain_json(const xc_domaininfo_t& info) const {
          {"cpu_time_ns", info.cpu_time},
          {"start_time", record ? record->start_unix_s : started_ns_ / 1000000000},
          {"ptwr_mode", record && !record->config.ptwr_mode.empty() ? record->config.ptwr_mode
-                                                                    : options_.ptwr_mode.empty() ? "emulate"
-                                                                                                 : options_.ptwr_mode}};
+                       : options_.ptwr_mode.empty()                ? "emulate"
+                                                                   : options_.ptwr_mode}};
   if (record) {
     j["config"] = config_to_json(record->config);
     j["config_text"] = record->config_text;
@@ -959,10 +966,14 @@ void Daemon::op_simple(const std::string& op, const Json& body, uint64_t id, Rep
   on_link(
       [this, op, domid, kb]() -> std::optional<Failure> {
         int rc = -1;
-        if (op == "pause") rc = xc_domain_pause(xen_.xch, domid);
-        else if (op == "unpause") rc = xc_domain_unpause(xen_.xch, domid);
-        else if (op == "destroy") rc = xc_domain_destroy(xen_.xch, domid);
-        else if (op == "mem_max") rc = xc_domain_setmaxmem(xen_.xch, domid, kb);
+        if (op == "pause")
+          rc = xc_domain_pause(xen_.xch, domid);
+        else if (op == "unpause")
+          rc = xc_domain_unpause(xen_.xch, domid);
+        else if (op == "destroy")
+          rc = xc_domain_destroy(xen_.xch, domid);
+        else if (op == "mem_max")
+          rc = xc_domain_setmaxmem(xen_.xch, domid, kb);
         if (rc != 0) return xc_failure("xc_domain_" + op);
         return std::nullopt;
       },
@@ -1158,9 +1169,16 @@ void Daemon::build(DomainRecord record, std::function<void(std::optional<Failure
             return out;
           }
         if (xc_domain_setmaxmem(xen_.xch, domid, maxmem_kb + 1024) != 0) return fail("xc_domain_setmaxmem");
-        if (xc_domain_set_memmap_limit(xen_.xch, domid, maxmem_kb + 1024) != 0) return fail("xc_domain_set_memmap_limit");
-        pvhv_pv_image image{kernel.data(), kernel.size(), ramdisk.empty() ? nullptr : ramdisk.data(), ramdisk.size(),
-                            config.cmdline.c_str(), memory_kb, 0, 0};
+        if (xc_domain_set_memmap_limit(xen_.xch, domid, maxmem_kb + 1024) != 0)
+          return fail("xc_domain_set_memmap_limit");
+        pvhv_pv_image image{kernel.data(),
+                            kernel.size(),
+                            ramdisk.empty() ? nullptr : ramdisk.data(),
+                            ramdisk.size(),
+                            config.cmdline.c_str(),
+                            memory_kb,
+                            0,
+                            0};
         if (pvhv_build_pv_domain(xen_.xch, domid, &image, &out.layout) != 0) {
           std::string message = out.layout.message;
           fail("pvhv_build_pv_domain");
@@ -1170,8 +1188,8 @@ void Daemon::build(DomainRecord record, std::function<void(std::optional<Failure
         if (pvhv_xc_evtchn_bind_interdomain(xen_.xch, domid, out.layout.console_port, &out.local_port) != 0)
           return fail("binding the console port");
         // libxl's order: the domain's nodes written and the domain introduced before it runs.
-        xenstore::DomainSpec spec{domid, config.name, config.uuid, memory_kb, out.layout.console_port,
-                                  out.layout.console_mfn};
+        xenstore::DomainSpec spec{
+            domid, config.name, config.uuid, memory_kb, out.layout.console_port, out.layout.console_mfn};
         if (auto failure = introduce(spec, {domid, out.layout.xenstore_mfn, out.layout.store_port, 0}, nullptr)) {
           fail("xenstore");
           out.failure = failure;
@@ -1288,8 +1306,7 @@ void Daemon::reconnected() {
   pvhv_xc_link_down(xen_.xch, &generation);
   link_down_ = false;
   log("relay link back after %.1f s (session %llu, attempt %d): %zu domains on record",
-      double(steady_ms() - link_down_at_ms_) / 1000.0, (unsigned long long)generation, link_attempts_,
-      records_.size());
+      double(steady_ms() - link_down_at_ms_) / 1000.0, (unsigned long long)generation, link_attempts_, records_.size());
   start_watch();
   refresh_view();  // the list now: exceptions that came while the link was down
 }
@@ -1348,16 +1365,17 @@ void Daemon::ask_guest(uint32_t domid, bool reboot, bool fallback, AskDone done)
     xenstore_.write(control + "shutdown", cmd);
     return xenstore_.await_ack(control + "shutdown", [done, domid](bool acked) {
       if (acked) return done(std::nullopt, 0, false);
-      done(Failure{ETIMEDOUT, "libxl: error: Domain " + std::to_string(domid) +
-                                  ":guest didn't acknowledge control request: -9"},
+      done(Failure{ETIMEDOUT,
+                   "libxl: error: Domain " + std::to_string(domid) + ":guest didn't acknowledge control request: -9"},
            -9, false);
     });
   }
   if (!fallback)
-    return done(Failure{kEopnotsupp, "PV control interface not available: external graceful " +
-                                         std::string(reboot ? "reboot" : "shutdown") + " not possible.\nUse \"-F\" to " +
-                                         "fallback to " + (reboot ? "ACPI reset event." : "ACPI power event.")},
-                -10, false);  // ERROR_NOPARAVIRT
+    return done(
+        Failure{kEopnotsupp, "PV control interface not available: external graceful " +
+                                 std::string(reboot ? "reboot" : "shutdown") + " not possible.\nUse \"-F\" to " +
+                                 "fallback to " + (reboot ? "ACPI reset event." : "ACPI power event.")},
+        -10, false);  // ERROR_NOPARAVIRT
   on_link(
       [this, domid, reboot] {
         return xc_domain_shutdown(xen_.xch, domid, reboot ? SHUTDOWN_reboot : SHUTDOWN_poweroff) == 0

@@ -23,11 +23,11 @@ struct DaemonOptions {
   std::string hypervisor = "ours";
   std::string ptwr_mode;
   std::string memory = "512M";
-  int monitor_ms = 500;          // how often the console rings are drained
+  int monitor_ms = 500;  // how often the console rings are drained
   // The domain view is read on VIRQ_DOM_EXC, and at least this often (a lost event's safety net;
   // every monitor tick when the VIRQ cannot be bound).
   int safety_poll_ms = 10000;
-  int xenstore_poll_ms = 50;  // how often the domUs' xenstore rings are polled
+  int xenstore_poll_ms = 50;     // how often the domUs' xenstore rings are polled
   int open_timeout_ms = 180000;  // dom0 booting under TCG on a loaded host
   // A relay request unanswered this long is the link dropping (tools/PROTOCOL.md "The link
   // dropping"): the daemon reconnects.

@@ -32,7 +32,7 @@ class DomainView {
   bool contains(uint32_t domid) const;
 
  private:
-  std::vector<xc_domaininfo_t> domains_;  // ordered by domid, as getdomaininfolist gives them
+  std::vector<xc_domaininfo_t> domains_;     // ordered by domid, as getdomaininfolist gives them
   std::map<uint32_t, uint64_t> created_at_;  // domid -> create stamp, until a later list covers it
   uint64_t creates_ = 0;
 };

@@ -81,10 +81,21 @@ std::optional<Machine> start_machine(const MachineOptions& options, std::string&
   machine.window = options.state_dir + "/relay.window";
   machine.hypervisor = options.hypervisor;
   unlink(machine.relay_socket.c_str());
-  std::vector<std::string> print = {"python3", options.source_dir + "/tests/integration/machine.py", "--print-command",
-                                    "--build", options.build_dir, "--hypervisor", options.hypervisor,
-                                    "--relay-socket", machine.relay_socket, "--serial", machine.serial_log,
-                                    "--memory", options.memory, "--window", machine.window};
+  std::vector<std::string> print = {"python3",
+                                    options.source_dir + "/tests/integration/machine.py",
+                                    "--print-command",
+                                    "--build",
+                                    options.build_dir,
+                                    "--hypervisor",
+                                    options.hypervisor,
+                                    "--relay-socket",
+                                    machine.relay_socket,
+                                    "--serial",
+                                    machine.serial_log,
+                                    "--memory",
+                                    options.memory,
+                                    "--window",
+                                    machine.window};
   if (!options.ptwr_mode.empty()) {
     print.push_back("--hypervisor-args");
     print.push_back("ptwr=" + options.ptwr_mode);

@@ -9,10 +9,11 @@
 namespace {
 
 void usage() {
-  std::fprintf(stderr,
-               "usage: pvhvd [--state-dir DIR] [--attach SOCKET] [--hypervisor ours|xen417] [--ptwr emulate|writable|adaptive]\n"
-               "             [--memory SIZE] [--build DIR] [--monitor-ms N] [--safety-poll-ms N]\n"
-               "             [--link-timeout-ms N] [--link-via SOCKET] [--xenstore-poll-ms N]\n");
+  std::fprintf(
+      stderr,
+      "usage: pvhvd [--state-dir DIR] [--attach SOCKET] [--hypervisor ours|xen417] [--ptwr emulate|writable|adaptive]\n"
+      "             [--memory SIZE] [--build DIR] [--monitor-ms N] [--safety-poll-ms N]\n"
+      "             [--link-timeout-ms N] [--link-via SOCKET] [--xenstore-poll-ms N]\n");
 }
 
 }  // namespace
@@ -31,17 +32,28 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (arg == "--state-dir") options.state_dir = value();
-    else if (arg == "--attach") options.attach_socket = value();
-    else if (arg == "--hypervisor") options.hypervisor = value();
-    else if (arg == "--ptwr") options.ptwr_mode = value();
-    else if (arg == "--memory") options.memory = value();
-    else if (arg == "--build") options.build_dir = value();
-    else if (arg == "--monitor-ms") options.monitor_ms = std::atoi(value().c_str());
-    else if (arg == "--safety-poll-ms") options.safety_poll_ms = std::atoi(value().c_str());
-    else if (arg == "--link-timeout-ms") options.link_timeout_ms = std::atoi(value().c_str());
-    else if (arg == "--link-via") options.link_via = value();
-    else if (arg == "--xenstore-poll-ms") options.xenstore_poll_ms = std::atoi(value().c_str());
+    if (arg == "--state-dir")
+      options.state_dir = value();
+    else if (arg == "--attach")
+      options.attach_socket = value();
+    else if (arg == "--hypervisor")
+      options.hypervisor = value();
+    else if (arg == "--ptwr")
+      options.ptwr_mode = value();
+    else if (arg == "--memory")
+      options.memory = value();
+    else if (arg == "--build")
+      options.build_dir = value();
+    else if (arg == "--monitor-ms")
+      options.monitor_ms = std::atoi(value().c_str());
+    else if (arg == "--safety-poll-ms")
+      options.safety_poll_ms = std::atoi(value().c_str());
+    else if (arg == "--link-timeout-ms")
+      options.link_timeout_ms = std::atoi(value().c_str());
+    else if (arg == "--link-via")
+      options.link_via = value();
+    else if (arg == "--xenstore-poll-ms")
+      options.xenstore_poll_ms = std::atoi(value().c_str());
     else {
       usage();
       return 2;

@@ -6,9 +6,9 @@
 namespace pvhv::daemon {
 namespace {
 
-constexpr std::string_view kOps[] = {"hello",   "list",      "create",    "destroy",    "shutdown",
-                                     "reboot",  "pause",     "unpause",   "mem_max",    "ptwr_mode",
-                                     "info",    "dmesg",     "vcpu_list", "trace_start", "trace_stop",
+constexpr std::string_view kOps[] = {"hello",   "list",  "create",        "destroy",        "shutdown",
+                                     "reboot",  "pause", "unpause",       "mem_max",        "ptwr_mode",
+                                     "info",    "dmesg", "vcpu_list",     "trace_start",    "trace_stop",
                                      "console", "relay", "xenstore_read", "xenstore_write", "xenstore_ls"};
 
 Failure wrong_type(const char* key, const char* expected) {
@@ -225,8 +225,8 @@ std::optional<std::array<uint8_t, 16>> parse_uuid(std::string_view text) {
 
 std::string format_uuid(const std::array<uint8_t, 16>& b) {
   char text[40];
-  std::snprintf(text, sizeof(text), "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
-                b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+  std::snprintf(text, sizeof(text), "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
+                b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
   return text;
 }
 

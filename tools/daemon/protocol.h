@@ -66,7 +66,7 @@ const char* action_name(Action action);
 struct DomainConfig {
   std::string name;
   std::string kernel;
-  std::string ramdisk;   // empty: none
+  std::string ramdisk;  // empty: none
   std::string cmdline;
   uint64_t memory_mib = 32;  // libxl's default target and maximum
   uint64_t maxmem_mib = 32;

@@ -31,7 +31,8 @@ std::variant<std::optional<unsigned>, Failure> ptwr_mode_argument(const Json& bo
 
 Failure ptwr_mode_failure(int error, uint32_t domid) {
   if (error == ENOSYS)
-    return {kEopnotsupp, "ptwr-mode: this hypervisor has no per-domain page-table write mode (pvhv's; Xen 4.17 has none)"};
+    return {kEopnotsupp,
+            "ptwr-mode: this hypervisor has no per-domain page-table write mode (pvhv's; Xen 4.17 has none)"};
   return {error, "ptwr-mode of domain " + std::to_string(domid) + ": " + std::strerror(error)};
 }
 

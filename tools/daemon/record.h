@@ -29,7 +29,7 @@ struct DomainRecord {
   std::string uuid;
   uint32_t domid = 0;  // 0: createdomain has not answered yet
   RecordState state = RecordState::building;
-  Json config_given;  // the create request's config object, as the client sent it
+  Json config_given;    // the create request's config object, as the client sent it
   DomainConfig config;  // resolved
   std::string config_text;
   std::string config_file;

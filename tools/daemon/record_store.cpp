@@ -49,8 +49,7 @@ bool write_file_atomically(const std::string& path, const std::string& contents,
 
 bool write_record(const std::string& state_dir, const DomainRecord& record, std::string& why) {
   return write_file_atomically(state_dir + "/" + record_file_name(record.uuid),
-                               record_to_json(record).dump(2, ' ', false, Json::error_handler_t::replace) + "\n",
-                               why);
+                               record_to_json(record).dump(2, ' ', false, Json::error_handler_t::replace) + "\n", why);
 }
 
 void remove_record(const std::string& state_dir, const std::string& uuid) {

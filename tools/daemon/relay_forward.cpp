@@ -24,7 +24,8 @@ uint64_t now_ms() {
 
 std::string encode(uint8_t type, const std::vector<uint8_t>& payload) {
   std::string out(proto::frame::kHeaderBytes, '\0');
-  proto::frame::encode_header(reinterpret_cast<uint8_t*>(out.data()), type, 0, payload.data(), uint32_t(payload.size()));
+  proto::frame::encode_header(reinterpret_cast<uint8_t*>(out.data()), type, 0, payload.data(),
+                              uint32_t(payload.size()));
   out.append(reinterpret_cast<const char*>(payload.data()), payload.size());
   return out;
 }
@@ -92,8 +93,8 @@ class RelaySession : public std::enable_shared_from_this<RelaySession> {
       // receiver would report it only at the next good frame or a pause).
       if (receiver_.skipped_bytes()) return drop("bytes that are no frame");
       if (r.kind == proto::Received::Kind::nothing) return read_more();
-      if (r.kind == proto::Received::Kind::error) return drop("bytes that are no frame (error " +
-                                                              std::to_string(unsigned(r.error)) + ")");
+      if (r.kind == proto::Received::Kind::error)
+        return drop("bytes that are no frame (error " + std::to_string(unsigned(r.error)) + ")");
       RelayDecision d = rules_.on_request(r.type, r.payload, r.length);
       if (d.kind == RelayDecision::Kind::drop) return drop(d.why);
       if (d.release_first) release();
@@ -106,9 +107,8 @@ class RelaySession : public std::enable_shared_from_this<RelaySession> {
       uint8_t type = d.type;
       asio::post(owner_.pool_, [self, type, fields = std::move(d.payload)]() mutable {
         Forwarded f = forward(self->owner_.xch_, type, fields);
-        asio::post(self->owner_.io_, [self, type, fields = std::move(fields), f = std::move(f)]() {
-          self->answered(type, fields, f);
-        });
+        asio::post(self->owner_.io_,
+                   [self, type, fields = std::move(fields), f = std::move(f)]() { self->answered(type, fields, f); });
       });
       return;
     }
@@ -116,8 +116,8 @@ class RelaySession : public std::enable_shared_from_this<RelaySession> {
 
   void answered(uint8_t type, const std::vector<uint8_t>& fields, const Forwarded& f) {
     busy_ = false;
-    RelayDecision d = f.rc == 0 ? rules_.on_answer(type, fields, f.answer_type, f.answer)
-                                : rules_.on_link_failure(type, f.error);
+    RelayDecision d =
+        f.rc == 0 ? rules_.on_answer(type, fields, f.answer_type, f.answer) : rules_.on_link_failure(type, f.error);
     if (closed_) return release();  // the client went: its answer is dropped, what it granted freed
     send(encode(d.type, d.payload));
     process();

@@ -89,9 +89,7 @@ RelayDecision RelayRules::on_request(uint8_t type, const uint8_t* payload, uint3
   ++next_seq_;  // used up whatever its answer, as the relay's
   if (!well_formed(type, fields)) return error(seq, uint32_t(proto::Error::malformed), type, length);
   switch (type) {
-    case proto::shutdown:
-      drop.why = "SHUTDOWN (dom0 is the daemon's to stop)";
-      return drop;
+    case proto::shutdown: drop.why = "SHUTDOWN (dom0 is the daemon's to stop)"; return drop;
     case proto::buffer_free: {
       uint64_t address = r.u64();
       if (!buffers_.count(address)) {

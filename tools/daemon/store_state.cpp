@@ -29,8 +29,8 @@ void collect(const xenstore::Store& store, uint32_t domid, const std::string& ho
   if (perms && !perms->empty() && (*perms)[0].domid == domid && path != home) {
     Json p = Json::array();
     for (const auto& perm : *perms) p.push_back(xenstore::format_perm(perm));
-    nodes.push_back({{"path", path.substr(home.size() + 1)}, {"value_hex", to_hex(store.read(path).value_or(""))},
-                     {"perms", p}});
+    nodes.push_back(
+        {{"path", path.substr(home.size() + 1)}, {"value_hex", to_hex(store.read(path).value_or(""))}, {"perms", p}});
   }
   for (const auto& child : store.directory(path)) collect(store, domid, home, path + "/" + child, nodes);
 }
@@ -65,7 +65,8 @@ void restore_guest_store_state(xenstore::Store& store, xenstore::ConnId conn, ui
       auto value = from_hex(node["value_hex"].get<std::string>());
       xenstore::Perms perms;
       for (const auto& p : node["perms"])
-        if (auto perm = p.is_string() ? xenstore::parse_perm(p.get<std::string>()) : std::nullopt) perms.push_back(*perm);
+        if (auto perm = p.is_string() ? xenstore::parse_perm(p.get<std::string>()) : std::nullopt)
+          perms.push_back(*perm);
       // Only what the guest could have made: below its home, owned by it.
       if (!value || perms.empty() || perms[0].domid != domid || !xenstore::is_valid_node_path(path)) continue;
       store.write(path, *value, &perms);
@@ -77,7 +78,8 @@ void restore_guest_store_state(xenstore::Store& store, xenstore::ConnId conn, ui
       if (!w.is_object() || !w.contains("path") || !w["path"].is_string() || !w.contains("token") ||
           !w["token"].is_string())
         continue;
-      store.handle(conn, xenstore::make_request(XS_WATCH, {w["path"].get<std::string>(), w["token"].get<std::string>()}));
+      store.handle(conn,
+                   xenstore::make_request(XS_WATCH, {w["path"].get<std::string>(), w["token"].get<std::string>()}));
     }
   }
   store.take_output(conn);

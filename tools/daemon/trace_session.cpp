@@ -118,8 +118,7 @@ std::variant<std::shared_ptr<TraceSession>, Failure> TraceSession::open(xc_inter
 std::optional<Failure> TraceSession::read_rings(xc_interface* xch, uint64_t t_info_mfn, uint64_t bytes) {
   constexpr uint64_t kMostInfoPages = 64;
   const uint64_t info_pages = bytes ? (bytes + kPage - 1) / kPage : 1;
-  if (info_pages > kMostInfoPages)
-    return Failure{kEio, "t_info is " + std::to_string(bytes) + " bytes long"};
+  if (info_pages > kMostInfoPages) return Failure{kEio, "t_info is " + std::to_string(bytes) + " bytes long"};
   std::vector<uint8_t> info(info_pages * kPage);
   for (uint64_t page = 0; page < info_pages; ++page)
     if (pvhv_xc_foreign_read(xch, DOMID_XEN, t_info_mfn + page, 0, info.data() + page * kPage, kPage) != 0)
@@ -270,8 +269,10 @@ void TraceRecorder::stop(uint64_t id, Reply reply) {
       });
     });
   };
-  if (draining_) after_drain_ = do_stop;
-  else do_stop();
+  if (draining_)
+    after_drain_ = do_stop;
+  else
+    do_stop();
 }
 
 void TraceRecorder::finish() {

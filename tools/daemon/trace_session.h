@@ -32,7 +32,7 @@ class TraceRecorder {
 
   void start(const Json& body, uint64_t id, Reply reply);  // `trace_start`
   void stop(uint64_t id, Reply reply);                     // `trace_stop`
-  void finish();  // the daemon stops: ends a recording (no answer)
+  void finish();                                           // the daemon stops: ends a recording (no answer)
 
  private:
   void schedule_drain();

@@ -103,8 +103,8 @@ void complete_partial_frame_in_window(const std::string& window) {
   munmap(map, win::kBytes);
 }
 
-bool open_link(Xen& xen, const std::string& socket, const std::string& window, int timeout_ms,
-               int request_timeout_ms, std::string& why) {
+bool open_link(Xen& xen, const std::string& socket, const std::string& window, int timeout_ms, int request_timeout_ms,
+               std::string& why) {
   // libxenctrl picks its transport from the environment (tools/README.md).
   setenv("PVHV_XENCTRL", ("relay:" + socket).c_str(), 1);
   if (window.empty())
@@ -205,43 +205,44 @@ std::variant<Json, Failure> host_info(Xen& xen) {
   std::snprintf(params, sizeof(params), "virt_start=0x%lx", (unsigned long)platform.virt_start);
   auto mib = [](uint64_t pages) { return pages * 4096 / (1024 * 1024); };
   std::string extra = version_string(xen.xch, XENVER_extraversion, sizeof(xen_extraversion_t));
-  return Json{{"host", host},
-              {"release", uts.release},
-              {"version", uts.version},
-              {"machine", uts.machine},
-              {"nr_cpus", physinfo.nr_cpus},
-              {"max_cpu_id", physinfo.max_cpu_id},
-              {"nr_nodes", physinfo.nr_nodes},
-              {"cores_per_socket", physinfo.cores_per_socket},
-              {"threads_per_core", physinfo.threads_per_core},
-              {"cpu_mhz", physinfo.cpu_khz / 1000},
-              {"hw_caps", hw_caps},
-              {"virt_caps", virt_caps},
-              {"total_memory", mib(physinfo.total_pages)},
-              {"free_memory", mib(physinfo.free_pages)},
-              {"free_pages", physinfo.free_pages},
-              {"sharing_freed_memory", 0},
-              {"sharing_used_memory", 0},
-              {"outstanding_claims", mib(physinfo.outstanding_pages)},
-              {"free_cpus", 0},
-              {"xen_major", version >> 16},
-              {"xen_minor", version & 0xffff},
-              {"xen_extra", extra},
-              {"xen_version", std::to_string(version >> 16) + "." + std::to_string(version & 0xffff) + extra},
-              {"xen_caps", version_string(xen.xch, XENVER_capabilities, sizeof(xen_capabilities_info_t))},
-              {"xen_scheduler", scheduler_name(xen.xch)},
-              {"xen_pagesize", pagesize},
-              {"platform_params", params},
-              {"xen_changeset", version_string(xen.xch, XENVER_changeset, sizeof(xen_changeset_info_t))},
-              {"xen_commandline", version_string(xen.xch, XENVER_commandline, sizeof(xen_commandline_t))},
-              {"cc_compiler", std::string(compile.compiler, strnlen(compile.compiler, sizeof(compile.compiler)))},
-              {"cc_compile_by", std::string(compile.compile_by, strnlen(compile.compile_by, sizeof(compile.compile_by)))},
-              {"cc_compile_domain",
-               std::string(compile.compile_domain, strnlen(compile.compile_domain, sizeof(compile.compile_domain)))},
-              {"cc_compile_date",
-               std::string(compile.compile_date, strnlen(compile.compile_date, sizeof(compile.compile_date)))},
-              {"build_id", build_id_text},
-              {"xend_config_format", 4}};
+  return Json{
+      {"host", host},
+      {"release", uts.release},
+      {"version", uts.version},
+      {"machine", uts.machine},
+      {"nr_cpus", physinfo.nr_cpus},
+      {"max_cpu_id", physinfo.max_cpu_id},
+      {"nr_nodes", physinfo.nr_nodes},
+      {"cores_per_socket", physinfo.cores_per_socket},
+      {"threads_per_core", physinfo.threads_per_core},
+      {"cpu_mhz", physinfo.cpu_khz / 1000},
+      {"hw_caps", hw_caps},
+      {"virt_caps", virt_caps},
+      {"total_memory", mib(physinfo.total_pages)},
+      {"free_memory", mib(physinfo.free_pages)},
+      {"free_pages", physinfo.free_pages},
+      {"sharing_freed_memory", 0},
+      {"sharing_used_memory", 0},
+      {"outstanding_claims", mib(physinfo.outstanding_pages)},
+      {"free_cpus", 0},
+      {"xen_major", version >> 16},
+      {"xen_minor", version & 0xffff},
+      {"xen_extra", extra},
+      {"xen_version", std::to_string(version >> 16) + "." + std::to_string(version & 0xffff) + extra},
+      {"xen_caps", version_string(xen.xch, XENVER_capabilities, sizeof(xen_capabilities_info_t))},
+      {"xen_scheduler", scheduler_name(xen.xch)},
+      {"xen_pagesize", pagesize},
+      {"platform_params", params},
+      {"xen_changeset", version_string(xen.xch, XENVER_changeset, sizeof(xen_changeset_info_t))},
+      {"xen_commandline", version_string(xen.xch, XENVER_commandline, sizeof(xen_commandline_t))},
+      {"cc_compiler", std::string(compile.compiler, strnlen(compile.compiler, sizeof(compile.compiler)))},
+      {"cc_compile_by", std::string(compile.compile_by, strnlen(compile.compile_by, sizeof(compile.compile_by)))},
+      {"cc_compile_domain",
+       std::string(compile.compile_domain, strnlen(compile.compile_domain, sizeof(compile.compile_domain)))},
+      {"cc_compile_date",
+       std::string(compile.compile_date, strnlen(compile.compile_date, sizeof(compile.compile_date)))},
+      {"build_id", build_id_text},
+      {"xend_config_format", 4}};
 }
 
 std::variant<std::string, Failure> read_console(Xen& xen, bool clear) {

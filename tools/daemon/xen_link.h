@@ -33,8 +33,8 @@ void complete_partial_frame_in_window(const std::string& window);
 // the bulk window file `window` when it is not empty (tools/PROTOCOL.md "The bulk window").
 // `request_timeout_ms`: a request unanswered this long drops the link (the session is kept
 // across drops: pvhv_xc_link_keep, and the daemon reopens it).
-bool open_link(Xen& xen, const std::string& socket, const std::string& window, int timeout_ms,
-               int request_timeout_ms, std::string& why);
+bool open_link(Xen& xen, const std::string& socket, const std::string& window, int timeout_ms, int request_timeout_ms,
+               std::string& why);
 
 std::variant<std::vector<xc_domaininfo_t>, Failure> domain_list(Xen& xen);
 std::variant<Json, Failure> host_info(Xen& xen);

@@ -249,9 +249,9 @@ std::vector<StoreIncident> XenstoreService::poll(xc_interface* xch) {
         incidents.push_back({ring.domid, ring_error(page, seen)});
       }
       if (domain.conn->errors_answered() >= domain.next_error_report) {
-        incidents.push_back({ring.domid, "xenstore: " + std::to_string(domain.conn->errors_answered()) +
-                                             " requests answered with an error so far (the last: " +
-                                             domain.conn->last_error() + ")"});
+        incidents.push_back(
+            {ring.domid, "xenstore: " + std::to_string(domain.conn->errors_answered()) +
+                             " requests answered with an error so far (the last: " + domain.conn->last_error() + ")"});
         domain.next_error_report *= 10;
       }
       // Once per backlog: it is over when the guest has read every answer.
@@ -266,8 +266,10 @@ std::vector<StoreIncident> XenstoreService::poll(xc_interface* xch) {
     if (result.page_changed) {
       pvhv_xc_foreign_write(xch, ring.domid, ring.mfn, offsetof(xenstore_domain_interface, rsp), page.rsp,
                             sizeof page.rsp);
-      pvhv_xc_foreign_write(xch, ring.domid, ring.mfn, offsetof(xenstore_domain_interface, req_cons), &page.req_cons, 4);
-      pvhv_xc_foreign_write(xch, ring.domid, ring.mfn, offsetof(xenstore_domain_interface, rsp_prod), &page.rsp_prod, 4);
+      pvhv_xc_foreign_write(xch, ring.domid, ring.mfn, offsetof(xenstore_domain_interface, req_cons), &page.req_cons,
+                            4);
+      pvhv_xc_foreign_write(xch, ring.domid, ring.mfn, offsetof(xenstore_domain_interface, rsp_prod), &page.rsp_prod,
+                            4);
       pvhv_xc_foreign_write(xch, ring.domid, ring.mfn, offsetof(xenstore_domain_interface, error), &page.error, 4);
     }
     if (result.notify && ring.local_port) pvhv_xc_evtchn_notify(xch, ring.local_port);

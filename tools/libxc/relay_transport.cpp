@@ -165,8 +165,10 @@ win::Header& window_header(uint8_t* window) { return *reinterpret_cast<win::Head
 // small request in a fraction of a millisecond), then sleep briefly, so a slow answer costs
 // little CPU.
 void window_pause(uint64_t waited_ms) {
-  if (waited_ms < 2) std::this_thread::yield();
-  else std::this_thread::sleep_for(std::chrono::microseconds(100));
+  if (waited_ms < 2)
+    std::this_thread::yield();
+  else
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
 }
 }  // namespace
 
@@ -364,10 +366,11 @@ int RelayTransport::await(uint32_t seq, int timeout_ms, Answer& answer) {
     int error = 0;
     for (relay::Received r = receiver_.next(now_ms()); r.kind != relay::Received::Kind::nothing;
          r = receiver_.next(now_ms())) {
-      if (r.kind == relay::Received::Kind::frame) take(r, seq, answered, answer, error);
+      if (r.kind == relay::Received::Kind::frame)
+        take(r, seq, answered, answer, error);
       else if (debugging())
-        std::fprintf(stderr, "xc (pvhv relay): bad bytes from the relay (error %u, detail %llu)\n",
-                     unsigned(r.error), (unsigned long long)r.detail);
+        std::fprintf(stderr, "xc (pvhv relay): bad bytes from the relay (error %u, detail %llu)\n", unsigned(r.error),
+                     (unsigned long long)r.detail);
       if (answered) break;
     }
     if (answered) {
@@ -434,7 +437,8 @@ int RelayTransport::exchange(uint8_t type, const std::vector<uint8_t>& fields, u
     put32(payload, seq);
     payload.insert(payload.end(), fields.begin(), fields.end());
     request_damaged_ = false;
-    if (send > 0 && debugging()) std::fprintf(stderr, "xc (pvhv relay): request %u damaged on the link: sent again\n", seq);
+    if (send > 0 && debugging())
+      std::fprintf(stderr, "xc (pvhv relay): request %u damaged on the link: sent again\n", seq);
     if (send_frame(type, payload) < 0) {
       mark_down(errno == EPIPE ? ECONNRESET : errno);
       return -1;

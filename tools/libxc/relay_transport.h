@@ -81,7 +81,7 @@ class RelayTransport final : public Transport {
   int send_frame(uint8_t type, const std::vector<uint8_t>& payload);
   int port_request(uint8_t type, uint32_t port);  // NOTIFY, UNMASK, CLOSE: answered OK
   int bind_request(uint8_t type, const std::vector<uint8_t>& fields, uint32_t& local_port);  // answered PORT
-  bool take_event(const std::vector<uint32_t>& ports, uint32_t& port);  // under mutex_
+  bool take_event(const std::vector<uint32_t>& ports, uint32_t& port);                       // under mutex_
   // Reads until an answer to `seq` arrives. kDamaged: the relay reported the request in flight
   // truncated or corrupt (it never ran it), so the same frame may be sent again.
   static constexpr int kDamaged = -2;
@@ -103,10 +103,10 @@ class RelayTransport final : public Transport {
   bool dom0_stopped_ = false;
   bool trace_on_link_ = false;  // OPENED said trace records share the link
   bool saw_trace_end_ = false;
-  bool trace_started_ = false;  // a HELLO came: trace frames from here on are copied
-  bool request_damaged_ = false;  // the relay got the request in flight damaged: send it again
-  std::optional<uint32_t> resync_seq_;  // the number the relay waits for, when it is not ours
-  std::mutex mutex_;  // one request at a time per handle, as the relay serves them
+  bool trace_started_ = false;           // a HELLO came: trace frames from here on are copied
+  bool request_damaged_ = false;         // the relay got the request in flight damaged: send it again
+  std::optional<uint32_t> resync_seq_;   // the number the relay waits for, when it is not ours
+  std::mutex mutex_;                     // one request at a time per handle, as the relay serves them
   std::atomic<int> requests_active_{0};  // requests in flight or waiting for mutex_
   bool keep_across_drops_ = false;
   std::atomic<int> down_errno_{0};

@@ -98,13 +98,9 @@ int xc_domain_create(xc_interface* xch, uint32_t* pdomid, struct xen_domctl_crea
 
 int xc_domain_pause(xc_interface* xch, uint32_t domid) { return simple_domctl(xch, XEN_DOMCTL_pausedomain, domid); }
 
-int xc_domain_unpause(xc_interface* xch, uint32_t domid) {
-  return simple_domctl(xch, XEN_DOMCTL_unpausedomain, domid);
-}
+int xc_domain_unpause(xc_interface* xch, uint32_t domid) { return simple_domctl(xch, XEN_DOMCTL_unpausedomain, domid); }
 
-int xc_domain_destroy(xc_interface* xch, uint32_t domid) {
-  return simple_domctl(xch, XEN_DOMCTL_destroydomain, domid);
-}
+int xc_domain_destroy(xc_interface* xch, uint32_t domid) { return simple_domctl(xch, XEN_DOMCTL_destroydomain, domid); }
 
 int xc_domain_shutdown(xc_interface* xch, uint32_t domid, int reason) {
   sched_remote_shutdown_t arg{};

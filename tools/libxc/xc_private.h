@@ -13,11 +13,11 @@
 #include "tools/libxc/xc_api.h"
 
 struct xc_interface_core {
-  xentoollog_logger* logger = nullptr;  // the caller's; null: messages go to stderr
+  xentoollog_logger* logger = nullptr;             // the caller's; null: messages go to stderr
   std::shared_ptr<pvhv::xc::Transport> transport;  // null for XC_OPENFLAG_DUMMY; shared by the process's handles
   xc_error last_error{};
-  int max_cpus = 0;                 // xc_get_max_cpus' answer, once known
-  std::vector<uint64_t> page_cache;  // one-page relay buffers kept for the next bounce
+  int max_cpus = 0;                    // xc_get_max_cpus' answer, once known
+  std::vector<uint64_t> page_cache;    // one-page relay buffers kept for the next bounce
   uint64_t page_cache_generation = 0;  // the session they belong to (Transport::generation)
   std::mutex cache_mutex;
 };
@@ -32,8 +32,8 @@ void perror(xc_interface* xch, const char* format, ...) __attribute__((format(pr
 
 // A hypercall as privcmd makes it: its value when >= 0, else -1 with errno = -value. A
 // transport failure is -1 with the transport's errno.
-long hypercall(xc_interface* xch, unsigned number, uint64_t a0 = 0, uint64_t a1 = 0, uint64_t a2 = 0,
-               uint64_t a3 = 0, uint64_t a4 = 0);
+long hypercall(xc_interface* xch, unsigned number, uint64_t a0 = 0, uint64_t a1 = 0, uint64_t a2 = 0, uint64_t a3 = 0,
+               uint64_t a4 = 0);
 
 // The guest handle of a structure pointing at a relay buffer: the hypervisor reads and writes
 // dom0's buffer at this address.
@@ -53,8 +53,8 @@ class Bounce {
   Bounce& operator=(const Bounce&) = delete;
   ~Bounce() { release(); }
 
-  int prepare();  // 0, or -1 with errno
-  int finish();   // copies out, releases; 0, or -1 with errno
+  int prepare();                                 // 0, or -1 with errno
+  int finish();                                  // copies out, releases; 0, or -1 with errno
   uint64_t address() const { return address_; }  // 0 for a null or empty buffer
 
  private:

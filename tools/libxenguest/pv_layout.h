@@ -26,17 +26,17 @@ constexpr uint64_t kPadBytes = 512 * 1024;               // libxenguest's paddin
 
 enum class LayoutError : uint8_t {
   none,
-  out_of_memory,        // a segment does not fit in the domain's pages (XC_OUT_OF_MEMORY)
-  mapping_too_large,    // the initial mapping needs more pfns than the domain has
-  kernel_below_base,    // the kernel starts below VIRT_BASE or is not page aligned
-  bad_size,             // no pages, or more than the 48-bit space
+  out_of_memory,      // a segment does not fit in the domain's pages (XC_OUT_OF_MEMORY)
+  mapping_too_large,  // the initial mapping needs more pfns than the domain has
+  kernel_below_base,  // the kernel starts below VIRT_BASE or is not page aligned
+  bad_size,           // no pages, or more than the 48-bit space
 };
 
 const char* describe(LayoutError error);
 
 // What the builder knows of the kernel before laying out (the Xen notes' values).
 struct KernelPlacement {
-  uint64_t virt_base = 0;   // VIRT_BASE
+  uint64_t virt_base = 0;    // VIRT_BASE
   uint64_t virt_kstart = 0;  // the lowest byte a loadable segment goes to
   uint64_t virt_kend = 0;    // one past the highest
 };
@@ -82,9 +82,7 @@ struct PvLayout {
   uint64_t initial_rsp() const { return virtual_of(boot_stack_pfn + 1); }
   uint64_t start_info_address() const { return virtual_of(start_info_pfn); }
   uint64_t page_table_frames() const { return page_tables.pages; }
-  bool is_page_table(uint64_t pfn) const {
-    return pfn >= page_tables.pfn && pfn < page_tables.pfn + page_tables.pages;
-  }
+  bool is_page_table(uint64_t pfn) const { return pfn >= page_tables.pfn && pfn < page_tables.pfn + page_tables.pages; }
 };
 
 // Lays out a domain of `total_pages` pages for `kernel` with a ramdisk of `ramdisk_bytes`

@@ -20,7 +20,7 @@ namespace relay {
 struct Received {
   enum class Kind { nothing, frame, error };
   Kind kind = Kind::nothing;
-  uint8_t type = 0;       // frame: its type; error: the type in the header, if there was one
+  uint8_t type = 0;  // frame: its type; error: the type in the header, if there was one
   uint16_t channel = 0;
   const uint8_t* payload = nullptr;  // frame: valid until the next push() or next()
   uint32_t length = 0;
@@ -59,8 +59,8 @@ class FrameReceiver {
   uint32_t max_payload_;
   uint64_t stall_limit_;
   size_t start_ = 0, end_ = 0;
-  uint64_t consumed_ = 0;      // stream offset of storage_[start_]
-  uint64_t quiet_until_ = 0;   // bytes before this offset belong to a frame already reported
+  uint64_t consumed_ = 0;     // stream offset of storage_[start_]
+  uint64_t quiet_until_ = 0;  // bytes before this offset belong to a frame already reported
   uint64_t last_byte_ = 0;
   uint64_t pending_skipped_ = 0;
   uint64_t skipped_total_ = 0;

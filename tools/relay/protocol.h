@@ -25,20 +25,20 @@ constexpr uint32_t kPageBytes = 4096;
 
 enum Type : uint8_t {
   // Requests, host -> dom0.
-  open = 0x80,              // u32 seq, u32 version
-  hypercall = 0x81,         // u32 seq, u32 number, u64 arguments[5]
-  buffer_alloc = 0x82,      // u32 seq, u32 pages
-  buffer_free = 0x83,       // u32 seq, u64 address
-  buffer_write = 0x84,      // u32 seq, u64 address, data
-  buffer_read = 0x85,       // u32 seq, u64 address, u32 length
-  foreign_read = 0x86,      // u32 seq, u32 domid, u64 frame, u32 offset, u32 length
-  foreign_write = 0x87,     // u32 seq, u32 domid, u64 frame, u32 offset, data
-  evtchn_bind_virq = 0x88,  // u32 seq, u32 virq
+  open = 0x80,                     // u32 seq, u32 version
+  hypercall = 0x81,                // u32 seq, u32 number, u64 arguments[5]
+  buffer_alloc = 0x82,             // u32 seq, u32 pages
+  buffer_free = 0x83,              // u32 seq, u64 address
+  buffer_write = 0x84,             // u32 seq, u64 address, data
+  buffer_read = 0x85,              // u32 seq, u64 address, u32 length
+  foreign_read = 0x86,             // u32 seq, u32 domid, u64 frame, u32 offset, u32 length
+  foreign_write = 0x87,            // u32 seq, u32 domid, u64 frame, u32 offset, data
+  evtchn_bind_virq = 0x88,         // u32 seq, u32 virq
   evtchn_bind_interdomain = 0x89,  // u32 seq, u32 remote domid, u32 remote port
-  evtchn_notify = 0x8a,     // u32 seq, u32 port
-  evtchn_unmask = 0x8b,     // u32 seq, u32 port
-  evtchn_close = 0x8c,      // u32 seq, u32 port
-  shutdown = 0x8f,          // u32 seq, u32 reason (SHUTDOWN_*)
+  evtchn_notify = 0x8a,            // u32 seq, u32 port
+  evtchn_unmask = 0x8b,            // u32 seq, u32 port
+  evtchn_close = 0x8c,             // u32 seq, u32 port
+  shutdown = 0x8f,                 // u32 seq, u32 reason (SHUTDOWN_*)
   // Answers, dom0 -> host (seq = the request's).
   opened = 0xa0,  // u32 seq, u32 version, u32 max payload, u32 max data, u32 max buffers,
                   // u32 buffer pages, u32 flags
@@ -49,7 +49,7 @@ enum Type : uint8_t {
   port = 0xa5,    // u32 seq, u32 port
   error = 0xbf,   // u32 seq, u32 code, u32 type of the offending frame, i64 detail
   // Pushed by dom0.
-  event = 0xc0,   // u32 port: an event arrived on a port the host bound (now masked)
+  event = 0xc0,  // u32 port: an event arrived on a port the host bound (now masked)
 };
 
 constexpr bool is_request(uint8_t type) { return type >= 0x80 && type < 0xa0; }
@@ -80,12 +80,12 @@ enum class Error : uint32_t {
 // Why a request was refused (the detail of Error::refused).
 enum class Refusal : uint32_t {
   none = 0,
-  hypercall = 1,         // a hypercall number the relay never forwards
-  sub_op = 2,            // a sub-operation of an allowed hypercall it does not forward
-  pointer = 3,           // a pointer argument outside every buffer (or its structure does not fit)
-  own_domain = 4,        // the operation would act on dom0 itself
-  special_domain = 5,    // DOMID_IO and the other reserved ids (DOMID_XEN is allowed)
-  own_page_tables = 6,   // mmu_update/mmuext_op on dom0's own page tables
+  hypercall = 1,        // a hypercall number the relay never forwards
+  sub_op = 2,           // a sub-operation of an allowed hypercall it does not forward
+  pointer = 3,          // a pointer argument outside every buffer (or its structure does not fit)
+  own_domain = 4,       // the operation would act on dom0 itself
+  special_domain = 5,   // DOMID_IO and the other reserved ids (DOMID_XEN is allowed)
+  own_page_tables = 6,  // mmu_update/mmuext_op on dom0's own page tables
 };
 
 // Little-endian field access over a payload; a short read sets ok() false.
@@ -163,7 +163,7 @@ constexpr uint32_t kBufferWriteHeaderBytes = 12;
 constexpr uint32_t kBufferReadBytes = 16;
 constexpr uint32_t kForeignReadBytes = 24;
 constexpr uint32_t kForeignWriteHeaderBytes = 20;
-constexpr uint32_t kPortRequestBytes = 8;   // bind_virq, notify, unmask, close, shutdown
+constexpr uint32_t kPortRequestBytes = 8;  // bind_virq, notify, unmask, close, shutdown
 constexpr uint32_t kBindInterdomainBytes = 12;
 constexpr uint32_t kErrorBytes = 20;
 

@@ -8,7 +8,7 @@
 namespace pvhv::xl {
 namespace {
 
-constexpr int kDesiredWidth = 60;                 // where -p's permissions start
+constexpr int kDesiredWidth = 60;                // where -p's permissions start
 constexpr std::string_view kTag = " = \"...\"";  // the room a value's quoting takes
 
 std::string from_hex(const std::string& hex) {
@@ -55,10 +55,14 @@ std::string sanitise_value(std::string_view value) {
       continue;
     }
     out.push_back('\\');
-    if (c == '\t') out.push_back('t');
-    else if (c == '\n') out.push_back('n');
-    else if (c == '\r') out.push_back('r');
-    else if (c == '\\') out.push_back('\\');
+    if (c == '\t')
+      out.push_back('t');
+    else if (c == '\n')
+      out.push_back('n');
+    else if (c == '\r')
+      out.push_back('r');
+    else if (c == '\\')
+      out.push_back('\\');
     else {
       char octal[4];
       std::snprintf(octal, sizeof octal, "%03o", c);

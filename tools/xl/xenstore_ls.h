@@ -11,9 +11,9 @@
 namespace pvhv::xl {
 
 struct StoreNode {
-  int depth = 0;        // 0 for the listed path's children
-  std::string name;     // the last path component
-  std::string path;     // absolute
+  int depth = 0;                     // 0 for the listed path's children
+  std::string name;                  // the last path component
+  std::string path;                  // absolute
   std::optional<std::string> value;  // none: unreadable (printed as "name:")
   std::vector<std::string> perms;    // "n0", "r3"...
 };

@@ -15,12 +15,15 @@ int main(int argc, char** argv) {
   pvhv::xl::LsOptions options;
   std::string path = "/";
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "-p")) options.perms = true;
-    else if (!std::strcmp(argv[i], "-f")) options.full_paths = true;
+    if (!std::strcmp(argv[i], "-p"))
+      options.perms = true;
+    else if (!std::strcmp(argv[i], "-f"))
+      options.full_paths = true;
     else if (argv[i][0] == '-') {
       std::fprintf(stderr, "Usage: %s [-h] [-f] [-p] [path]\n", argv[0]);
       return 2;
-    } else path = argv[i];
+    } else
+      path = argv[i];
   }
   winsize ws{};
   if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 2) options.max_width = ws.ws_col - 2;

@@ -11,15 +11,15 @@
 namespace trace {
 
 struct Analysis {
-    std::string path;
-    TraceFile file;
-    std::vector<Step> steps;
-    XenModel model;
-    PvmmuStats stats;
-    ForkStories forks;
-    CpuHz hz;
+  std::string path;
+  TraceFile file;
+  std::vector<Step> steps;
+  XenModel model;
+  PvmmuStats stats;
+  ForkStories forks;
+  CpuHz hz;
 };
 
 std::unique_ptr<Analysis> analyse(const std::string& path, TraceFile file, std::optional<uint64_t> cpu_hz);
 
-} // namespace trace
+}  // namespace trace

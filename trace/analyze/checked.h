@@ -13,17 +13,15 @@ namespace trace {
 constexpr uint64_t kSaturated = std::numeric_limits<uint64_t>::max();
 
 // a + b, saturating.
-constexpr uint64_t saturating_add(uint64_t a, uint64_t b)
-{
-    uint64_t sum = 0;
-    return __builtin_add_overflow(a, b, &sum) ? kSaturated : sum;
+constexpr uint64_t saturating_add(uint64_t a, uint64_t b) {
+  uint64_t sum = 0;
+  return __builtin_add_overflow(a, b, &sum) ? kSaturated : sum;
 }
 
 // a * b, saturating.
-constexpr uint64_t saturating_mul(uint64_t a, uint64_t b)
-{
-    uint64_t product = 0;
-    return __builtin_mul_overflow(a, b, &product) ? kSaturated : product;
+constexpr uint64_t saturating_mul(uint64_t a, uint64_t b) {
+  uint64_t product = 0;
+  return __builtin_mul_overflow(a, b, &product) ? kSaturated : product;
 }
 
 // Cycles from `from` to `to`; 0 when the TSC went backwards (skew or a corrupt trace).
@@ -32,4 +30,4 @@ constexpr uint64_t elapsed(uint64_t from, uint64_t to) { return to > from ? to -
 // A 128-bit total saturated to 64 bits (for printing).
 constexpr uint64_t saturate(unsigned __int128 value) { return value > kSaturated ? kSaturated : uint64_t(value); }
 
-} // namespace trace
+}  // namespace trace

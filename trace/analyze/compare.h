@@ -8,4 +8,4 @@ namespace trace {
 
 void print_comparison(std::FILE* out, const Analysis& a, const Analysis& b);
 
-} // namespace trace
+}  // namespace trace

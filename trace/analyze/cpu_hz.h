@@ -18,13 +18,13 @@ constexpr uint64_t kMinCpuHz = 1000ull;
 constexpr uint64_t kMaxCpuHz = 1000000000000ull;
 
 struct CpuHz {
-    uint64_t hz = kDefaultCpuHz;
-    enum class Source { option, trace, fallback } source = Source::fallback;
-    std::optional<uint64_t> refused_trace_hz;  // a TSC_FREQUENCY outside the bounds, ignored
+  uint64_t hz = kDefaultCpuHz;
+  enum class Source { option, trace, fallback } source = Source::fallback;
+  std::optional<uint64_t> refused_trace_hz;  // a TSC_FREQUENCY outside the bounds, ignored
 
-    double seconds(uint64_t cycles) const { return double(cycles) / double(hz); }
-    std::string describe() const;   // "2.40 GHz", as xenalyze prints it
-    const char* source_name() const;
+  double seconds(uint64_t cycles) const { return double(cycles) / double(hz); }
+  std::string describe() const;  // "2.40 GHz", as xenalyze prints it
+  const char* source_name() const;
 };
 
 // xenalyze's syntax: a decimal number with an optional G, M or K suffix ("2.4G",
@@ -33,4 +33,4 @@ std::optional<uint64_t> parse_cpu_hz(const std::string& text);
 
 CpuHz choose_cpu_hz(const TraceFile& file, std::optional<uint64_t> option);
 
-} // namespace trace
+}  // namespace trace

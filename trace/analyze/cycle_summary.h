@@ -16,45 +16,42 @@
 namespace trace {
 
 class CycleSummary {
-public:
-    // A zero-length interval counts as an event but adds no sample (as in xenalyze).
-    void add(uint64_t cycles)
-    {
-        events_++;
-        if (cycles == 0)
-            return;
-        samples_.push_back(cycles);
-        count_++;
-        cycles_ += cycles;
-    }
-    // The interval between two TSCs. One that runs backwards (TSC skew, a corrupt trace) is
-    // no duration at all: it is counted in backwards() and adds no event.
-    void add_interval(uint64_t from, uint64_t to)
-    {
-        if (to < from)
-            backwards_++;
-        else
-            add(to - from);
-    }
+ public:
+  // A zero-length interval counts as an event but adds no sample (as in xenalyze).
+  void add(uint64_t cycles) {
+    events_++;
+    if (cycles == 0) return;
+    samples_.push_back(cycles);
+    count_++;
+    cycles_ += cycles;
+  }
+  // The interval between two TSCs. One that runs backwards (TSC skew, a corrupt trace) is
+  // no duration at all: it is counted in backwards() and adds no event.
+  void add_interval(uint64_t from, uint64_t to) {
+    if (to < from)
+      backwards_++;
+    else
+      add(to - from);
+  }
 
-    uint64_t count() const { return count_; }
-    uint64_t events() const { return events_; }
-    uint64_t backwards() const { return backwards_; }
-    uint64_t cycles() const { return saturate(cycles_); }  // saturated at 2^64 - 1 (for printing)
-    uint64_t average() const { return count_ ? uint64_t(cycles_ / count_) : 0; }  // <= the largest sample
+  uint64_t count() const { return count_; }
+  uint64_t events() const { return events_; }
+  uint64_t backwards() const { return backwards_; }
+  uint64_t cycles() const { return saturate(cycles_); }                         // saturated at 2^64 - 1 (for printing)
+  uint64_t average() const { return count_ ? uint64_t(cycles_ / count_) : 0; }  // <= the largest sample
 
-    // The sample at rank count*percent/100 (xenalyze's "percentile"). percent in 0..100.
-    uint64_t percentile(int percent) const;
-    // The sample below which `percent` of the total *time* lies (xenalyze's
-    // "self_weighted_percentile"): long intervals weigh more than short ones.
-    uint64_t weighted_percentile(int percent) const;
+  // The sample at rank count*percent/100 (xenalyze's "percentile"). percent in 0..100.
+  uint64_t percentile(int percent) const;
+  // The sample below which `percent` of the total *time* lies (xenalyze's
+  // "self_weighted_percentile"): long intervals weigh more than short ones.
+  uint64_t weighted_percentile(int percent) const;
 
-private:
-    uint64_t events_ = 0;
-    uint64_t count_ = 0;
-    uint64_t backwards_ = 0;
-    unsigned __int128 cycles_ = 0;
-    std::vector<uint64_t> samples_;
+ private:
+  uint64_t events_ = 0;
+  uint64_t count_ = 0;
+  uint64_t backwards_ = 0;
+  unsigned __int128 cycles_ = 0;
+  std::vector<uint64_t> samples_;
 };
 
-} // namespace trace
+}  // namespace trace

@@ -19,36 +19,36 @@
 namespace trace {
 
 struct PteWriteFault {
-    uint64_t tsc = 0;
-    uint64_t rip = 0;
-    uint64_t address = 0;
-    uint64_t table_mfn = 0;
+  uint64_t tsc = 0;
+  uint64_t rip = 0;
+  uint64_t address = 0;
+  uint64_t table_mfn = 0;
 };
 
 enum class FaultOutcome { none, emulated, unhooked, detached_inactive, bounced };
 
 struct FaultResolution {
-    FaultOutcome outcome = FaultOutcome::none;  // none: the record resolves no fault of ours
-    PteWriteFault fault;                        // the fault it resolves
+  FaultOutcome outcome = FaultOutcome::none;  // none: the record resolves no fault of ours
+  PteWriteFault fault;                        // the fault it resolves
 };
 
 class FaultPairing {
-public:
-    // Records in analysis order (per CPU in file order). Returns what `r` resolves.
-    FaultResolution record(const ParsedRecord& r);
+ public:
+  // Records in analysis order (per CPU in file order). Returns what `r` resolves.
+  FaultResolution record(const ParsedRecord& r);
 
-    uint64_t faults() const { return faults_; }          // PTE_WRITE_FAULT records seen
-    // Faults of ours that nothing resolved: followed by another fault, by lost records, or by
-    // the end of the trace (counted when finish() is called).
-    uint64_t unresolved() const { return unresolved_; }
-    void finish();
+  uint64_t faults() const { return faults_; }  // PTE_WRITE_FAULT records seen
+  // Faults of ours that nothing resolved: followed by another fault, by lost records, or by
+  // the end of the trace (counted when finish() is called).
+  uint64_t unresolved() const { return unresolved_; }
+  void finish();
 
-private:
-    std::map<uint32_t, PteWriteFault> open_;  // the fault being handled, per CPU
-    uint64_t faults_ = 0;
-    uint64_t unresolved_ = 0;
+ private:
+  std::map<uint32_t, PteWriteFault> open_;  // the fault being handled, per CPU
+  uint64_t faults_ = 0;
+  uint64_t unresolved_ = 0;
 };
 
 const char* fault_outcome_name(FaultOutcome outcome);
 
-} // namespace trace
+}  // namespace trace

@@ -9,4 +9,4 @@ namespace trace {
 
 std::string json_report(const Analysis& a, bool with_steps);
 
-} // namespace trace
+}  // namespace trace

@@ -20,52 +20,65 @@
 
 namespace trace {
 
-enum class LoopEventKind { mmu_update, mmuext_op, multicall, update_va_mapping, emulation, pte_write_fault,
-                           bounced_fault, unhook, rehook, detach_inactive, flush, invlpg, other_hypercall };
+enum class LoopEventKind {
+  mmu_update,
+  mmuext_op,
+  multicall,
+  update_va_mapping,
+  emulation,
+  pte_write_fault,
+  bounced_fault,
+  unhook,
+  rehook,
+  detach_inactive,
+  flush,
+  invlpg,
+  other_hypercall
+};
 const char* loop_event_name(LoopEventKind kind);
 
 struct LoopEvent {
-    LoopEventKind kind;
-    uint64_t tsc = 0;
-    uint32_t count = 0;     // mmu_update / mmuext_op / multicall: entries (Xen's count argument, 0 if absent)
-    uint32_t detail = 0;    // other_hypercall: op; flush: reason
-    bool nested = false;    // inside a multicall (Xen's SUBCALL record)
-    // mmu_update / mmuext_op re-entered after the hypervisor preempted it (Xen's continuation:
-    // the count carries MMU_UPDATE_PREEMPTED): not a new batch, its entries already counted.
-    bool continuation = false;
+  LoopEventKind kind;
+  uint64_t tsc = 0;
+  uint32_t count = 0;   // mmu_update / mmuext_op / multicall: entries (Xen's count argument, 0 if absent)
+  uint32_t detail = 0;  // other_hypercall: op; flush: reason
+  bool nested = false;  // inside a multicall (Xen's SUBCALL record)
+  // mmu_update / mmuext_op re-entered after the hypervisor preempted it (Xen's continuation:
+  // the count carries MMU_UPDATE_PREEMPTED): not a new batch, its entries already counted.
+  bool continuation = false;
 };
 
 // The figures of one iteration, and the rows --per-iteration prints (name -> value, in order).
 struct LoopCounts {
-    std::vector<std::pair<std::string, uint64_t>> rows;
-    uint64_t get(const std::string& name) const;
+  std::vector<std::pair<std::string, uint64_t>> rows;
+  uint64_t get(const std::string& name) const;
 };
 
 struct LoopIteration {
-    uint32_t cpu = 0;
-    uint64_t begin_tsc = 0, end_tsc = 0;
-    bool lost = false;      // its CPU lost records meanwhile: not in the figures
-    std::vector<LoopEvent> events;
-    LoopCounts counts() const;
+  uint32_t cpu = 0;
+  uint64_t begin_tsc = 0, end_tsc = 0;
+  bool lost = false;  // its CPU lost records meanwhile: not in the figures
+  std::vector<LoopEvent> events;
+  LoopCounts counts() const;
 };
 
 struct LoopAnalysis {
-    int domain = 1;
-    uint64_t marker_records = 0;     // physdev_op records of the domain
-    uint64_t markers = 0;            // runs of them (see above)
-    std::vector<LoopIteration> iterations;
-    // The typical iteration: the median by number of events among the complete ones (-1: none).
-    long typical() const;
+  int domain = 1;
+  uint64_t marker_records = 0;  // physdev_op records of the domain
+  uint64_t markers = 0;         // runs of them (see above)
+  std::vector<LoopIteration> iterations;
+  // The typical iteration: the median by number of events among the complete ones (-1: none).
+  long typical() const;
 };
 
 LoopAnalysis analyse_loop(const TraceFile& file, const std::vector<Step>& steps, int domain);
 
 // Row name -> (typical, average, min, max) over the complete iterations, in row order.
 struct LoopFigure {
-    std::string name;
-    uint64_t typical = 0;
-    double average = 0;
-    uint64_t min = 0, max = 0;
+  std::string name;
+  uint64_t typical = 0;
+  double average = 0;
+  uint64_t min = 0, max = 0;
 };
 std::vector<LoopFigure> loop_figures(const LoopAnalysis& loop);
 
@@ -75,4 +88,4 @@ std::vector<std::string> folded_sequence(const LoopIteration& iteration, uint64_
 
 std::string loop_report(const LoopAnalysis& loop, uint64_t cpu_hz);
 
-} // namespace trace
+}  // namespace trace

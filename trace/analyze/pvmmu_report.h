@@ -12,4 +12,4 @@ void print_forks(std::FILE* out, const Analysis& a);
 void print_ptes_per_table(std::FILE* out, const Analysis& a);
 void print_diagnostics(std::FILE* out, const TraceFile& file, bool verbose);
 
-} // namespace trace
+}  // namespace trace

@@ -11,11 +11,11 @@
 namespace trace {
 
 struct Step {
-    size_t record;        // index into TraceFile::records
-    bool lost_end;        // second visit of a TRC_LOST_RECORDS record
-    uint64_t order_tsc;
+  size_t record;  // index into TraceFile::records
+  bool lost_end;  // second visit of a TRC_LOST_RECORDS record
+  uint64_t order_tsc;
 };
 
 std::vector<Step> order_records(const TraceFile& file);
 
-} // namespace trace
+}  // namespace trace

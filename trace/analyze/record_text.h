@@ -10,4 +10,4 @@ namespace trace {
 std::string describe_record(const ParsedRecord& r);
 void dump_all(std::FILE* out, const Analysis& a);
 
-} // namespace trace
+}  // namespace trace

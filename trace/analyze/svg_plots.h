@@ -18,4 +18,4 @@ std::string cost_breakdown_svg(const ForkStories& forks, const CpuHz& hz);
 std::vector<std::string> write_svg_plots(const Analysis& a, const std::string& dir, std::optional<uint64_t> fork_index,
                                          std::string& error);
 
-} // namespace trace
+}  // namespace trace

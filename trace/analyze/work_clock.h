@@ -11,17 +11,17 @@
 namespace trace {
 
 class WorkClock {
-public:
-    explicit WorkClock(const TraceFile& file);
-    // to - from, less every drain's overlap with [from, to]; 0 if to < from.
-    uint64_t cycles(uint64_t from, uint64_t to) const;
-    size_t drains() const { return drains_.size(); }
+ public:
+  explicit WorkClock(const TraceFile& file);
+  // to - from, less every drain's overlap with [from, to]; 0 if to < from.
+  uint64_t cycles(uint64_t from, uint64_t to) const;
+  size_t drains() const { return drains_.size(); }
 
-private:
-    struct Interval {
-        uint64_t start, end;
-    };
-    std::vector<Interval> drains_;  // sorted by start, not overlapping
+ private:
+  struct Interval {
+    uint64_t start, end;
+  };
+  std::vector<Interval> drains_;  // sorted by start, not overlapping
 };
 
-} // namespace trace
+}  // namespace trace

@@ -11,4 +11,4 @@ namespace trace {
 void print_xen_summary(std::FILE* out, const XenModel& model, const CpuHz& hz);
 void print_pcpu_report(std::FILE* out, const XenModel& model, const CpuHz& hz);
 
-} // namespace trace
+}  // namespace trace

@@ -5,9 +5,8 @@
 namespace trace {
 
 // One CRC-32 for both ends of the stream: the freestanding one the guest's streamer uses.
-uint32_t crc32_update(uint32_t crc, const uint8_t* data, size_t size)
-{
-    return stream_frame::crc32_update(crc, data, size);
+uint32_t crc32_update(uint32_t crc, const uint8_t* data, size_t size) {
+  return stream_frame::crc32_update(crc, data, size);
 }
 
-} // namespace trace
+}  // namespace trace

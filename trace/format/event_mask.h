@@ -7,13 +7,10 @@
 
 namespace trace {
 
-constexpr bool event_mask_admits(uint32_t mask, uint32_t event)
-{
-    if ((mask & event) == 0)
-        return false;
-    if (((mask >> TRC_CLS_SHIFT) & (event >> TRC_CLS_SHIFT)) == 0)
-        return false;
-    return (((mask >> TRC_SUBCLS_SHIFT) & 0xf) & ((event >> TRC_SUBCLS_SHIFT) & 0xf)) != 0;
+constexpr bool event_mask_admits(uint32_t mask, uint32_t event) {
+  if ((mask & event) == 0) return false;
+  if (((mask >> TRC_CLS_SHIFT) & (event >> TRC_CLS_SHIFT)) == 0) return false;
+  return (((mask >> TRC_SUBCLS_SHIFT) & 0xf) & ((event >> TRC_SUBCLS_SHIFT) & 0xf)) != 0;
 }
 
-} // namespace trace
+}  // namespace trace

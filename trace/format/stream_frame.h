@@ -46,8 +46,8 @@ constexpr uint32_t crc32_update(uint32_t crc, const uint8_t* data, size_t size) 
   crc = ~crc;
   for (; size >= 8; data += 8, size -= 8) {
     const uint32_t low = load_le32(data) ^ crc, high = load_le32(data + 4);
-    crc = t[7][low & 0xff] ^ t[6][(low >> 8) & 0xff] ^ t[5][(low >> 16) & 0xff] ^ t[4][low >> 24] ^
-          t[3][high & 0xff] ^ t[2][(high >> 8) & 0xff] ^ t[1][(high >> 16) & 0xff] ^ t[0][high >> 24];
+    crc = t[7][low & 0xff] ^ t[6][(low >> 8) & 0xff] ^ t[5][(low >> 16) & 0xff] ^ t[4][low >> 24] ^ t[3][high & 0xff] ^
+          t[2][(high >> 8) & 0xff] ^ t[1][(high >> 16) & 0xff] ^ t[0][high >> 24];
   }
   for (; size > 0; ++data, --size) crc = t[0][(crc ^ *data) & 0xff] ^ (crc >> 8);
   return ~crc;
@@ -58,8 +58,7 @@ constexpr void put_le(uint8_t* out, uint64_t value, unsigned bytes) {
 }
 
 // Fills the 16-byte header for `payload`; the CRC covers header bytes 0..11 and the payload.
-constexpr void encode_header(uint8_t* header, uint8_t type, uint16_t channel, const uint8_t* payload,
-                             uint32_t length) {
+constexpr void encode_header(uint8_t* header, uint8_t type, uint16_t channel, const uint8_t* payload, uint32_t length) {
   put_le(header, kMagic, 4);
   header[4] = kVersion;
   header[5] = type;

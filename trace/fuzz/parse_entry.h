@@ -8,4 +8,4 @@ namespace trace {
 
 int fuzz_one_input(const uint8_t* data, size_t size);
 
-} // namespace trace
+}  // namespace trace

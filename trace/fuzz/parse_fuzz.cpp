@@ -2,8 +2,7 @@
 // run: build/bin/trace_parse_fuzz build/trace-fuzz-seeds
 #include "trace/fuzz/parse_entry.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
-{
-    trace::fuzz_one_input(data, size);
-    return 0;
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  trace::fuzz_one_input(data, size);
+  return 0;
 }

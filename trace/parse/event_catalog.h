@@ -22,4 +22,4 @@ constexpr int kToplevelCount = 8;
 // Hypercall name by number as in <xen/xen.h> ("mmu_update"), or nullptr.
 const char* hypercall_name(uint32_t op);
 
-} // namespace trace
+}  // namespace trace

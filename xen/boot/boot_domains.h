@@ -16,18 +16,18 @@
 namespace boot {
 
 struct BootDomain {
-    uint16_t id = 0;
-    bool privileged = false;
-    size_t kernel_module = 0;
-    bool has_initrd = false;
-    size_t initrd_module = 0;
+  uint16_t id = 0;
+  bool privileged = false;
+  size_t kernel_module = 0;
+  bool has_initrd = false;
+  size_t initrd_module = 0;
 };
 
 struct BootDomains {
-    static constexpr size_t capacity = 32;  // the domain table's slots (domain/domain.h)
-    BootDomain domains[capacity];
-    size_t count = 0;
-    size_t ignored_modules = 0;
+  static constexpr size_t capacity = 32;  // the domain table's slots (domain/domain.h)
+  BootDomain domains[capacity];
+  size_t count = 0;
+  size_t ignored_modules = 0;
 };
 
 // `max_domains` (at most `capacity`) bounds how many domains, dom0 included, are planned.

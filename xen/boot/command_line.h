@@ -18,29 +18,29 @@ enum class PtwrMode : uint8_t { emulate, writable, adaptive };
 // One dom0_mem amount: `[-]<size>`, `<frac>%` or `<size>+<frac>%`. A size without a unit is in
 // KiB (Xen's parse_size_and_unit); `-` means "all available memory but this much".
 struct MemoryAmount {
-    bool all_but = false;
-    uint64_t bytes = 0;
-    uint32_t percent = 0;  // of the memory available to dom0, < 100
+  bool all_but = false;
+  uint64_t bytes = 0;
+  uint32_t percent = 0;  // of the memory available to dom0, < 100
 
-    // The amount in bytes given `available_bytes`, clamped to [0, available_bytes].
-    constexpr uint64_t resolve(uint64_t available_bytes) const {
-        // Split so percent (< 100) times the value cannot overflow 64 bits.
-        uint64_t fraction = available_bytes / 100 * percent + available_bytes % 100 * percent / 100;
-        if (fraction > available_bytes) fraction = available_bytes;
-        uint64_t amount = bytes > available_bytes - fraction ? available_bytes : fraction + bytes;
-        return all_but ? available_bytes - amount : amount;
-    }
-    constexpr bool operator==(const MemoryAmount&) const = default;
+  // The amount in bytes given `available_bytes`, clamped to [0, available_bytes].
+  constexpr uint64_t resolve(uint64_t available_bytes) const {
+    // Split so percent (< 100) times the value cannot overflow 64 bits.
+    uint64_t fraction = available_bytes / 100 * percent + available_bytes % 100 * percent / 100;
+    if (fraction > available_bytes) fraction = available_bytes;
+    uint64_t amount = bytes > available_bytes - fraction ? available_bytes : fraction + bytes;
+    return all_but ? available_bytes - amount : amount;
+  }
+  constexpr bool operator==(const MemoryAmount&) const = default;
 };
 
 // `dom0_mem=` is a comma-separated list of `<amount>`, `min:<amount>` and `max:<amount>`.
 struct Dom0MemorySpec {
-    bool has_amount = false, has_min = false, has_max = false;
-    MemoryAmount amount, min, max;
+  bool has_amount = false, has_min = false, has_max = false;
+  MemoryAmount amount, min, max;
 
-    // dom0's size: the amount (or `default_bytes`), raised to min, lowered to max, and never
-    // beyond what is available.
-    uint64_t resolve(uint64_t available_bytes, uint64_t default_bytes) const;
+  // dom0's size: the amount (or `default_bytes`), raised to min, lowered to max, and never
+  // beyond what is available.
+  uint64_t resolve(uint64_t available_bytes, uint64_t default_bytes) const;
 };
 
 // Deliberate failures that prove the hypervisor's own error paths work (tests only).
@@ -51,13 +51,13 @@ struct Dom0MemorySpec {
 enum class HypervisorSelftest : uint8_t { none, hypervisor_fault, stack_overflow };
 
 struct CommandLineDiagnostic {
-    enum class Kind : uint8_t { unknown_option, bad_value };
-    Kind kind = Kind::unknown_option;
-    char key[32] = {};               // truncated copy of the offending key
-    char value[48] = {};             // truncated copy of its value (bad_value)
-    bool value_truncated = false;
-    bool has_value = false;          // `key=...` rather than a bare `key`
-    const char* message = nullptr;   // what the option takes, e.g. "expected emulate|writable|adaptive"
+  enum class Kind : uint8_t { unknown_option, bad_value };
+  Kind kind = Kind::unknown_option;
+  char key[32] = {};    // truncated copy of the offending key
+  char value[48] = {};  // truncated copy of its value (bad_value)
+  bool value_truncated = false;
+  bool has_value = false;         // `key=...` rather than a bare `key`
+  const char* message = nullptr;  // what the option takes, e.g. "expected emulate|writable|adaptive"
 };
 
 // The console line for a diagnostic, in the spirit of Xen's 'parameter "x" has invalid value':
@@ -71,24 +71,24 @@ constexpr uint64_t kDefaultDomuMemoryBytes = uint64_t(64) << 20;
 constexpr uint64_t kMinDomuMemoryBytes = uint64_t(4) << 20;
 
 struct CommandLine {
-    static constexpr size_t max_diagnostics = 8;
-    static constexpr size_t console_capacity = 64;
+  static constexpr size_t max_diagnostics = 8;
+  static constexpr size_t console_capacity = 64;
 
-    LogLevel log_level = LogLevel::warning;               // Xen's default: loglvl=warning
-    LogLevel rate_limited_log_level = LogLevel::warning;  // loglvl=<level>/<rate-limited>
-    Dom0MemorySpec dom0_memory;
-    uint64_t domu_memory_bytes = kDefaultDomuMemoryBytes;
-    PtwrMode ptwr = PtwrMode::emulate;
-    // instruction_cache=0|1 (bhyve's hw.vmm.instruction_cache): the decode cache's
-    // write-protected slots (emulate/decode_cache.h); off, every hit compares the bytes.
-    bool instruction_cache = true;
-    HypervisorSelftest selftest = HypervisorSelftest::none;
-    bool has_console = false;
-    char console[console_capacity] = {};                  // e.g. "com1,vga"
+  LogLevel log_level = LogLevel::warning;               // Xen's default: loglvl=warning
+  LogLevel rate_limited_log_level = LogLevel::warning;  // loglvl=<level>/<rate-limited>
+  Dom0MemorySpec dom0_memory;
+  uint64_t domu_memory_bytes = kDefaultDomuMemoryBytes;
+  PtwrMode ptwr = PtwrMode::emulate;
+  // instruction_cache=0|1 (bhyve's hw.vmm.instruction_cache): the decode cache's
+  // write-protected slots (emulate/decode_cache.h); off, every hit compares the bytes.
+  bool instruction_cache = true;
+  HypervisorSelftest selftest = HypervisorSelftest::none;
+  bool has_console = false;
+  char console[console_capacity] = {};  // e.g. "com1,vga"
 
-    CommandLineDiagnostic diagnostics[max_diagnostics];
-    size_t diagnostic_count = 0;     // how many were stored
-    size_t dropped_diagnostics = 0;  // how many did not fit
+  CommandLineDiagnostic diagnostics[max_diagnostics];
+  size_t diagnostic_count = 0;     // how many were stored
+  size_t dropped_diagnostics = 0;  // how many did not fit
 };
 
 // Parses at most `length` bytes of `text` (stops early at a NUL). Never fails: problems are

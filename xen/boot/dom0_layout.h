@@ -22,48 +22,48 @@
 namespace boot {
 
 enum class Dom0LayoutError : uint8_t {
-    none,
-    address_overflow,
-    overlaps_hypervisor,
-    not_canonical,
-    too_small_for_kernel,
-    too_small_for_initrd,
+  none,
+  address_overflow,
+  overlaps_hypervisor,
+  not_canonical,
+  too_small_for_kernel,
+  too_small_for_initrd,
 };
 
 const char* describe(Dom0LayoutError error);
 
 struct VirtualRange {
-    uint64_t start = 0;
-    uint64_t end = 0;
-    constexpr uint64_t size() const { return end - start; }
-    constexpr bool operator==(const VirtualRange&) const = default;
+  uint64_t start = 0;
+  uint64_t end = 0;
+  constexpr uint64_t size() const { return end - start; }
+  constexpr bool operator==(const VirtualRange&) const = default;
 };
 
 struct PageTableCounts {
-    uint64_t l4 = 0, l3 = 0, l2 = 0, l1 = 0;
-    constexpr uint64_t total() const { return l4 + l3 + l2 + l1; }
-    constexpr bool operator==(const PageTableCounts&) const = default;
+  uint64_t l4 = 0, l3 = 0, l2 = 0, l1 = 0;
+  constexpr uint64_t total() const { return l4 + l3 + l2 + l1; }
+  constexpr bool operator==(const PageTableCounts&) const = default;
 };
 
 struct Dom0Layout {
-    VirtualRange bootstrap;        // [v_start, v_end): everything mapped at start of day
-    VirtualRange kernel;           // [virt_kstart, virt_kend)
-    VirtualRange initrd;           // empty (start == end) if none
-    VirtualRange p2m;              // nr_pages * 8 bytes
-    VirtualRange start_info;       // start_info_t + dom0_vga_console_info
-    VirtualRange page_tables;      // nr_pt_frames pages, the L4 first
-    VirtualRange boot_stack;       // one page
-    PageTableCounts tables;
-    uint64_t bootstrap_pages = 0;  // (v_end - v_start) / 4 KiB, initrd pages included
-    uint64_t allocation_order = 0; // Xen allocates 2^order contiguous pages for the region
-    uint64_t initrd_pages = 0;     // PFN_UP(initrd length)
-    uint64_t entry = 0;            // initial rip
-    uint64_t initial_rsp = 0;      // top of the boot stack (Xen: vstack_end)
-    uint64_t initial_rsi = 0;      // start_info address
-    uint64_t nr_pages = 0;
+  VirtualRange bootstrap;    // [v_start, v_end): everything mapped at start of day
+  VirtualRange kernel;       // [virt_kstart, virt_kend)
+  VirtualRange initrd;       // empty (start == end) if none
+  VirtualRange p2m;          // nr_pages * 8 bytes
+  VirtualRange start_info;   // start_info_t + dom0_vga_console_info
+  VirtualRange page_tables;  // nr_pt_frames pages, the L4 first
+  VirtualRange boot_stack;   // one page
+  PageTableCounts tables;
+  uint64_t bootstrap_pages = 0;   // (v_end - v_start) / 4 KiB, initrd pages included
+  uint64_t allocation_order = 0;  // Xen allocates 2^order contiguous pages for the region
+  uint64_t initrd_pages = 0;      // PFN_UP(initrd length)
+  uint64_t entry = 0;             // initial rip
+  uint64_t initial_rsp = 0;       // top of the boot stack (Xen: vstack_end)
+  uint64_t initial_rsi = 0;       // start_info address
+  uint64_t nr_pages = 0;
 
-    constexpr uint64_t nr_pt_frames() const { return tables.total(); }
-    constexpr uint64_t page_table_base() const { return page_tables.start; }  // si->pt_base
+  constexpr uint64_t nr_pt_frames() const { return tables.total(); }
+  constexpr uint64_t page_table_base() const { return page_tables.start; }  // si->pt_base
 };
 
 // Computes the layout for a kernel, an initrd of `initrd_length` bytes (0: none) and a domain
@@ -71,8 +71,8 @@ struct Dom0Layout {
 // (Xen's check) or leaves the canonical address space (Xen would fault writing there), or if
 // the domain is too small for the region and the initrd (Xen's check, with the reason told
 // apart: the region alone, or with the initrd).
-Dom0LayoutError compute_dom0_layout(const XenKernelInfo& kernel, uint64_t initrd_length,
-                                    uint64_t nr_pages, Dom0Layout& out);
+Dom0LayoutError compute_dom0_layout(const XenKernelInfo& kernel, uint64_t initrd_length, uint64_t nr_pages,
+                                    Dom0Layout& out);
 
 // The pages a domain of `nr_pages` pages needs for this kernel and initrd: the region's
 // power-of-two allocation plus the initrd's pages (0 if the layout cannot be computed at
@@ -93,8 +93,8 @@ bool in_guest_address_space(uint64_t start, uint64_t end);
 
 // One frame of the page-table area: its level and the first virtual address its entries map.
 struct PageTableFrame {
-    uint8_t level = 0;
-    uint64_t covers = 0;
+  uint8_t level = 0;
+  uint64_t covers = 0;
 };
 
 // Lists the page-table frames in the order Xen places them (the L4 first, then the L1, L2 and

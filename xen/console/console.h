@@ -28,6 +28,5 @@ inline bool prints(LogLevel level) { return level <= detail::current_level; }
 
 void printk(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 void printk_level(LogLevel level, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
-#define log_debug(...) \
-  (console::prints(LogLevel::debug) ? printk_level(LogLevel::debug, __VA_ARGS__) : void())
+#define log_debug(...) (console::prints(LogLevel::debug) ? printk_level(LogLevel::debug, __VA_ARGS__) : void())
 #define log_warning(...) printk_level(LogLevel::warning, __VA_ARGS__)

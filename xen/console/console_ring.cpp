@@ -29,7 +29,5 @@ ConsoleRing::Read ConsoleRing::plan_read(bool incremental, uint32_t index, uint3
   return read;
 }
 
-void ConsoleRing::consume_to(uint32_t end) {
-  consumer_ = producer_ - end > size_ ? producer_ - size_ : end;
-}
+void ConsoleRing::consume_to(uint32_t end) { consumer_ = producer_ - end > size_ ? producer_ - size_ : end; }
 }  // namespace console

@@ -9,8 +9,8 @@
 
 namespace console {
 struct RingRead {
-  uint32_t length = 0;      // bytes copied out
-  uint32_t consumer = 0;    // the new consumer index, to publish in out_cons
+  uint32_t length = 0;        // bytes copied out
+  uint32_t consumer = 0;      // the new consumer index, to publish in out_cons
   bool inconsistent = false;  // the producer was more than the ring ahead: nothing read
 };
 

@@ -21,7 +21,8 @@ void init() {
 
 void put(char c) {
   if (c == '\n') put('\r');
-  while (!(io::in8(line_status) & transmit_empty)) {}
+  while (!(io::in8(line_status) & transmit_empty)) {
+  }
   io::out8(data, uint8_t(c));
 }
 }  // namespace serial

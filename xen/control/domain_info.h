@@ -12,9 +12,9 @@ constexpr uint32_t no_shutdown_code = ~0u;
 
 struct VcpuFacts {
   uint32_t id = 0;
-  bool online = true;    // not VPF_down
-  bool blocked = false;  // VPF_blocked: waiting for an event
-  bool running = false;  // on a CPU now
+  bool online = true;       // not VPF_down
+  bool blocked = false;     // VPF_blocked: waiting for an event
+  bool running = false;     // on a CPU now
   uint64_t running_ns = 0;  // time spent in RUNSTATE_running, up to now
 };
 

@@ -13,9 +13,7 @@ long check_sysctl_version(uint32_t interface_version) {
 
 // createdomain names no domain yet; getdomaininfo looks further when its domain is missing.
 // (Xen's device-assignment sub-ops also accept DOMID_IO or DOMID_INVALID; none is served.)
-bool needs_existing_domain(uint32_t cmd) {
-  return cmd != XEN_DOMCTL_createdomain && cmd != XEN_DOMCTL_getdomaininfo;
-}
+bool needs_existing_domain(uint32_t cmd) { return cmd != XEN_DOMCTL_createdomain && cmd != XEN_DOMCTL_getdomaininfo; }
 
 long domctl_access(uint32_t, bool caller_privileged) { return caller_privileged ? 0 : -XEN_EPERM; }
 
@@ -50,9 +48,21 @@ bool domctl_served(uint32_t cmd) {
 // ones, and gdbsx's four.
 bool domctl_known_to_xen(uint32_t cmd) {
   switch (cmd) {
-    case 6: case 7: case 8: case 30: case 31: case 32: case 41: case 49: case 51: case 52: case 53:
-    case 58: case 70: case 76: case 80:
-      return false;
+    case 6:
+    case 7:
+    case 8:
+    case 30:
+    case 31:
+    case 32:
+    case 41:
+    case 49:
+    case 51:
+    case 52:
+    case 53:
+    case 58:
+    case 70:
+    case 76:
+    case 80: return false;
     default:
       return (cmd >= XEN_DOMCTL_createdomain && cmd <= XEN_DOMCTL_set_paging_mempool_size) ||
              (cmd >= XEN_DOMCTL_gdbsx_guestmemio && cmd <= XEN_DOMCTL_gdbsx_domstatus);

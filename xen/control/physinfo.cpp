@@ -12,8 +12,8 @@ void fill_physinfo(const MachineFacts& facts, xen_sysctl_physinfo& info) {
   info.cpu_khz = facts.cpu_khz;
   info.total_pages = facts.total_pages;
   info.free_pages = facts.free_pages;
-  info.scrub_pages = 0;         // as Xen 4.17, which always reports 0 here
-  info.outstanding_pages = 0;   // no claims
+  info.scrub_pages = 0;        // as Xen 4.17, which always reports 0 here
+  info.outstanding_pages = 0;  // no claims
   info.max_mfn = facts.max_mfn;
   for (unsigned i = 0; i < 8; ++i) info.hw_cap[i] = facts.hw_cap[i];
   if (facts.hvm) info.capabilities |= XEN_SYSCTL_PHYSCAP_hvm;

@@ -27,7 +27,7 @@ void load(Vcpu& next, TrapFrame& frame) {
   fpu::restore(next.fpu_state);
   fpu::set_task_switched(next.fpu_switched_out);
   cpu::write_msr(cpu::msr::fs_base, next.fs_base);
-  descriptor_tables::load(next);  // its GDT descriptors, and no other vCPU's
+  descriptor_tables::load(next);    // its GDT descriptors, and no other vCPU's
   pv::load_guest_page_table(next);  // CR3 and the GS base of the mode it is in
   shared_info_page::update_time(next);
   runstate_area::update(next);

@@ -35,15 +35,15 @@ struct Runstate {
 struct Vcpu {
   Domain* domain = nullptr;
   unsigned id = 0;
-  TrapFrame registers{};        // guest state while the hypervisor runs something else
-  bool kernel_mode = true;      // guest kernel vs guest user (both run in ring 3)
-  mm::VcpuBasePointers bases;   // L4s of kernel and user mode (user 0 = none), with refs
+  TrapFrame registers{};                  // guest state while the hypervisor runs something else
+  bool kernel_mode = true;                // guest kernel vs guest user (both run in ring 3)
+  mm::VcpuBasePointers bases;             // L4s of kernel and user mode (user 0 = none), with refs
   uint64_t kernel_ss = 0, kernel_sp = 0;  // from stack_switch: where bounces from user land
   trap_info_t trap_table[256]{};
   uint64_t event_callback = 0, failsafe_callback = 0, syscall_callback = 0, syscall32_callback = 0;
   bool syscall_disables_events = false;
   uint64_t fs_base = 0, gs_base_kernel = 0, gs_base_user = 0;
-  msr_emulation::VcpuMsrs msrs;  // its vMCE state and MISC_FEATURES_ENABLES (pv/msr_emulation)
+  msr_emulation::VcpuMsrs msrs;   // its vMCE state and MISC_FEATURES_ENABLES (pv/msr_emulation)
   bool fpu_switched_out = false;  // guest asked CR0.TS set (fpu_taskswitch)
   // Its CR4 as it reads it (Xen's ctrlreg[4], pv/control_registers): its own TSD, DE,
   // FSGSBASE and OSXSAVE choices; the hardware's visible bits are added when it is read.
@@ -53,9 +53,9 @@ struct Vcpu {
   static constexpr unsigned max_gdt_frames = 14;  // FIRST_RESERVED_GDT_PAGE
   uint64_t gdt_frames[max_gdt_frames]{};
   unsigned gdt_entries = 0;
-  ldt_rules::Ldt ldt;  // MMUEXT_SET_LDT's LDT: recorded, never loaded (pv/ldt_rules.h)
+  ldt_rules::Ldt ldt;            // MMUEXT_SET_LDT's LDT: recorded, never loaded (pv/ldt_rules.h)
   debug_registers::State debug;  // set_debugreg's values: read back, not loaded (pv/debug_registers.h)
-  unsigned iopl = 0;              // PHYSDEVOP_set_iopl: I/O ports for the guest kernel when > 0
+  unsigned iopl = 0;             // PHYSDEVOP_set_iopl: I/O ports for the guest kernel when > 0
   bool blocked = false;
   // Created by XEN_DOMCTL_max_vcpus (Xen's vcpu_create): createdomain only sizes the array.
   bool created = false;
@@ -66,7 +66,7 @@ struct Vcpu {
   // Xen's fpu_initialised, as getvcpucontext reports it (VGCF_i387_valid): the context gave an
   // FPU state, or the vCPU has run (Xen: used the FPU; here loading a vCPU loads its FPU).
   bool fpu_initialised = false;
-  bool has_run = false;  // loaded on the CPU at least once since its context was set
+  bool has_run = false;            // loaded on the CPU at least once since its context was set
   uint64_t timer_deadline_ns = 0;  // 0 = no singleshot timer
   uint64_t periodic_period_ns = 0;
   uint64_t next_periodic_ns = 0;
@@ -132,18 +132,18 @@ struct Domain {
   // The control domain's pauses (XEN_DOMCTL_pausedomain): a paused domain is not scheduled.
   control::ControllerPauseCount controller_pause;
   uint8_t handle[sizeof(xen_domain_handle_t)]{};  // the toolstack's UUID (setdomainhandle)
-  uint32_t max_vcpus = 1;  // fixed at creation; one vCPU per domain here
-  control::DomainConfig config;      // what createdomain was given, checked
-  control::DomainTeardown teardown;  // alive, dying (destroydomain under way), dead
+  uint32_t max_vcpus = 1;                         // fixed at creation; one vCPU per domain here
+  control::DomainConfig config;                   // what createdomain was given, checked
+  control::DomainTeardown teardown;               // alive, dying (destroydomain under way), dead
   // A dead domain's frames another holder still referenced (a foreign mapping): it stays, dead,
   // until they are released. The first few are remembered so they can be looked at cheaply.
   static constexpr unsigned max_held_frames = 16;
   uint64_t held_frames[max_held_frames]{};
   unsigned held_count = 0;
-  bool held_overflow = false;  // more than max_held_frames: a full scan finds them
+  bool held_overflow = false;                                 // more than max_held_frames: a full scan finds them
   uint64_t frames_given_back = 0, module_frames_unowned = 0;  // by its destroydomain, for the report
   ptwr::WritablePagetables writable_pagetables;
-  uint64_t ptwr_snapshot_mfns[2]{};  // the hypervisor frames holding its two snapshots (0: none)
+  uint64_t ptwr_snapshot_mfns[2]{};    // the hypervisor frames holding its two snapshots (0: none)
   ptwr::AdaptivePolicy adaptive_ptwr;  // ptwr=adaptive: which path each L1's writes take
   Vcpu vcpu0;
   bool stop_reported = false;  // the "Domain N shut down" line was printed
@@ -161,9 +161,7 @@ struct Domain {
   static constexpr unsigned max_event_channels = 1024;
   EventChannel event_channels[max_event_channels]{};
   unsigned valid_event_channels = evtchn::first_bucket_end(max_event_channels);  // the buckets Xen would have
-  evtchn::Table channel_table() {
-    return evtchn::Table{event_channels, max_event_channels, id, &valid_event_channels};
-  }
+  evtchn::Table channel_table() { return evtchn::Table{event_channels, max_event_channels, id, &valid_event_channels}; }
   // The console ring of a domain built at boot (start_info->console.domU), drained by the
   // hypervisor when the domain notifies `console_port` (domain/guest_console).
   uint64_t console_mfn = 0;

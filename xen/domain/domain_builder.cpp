@@ -43,12 +43,12 @@ constexpr unsigned max_table_frames = 1024;
 // can never make the builder write anywhere but the domain's own memory.
 struct DomainMemory {
   uint64_t first_mfn = 0;
-  uint64_t nr_pages = 0;       // every page of the domain, the initrd's included
-  uint64_t virt_start = 0;     // guest virtual address of pfn 0 (Xen's v_start)
-  uint64_t mapped_pages = 0;   // the start-of-day region's pages (pfns 0 .. mapped_pages - 1)
-  uint64_t initrd_pfn = 0;     // the handed-over initrd module: pfns initrd_pfn ..
-  uint64_t initrd_pages = 0;   //   initrd_pfn + initrd_pages - 1 (0: none, the run holds all)
-  uint64_t initrd_mfn = 0;     //   are its frames initrd_mfn ..
+  uint64_t nr_pages = 0;      // every page of the domain, the initrd's included
+  uint64_t virt_start = 0;    // guest virtual address of pfn 0 (Xen's v_start)
+  uint64_t mapped_pages = 0;  // the start-of-day region's pages (pfns 0 .. mapped_pages - 1)
+  uint64_t initrd_pfn = 0;    // the handed-over initrd module: pfns initrd_pfn ..
+  uint64_t initrd_pages = 0;  //   initrd_pfn + initrd_pages - 1 (0: none, the run holds all)
+  uint64_t initrd_mfn = 0;    //   are its frames initrd_mfn ..
 
   uint64_t mfn_of_pfn(uint64_t pfn) const {
     if (initrd_pages == 0 || pfn < initrd_pfn) return first_mfn + pfn;
@@ -379,7 +379,8 @@ BuildResult plan_domain(const boot::BootDomain& plan, const boot::CommandLine& o
   if (layout_error == boot::Dom0LayoutError::too_small_for_kernel ||
       layout_error == boot::Dom0LayoutError::too_small_for_initrd)
     printk("d%u: %lu MiB of memory, the kernel image%s %lu MiB\n", plan.id, mib(nr_pages * page),
-           initrd_length ? " and its initrd need" : " needs", mib_rounded_up(boot::dom0_pages_needed(kernel, initrd_length, nr_pages) * page));
+           initrd_length ? " and its initrd need" : " needs",
+           mib_rounded_up(boot::dom0_pages_needed(kernel, initrd_length, nr_pages) * page));
   if (layout_error != boot::Dom0LayoutError::none) return failure(plan, boot::describe(layout_error));
   if (!boot::layout_places_image(layout, image, kernel))
     return failure(plan, "kernel image cannot be placed in the start-of-day region");
@@ -403,14 +404,15 @@ BuildResult build(const boot::BootDomain& plan, const boot::CommandLine& options
   // The domain comes from createdomain's own code (paused by the controller, vCPU down).
   domain_lifecycle::set_page_table_write_mode(options.ptwr == boot::PtwrMode::writable   ? PageTableWriteMode::writable
                                               : options.ptwr == boot::PtwrMode::adaptive ? PageTableWriteMode::adaptive
-                                                                                          : PageTableWriteMode::emulate);
+                                                                                         : PageTableWriteMode::emulate);
   DomainMemory memory;
   if (!reserve_memory(plan, layout, hand_over_initrd, memory)) return failure(plan, "not enough memory for the domain");
   Domain* created = nullptr;
   long rc = domain_lifecycle::create_with_id(plan.id, domain_lifecycle::default_config(), plan.privileged, created);
   if (rc) {
     unreserve_memory(memory);
-    return failure(plan, rc == -XEN_ENOMEM ? "no free domain slot or no memory for it" : "the domain could not be created");
+    return failure(plan,
+                   rc == -XEN_ENOMEM ? "no free domain slot or no memory for it" : "the domain could not be created");
   }
   Domain& domain = *created;
   domain_lifecycle::create_vcpus(domain);  // XEN_DOMCTL_max_vcpus, as the toolstack follows up

@@ -11,7 +11,8 @@ uint8_t gpaddr_bits() {
   static uint8_t bits = 0;
   if (!bits) {
     uint32_t max_extended = cpu::cpuid(0x80000000).eax;
-    bits = control::guest_physical_address_bits(max_extended, max_extended >= 0x80000008 ? cpu::cpuid(0x80000008).eax : 0);
+    bits =
+        control::guest_physical_address_bits(max_extended, max_extended >= 0x80000008 ? cpu::cpuid(0x80000008).eax : 0);
   }
   return bits;
 }
@@ -32,8 +33,8 @@ void describe(const Domain& domain, xen_domctl_getdomaininfo& info) {
   control::DomainFacts facts;
   facts.id = domain.id;
   facts.vcpus = &vcpu;
-  facts.vcpu_count = domain.vcpu0.created ? 1 : 0;  // none before max_vcpus (max_vcpu_id invalid)
-  const bool stopped = domain.state != DomainState::running;  // shut down or crashed
+  facts.vcpu_count = domain.vcpu0.created ? 1 : 0;               // none before max_vcpus (max_vcpu_id invalid)
+  const bool stopped = domain.state != DomainState::running;     // shut down or crashed
   facts.dead = domain.teardown.state() == control::Dying::dead;  // XEN_DOMINF_dying: dead, as Xen
   facts.shut_down = stopped;
   facts.shutdown_code = stopped ? domain.shutdown_reason : control::no_shutdown_code;

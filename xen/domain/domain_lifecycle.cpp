@@ -236,8 +236,8 @@ long create_with_id(domid_t id, const xen_domctl_createdomain& config, bool priv
   __builtin_memcpy(domain->handle, config.handle, sizeof(domain->handle));
   domain->pt_write_mode = write_mode;
   domain->controller_pause.pause();  // Xen's domain_create: the toolstack's first unpause starts it
-  bool ready = shared_info_page::create(*domain) &&
-               (!detaches_tables(write_mode) || writable_page_tables::enable(*domain));
+  bool ready =
+      shared_info_page::create(*domain) && (!detaches_tables(write_mode) || writable_page_tables::enable(*domain));
   if (!ready) {
     destroy(*domain, nullptr, false);
     return -XEN_ENOMEM;
@@ -265,8 +265,8 @@ long destroy(Domain& target, const Domain* caller, bool preemptible) {
   if (long error = target.teardown.begin(&target == caller)) return error;
   if (was_alive) target.stop_reported = true;  // it leaves without a "shut down" line
   bool progressed = false;
-  for (control::TeardownWork work = target.teardown.next(target.pages.count);
-       work.step != control::TeardownStep::done; work = target.teardown.next(target.pages.count)) {
+  for (control::TeardownWork work = target.teardown.next(target.pages.count); work.step != control::TeardownStep::done;
+       work = target.teardown.next(target.pages.count)) {
     if (preemptible && progressed && hypercall::preemption_requested()) return hypercall::restart;
     carry_out(target, work);
     target.teardown.finished(work);
@@ -352,8 +352,7 @@ long get_vcpu_context(const Domain& target, vcpu_guest_context& context) {
   context = vcpu_guest_context{};
   __builtin_memcpy(context.fpu_ctxt.x, vcpu.fpu_state, sizeof(context.fpu_ctxt.x));
   context.flags = (vcpu.fpu_initialised ? VGCF_i387_valid : 0) | (vcpu.kernel_mode ? VGCF_in_kernel : 0) |
-                  (vcpu.online ? VGCF_online : 0) |
-                  (vcpu.syscall_disables_events ? VGCF_syscall_disables_events : 0);
+                  (vcpu.online ? VGCF_online : 0) | (vcpu.syscall_disables_events ? VGCF_syscall_disables_events : 0);
   user_regs_from(vcpu.registers, vcpu.iopl, context.user_regs);
   // Until it runs, rflags are what the context gave (Xen keeps them so; the CPU's always-one
   // bit 1 appears once a trap frame holds them).

@@ -121,7 +121,8 @@ namespace {
 }  // namespace
 
 void apply_effects(const mm::MmuEffects& effects, FlushReason reason) {
-  if (trace_points::on()) [[unlikely]] trace_effects(effects, reason);
+  if (trace_points::on()) [[unlikely]]
+    trace_effects(effects, reason);
   carry_out(effects);
 }
 

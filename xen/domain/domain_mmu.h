@@ -21,7 +21,8 @@ inline mm::DomainIdentity identity(const Domain& domain) {
 }
 
 inline const mm::InterruptHardware& interrupt_hardware() {
-  if (!detail::interrupt_hardware_known) [[unlikely]] detail::find_interrupt_hardware();
+  if (!detail::interrupt_hardware_known) [[unlikely]]
+    detail::find_interrupt_hardware();
   return detail::interrupt_hardware;
 }
 
@@ -53,7 +54,8 @@ extern mm::MmuContext* reused_context;  // null until built with the interrupt h
 mm::MmuContext& build_reused_context(const Domain& domain);
 }  // namespace detail
 inline mm::MmuContext& reused_context(const Domain& domain) {
-  if (detail::reused_context == nullptr) [[unlikely]] return detail::build_reused_context(domain);
+  if (detail::reused_context == nullptr) [[unlikely]]
+    return detail::build_reused_context(domain);
   mm::MmuContext& context = *detail::reused_context;
   context.domain = identity(domain);
   context.page_owner = DOMID_SELF;
@@ -74,7 +76,8 @@ void carry_out_effects(const mm::MmuEffects& effects);
 // the path that calls apply_effects (the emulated PTE write, pv/page_fault.cpp). Inline: its
 // effects are almost always none (MmuEffects::any, the test the MMU hypercalls make too).
 inline void apply_effects_untraced(const mm::MmuEffects& effects) {
-  if (effects.any()) [[unlikely]] detail::carry_out_effects(effects);
+  if (effects.any()) [[unlikely]]
+    detail::carry_out_effects(effects);
 }
 
 // The type-change flush (mm::TypeChangeHook): a frame that changes type (writable data
@@ -89,6 +92,7 @@ extern bool type_change_flush_pending;
 void flush_for_type_change();
 }  // namespace detail
 inline void flush_after_type_change() {
-  if (detail::type_change_flush_pending) [[unlikely]] detail::flush_for_type_change();
+  if (detail::type_change_flush_pending) [[unlikely]]
+    detail::flush_for_type_change();
 }
 }  // namespace domain_mmu

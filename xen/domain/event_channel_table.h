@@ -72,8 +72,8 @@ int bind_interdomain(Table& local, Table& remote, evtchn_port_t remote_port);
 // glue can find it. A virq port's binding must be cleared by the glue (it owns the vCPU's
 // virq table).
 struct CloseResult {
-  int error = 0;                     // -EINVAL: port out of range, port 0 or free
-  Channel closed{};                  // the channel as it was
+  int error = 0;     // -EINVAL: port out of range, port 0 or free
+  Channel closed{};  // the channel as it was
 };
 // `remote_of` finds another domain's table by id (null: gone); the remote end of an
 // interdomain channel to the same domain is in `table` itself.

@@ -24,7 +24,9 @@ bool test_and_set(xen_ulong_t* words, unsigned bit) {
 bool test(const xen_ulong_t* words, unsigned bit) {
   return words[bit / bits_per_word] & (xen_ulong_t(1) << (bit % bits_per_word));
 }
-void clear(xen_ulong_t* words, unsigned bit) { words[bit / bits_per_word] &= ~(xen_ulong_t(1) << (bit % bits_per_word)); }
+void clear(xen_ulong_t* words, unsigned bit) {
+  words[bit / bits_per_word] &= ~(xen_ulong_t(1) << (bit % bits_per_word));
+}
 
 void raise_upcall(Vcpu& vcpu, unsigned port) {
   vcpu_info_t* info = vcpu.info();
@@ -181,8 +183,10 @@ void set_pending(Domain& domain, unsigned port) {
 
 void send_virq(Vcpu& vcpu, unsigned virq) {
   unsigned port = virq < NR_VIRQS ? unsigned(vcpu.virq_to_port[virq]) : 0;
-  if (port) set_pending(*vcpu.domain, port);
-  else if (virq == VIRQ_TIMER) scheduler::wake(vcpu);  // a timer still wakes SCHEDOP_block
+  if (port)
+    set_pending(*vcpu.domain, port);
+  else if (virq == VIRQ_TIMER)
+    scheduler::wake(vcpu);  // a timer still wakes SCHEDOP_block
 }
 
 void raise_domain_exception() {

@@ -5,7 +5,7 @@
 
 namespace frame_audit {
 struct Result {
-  bool ran = false;       // false if no scratch memory could be found
+  bool ran = false;  // false if no scratch memory could be found
   uint64_t mismatches = 0;
 };
 // Prints "audit: clean" or the first mismatches, and returns the result.

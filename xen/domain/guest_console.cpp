@@ -45,11 +45,11 @@ void notify(Domain& domain) {
   char text[256];
   // At most the ring's size per notification: the guest cannot keep the hypervisor here.
   for (uint32_t drained = 0; drained < sizeof(ring->out);) {
-    console::RingRead read = console::read_guest_ring(shared->out, sizeof(ring->out), domain.console_out_cons,
-                                                      producer, text, sizeof(text));
+    console::RingRead read =
+        console::read_guest_ring(shared->out, sizeof(ring->out), domain.console_out_cons, producer, text, sizeof(text));
     if (read.inconsistent)
-      printk("d%u: console ring indexes inconsistent (producer %u, consumer %u): output skipped\n", domain.id,
-             producer, domain.console_out_cons);
+      printk("d%u: console ring indexes inconsistent (producer %u, consumer %u): output skipped\n", domain.id, producer,
+             domain.console_out_cons);
     domain.console_out_cons = read.consumer;
     hypercall::write_guest_text(domain, text, read.length);
     drained += read.length;

@@ -40,7 +40,8 @@ long apply_reads_unhooked(Domain& target, abi::DomctlPtwrMode& request) {
 
 long apply(Domain& target, abi::DomctlPtwrMode& request) {
   if (request.op == abi::kPtwrReadsUnhookedSet) return apply_reads_unhooked(target, request);
-  control::PtwrModeDecision decision = control::decide_ptwr_mode(request, abi_mode(target.pt_write_mode), target.dying());
+  control::PtwrModeDecision decision =
+      control::decide_ptwr_mode(request, abi_mode(target.pt_write_mode), target.dying());
   if (decision.error) return decision.error;
   switch (decision.action) {
     case control::PtwrModeAction::report: break;

@@ -50,9 +50,7 @@ void change_runstate(Vcpu* vcpu, unsigned to, uint64_t now) {
 // created at run time has neither until the toolstack sets its vCPU context.
 bool up(const Vcpu& vcpu) { return vcpu.initialised && vcpu.online; }
 
-bool runnable(const Vcpu& vcpu) {
-  return vcpu.domain->alive() && up(vcpu) && !vcpu.blocked && !vcpu.domain->paused();
-}
+bool runnable(const Vcpu& vcpu) { return vcpu.domain->alive() && up(vcpu) && !vcpu.blocked && !vcpu.domain->paused(); }
 
 // Slots of the run queue are domain table slots (not ids: those are sparse).
 int slot_of(const Vcpu* vcpu) { return vcpu ? int(vcpu->domain->slot) : run_queue::none; }
@@ -153,7 +151,8 @@ Vcpu* idle_until_runnable(Vcpu& previous) {
 void start(Vcpu& first) {
   uint64_t now = system_clock::now_ns();
   domains::for_each([&](Domain& domain) {
-    domain.vcpu0.runstate = Runstate{runnable(domain.vcpu0) ? unsigned(RUNSTATE_runnable) : unsigned(RUNSTATE_offline), now};
+    domain.vcpu0.runstate =
+        Runstate{runnable(domain.vcpu0) ? unsigned(RUNSTATE_runnable) : unsigned(RUNSTATE_offline), now};
   });
   first.runstate = Runstate{RUNSTATE_running, now};
   idle_runstate = Runstate{RUNSTATE_runnable, now};
@@ -195,7 +194,8 @@ namespace {
 
 void schedule(TrapFrame& frame) {
   Vcpu& previous = *domains::current();
-  if (keeps_cpu(previous)) [[likely]] return;
+  if (keeps_cpu(previous)) [[likely]]
+    return;
   reschedule(previous, frame);
 }
 
@@ -254,8 +254,10 @@ void unpaused(Vcpu& vcpu) {
 // A vCPU created down, or taken down (destroydomain): offline, and never picked.
 void vcpu_down(Vcpu& vcpu) {
   uint64_t now = system_clock::now_ns();
-  if (vcpu.runstate.entry_ns == 0) vcpu.runstate = Runstate{RUNSTATE_offline, now};
-  else if (&vcpu != domains::current()) change_runstate(&vcpu, RUNSTATE_offline, now);
+  if (vcpu.runstate.entry_ns == 0)
+    vcpu.runstate = Runstate{RUNSTATE_offline, now};
+  else if (&vcpu != domains::current())
+    change_runstate(&vcpu, RUNSTATE_offline, now);
 }
 
 // A vCPU given its context online (setvcpucontext): runnable from now on unless the domain is

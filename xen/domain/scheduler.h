@@ -12,12 +12,12 @@ struct Vcpu;
 namespace scheduler {
 constexpr uint64_t time_slice_ns = 10'000'000;
 
-void start(Vcpu& first);        // `first` runs now; every other vCPU waits its turn
+void start(Vcpu& first);          // `first` runs now; every other vCPU waits its turn
 void schedule(TrapFrame& frame);  // before returning to a guest: switch if the current vCPU must stop
-void block();                   // SCHEDOP_block: enable events, sleep unless one is pending
+void block();                     // SCHEDOP_block: enable events, sleep unless one is pending
 void yield();
-void wake(Vcpu& vcpu);          // an event for a blocked vCPU
-void slice_expired();           // from the timer interrupt
+void wake(Vcpu& vcpu);  // an event for a blocked vCPU
+void slice_expired();   // from the timer interrupt
 // The control domain paused a domain (its first pause) or unpaused it (its last unpause).
 void paused(Vcpu& vcpu);
 void unpaused(Vcpu& vcpu);

@@ -31,16 +31,12 @@ constinit pte_write::DecodedWrite uncached_decode;
 // process (FLAT_RING3_CS32) would be misread, so it is not emulated.
 bool runs_64bit_code(const TrapFrame& frame) { return (frame.cs & 0xffff) == FLAT_RING3_CS64; }
 
-pte_write::SegmentBases segment_bases(const Vcpu& vcpu) {
-  return {vcpu.fs_base, vcpu.active_gs_base()};
-}
+pte_write::SegmentBases segment_bases(const Vcpu& vcpu) { return {vcpu.fs_base, vcpu.active_gs_base()}; }
 
 // The decoded instruction at frame.rip, from the cache or from Zydis; null if unsupported.
-const pte_write::DecodedWrite* decoded_instruction(const instruction_fetch::FetchedInstruction& fetched,
-                                                   uint64_t rip) {
+const pte_write::DecodedWrite* decoded_instruction(const instruction_fetch::FetchedInstruction& fetched, uint64_t rip) {
   if (cache_enabled) {
-    if (const pte_write::DecodedWrite* cached = decode_cache.find(rip, fetched.bytes, fetched.count))
-      return cached;
+    if (const pte_write::DecodedWrite* cached = decode_cache.find(rip, fetched.bytes, fetched.count)) return cached;
   }
   const pte_write::DecodeResult decoded = pte_write::decode(fetched.bytes, fetched.count);
   if (decoded.status != pte_write::Status::ok) return nullptr;
@@ -55,8 +51,8 @@ bool uses_protected_slots() { return protected_slots_on; }
 [[gnu::always_inline]] inline const pte_write::DecodedWrite* protected_decode(const Vcpu& vcpu, uint64_t rip,
                                                                               const mm::FrameTable& frames) {
   if (!uses_protected_slots()) return nullptr;
-  return decode_cache.find_protected(vcpu.active_table_mfn(), rip, pte_emulation::WalkGeneration::of(frames), frames.code_generation(),
-                                     frames.memory());
+  return decode_cache.find_protected(vcpu.active_table_mfn(), rip, pte_emulation::WalkGeneration::of(frames),
+                                     frames.code_generation(), frames.memory());
 }
 
 // After a decode from fetched bytes: if the instruction lies in one frame of the domain's
@@ -74,8 +70,8 @@ void protect_decode(const Vcpu& vcpu, uint64_t rip, const pte_write::DecodedWrit
   // not tick). Trusted without the bytes only once no such translation can be left.
   if (frames.flush_clock().may_hold(page->flush_stamp)) return;
   frames.note_decoded_code(walk.mfn);
-  decode_cache.protect(vcpu.active_table_mfn(), rip, pte_emulation::WalkGeneration::of(frames), frames.code_generation(),
-                       walk.l1_entry_maddr, machine::frames());
+  decode_cache.protect(vcpu.active_table_mfn(), rip, pte_emulation::WalkGeneration::of(frames),
+                       frames.code_generation(), walk.l1_entry_maddr, machine::frames());
 }
 
 // The decode of the instruction at frame.rip from its bytes (fetched from the guest), which
@@ -109,8 +105,7 @@ template <bool traced>
   mm::MmuContext& context = domain_mmu::reused_context(*vcpu.domain);
   const unsigned index = static_cast<unsigned>((address & (mm::kPageBytes - 1)) / pte_write::kEntryBytes);
   const mm::PageTableEntry old = mm::load_entry(context.frames, write.table_mfn, index);
-  const pte_write::WriteResult result =
-      pte_write::execute(*decoded, frame, segment_bases(vcpu), address, old.raw());
+  const pte_write::WriteResult result = pte_write::execute(*decoded, frame, segment_bases(vcpu), address, old.raw());
   if (result.status != pte_write::Status::ok) return Outcome::unsupported;
 
   // A cmpxchg that found another value writes nothing (and has no effects to carry out).

@@ -49,8 +49,7 @@ bool is_general_register(ZydisRegister reg) {
 }
 
 bool is_high_byte(ZydisRegister reg) {
-  return reg == ZYDIS_REGISTER_AH || reg == ZYDIS_REGISTER_CH || reg == ZYDIS_REGISTER_DH ||
-         reg == ZYDIS_REGISTER_BH;
+  return reg == ZYDIS_REGISTER_AH || reg == ZYDIS_REGISTER_CH || reg == ZYDIS_REGISTER_DH || reg == ZYDIS_REGISTER_BH;
 }
 
 // Precondition: is_general_register(reg).
@@ -91,8 +90,7 @@ Segment segment_of(ZydisRegister reg) {
   return Segment::flat;  // 64-bit mode ignores the bases of CS, DS, ES and SS
 }
 
-bool memory_operand(const ZydisDecodedInstruction& instruction, const ZydisDecodedOperandMem& mem,
-                    MemoryOperand& out) {
+bool memory_operand(const ZydisDecodedInstruction& instruction, const ZydisDecodedOperandMem& mem, MemoryOperand& out) {
   out.address_bytes = static_cast<uint8_t>(instruction.address_width / 8);
   if (out.address_bytes != 8 && out.address_bytes != 4) return false;
   out.segment = segment_of(mem.segment);
@@ -144,11 +142,13 @@ bool decode_with_zydis(const uint8_t* bytes, size_t available, Decoded& decoded,
     status = Status::undecodable;
     return false;
   }
-  const ZyanStatus result =
-      ZydisDecoderDecodeFull(&decoder, bytes, available, &decoded.instruction, decoded.operands);
-  if (result == ZYDIS_STATUS_NO_MORE_DATA) status = Status::truncated;
-  else if (ZYAN_FAILED(result)) status = Status::undecodable;
-  else status = Status::ok;
+  const ZyanStatus result = ZydisDecoderDecodeFull(&decoder, bytes, available, &decoded.instruction, decoded.operands);
+  if (result == ZYDIS_STATUS_NO_MORE_DATA)
+    status = Status::truncated;
+  else if (ZYAN_FAILED(result))
+    status = Status::undecodable;
+  else
+    status = Status::ok;
   return status == Status::ok;
 }
 }  // namespace

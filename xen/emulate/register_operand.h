@@ -20,15 +20,13 @@ struct RegisterOperand {
 };
 
 // All-ones in the low `bytes` bytes.
-constexpr uint64_t width_mask(unsigned bytes) {
-  return bytes >= 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * bytes)) - 1;
-}
+constexpr uint64_t width_mask(unsigned bytes) { return bytes >= 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * bytes)) - 1; }
 
 // Inline: the emulated PTE write reads two or three operands, and a call each cost more
 // than the read.
 namespace detail {
 // TrapFrame member of each register, in encoding order.
-inline constexpr uint64_t TrapFrame::* kFields[kGprCount] = {
+inline constexpr uint64_t TrapFrame::*kFields[kGprCount] = {
     &TrapFrame::rax, &TrapFrame::rcx, &TrapFrame::rdx, &TrapFrame::rbx, &TrapFrame::rsp, &TrapFrame::rbp,
     &TrapFrame::rsi, &TrapFrame::rdi, &TrapFrame::r8,  &TrapFrame::r9,  &TrapFrame::r10, &TrapFrame::r11,
     &TrapFrame::r12, &TrapFrame::r13, &TrapFrame::r14, &TrapFrame::r15,
@@ -36,9 +34,7 @@ inline constexpr uint64_t TrapFrame::* kFields[kGprCount] = {
 }  // namespace detail
 
 inline uint64_t& gpr(TrapFrame& frame, Gpr which) { return frame.*detail::kFields[static_cast<unsigned>(which)]; }
-inline uint64_t gpr(const TrapFrame& frame, Gpr which) {
-  return frame.*detail::kFields[static_cast<unsigned>(which)];
-}
+inline uint64_t gpr(const TrapFrame& frame, Gpr which) { return frame.*detail::kFields[static_cast<unsigned>(which)]; }
 
 // The operand's value, zero-extended.
 inline uint64_t read(const TrapFrame& frame, RegisterOperand operand) {

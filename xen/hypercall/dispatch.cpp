@@ -63,16 +63,13 @@ namespace {
   switch (number) {
     case __HYPERVISOR_mmu_update:
     case __HYPERVISOR_multicall:
-    case __HYPERVISOR_mmuext_op:
-      return trace::record_words(event, op | arg1, uint32_t(args.a[1]));
+    case __HYPERVISOR_mmuext_op: return trace::record_words(event, op | arg1, uint32_t(args.a[1]));
     case __HYPERVISOR_grant_table_op:
       return trace::record_words(event, op | arg0 | arg2, uint32_t(args.a[0]), uint32_t(args.a[2]));
     case __HYPERVISOR_vcpu_op:
       return trace::record_words(event, op | arg0 | arg1, uint32_t(args.a[0]), uint32_t(args.a[1]));
-    case __HYPERVISOR_sched_op:
-      return trace::record_words(event, op | arg0, uint32_t(args.a[0]));
-    default:
-      return trace::record_words(event, op);
+    case __HYPERVISOR_sched_op: return trace::record_words(event, op | arg0, uint32_t(args.a[0]));
+    default: return trace::record_words(event, op);
   }
 }
 
@@ -118,7 +115,8 @@ HandlerTable detail::guest_call_handlers = untraced_guest_calls();
 // trace site is on this path only). A handler's signature: the arguments are where they are
 // for the call through the table, so the fast path moves no register for this one.
 long detail::refuse_unknown_call(Vcpu&, TrapFrame& frame, Arguments& args) {
-  if (trace_points::on()) [[unlikely]] record_hypercall(frame.rax, args, false);
+  if (trace_points::on()) [[unlikely]]
+    record_hypercall(frame.rax, args, false);
   return -XEN_ENOSYS;
 }
 
@@ -148,7 +146,8 @@ long run_calls(Vcpu& vcpu, TrapFrame& frame, Arguments& args) {
     multicall_entry_t entry;
     if (!guest_memory::read(vcpu, address, entry)) return -XEN_EFAULT;
     Arguments inner{{entry.args[0], entry.args[1], entry.args[2], entry.args[3], entry.args[4]}};
-    if (trace_points::on()) [[unlikely]] record_hypercall(entry.op, inner, true);
+    if (trace_points::on()) [[unlikely]]
+      record_hypercall(entry.op, inner, true);
     long result = call_handler(vcpu, frame, entry.op, inner);
     if (result == restart) {
       // The call stopped part way: its continuation goes back into the list, and the

@@ -28,9 +28,9 @@ extern HandlerTable guest_call_handlers;
 // goes to rax. The number is the whole of rax: rax = 0x1_0000_0011 is not xen_version, it is
 // -ENOSYS.
 static_assert(offsetof(TrapFrame, rsi) == offsetof(TrapFrame, rdi) + 8 &&
-              offsetof(TrapFrame, rdx) == offsetof(TrapFrame, rdi) + 16 &&
-              offsetof(TrapFrame, r10) == offsetof(TrapFrame, rdi) + 24 &&
-              offsetof(TrapFrame, r8) == offsetof(TrapFrame, rdi) + 32,
+                  offsetof(TrapFrame, rdx) == offsetof(TrapFrame, rdi) + 16 &&
+                  offsetof(TrapFrame, r10) == offsetof(TrapFrame, rdi) + 24 &&
+                  offsetof(TrapFrame, r8) == offsetof(TrapFrame, rdi) + 32,
               "the argument registers in the ABI's order");
 inline Arguments& arguments_of(TrapFrame& frame) { return *reinterpret_cast<Arguments*>(&frame.rdi); }
 
@@ -40,7 +40,8 @@ inline Arguments& arguments_of(TrapFrame& frame) { return *reinterpret_cast<Argu
   summary::count_hypercall(number);
   const long result = number < detail::kTableSize ? detail::guest_call_handlers.h[number](vcpu, frame, args)
                                                   : detail::refuse_unknown_call(vcpu, frame, args);
-  if (result == restart) [[unlikely]] return detail::continue_later(frame);
+  if (result == restart) [[unlikely]]
+    return detail::continue_later(frame);
   frame.rax = uint64_t(result);
 }
 }  // namespace hypercall

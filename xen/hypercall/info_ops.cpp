@@ -16,8 +16,7 @@ namespace {
 constexpr long version_major = 4, version_minor = 17;
 constexpr unsigned long supported_vm_assists =
     (1UL << VMASST_TYPE_4gb_segments) | (1UL << VMASST_TYPE_4gb_segments_notify) |
-    (1UL << VMASST_TYPE_writable_pagetables) | (1UL << VMASST_TYPE_pae_extended_cr3) |
-    (1UL << VMASST_TYPE_m2p_strict);
+    (1UL << VMASST_TYPE_writable_pagetables) | (1UL << VMASST_TYPE_pae_extended_cr3) | (1UL << VMASST_TYPE_m2p_strict);
 
 template <size_t N>
 long copy_string(Vcpu& vcpu, uint64_t to, const char* text) {
@@ -71,9 +70,12 @@ long xen_version(Vcpu& vcpu, TrapFrame&, Arguments& args) {
 long vm_assist(Vcpu& vcpu, TrapFrame&, Arguments& args) {
   uint64_t command = args.a[0], type = args.a[1];
   if (type >= 64 || !(supported_vm_assists & (1UL << type))) return -XEN_EINVAL;
-  if (command == VMASST_CMD_enable) vcpu.domain->vm_assist |= 1UL << type;
-  else if (command == VMASST_CMD_disable) vcpu.domain->vm_assist &= ~(1UL << type);
-  else return -XEN_ENOSYS;
+  if (command == VMASST_CMD_enable)
+    vcpu.domain->vm_assist |= 1UL << type;
+  else if (command == VMASST_CMD_disable)
+    vcpu.domain->vm_assist &= ~(1UL << type);
+  else
+    return -XEN_ENOSYS;
   return 0;
 }
 

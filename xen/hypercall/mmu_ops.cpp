@@ -25,14 +25,15 @@ bool domain_exists(domid_t id) { return domains::find(id) != nullptr; }
   return mm::resolve_page_owner(domain_mmu::identity(*vcpu.domain), foreigndom, domain_exists);
 }
 [[gnu::always_inline]] inline mm::PageOwnerResult named_owner(const Vcpu& vcpu, uint32_t foreigndom) {
-  if (foreigndom == DOMID_SELF) [[likely]] return mm::PageOwnerResult{};  // nearly every call
+  if (foreigndom == DOMID_SELF) [[likely]]
+    return mm::PageOwnerResult{};  // nearly every call
   return named_foreign_owner(vcpu, foreigndom);
 }
 
 // Whose tables a batch updates and whose frames it maps (mmu_update's `foreigndom`).
 struct Target {
-  Domain* tables = nullptr;       // the caller, or the domain named by pt_dom
-  domid_t page_owner = DOMID_SELF;  // for MmuContext::page_owner
+  Domain* tables = nullptr;          // the caller, or the domain named by pt_dom
+  domid_t page_owner = DOMID_SELF;   // for MmuContext::page_owner
   bool refused_before_done = false;  // the refusal leaves `done` unwritten (PageOwnerResult)
 };
 
@@ -195,7 +196,8 @@ bool list_starts_in_guest(const Vcpu& vcpu, uint64_t list) { return guest_memory
 long mmu_update(Vcpu& vcpu, TrapFrame&, Arguments& args) {
   perf::add(perf::Counter::mmu_hypercalls);
   writable_page_tables::reattach_all(*vcpu.domain);  // MMU operations see validated tables
-  if (is_one_own_request(args)) [[likely]] return run_one_own_request(vcpu, args.a[0]);
+  if (is_one_own_request(args)) [[likely]]
+    return run_one_own_request(vcpu, args.a[0]);
   if (!list_starts_in_guest(vcpu, args.a[0])) return -XEN_EFAULT;
   Target target;
   if (long rc = mmu_target(vcpu, args.a[3], uint32_t(args.a[1]), target))
@@ -205,8 +207,7 @@ long mmu_update(Vcpu& vcpu, TrapFrame&, Arguments& args) {
   if (Domain* frames = mm::is_guest_domain(target.page_owner) ? domains::find(target.page_owner) : nullptr)
     if (frames != vcpu.domain && frames != target.tables) writable_page_tables::reattach_all(*frames);
   return run_batch<mmu_update_t>(
-      vcpu, args,
-      [](mm::MmuContext& context, const mmu_update_t& request) { return mm::mmu_update(context, request); },
+      vcpu, args, [](mm::MmuContext& context, const mmu_update_t& request) { return mm::mmu_update(context, request); },
       *target.tables, target.page_owner);
 }
 

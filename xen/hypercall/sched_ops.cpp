@@ -34,7 +34,7 @@ long remote_shutdown(Vcpu& vcpu, uint64_t argument) {
   Domain* target = domains::find(request.domain_id);
   if (!target) return -XEN_ESRCH;
   if (!vcpu.domain->privileged) return -XEN_EPERM;
-  domains::shutdown(*target, uint8_t(request.reason));  // Xen's domain_shutdown takes a u8
+  domains::shutdown(*target, uint8_t(request.reason));          // Xen's domain_shutdown takes a u8
   if (target != vcpu.domain) summary::domain_stopped(*target);  // it will not run again to report it
   return 0;
 }

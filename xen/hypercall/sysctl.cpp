@@ -156,9 +156,7 @@ void physinfo(xen_sysctl_physinfo& op) {
 long perfc_op(Vcpu& vcpu, xen_sysctl_perfc_op& op) {
   switch (op.cmd) {
     case XEN_SYSCTL_PERFCOP_query: return perfc_query(vcpu, op);
-    case XEN_SYSCTL_PERFCOP_reset:
-      perf::reset();
-      return 0;
+    case XEN_SYSCTL_PERFCOP_reset: perf::reset(); return 0;
     default: return -XEN_EINVAL;
   }
 }
@@ -174,10 +172,16 @@ long sysctl(Vcpu& vcpu, TrapFrame&, Arguments& args) {
   switch (request.cmd) {
     case XEN_SYSCTL_readconsole: result = read_console(vcpu, request.u.readconsole); break;
     case XEN_SYSCTL_getdomaininfolist: result = domain_info_list(vcpu, request.u.getdomaininfolist); break;
-    case XEN_SYSCTL_physinfo: physinfo(request.u.physinfo); result = 0; break;
+    case XEN_SYSCTL_physinfo:
+      physinfo(request.u.physinfo);
+      result = 0;
+      break;
     // Xen 4.17's default scheduler (credit2) is what its sysctl reports; ours is a round robin
     // with 10 ms slices and serves no scheduler_op, but tools pick their paths by this id.
-    case XEN_SYSCTL_sched_id: request.u.sched_id.sched_id = XEN_SCHEDULER_CREDIT2; result = 0; break;
+    case XEN_SYSCTL_sched_id:
+      request.u.sched_id.sched_id = XEN_SCHEDULER_CREDIT2;
+      result = 0;
+      break;
     case XEN_SYSCTL_perfc_op: result = perfc_op(vcpu, request.u.perfc_op); break;
     case XEN_SYSCTL_tbuf_op: result = tbuf_op(vcpu, request.u.tbuf_op); break;
     case sysctl_pvhv_audit: {

@@ -28,15 +28,49 @@ const char* reason_name(unsigned reason) {
 }
 
 const char* hypercall_name(unsigned number) {
-  static const char* const names[] = {
-      "set_trap_table", "mmu_update", "set_gdt", "stack_switch", "set_callbacks", "fpu_taskswitch",
-      "sched_op_compat", "platform_op", "set_debugreg", "get_debugreg", "update_descriptor", "11",
-      "memory_op", "multicall", "update_va_mapping", "set_timer_op", "event_channel_op_compat",
-      "xen_version", "console_io", "physdev_op_compat", "grant_table_op", "vm_assist",
-      "update_va_mapping_otherdomain", "iret", "vcpu_op", "set_segment_base", "mmuext_op",
-      "xsm_op", "nmi_op", "sched_op", "callback_op", "xenoprof_op", "event_channel_op",
-      "physdev_op", "hvm_op", "sysctl", "domctl", "kexec_op", "tmem_op", "argo_op", "xenpmu_op",
-      "dm_op", "hypfs_op"};
+  static const char* const names[] = {"set_trap_table",
+                                      "mmu_update",
+                                      "set_gdt",
+                                      "stack_switch",
+                                      "set_callbacks",
+                                      "fpu_taskswitch",
+                                      "sched_op_compat",
+                                      "platform_op",
+                                      "set_debugreg",
+                                      "get_debugreg",
+                                      "update_descriptor",
+                                      "11",
+                                      "memory_op",
+                                      "multicall",
+                                      "update_va_mapping",
+                                      "set_timer_op",
+                                      "event_channel_op_compat",
+                                      "xen_version",
+                                      "console_io",
+                                      "physdev_op_compat",
+                                      "grant_table_op",
+                                      "vm_assist",
+                                      "update_va_mapping_otherdomain",
+                                      "iret",
+                                      "vcpu_op",
+                                      "set_segment_base",
+                                      "mmuext_op",
+                                      "xsm_op",
+                                      "nmi_op",
+                                      "sched_op",
+                                      "callback_op",
+                                      "xenoprof_op",
+                                      "event_channel_op",
+                                      "physdev_op",
+                                      "hvm_op",
+                                      "sysctl",
+                                      "domctl",
+                                      "kexec_op",
+                                      "tmem_op",
+                                      "argo_op",
+                                      "xenpmu_op",
+                                      "dm_op",
+                                      "hypfs_op"};
   return number < sizeof(names) / sizeof(names[0]) ? names[number] : "unknown";
 }
 
@@ -57,7 +91,8 @@ void domain_stopped(Domain& domain) {
   writable_page_tables::reattach_all(domain);  // detached tables are validated before the audit
   const char* how = domain.state == DomainState::crashed ? "crashed" : "shut down";
   printk("Domain %u %s: reason %s (%u)\n", domain.id, how, reason_name(domain.shutdown_reason), domain.shutdown_reason);
-  if (domain.state == DomainState::crashed) printk("hypervisor still running after the crash of domain %u\n", domain.id);
+  if (domain.state == DomainState::crashed)
+    printk("hypervisor still running after the crash of domain %u\n", domain.id);
 }
 
 void no_domain_left() {

@@ -44,5 +44,7 @@ size_t strlen(const char* s) {
 }
 
 // Pure virtual calls and static-destructor registration never happen in the hypervisor.
-void __cxa_pure_virtual() { for (;;) asm volatile("cli; hlt"); }
+void __cxa_pure_virtual() {
+  for (;;) asm volatile("cli; hlt");
+}
 }

@@ -78,7 +78,8 @@ bool read_modules(const boot::MultibootInfo& info) {
     modules[i].end = m.end;
     boot::MultibootString text;
     if (info.module_command_line(m, text) == boot::MultibootError::none && text.text) {
-      uint64_t n = text.length < sizeof(modules[i].command_line) - 1 ? text.length : sizeof(modules[i].command_line) - 1;
+      uint64_t n =
+          text.length < sizeof(modules[i].command_line) - 1 ? text.length : sizeof(modules[i].command_line) - 1;
       __builtin_memcpy(modules[i].command_line, text.text, n);
     }
     add_reserved(m.start, m.end);
@@ -99,7 +100,8 @@ bool init_allocator(uint64_t nr_frames) {
   if (!boot::find_free_region(ram, nr_ram, reserved, nr_reserved, bytes, page, storage)) return false;
   add_reserved(storage.start, storage.end);
   auto* words = machine::to_virtual<uint64_t>(storage.start);
-  boot::FrameAllocatorError error = frame_allocator.init(words, bytes / 8, nr_frames, ram, nr_ram, reserved, nr_reserved);
+  boot::FrameAllocatorError error =
+      frame_allocator.init(words, bytes / 8, nr_frames, ram, nr_ram, reserved, nr_reserved);
   if (error != boot::FrameAllocatorError::none) {
     printk("frame allocator: %s\n", boot::describe(error));
     return false;
@@ -124,8 +126,10 @@ void assign_boot_owners(uint64_t nr_frames) {
       for (unsigned i = 0; i < nr_ram; ++i)
         if (address >= ram[i].start && address < ram[i].end) is_ram = true;
     }
-    if (!is_ram) frames->assign(mfn, DOMID_IO);
-    else if (!is_module) frames->assign(mfn, DOMID_XEN);
+    if (!is_ram)
+      frames->assign(mfn, DOMID_IO);
+    else if (!is_module)
+      frames->assign(mfn, DOMID_XEN);
   }
 }
 
@@ -149,11 +153,11 @@ bool init_frame_table(uint64_t nr_frames) {
   uint64_t first;
   if (frame_allocator.allocate_contiguous(table_frames, 1, first) != boot::FrameAllocatorError::none) return false;
   auto* infos = machine::to_virtual<mm::PageInfo>(first * page);
-  frames = new (frame_table_storage) mm::FrameTable(
-      infos, nr_frames, mm::MachineMemory{reinterpret_cast<uint8_t*>(DIRECTMAP_VIRT_START), nr_frames});
+  frames = new (frame_table_storage)
+      mm::FrameTable(infos, nr_frames, mm::MachineMemory{reinterpret_cast<uint8_t*>(DIRECTMAP_VIRT_START), nr_frames});
   frames->reset();
   frames->set_release_hook({release_domain_frame});  // a domain's freed frame goes back
-  frames->set_owner_lists({domain_page_list});        // a domain's frames are listed with it
+  frames->set_owner_lists({domain_page_list});       // a domain's frames are listed with it
   assign_boot_owners(nr_frames);
   printk("Frame table: %lu frames, %lu KiB at %lx\n", nr_frames, table_frames * 4, first * page);
   return true;
@@ -200,7 +204,7 @@ void seal_hypervisor_slots() {
 
 void before_reuse() {
   if (!frames_released_since_flush) return;
-  cpu::flush_tlb_local();  // one CPU runs guests; a CR3 load drops every entry (PGE is off)
+  cpu::flush_tlb_local();                          // one CPU runs guests; a CR3 load drops every entry (PGE is off)
   if (frames) frames->flush_clock().full_flush();  // so type changes know it happened
   frames_released_since_flush = false;
 }

@@ -15,7 +15,7 @@ struct __attribute__((packed)) MemoryMapEntry {  // struct e820entry of the publ
 struct DomainMemoryMap {
   static constexpr unsigned capacity = 128;
   static constexpr unsigned xen_limit = 1024;  // Xen's E820MAX
-  unsigned count = 0;                           // 0: none set (XENMEM_memory_map is -ENOSYS)
+  unsigned count = 0;                          // 0: none set (XENMEM_memory_map is -ENOSYS)
   MemoryMapEntry entries[capacity]{};
 };
 }  // namespace memory

@@ -9,7 +9,9 @@ const mm::MachineMemory& frames();
 uint64_t nr_frames();
 void set_nr_frames(uint64_t count);
 template <typename T = void>
-T* to_virtual(uint64_t maddr) { return reinterpret_cast<T*>(DIRECTMAP_VIRT_START + maddr); }
+T* to_virtual(uint64_t maddr) {
+  return reinterpret_cast<T*>(DIRECTMAP_VIRT_START + maddr);
+}
 }  // namespace machine
 
 // The firmware memory map in e820 form, as XENMEM_machine_memory_map hands it to dom0.

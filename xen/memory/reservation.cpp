@@ -93,7 +93,8 @@ long run(Vcpu& vcpu, hypercall::Arguments& args, Operation operation, uint64_t s
   if (!guest_memory::read(vcpu, args.a[1], request)) return long(start_extent);
   memory::ReservationRequest checked{uint64_t(request.extent_start.p), request.nr_extents, request.extent_order,
                                      start_extent};
-  if (!memory::continuation_encodable(checked.nr_extents) || start_extent >= checked.nr_extents) return long(start_extent);
+  if (!memory::continuation_encodable(checked.nr_extents) || start_extent >= checked.nr_extents)
+    return long(start_extent);
   Domain* domain = target_of(vcpu, request.domid);
   if (!domain) return long(start_extent);
   if (!memory::reservation_proceeds(checked, vcpu.domain->privileged, operation != Operation::increase))

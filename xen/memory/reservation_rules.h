@@ -18,7 +18,9 @@ struct MemoryCommand {
   unsigned op = 0;
   uint64_t start_extent = 0;
 };
-constexpr MemoryCommand decode_command(uint64_t cmd) { return MemoryCommand{unsigned(cmd & command_mask), cmd >> extent_shift}; }
+constexpr MemoryCommand decode_command(uint64_t cmd) {
+  return MemoryCommand{unsigned(cmd & command_mask), cmd >> extent_shift};
+}
 constexpr uint64_t continuation_command(unsigned op, uint64_t done) { return op | (done << extent_shift); }
 
 // Xen's max_order for the caller, as x86 configures it: CONFIG_DOMU_MAX_ORDER 9 for a domU,

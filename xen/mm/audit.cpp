@@ -8,107 +8,103 @@ namespace mm {
 namespace {
 
 class ReferenceTally {
-public:
-    ReferenceTally(const FrameTable& frames, ExpectedFrame* expected)
-        : frames_(frames), expected_(expected) {}
+ public:
+  ReferenceTally(const FrameTable& frames, ExpectedFrame* expected) : frames_(frames), expected_(expected) {}
 
-    void general(uint64_t mfn, uint32_t count = 1) {
-        if (frames_.contains(mfn)) expected_[mfn].general_refs += count;
+  void general(uint64_t mfn, uint32_t count = 1) {
+    if (frames_.contains(mfn)) expected_[mfn].general_refs += count;
+  }
+
+  void typed(uint64_t mfn, PageType type, uint32_t count = 1) {
+    if (!frames_.contains(mfn) || count == 0) return;
+    ExpectedFrame& frame = expected_[mfn];
+    if (frame.type_refs > 0 && frame.type != type) frame.type_conflict = true;
+    frame.type = type;
+    frame.type_refs += count;
+  }
+
+  // What the present entries of one validated table hold; and whether its nonzero_blocks
+  // names every block that holds anything (teardown and detach look at no other).
+  void table_entries(uint64_t mfn, PagingLevel level) {
+    const BlockMask tracked = frames_.info(mfn).nonzero_blocks;
+    for (unsigned index = 0; index < kEntriesPerTable; ++index) {
+      PageTableEntry entry = load_entry(frames_, mfn, index);
+      if (entry.raw() != 0 && (tracked & block_of(index)) == 0) expected_[mfn].untracked_block = true;
+      if (!is_guest_slot(level, index)) continue;
+      if (!entry.present()) continue;
+      if (level == PagingLevel::L1 && is_io(entry.mfn())) continue;  // I/O: no refs
+      general(entry.mfn());
+      if (level != PagingLevel::L1)
+        typed(entry.mfn(), table_type(next_lower(level)));
+      else if (entry.writable())
+        typed(entry.mfn(), PageType::Writable);
     }
+  }
 
-    void typed(uint64_t mfn, PageType type, uint32_t count = 1) {
-        if (!frames_.contains(mfn) || count == 0) return;
-        ExpectedFrame& frame = expected_[mfn];
-        if (frame.type_refs > 0 && frame.type != type) frame.type_conflict = true;
-        frame.type = type;
-        frame.type_refs += count;
-    }
+ private:
+  bool is_io(uint64_t mfn) const {  // I/O memory and shared hypervisor frames: no refs
+    const PageInfo* page = frames_.find(mfn);
+    return page == nullptr || page->owner == DOMID_IO || (page->owner == DOMID_XEN && page->shared_with_privileged);
+  }
 
-    // What the present entries of one validated table hold; and whether its nonzero_blocks
-    // names every block that holds anything (teardown and detach look at no other).
-    void table_entries(uint64_t mfn, PagingLevel level) {
-        const BlockMask tracked = frames_.info(mfn).nonzero_blocks;
-        for (unsigned index = 0; index < kEntriesPerTable; ++index) {
-            PageTableEntry entry = load_entry(frames_, mfn, index);
-            if (entry.raw() != 0 && (tracked & block_of(index)) == 0)
-                expected_[mfn].untracked_block = true;
-            if (!is_guest_slot(level, index)) continue;
-            if (!entry.present()) continue;
-            if (level == PagingLevel::L1 && is_io(entry.mfn())) continue;  // I/O: no refs
-            general(entry.mfn());
-            if (level != PagingLevel::L1)
-                typed(entry.mfn(), table_type(next_lower(level)));
-            else if (entry.writable())
-                typed(entry.mfn(), PageType::Writable);
-        }
-    }
-
-private:
-    bool is_io(uint64_t mfn) const {  // I/O memory and shared hypervisor frames: no refs
-        const PageInfo* page = frames_.find(mfn);
-        return page == nullptr || page->owner == DOMID_IO ||
-               (page->owner == DOMID_XEN && page->shared_with_privileged);
-    }
-
-    const FrameTable& frames_;
-    ExpectedFrame* expected_;
+  const FrameTable& frames_;
+  ExpectedFrame* expected_;
 };
 
 void tally_frame_state(ReferenceTally& tally, const FrameTable& frames, uint64_t mfn) {
-    const PageInfo& page = frames.info(mfn);
-    if (page.allocated) tally.general(mfn);
-    if (page.pinned) {
-        tally.general(mfn);
-        tally.typed(mfn, page.type);
-    }
-    if (page.is_validated_table()) tally.table_entries(mfn, table_level(page.type));
+  const PageInfo& page = frames.info(mfn);
+  if (page.allocated) tally.general(mfn);
+  if (page.pinned) {
+    tally.general(mfn);
+    tally.typed(mfn, page.type);
+  }
+  if (page.is_validated_table()) tally.table_entries(mfn, table_level(page.type));
 }
 
 bool matches(const PageInfo& actual, const ExpectedFrame& expected) {
-    if (expected.type_conflict || expected.untracked_block) return false;
-    if (actual.general_refs != expected.general_refs) return false;
-    if (actual.type_refs != expected.type_refs) return false;
-    if (expected.type_refs > 0 && actual.type != expected.type) return false;
-    if (actual.validated && is_page_table(actual.type) && actual.type_refs == 0) return false;
-    if (actual.type_refs > 0 && !actual.validated) return false;
-    if (actual.pinned && !is_page_table(actual.type)) return false;
-    return true;
+  if (expected.type_conflict || expected.untracked_block) return false;
+  if (actual.general_refs != expected.general_refs) return false;
+  if (actual.type_refs != expected.type_refs) return false;
+  if (expected.type_refs > 0 && actual.type != expected.type) return false;
+  if (actual.validated && is_page_table(actual.type) && actual.type_refs == 0) return false;
+  if (actual.type_refs > 0 && !actual.validated) return false;
+  if (actual.pinned && !is_page_table(actual.type)) return false;
+  return true;
 }
 
-void record(AuditReport& report, uint64_t mfn, const PageInfo& actual,
-            const ExpectedFrame& expected) {
-    if (report.recorded < AuditReport::kRecorded) {
-        report.first[report.recorded++] = AuditMismatch{
-            mfn,
-            expected.general_refs,
-            actual.general_refs,
-            expected.type_refs,
-            actual.type_refs,
-            expected.type,
-            actual.type_refs > 0 ? actual.type : PageType::None,
-            expected.untracked_block,
-        };
-    }
-    ++report.mismatches;
+void record(AuditReport& report, uint64_t mfn, const PageInfo& actual, const ExpectedFrame& expected) {
+  if (report.recorded < AuditReport::kRecorded) {
+    report.first[report.recorded++] = AuditMismatch{
+        mfn,
+        expected.general_refs,
+        actual.general_refs,
+        expected.type_refs,
+        actual.type_refs,
+        expected.type,
+        actual.type_refs > 0 ? actual.type : PageType::None,
+        expected.untracked_block,
+    };
+  }
+  ++report.mismatches;
 }
 
 }  // namespace
 
-AuditReport audit_frame_table(const FrameTable& frames, const ExternalHold* holds,
-                              unsigned hold_count, ExpectedFrame* scratch) {
-    for (uint64_t mfn = 0; mfn < frames.size(); ++mfn) scratch[mfn] = ExpectedFrame{};
-    ReferenceTally tally(frames, scratch);
-    for (uint64_t mfn = 0; mfn < frames.size(); ++mfn) tally_frame_state(tally, frames, mfn);
-    for (unsigned i = 0; i < hold_count; ++i) {
-        tally.general(holds[i].mfn, holds[i].general_refs);
-        tally.typed(holds[i].mfn, holds[i].type, holds[i].type_refs);
-    }
-    AuditReport report;
-    for (uint64_t mfn = 0; mfn < frames.size(); ++mfn) {
-        const PageInfo& actual = frames.info(mfn);
-        if (!matches(actual, scratch[mfn])) record(report, mfn, actual, scratch[mfn]);
-    }
-    return report;
+AuditReport audit_frame_table(const FrameTable& frames, const ExternalHold* holds, unsigned hold_count,
+                              ExpectedFrame* scratch) {
+  for (uint64_t mfn = 0; mfn < frames.size(); ++mfn) scratch[mfn] = ExpectedFrame{};
+  ReferenceTally tally(frames, scratch);
+  for (uint64_t mfn = 0; mfn < frames.size(); ++mfn) tally_frame_state(tally, frames, mfn);
+  for (unsigned i = 0; i < hold_count; ++i) {
+    tally.general(holds[i].mfn, holds[i].general_refs);
+    tally.typed(holds[i].mfn, holds[i].type, holds[i].type_refs);
+  }
+  AuditReport report;
+  for (uint64_t mfn = 0; mfn < frames.size(); ++mfn) {
+    const PageInfo& actual = frames.info(mfn);
+    if (!matches(actual, scratch[mfn])) record(report, mfn, actual, scratch[mfn]);
+  }
+  return report;
 }
 
 }  // namespace mm

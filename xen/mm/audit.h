@@ -6,40 +6,40 @@ namespace mm {
 // References held by something the audit cannot see in page tables: a vCPU's base pointer
 // (general 1, type 1 of L4), or a hypervisor mapping of a guest frame (shared_info, a grant).
 struct ExternalHold {
-    uint64_t mfn = 0;
-    uint32_t general_refs = 0;
-    uint32_t type_refs = 0;
-    PageType type = PageType::None;  // required when type_refs > 0
+  uint64_t mfn = 0;
+  uint32_t general_refs = 0;
+  uint32_t type_refs = 0;
+  PageType type = PageType::None;  // required when type_refs > 0
 };
 
 // What the audit believes one frame should look like. The caller provides one per frame as
 // scratch space (the hypervisor cannot allocate inside the audit).
 struct ExpectedFrame {
-    uint32_t general_refs = 0;
-    uint32_t type_refs = 0;
-    PageType type = PageType::None;
-    bool type_conflict = false;  // two holders need different types
-    bool untracked_block = false;  // a validated table holds an entry outside its nonzero_blocks
+  uint32_t general_refs = 0;
+  uint32_t type_refs = 0;
+  PageType type = PageType::None;
+  bool type_conflict = false;    // two holders need different types
+  bool untracked_block = false;  // a validated table holds an entry outside its nonzero_blocks
 };
 
 struct AuditMismatch {
-    uint64_t mfn = 0;
-    uint32_t expected_general = 0;
-    uint32_t actual_general = 0;
-    uint32_t expected_type_refs = 0;
-    uint32_t actual_type_refs = 0;
-    PageType expected_type = PageType::None;
-    PageType actual_type = PageType::None;
-    bool untracked_block = false;
+  uint64_t mfn = 0;
+  uint32_t expected_general = 0;
+  uint32_t actual_general = 0;
+  uint32_t expected_type_refs = 0;
+  uint32_t actual_type_refs = 0;
+  PageType expected_type = PageType::None;
+  PageType actual_type = PageType::None;
+  bool untracked_block = false;
 };
 
 struct AuditReport {
-    static constexpr unsigned kRecorded = 8;
-    uint64_t mismatches = 0;    // frames whose bookkeeping disagrees with what is reachable
-    unsigned recorded = 0;      // how many of them are in `first`
-    AuditMismatch first[kRecorded] = {};
+  static constexpr unsigned kRecorded = 8;
+  uint64_t mismatches = 0;  // frames whose bookkeeping disagrees with what is reachable
+  unsigned recorded = 0;    // how many of them are in `first`
+  AuditMismatch first[kRecorded] = {};
 
-    bool clean() const { return mismatches == 0; }
+  bool clean() const { return mismatches == 0; }
 };
 
 // Recomputes every frame's references from first principles and compares with the table:
@@ -53,7 +53,7 @@ struct AuditReport {
 // validated table holds a nonzero entry in a block its nonzero_blocks does not name. Tables
 // that are validated but unreachable show up as type_refs without any expected holder.
 // `scratch` must have frames.size() elements.
-AuditReport audit_frame_table(const FrameTable& frames, const ExternalHold* holds,
-                              unsigned hold_count, ExpectedFrame* scratch);
+AuditReport audit_frame_table(const FrameTable& frames, const ExternalHold* holds, unsigned hold_count,
+                              ExpectedFrame* scratch);
 
 }  // namespace mm

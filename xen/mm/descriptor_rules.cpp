@@ -10,7 +10,7 @@ constexpr uint32_t segment_present = 1u << 15;
 constexpr uint32_t call_gate_64 = 0xcu << 8;
 constexpr unsigned guest_kernel_rpl = 3;
 constexpr unsigned first_reserved_entry = 14 * 4096 / 8;  // FIRST_RESERVED_GDT_ENTRY
-constexpr uint16_t flat_kernel_cs = 0xe033;              // FLAT_KERNEL_CS64
+constexpr uint16_t flat_kernel_cs = 0xe033;               // FLAT_KERNEL_CS64
 
 // Xen's guest_gate_selector_okay for a 64-bit guest.
 bool gate_target_allowed(uint16_t selector) {

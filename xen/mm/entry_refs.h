@@ -24,37 +24,37 @@ namespace mm {
 // caller stores the entry as narrowed.
 // `slot_maddr` is the machine address of the entry itself: an L2-L4 entry records it as the
 // link of the table it points at (PageInfo::linked_by).
-int take_entry_references(MmuContext& context, PagingLevel level, PageTableEntry& entry,
-                          domid_t table_owner, uint64_t slot_maddr);
+int take_entry_references(MmuContext& context, PagingLevel level, PageTableEntry& entry, domid_t table_owner,
+                          uint64_t slot_maddr);
 // The same for an entry whose bits the caller has just checked (check_new_entry_bits):
 // update_table_entry checks before it decides whether references are taken at all, and
 // checking again per entry is a second validation of the same value.
 // Inline for the entry nearly every update writes: an L1 entry mapping a RAM frame of a guest
 // that the page owner owns. Every other entry (I/O memory, hypervisor frames, frames the
 // caller may not map, L2-L4 targets) goes out of line.
-int take_other_entry_references(MmuContext& context, PagingLevel level, PageTableEntry& entry,
-                                domid_t table_owner, uint64_t slot_maddr);
+int take_other_entry_references(MmuContext& context, PagingLevel level, PageTableEntry& entry, domid_t table_owner,
+                                uint64_t slot_maddr);
 // What an L1 entry mapping an ordinary frame of `owner` holds: a general reference, and a
 // Writable type reference if the entry is RW. -EBUSY (counts unchanged) if either is refused.
 [[gnu::always_inline]] inline int take_ordinary_frame_references(MmuContext& context, PageTableEntry entry,
                                                                  domid_t owner) {
-    if (get_page(context.frames, entry.mfn(), owner) != 0) return error(XEN_EBUSY);
-    if (entry.writable() && get_page_type(context, entry.mfn(), PageType::Writable) != 0) {
-        put_page(context.frames, entry.mfn());
-        return error(XEN_EBUSY);
-    }
-    return 0;
+  if (get_page(context.frames, entry.mfn(), owner) != 0) return error(XEN_EBUSY);
+  if (entry.writable() && get_page_type(context, entry.mfn(), PageType::Writable) != 0) {
+    put_page(context.frames, entry.mfn());
+    return error(XEN_EBUSY);
+  }
+  return 0;
 }
 [[gnu::always_inline]] inline int take_checked_entry_references(MmuContext& context, PagingLevel level,
                                                                 PageTableEntry& entry, domid_t table_owner,
                                                                 uint64_t slot_maddr) {
-    if (!entry.present()) return 0;
-    if (level != PagingLevel::L1 || !context.frames.contains(entry.mfn())) [[unlikely]]
-        return take_other_entry_references(context, level, entry, table_owner, slot_maddr);
-    const domid_t owner = context.frames.info(entry.mfn()).owner;
-    if (!is_guest_domain(owner) || owner != context.owner_of_mapped_frames()) [[unlikely]]
-        return take_other_entry_references(context, level, entry, table_owner, slot_maddr);
-    return take_ordinary_frame_references(context, entry, owner);
+  if (!entry.present()) return 0;
+  if (level != PagingLevel::L1 || !context.frames.contains(entry.mfn())) [[unlikely]]
+    return take_other_entry_references(context, level, entry, table_owner, slot_maddr);
+  const domid_t owner = context.frames.info(entry.mfn()).owner;
+  if (!is_guest_domain(owner) || owner != context.owner_of_mapped_frames()) [[unlikely]]
+    return take_other_entry_references(context, level, entry, table_owner, slot_maddr);
+  return take_ordinary_frame_references(context, entry, owner);
 }
 
 // check_entry_bits for an entry this context writes, with Xen's one exception for a domain
@@ -65,33 +65,32 @@ int take_other_entry_references(MmuContext& context, PagingLevel level, PageTabl
 // Inline: nearly every entry carries none of those bits, and then this is check_entry_bits.
 inline constexpr uint64_t kCacheAttributeFlags =
     PageTableEntry::kWriteThrough | PageTableEntry::kCacheDisable | PageTableEntry::kPageSize;  // PAT in L1
-int check_io_entry_bits(const MmuContext& context, PageTableEntry entry);  // an L1 entry with them
+int check_io_entry_bits(const MmuContext& context, PageTableEntry entry);                       // an L1 entry with them
 inline int check_new_entry_bits(const MmuContext& context, PagingLevel level, PageTableEntry entry) {
-    if (level == PagingLevel::L1 && entry.has_any(kCacheAttributeFlags)) [[unlikely]]
-        return check_io_entry_bits(context, entry);
-    return check_entry_bits(level, entry);
+  if (level == PagingLevel::L1 && entry.has_any(kCacheAttributeFlags)) [[unlikely]]
+    return check_io_entry_bits(context, entry);
+  return check_entry_bits(level, entry);
 }
 
 // Releases what take_entry_references took for the same (present) entry; no-op otherwise
 // (inline: a new entry replaces an empty one as often as not).
-void release_present_entry_references(FrameTable& frames, PagingLevel level, PageTableEntry entry,
-                                      uint64_t slot_maddr);
+void release_present_entry_references(FrameTable& frames, PagingLevel level, PageTableEntry entry, uint64_t slot_maddr);
 // The same for a present L1 entry, inline for the loop of an L1's teardown: a general
 // reference, and the Writable type reference of an RW entry. I/O memory and the hypervisor's
 // shared frames held nothing (their owners are looked at out of line).
 [[gnu::noinline, gnu::cold]] bool holds_no_references(const FrameTable& frames, uint64_t mfn);
 [[gnu::always_inline]] inline void release_l1_entry_references(FrameTable& frames, PageTableEntry entry) {
-    const uint64_t mfn = entry.mfn();
-    if (!frames.contains(mfn)) return;
-    const domid_t owner = frames.info(mfn).owner;
-    if ((owner == DOMID_IO || owner == DOMID_XEN) && holds_no_references(frames, mfn)) [[unlikely]]
-        return;
-    if (!entry.writable()) return put_page(frames, mfn);
-    put_page_and_type(frames, mfn);
+  const uint64_t mfn = entry.mfn();
+  if (!frames.contains(mfn)) return;
+  const domid_t owner = frames.info(mfn).owner;
+  if ((owner == DOMID_IO || owner == DOMID_XEN) && holds_no_references(frames, mfn)) [[unlikely]]
+    return;
+  if (!entry.writable()) return put_page(frames, mfn);
+  put_page_and_type(frames, mfn);
 }
-[[gnu::always_inline]] inline void release_entry_references(FrameTable& frames, PagingLevel level,
-                                                            PageTableEntry entry, uint64_t slot_maddr) {
-    if (entry.present()) release_present_entry_references(frames, level, entry, slot_maddr);
+[[gnu::always_inline]] inline void release_entry_references(FrameTable& frames, PagingLevel level, PageTableEntry entry,
+                                                            uint64_t slot_maddr) {
+  if (entry.present()) release_present_entry_references(frames, level, entry, slot_maddr);
 }
 
 }  // namespace mm

@@ -7,111 +7,113 @@ namespace mm {
 // The frames one owner holds, linked through their PageInfo (Xen's d->page_list). The list
 // lives with its owner (a Domain); the frame table keeps it in step with ownership.
 struct PageList {
-    uint32_t head = kNoListFrame, tail = kNoListFrame;
-    uint64_t count = 0;
-    bool empty() const { return count == 0; }
+  uint32_t head = kNoListFrame, tail = kNoListFrame;
+  uint64_t count = 0;
+  bool empty() const { return count == 0; }
 };
 
 // One PageInfo per machine frame plus the memory those frames live in. The storage belongs
 // to the caller (the hypervisor's boot allocator, or a vector in tests).
 class FrameTable {
-public:
-    FrameTable(PageInfo* infos, uint64_t nr_frames, MachineMemory memory)
-        : infos_(infos), nr_frames_(nr_frames), memory_(memory),
-          contained_end_(nr_frames < memory.nr_frames ? nr_frames : memory.nr_frames) {}
+ public:
+  FrameTable(PageInfo* infos, uint64_t nr_frames, MachineMemory memory)
+      : infos_(infos),
+        nr_frames_(nr_frames),
+        memory_(memory),
+        contained_end_(nr_frames < memory.nr_frames ? nr_frames : memory.nr_frames) {}
 
-    uint64_t size() const { return nr_frames_; }
-    // Both a PageInfo and the frame's memory exist (one compare: every reference checks it).
-    bool contains(uint64_t mfn) const { return mfn < contained_end_; }
+  uint64_t size() const { return nr_frames_; }
+  // Both a PageInfo and the frame's memory exist (one compare: every reference checks it).
+  bool contains(uint64_t mfn) const { return mfn < contained_end_; }
 
-    // nullptr when the frame is outside the table: callers must treat that as "no such frame".
-    PageInfo* find(uint64_t mfn) { return contains(mfn) ? &infos_[mfn] : nullptr; }
-    const PageInfo* find(uint64_t mfn) const { return contains(mfn) ? &infos_[mfn] : nullptr; }
-    // Precondition: contains(mfn).
-    PageInfo& info(uint64_t mfn) { return infos_[mfn]; }
-    const PageInfo& info(uint64_t mfn) const { return infos_[mfn]; }
+  // nullptr when the frame is outside the table: callers must treat that as "no such frame".
+  PageInfo* find(uint64_t mfn) { return contains(mfn) ? &infos_[mfn] : nullptr; }
+  const PageInfo* find(uint64_t mfn) const { return contains(mfn) ? &infos_[mfn] : nullptr; }
+  // Precondition: contains(mfn).
+  PageInfo& info(uint64_t mfn) { return infos_[mfn]; }
+  const PageInfo& info(uint64_t mfn) const { return infos_[mfn]; }
 
-    const MachineMemory& memory() const { return memory_; }
+  const MachineMemory& memory() const { return memory_; }
 
-    // The machine's TLB flush clock (one CPU runs guests): the glue ticks it at every full
-    // flush, type changes consult it.
-    TlbFlushClock& flush_clock() { return flush_clock_; }
-    const TlbFlushClock& flush_clock() const { return flush_clock_; }
+  // The machine's TLB flush clock (one CPU runs guests): the glue ticks it at every full
+  // flush, type changes consult it.
+  TlbFlushClock& flush_clock() { return flush_clock_; }
+  const TlbFlushClock& flush_clock() const { return flush_clock_; }
 
-    // Ticks whenever something may have changed what a walk of some guest's page tables finds
-    // other than an L1 entry: an L2-L4 entry written, a type change, a pin or unpin, a base
-    // pointer or LDT operation, a ptwr mode switch. Not TLB flushes or invlpg: they change
-    // no table. Caches of software walks (pte_emulation's translation cache, the decode
-    // cache's code walks) are valid while it stands and their L1 entry reads the same.
-    uint64_t walk_generation() const { return walk_generation_; }
-    void walks_changed() { ++walk_generation_; }
+  // Ticks whenever something may have changed what a walk of some guest's page tables finds
+  // other than an L1 entry: an L2-L4 entry written, a type change, a pin or unpin, a base
+  // pointer or LDT operation, a ptwr mode switch. Not TLB flushes or invlpg: they change
+  // no table. Caches of software walks (pte_emulation's translation cache, the decode
+  // cache's code walks) are valid while it stands and their L1 entry reads the same.
+  uint64_t walk_generation() const { return walk_generation_; }
+  void walks_changed() { ++walk_generation_; }
 
-    // Ticks when a frame instructions were decoded from (PageInfo::decoded_code) may change:
-    // it takes a type (a writable mapping, or a table a detach may make writable) or is
-    // freed. The decode cache's write-protected slots are valid while it stands.
-    uint64_t code_generation() const { return code_generation_; }
-    void note_decoded_code(uint64_t mfn) { infos_[mfn].decoded_code = true; }
-    void code_may_change(PageInfo& page) {
-        if (!page.decoded_code) return;
-        page.decoded_code = false;
-        ++code_generation_;
-    }
+  // Ticks when a frame instructions were decoded from (PageInfo::decoded_code) may change:
+  // it takes a type (a writable mapping, or a table a detach may make writable) or is
+  // freed. The decode cache's write-protected slots are valid while it stands.
+  uint64_t code_generation() const { return code_generation_; }
+  void note_decoded_code(uint64_t mfn) { infos_[mfn].decoded_code = true; }
+  void code_may_change(PageInfo& page) {
+    if (!page.decoded_code) return;
+    page.decoded_code = false;
+    ++code_generation_;
+  }
 
-    // Marks every frame free and unowned.
-    void reset();
-    // Called when a frame's last general reference goes (put_page), with the owner it had:
-    // the hypervisor gives a guest domain's frame back to its allocator there (Xen's
-    // free_domheap_page). Unset in the unit tests unless a test installs one.
-    struct ReleaseHook {
-        void (*released)(uint64_t mfn, domid_t owner) = nullptr;
-    };
-    void set_release_hook(ReleaseHook hook) { release_hook_ = hook; }
-    void released(uint64_t mfn, domid_t owner) const {
-        if (release_hook_.released != nullptr) release_hook_.released(mfn, owner);
-    }
+  // Marks every frame free and unowned.
+  void reset();
+  // Called when a frame's last general reference goes (put_page), with the owner it had:
+  // the hypervisor gives a guest domain's frame back to its allocator there (Xen's
+  // free_domheap_page). Unset in the unit tests unless a test installs one.
+  struct ReleaseHook {
+    void (*released)(uint64_t mfn, domid_t owner) = nullptr;
+  };
+  void set_release_hook(ReleaseHook hook) { release_hook_ = hook; }
+  void released(uint64_t mfn, domid_t owner) const {
+    if (release_hook_.released != nullptr) release_hook_.released(mfn, owner);
+  }
 
-    // Where an owner's page list is: null for owners whose frames are not listed (the
-    // hypervisor's, I/O memory, anything in unit tests that installs no hook). The list must
-    // outlive the owner's frames (a domain is gone only once its last frame is).
-    struct OwnerLists {
-        PageList* (*list_of)(domid_t owner) = nullptr;
-    };
-    void set_owner_lists(OwnerLists lists) { owner_lists_ = lists; }
+  // Where an owner's page list is: null for owners whose frames are not listed (the
+  // hypervisor's, I/O memory, anything in unit tests that installs no hook). The list must
+  // outlive the owner's frames (a domain is gone only once its last frame is).
+  struct OwnerLists {
+    PageList* (*list_of)(domid_t owner) = nullptr;
+  };
+  void set_owner_lists(OwnerLists lists) { owner_lists_ = lists; }
 
-    // Hands a free frame to `owner`; the allocation holds one general ref (Xen's
-    // PGC_allocated). The frame joins the owner's page list. Returns false if the frame does
-    // not exist or is in use.
-    bool assign(uint64_t mfn, domid_t owner) { return assign(mfn, owner, list_of(owner)); }
-    // The same where the caller holds the owner's list (`list` is list_of(owner)): a domain's
-    // populate hands it thousands of frames, and looking the owner up for each was a fifth of
-    // what a frame cost it.
-    bool assign(uint64_t mfn, domid_t owner, PageList* list);
-    // The frame's last general reference went: it leaves its owner's list, becomes free and
-    // unowned, and the release hook is told.
-    void release(uint64_t mfn);
+  // Hands a free frame to `owner`; the allocation holds one general ref (Xen's
+  // PGC_allocated). The frame joins the owner's page list. Returns false if the frame does
+  // not exist or is in use.
+  bool assign(uint64_t mfn, domid_t owner) { return assign(mfn, owner, list_of(owner)); }
+  // The same where the caller holds the owner's list (`list` is list_of(owner)): a domain's
+  // populate hands it thousands of frames, and looking the owner up for each was a fifth of
+  // what a frame cost it.
+  bool assign(uint64_t mfn, domid_t owner, PageList* list);
+  // The frame's last general reference went: it leaves its owner's list, becomes free and
+  // unowned, and the release hook is told.
+  void release(uint64_t mfn);
 
-    // Moves the first frame of `list` to its end and returns it: the way to visit every frame
-    // of a list while visiting may free frames of it (each freed frame leaves the list, so no
-    // saved successor can go stale; Xen's relinquish_memory takes the head for the same
-    // reason). kNoListFrame for an empty list.
-    uint64_t rotate(PageList& list);
+  // Moves the first frame of `list` to its end and returns it: the way to visit every frame
+  // of a list while visiting may free frames of it (each freed frame leaves the list, so no
+  // saved successor can go stale; Xen's relinquish_memory takes the head for the same
+  // reason). kNoListFrame for an empty list.
+  uint64_t rotate(PageList& list);
 
-private:
-    void link(PageList& list, uint64_t mfn);
-    void unlink(PageList& list, uint64_t mfn);
-    PageList* list_of(domid_t owner) const {
-        return owner_lists_.list_of != nullptr ? owner_lists_.list_of(owner) : nullptr;
-    }
+ private:
+  void link(PageList& list, uint64_t mfn);
+  void unlink(PageList& list, uint64_t mfn);
+  PageList* list_of(domid_t owner) const {
+    return owner_lists_.list_of != nullptr ? owner_lists_.list_of(owner) : nullptr;
+  }
 
-    PageInfo* infos_;
-    uint64_t nr_frames_;
-    MachineMemory memory_;
-    uint64_t contained_end_;  // the lesser of nr_frames_ and memory_.nr_frames
-    ReleaseHook release_hook_{};
-    OwnerLists owner_lists_{};
-    TlbFlushClock flush_clock_{};
-    uint64_t walk_generation_ = 0;
-    uint64_t code_generation_ = 0;
+  PageInfo* infos_;
+  uint64_t nr_frames_;
+  MachineMemory memory_;
+  uint64_t contained_end_;  // the lesser of nr_frames_ and memory_.nr_frames
+  ReleaseHook release_hook_{};
+  OwnerLists owner_lists_{};
+  TlbFlushClock flush_clock_{};
+  uint64_t walk_generation_ = 0;
+  uint64_t code_generation_ = 0;
 };
 
 }  // namespace mm

@@ -12,17 +12,15 @@ inline constexpr unsigned kHypervisorSlotCount = kLastHypervisorSlot - kFirstHyp
 inline constexpr unsigned kReadOnlyM2pSlot = 256;
 
 constexpr bool is_hypervisor_l4_slot(unsigned index) {
-    return index >= kFirstHypervisorSlot && index <= kLastHypervisorSlot;
+  return index >= kFirstHypervisorSlot && index <= kLastHypervisorSlot;
 }
 
 // The entries the hypervisor installs in those slots of every validated guest L4. They map
 // hypervisor frames and hold no references in the frame table.
 struct HypervisorL4Slots {
-    PageTableEntry entries[kHypervisorSlotCount] = {};
+  PageTableEntry entries[kHypervisorSlotCount] = {};
 
-    constexpr PageTableEntry slot(unsigned index) const {
-        return entries[index - kFirstHypervisorSlot];
-    }
+  constexpr PageTableEntry slot(unsigned index) const { return entries[index - kFirstHypervisorSlot]; }
 };
 
 }  // namespace mm

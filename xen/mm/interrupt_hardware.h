@@ -20,8 +20,8 @@ inline constexpr uint64_t kHyperTransportFirstMfn = (uint64_t{1} << 28) - (uint6
 inline constexpr uint64_t kHyperTransportLastMfn = (uint64_t{1} << 28) - 1;
 
 struct InterruptHardware {
-    uint64_t local_apic_mfn = kDefaultLocalApicMfn;  // IA32_APIC_BASE >> 12, read at boot
-    bool hypertransport = false;                     // an AMD (or Hygon) CPU: the HT window exists
+  uint64_t local_apic_mfn = kDefaultLocalApicMfn;  // IA32_APIC_BASE >> 12, read at boot
+  bool hypertransport = false;                     // an AMD (or Hygon) CPU: the HT window exists
 };
 
 }  // namespace mm

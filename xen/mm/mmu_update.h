@@ -14,8 +14,8 @@ namespace detail {
 inline constexpr uint64_t kCommandMask = sizeof(uint64_t) - 1;
 
 [[gnu::always_inline]] inline bool is_page_table_update(uint64_t command) {
-    return command == MMU_NORMAL_PT_UPDATE || command == MMU_PT_UPDATE_NO_TRANSLATE ||
-           command == MMU_PT_UPDATE_PRESERVE_AD;
+  return command == MMU_NORMAL_PT_UPDATE || command == MMU_PT_UPDATE_NO_TRANSLATE ||
+         command == MMU_PT_UPDATE_PRESERVE_AD;
 }
 }  // namespace detail
 
@@ -34,25 +34,25 @@ inline constexpr uint64_t kCommandMask = sizeof(uint64_t) - 1;
 // Inline: a batch of them is one loop in the hypercall, and a call per request (its frame,
 // the arguments moved twice) was a tenth of what the request costs.
 [[gnu::always_inline]] inline int mmu_update(MmuContext& context, const mmu_update_t& request) {
-    const uint64_t command = request.ptr & detail::kCommandMask;
-    if (!detail::is_page_table_update(command)) [[unlikely]] return mmu_update_other(context, request);
-    const uint64_t machine_address = request.ptr & ~detail::kCommandMask;
-    const uint64_t mfn = machine_address >> kPageShift;
-    const unsigned index = static_cast<unsigned>((machine_address & (kPageBytes - 1)) >> 3);
-    // Held for the duration so the frame cannot be freed under us (Xen does the same).
-    if (get_page(context.frames, mfn, context.domain.id) != 0) return error(XEN_EINVAL);
-    PageInfo& frame = context.frames.info(mfn);
-    int rc = frame.is_validated_table()
-                 ? update_validated_table_entry(context, mfn, frame, index, PageTableEntry(request.val),
-                                                command == MMU_PT_UPDATE_PRESERVE_AD)
-                 : write_as_data(context, mfn, index, request.val);
-    put_page(context.frames, mfn);
-    return rc;
+  const uint64_t command = request.ptr & detail::kCommandMask;
+  if (!detail::is_page_table_update(command)) [[unlikely]]
+    return mmu_update_other(context, request);
+  const uint64_t machine_address = request.ptr & ~detail::kCommandMask;
+  const uint64_t mfn = machine_address >> kPageShift;
+  const unsigned index = static_cast<unsigned>((machine_address & (kPageBytes - 1)) >> 3);
+  // Held for the duration so the frame cannot be freed under us (Xen does the same).
+  if (get_page(context.frames, mfn, context.domain.id) != 0) return error(XEN_EINVAL);
+  PageInfo& frame = context.frames.info(mfn);
+  int rc = frame.is_validated_table()
+               ? update_validated_table_entry(context, mfn, frame, index, PageTableEntry(request.val),
+                                              command == MMU_PT_UPDATE_PRESERVE_AD)
+               : write_as_data(context, mfn, index, request.val);
+  put_page(context.frames, mfn);
+  return rc;
 }
 
 // Runs `count` requests in order, stopping at the first failure. *done receives the number
 // that succeeded; the result is 0 or the failing request's error.
-int mmu_update_batch(MmuContext& context, const mmu_update_t* requests, unsigned count,
-                     unsigned* done);
+int mmu_update_batch(MmuContext& context, const mmu_update_t* requests, unsigned count, unsigned* done);
 
 }  // namespace mm

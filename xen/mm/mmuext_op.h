@@ -23,8 +23,8 @@ namespace mm {
 int mmuext_op(MmuContext& context, VcpuBasePointers& bases, const mmuext_op_t& op);
 
 // Runs `count` operations in order, stopping at the first failure (*done = succeeded).
-int mmuext_op_batch(MmuContext& context, VcpuBasePointers& bases, const mmuext_op_t* ops,
-                    unsigned count, unsigned* done);
+int mmuext_op_batch(MmuContext& context, VcpuBasePointers& bases, const mmuext_op_t* ops, unsigned count,
+                    unsigned* done);
 
 // Gives back the refs a vCPU's base pointers hold (vCPU or domain teardown).
 void release_base_pointers(FrameTable& frames, VcpuBasePointers& bases);

@@ -7,15 +7,15 @@
 namespace mm {
 
 struct PageOwnerResult {
-    int error = 0;                 // -ESRCH: no such domain, or the caller named itself
-    domid_t owner = DOMID_SELF;    // for MmuContext::page_owner
-    bool needs_privilege = false;  // the first request fails with -EPERM for others
-    // Whose page tables the requests update: DOMID_SELF (the caller's) or another domain
-    // (the domain builder's way on Xen). Another domain's needs privilege too.
-    domid_t table_owner = DOMID_SELF;
-    // The -ESRCH is for the table owner (pt_dom names no domain): Xen's do_mmu_update refuses
-    // that before it writes its done count, a missing page owner after (done = 0).
-    bool table_owner_missing = false;
+  int error = 0;                 // -ESRCH: no such domain, or the caller named itself
+  domid_t owner = DOMID_SELF;    // for MmuContext::page_owner
+  bool needs_privilege = false;  // the first request fails with -EPERM for others
+  // Whose page tables the requests update: DOMID_SELF (the caller's) or another domain
+  // (the domain builder's way on Xen). Another domain's needs privilege too.
+  domid_t table_owner = DOMID_SELF;
+  // The -ESRCH is for the table owner (pt_dom names no domain): Xen's do_mmu_update refuses
+  // that before it writes its done count, a missing page owner after (done = 0).
+  bool table_owner_missing = false;
 };
 
 // `foreigndom`: bits 15:0 the page owner (DOMID_SELF, DOMID_IO, DOMID_XEN or a domain id),

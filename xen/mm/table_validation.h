@@ -7,7 +7,7 @@ namespace mm {
 // Whether slot `index` of a table at `level` is the guest's (every slot except the
 // hypervisor's L4 slots 256..271).
 constexpr bool is_guest_slot(PagingLevel level, unsigned index) {
-    return level != PagingLevel::L4 || is_guest_l4_slot(index);
+  return level != PagingLevel::L4 || is_guest_l4_slot(index);
 }
 
 // Checks every present entry in the guest slots of the table at `mfn` and takes the

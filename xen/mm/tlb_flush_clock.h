@@ -14,18 +14,18 @@ namespace mm {
 // 64 bits: at one tick per hardware instruction it would not wrap in a century, so the
 // comparison needs no wrap handling (Xen's 32-bit clock has to flush everything on wrap).
 class TlbFlushClock {
-public:
-    // The stamp of a frame whose translations may now be stale.
-    constexpr uint64_t now() const { return now_; }
-    // A full TLB flush just happened: every translation stamped before it is gone.
-    constexpr void full_flush() { last_full_flush_ = ++now_; }
-    // Whether translations stamped `stamp` may still be in the TLB.
-    constexpr bool may_hold(uint64_t stamp) const { return stamp >= last_full_flush_; }
+ public:
+  // The stamp of a frame whose translations may now be stale.
+  constexpr uint64_t now() const { return now_; }
+  // A full TLB flush just happened: every translation stamped before it is gone.
+  constexpr void full_flush() { last_full_flush_ = ++now_; }
+  // Whether translations stamped `stamp` may still be in the TLB.
+  constexpr bool may_hold(uint64_t stamp) const { return stamp >= last_full_flush_; }
 
-private:
-    // Frames start with stamp 0, before the first flush: nothing of theirs is in any TLB.
-    uint64_t now_ = 1;
-    uint64_t last_full_flush_ = 1;
+ private:
+  // Frames start with stamp 0, before the first flush: nothing of theirs is in any TLB.
+  uint64_t now_ = 1;
+  uint64_t last_full_flush_ = 1;
 };
 
 }  // namespace mm

@@ -5,8 +5,8 @@ namespace mm {
 
 // The L1 entry that translates a virtual address.
 struct L1Slot {
-    uint64_t table_mfn = 0;
-    unsigned index = 0;
+  uint64_t table_mfn = 0;
+  unsigned index = 0;
 };
 
 // Walks the validated L4 at `l4_mfn` (owned by context.domain) down to the L1 entry for
@@ -21,7 +21,6 @@ int find_l1_slot(const MmuContext& context, uint64_t l4_mfn, uint64_t va, L1Slot
 // anything else runs (UVMF_INVLPG, UVMF_TLB_FLUSH). A writable mapping removed then leaves no
 // stale translation behind when va is its only address (TlbFlushClock), so that removal does
 // not make the frame's next type change flush.
-int update_va_mapping(MmuContext& context, uint64_t l4_mfn, uint64_t va, uint64_t value,
-                      bool va_invalidated = false);
+int update_va_mapping(MmuContext& context, uint64_t l4_mfn, uint64_t va, uint64_t value, bool va_invalidated = false);
 
 }  // namespace mm

@@ -17,8 +17,7 @@ uint64_t guest_activity() {
 }
 
 [[gnu::cold]] void trace_switch(uint64_t table_mfn, ptwr::AdaptiveSwitch switched, unsigned detail) {
-  trace::event(trace::events::kPtwrAdaptive, trace::low(table_mfn), trace::high(table_mfn), unsigned(switched),
-               detail);
+  trace::event(trace::events::kPtwrAdaptive, trace::low(table_mfn), trace::high(table_mfn), unsigned(switched), detail);
   log_debug("ptwr: adaptive l1 %lx now %s\n", table_mfn,
             switched == ptwr::AdaptiveSwitch::to_emulate ? "emulated (sparse writes)" : "detached (a run)");
 }

@@ -135,7 +135,8 @@ template <Tracing tracing>
                     uint32_t(slot.unhooked_slot_maddr & 0xfff) / 8);
     else
       emit<tracing>(trace::events::kPtwrDetachInactive, trace::low(table_mfn), trace::high(table_mfn));
-    log_debug("ptwr: detach l1 %lx via %lx (%s)\n", table_mfn, write.address, result.unhooked ? "unhooked" : "inactive");
+    log_debug("ptwr: detach l1 %lx via %lx (%s)\n", table_mfn, write.address,
+              result.unhooked ? "unhooked" : "inactive");
     perf::add(perf::Counter::ptwr_faults);
     if (result.unhooked) perf::add(perf::Counter::ptwr_unhooks);
   } else if (result.declined != ptwr::Decline::ineligible) {
@@ -160,7 +161,8 @@ template <Tracing tracing>
 }  // namespace
 
 bool detach(Vcpu& vcpu, const TableWriteFault& write) {
-  if (trace_points::on()) [[unlikely]] return detach_traced(vcpu, write);
+  if (trace_points::on()) [[unlikely]]
+    return detach_traced(vcpu, write);
   return detach_table<Tracing::skip>(vcpu, write);
 }
 

@@ -7,7 +7,7 @@
 struct Vcpu;
 
 namespace writable_page_tables {
-bool enable(Domain& domain);  // snapshot storage for the two slots; false when out of memory
+bool enable(Domain& domain);   // snapshot storage for the two slots; false when out of memory
 void disable(Domain& domain);  // reattaches what is detached and frees the storage (destroydomain)
 // A write fault by the guest kernel on its L1 `table_mfn`, mapped read-only by the L1 entry
 // at `mapping_entry_maddr`, at `address`, by the instruction at `rip` with its stack at `rsp`.

@@ -16,7 +16,7 @@ uint64_t* entry_at(const mm::FrameTable& frames, uint64_t maddr) {
 // The frame's PageInfo when it is a validated L1 of `owner`, else nullptr. Inline: detach asks
 // twice (the table and its mapping's table) and then reads the table's links from the answer.
 [[gnu::always_inline]] inline const mm::PageInfo* validated_l1_of(const mm::FrameTable& frames, uint64_t mfn,
-                                                                   domid_t owner) {
+                                                                  domid_t owner) {
   const mm::PageInfo* page = frames.find(mfn);
   if (page && page->owner == owner && page->is_validated_table() && page->type == mm::PageType::L1) return page;
   return nullptr;
@@ -64,8 +64,7 @@ bool WritablePagetables::mapping_eligible(const mm::MmuContext& context, const W
 // or the new table's mapping entry lies in the slot's table (guest-written, not validated).
 bool WritablePagetables::overlaps(SlotKind kind, const WriteFault& fault) const {
   const Slot& slot = slots_[index_of(kind)];
-  return table_of(slot.mapping_entry_maddr) == fault.table_mfn ||
-         slot.table_mfn == table_of(fault.mapping_entry_maddr);
+  return table_of(slot.mapping_entry_maddr) == fault.table_mfn || slot.table_mfn == table_of(fault.mapping_entry_maddr);
 }
 
 // Reattaches the slot the new table needs and any slot that overlaps it.
@@ -118,8 +117,14 @@ DetachResult WritablePagetables::detach(mm::MmuContext& context, const mm::VcpuB
   }
 
   Slot& slot = slots_[index_of(kind)];
-  slot = Slot{true, fault.table_mfn, fault.mapping_entry_maddr, fault.mapping_va, 0, 0,
-              !translated_only_at(context.frames, fault.mapping_entry_maddr, fault.mapping_va), 0};
+  slot = Slot{true,
+              fault.table_mfn,
+              fault.mapping_entry_maddr,
+              fault.mapping_va,
+              0,
+              0,
+              !translated_only_at(context.frames, fault.mapping_entry_maddr, fault.mapping_va),
+              0};
   // Linked but unreachable tables stay hooked: nothing can walk through them until an MMU
   // operation (which reattaches first) makes them reachable, unless the paging-structure
   // caches still hold an entry that linked them: then a flush makes that so.
@@ -132,8 +137,9 @@ DetachResult WritablePagetables::detach(mm::MmuContext& context, const mm::VcpuB
   }
   // No slot's mapping entry lies in this table (evict saw to it): the snapshot holds only
   // entries that were validated, none the hypervisor forged.
-  slot.snapshot_blocks = capture_snapshot(mm::table_entries(context.frames, fault.table_mfn), snapshots_[index_of(kind)],
-                                          context.frames.info(fault.table_mfn).nonzero_blocks);
+  slot.snapshot_blocks =
+      capture_snapshot(mm::table_entries(context.frames, fault.table_mfn), snapshots_[index_of(kind)],
+                       context.frames.info(fault.table_mfn).nonzero_blocks);
   __atomic_or_fetch(entry_at(context.frames, fault.mapping_entry_maddr), PageTableEntry::kWritable, __ATOMIC_ACQ_REL);
   context.effects.request_invlpg(fault.mapping_va, false);
   result.detached = true;

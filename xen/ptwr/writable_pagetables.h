@@ -3,12 +3,11 @@
 // On a guest write fault to one of its L1 tables the table is *detached*: if the running
 // address space can reach it, the L2 entry linking it loses its present bit (unhook; the guest
 // can still read which table the slot holds) and the TLB must be
-// flushed; its 512 entries are snapshotted (by 64-byte blocks, table_snapshot); the guest's mapping of the table is made writable.
-// The guest then writes entries at native speed. At *reattach* the entries that differ from
-// the snapshot are re-validated one by one through the normal entry update (so they obey the
-// same rules as mmu_update; a refused entry keeps its old value), the mapping becomes
-// read-only again and the L2 entry is restored. While detached the table is unreachable (or
-// was never reachable), so nothing the guest writes into it can be used.
+// flushed; its 512 entries are snapshotted (by 64-byte blocks, table_snapshot); the guest's mapping of the table is
+// made writable. The guest then writes entries at native speed. At *reattach* the entries that differ from the snapshot
+// are re-validated one by one through the normal entry update (so they obey the same rules as mmu_update; a refused
+// entry keeps its old value), the mapping becomes read-only again and the L2 entry is restored. While detached the
+// table is unreachable (or was never reachable), so nothing the guest writes into it can be used.
 //
 // Two slots, as Xen had: one for an unhooked (active) table, one for a table the running
 // address space cannot reach (a child's table during fork), which needs no unhook and no flush.
@@ -52,13 +51,13 @@ inline constexpr SlotKind kSlotKinds[] = {SlotKind::active, SlotKind::inactive};
 
 struct Slot {
   bool in_use = false;
-  uint64_t table_mfn = 0;           // the detached L1
-  uint64_t mapping_entry_maddr = 0; // the L1 entry through which the guest writes the table
-  uint64_t mapping_va = 0;          // the guest address of that mapping
-  uint64_t unhooked_slot_maddr = 0; // the L2 entry made not-present to unhook it (0: not unhooked)
-  uint64_t unhooked_entry = 0;      // that entry's value, restored at reattach
-  bool flush_at_reattach = false;   // the mapping may be in the TLB at more than mapping_va
-  BlockMask snapshot_blocks = 0;    // the blocks of the snapshot that hold a copy (table_snapshot)
+  uint64_t table_mfn = 0;            // the detached L1
+  uint64_t mapping_entry_maddr = 0;  // the L1 entry through which the guest writes the table
+  uint64_t mapping_va = 0;           // the guest address of that mapping
+  uint64_t unhooked_slot_maddr = 0;  // the L2 entry made not-present to unhook it (0: not unhooked)
+  uint64_t unhooked_entry = 0;       // that entry's value, restored at reattach
+  bool flush_at_reattach = false;    // the mapping may be in the TLB at more than mapping_va
+  BlockMask snapshot_blocks = 0;     // the blocks of the snapshot that hold a copy (table_snapshot)
 };
 
 struct ReattachStats {
@@ -82,14 +81,14 @@ struct WriteFault {
 // Why a write is emulated rather than detached.
 enum class Decline : unsigned {
   none = 0,
-  ineligible,          // not a singly linked validated L1 with a read-only mapping in another L1
-  cuts_off_guest,      // the unhook would cut off the writing instruction or the stack
-  would_unhook,        // reachable, and the guest has not said it can read an unhooked L2 entry
-  no_progress,         // the slot's last batch changed nothing (Xen 3.0's rule)
+  ineligible,      // not a singly linked validated L1 with a read-only mapping in another L1
+  cuts_off_guest,  // the unhook would cut off the writing instruction or the stack
+  would_unhook,    // reachable, and the guest has not said it can read an unhooked L2 entry
+  no_progress,     // the slot's last batch changed nothing (Xen 3.0's rule)
 };
 
 struct DetachResult {
-  bool detached = false;     // false: use emulation instead
+  bool detached = false;  // false: use emulation instead
   bool unhooked = false;
   Decline declined = Decline::none;
   // Slots reattached first (indexed by SlotKind): the one of the same kind, and the other one

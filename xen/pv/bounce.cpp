@@ -52,7 +52,8 @@ bool create_bounce_frame(Vcpu& vcpu, TrapFrame& frame, const Bounce& bounce) {
   stack -= n * 8;
   if (!guest_memory::copy_to(vcpu, stack, words, n * 8)) return false;
 
-  frame.rflags &= ~(rflags::alignment_check | rflags::virtual_8086 | rflags::resume | rflags::nested_task | rflags::trap);
+  frame.rflags &=
+      ~(rflags::alignment_check | rflags::virtual_8086 | rflags::resume | rflags::nested_task | rflags::trap);
   frame.rflags |= rflags::interrupt;  // hardware IF stays on for a PV guest; the upcall mask is virtual
   frame.ss = FLAT_KERNEL_SS;
   frame.rsp = stack;

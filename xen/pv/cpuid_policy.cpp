@@ -5,8 +5,22 @@ namespace cpuid_policy {
 namespace {
 // The featureset words (cpufeatureset.h's numbering) of the leaves they come from.
 enum Word : unsigned {
-  w1d = 0, w1c = 1, we1d = 2, we1c = 3, wd1a = 4, w7b0 = 5, w7c0 = 6, we7d = 7, we8b = 8,
-  w7d0 = 9, w7a1 = 10, we21a = 11, w7b1 = 12, w7d2 = 13, w7c1 = 14, w7d1 = 15,
+  w1d = 0,
+  w1c = 1,
+  we1d = 2,
+  we1c = 3,
+  wd1a = 4,
+  w7b0 = 5,
+  w7c0 = 6,
+  we7d = 7,
+  we8b = 8,
+  w7d0 = 9,
+  w7a1 = 10,
+  we21a = 11,
+  w7b1 = 12,
+  w7d2 = 13,
+  w7c1 = 14,
+  w7d1 = 15,
 };
 constexpr uint32_t mask(Word word) { return kPvDefaultFeatureMask[word]; }
 constexpr uint32_t bit(unsigned n) { return 1u << n; }
@@ -21,18 +35,18 @@ constexpr uint32_t cr4_pke = bit(22);
 constexpr uint32_t ecx7_ospke = bit(4);
 constexpr uint32_t edx_e1_rdtscp = bit(27);
 
-constexpr uint32_t basic_max = 0xd;                   // CPUID_GUEST_NR_BASIC - 1
-constexpr uint32_t extended_max_intel = 0x80000008;   // CPUID_GUEST_NR_EXTD_INTEL - 1
-constexpr uint32_t extended_max_amd = 0x80000021;     // CPUID_GUEST_NR_EXTD_AMD - 1
-constexpr uint32_t feature_subleaf_max = 2;           // CPUID_GUEST_NR_FEAT - 1
+constexpr uint32_t basic_max = 0xd;                  // CPUID_GUEST_NR_BASIC - 1
+constexpr uint32_t extended_max_intel = 0x80000008;  // CPUID_GUEST_NR_EXTD_INTEL - 1
+constexpr uint32_t extended_max_amd = 0x80000021;    // CPUID_GUEST_NR_EXTD_AMD - 1
+constexpr uint32_t feature_subleaf_max = 2;          // CPUID_GUEST_NR_FEAT - 1
 constexpr uint32_t cache_subleaves = 6, xstate_subleaves = 63;
 
 enum class Vendor { intel, amd, other };
 
 Vendor vendor_of(const Leaf& leaf0) {
   if (leaf0.b == 0x756e6547 && leaf0.d == 0x49656e69 && leaf0.c == 0x6c65746e) return Vendor::intel;  // GenuineIntel
-  if ((leaf0.b == 0x68747541 && leaf0.d == 0x69746e65 && leaf0.c == 0x444d4163) ||                       // AuthenticAMD
-      (leaf0.b == 0x6f677948 && leaf0.d == 0x6e65476e && leaf0.c == 0x656e6975))                         // HygonGenuine
+  if ((leaf0.b == 0x68747541 && leaf0.d == 0x69746e65 && leaf0.c == 0x444d4163) ||                    // AuthenticAMD
+      (leaf0.b == 0x6f677948 && leaf0.d == 0x6e65476e && leaf0.c == 0x656e6975))                      // HygonGenuine
     return Vendor::amd;
   return Vendor::other;
 }
@@ -145,7 +159,9 @@ class View {
         }
         return features;
       }
-      case 2: case 3: case 4: return host;  // the brand string
+      case 2:
+      case 3:
+      case 4: return host;  // the brand string
       case 5: return intel() ? Leaf{} : host;
       case 6: return intel() ? Leaf{0, 0, host.c, 0} : host;
       case 7: return Leaf{0, 0, 0, host.d & mask(we7d)};
@@ -153,8 +169,8 @@ class View {
       case 0x21: return Leaf{host.a & mask(we21a), 0, 0, 0};
       default:
         if (!amd()) return {};
-        if (leaf - 0x80000000 == 0xa || leaf - 0x80000000 == 9 || (leaf - 0x80000000 >= 0xb && leaf - 0x80000000 <= 0x18) ||
-            leaf - 0x80000000 >= 0x1b)
+        if (leaf - 0x80000000 == 0xa || leaf - 0x80000000 == 9 ||
+            (leaf - 0x80000000 >= 0xb && leaf - 0x80000000 <= 0x18) || leaf - 0x80000000 >= 0x1b)
           return {};  // SVM (none for PV), and Xen's hidden AMD leaves
         return host;  // 0x19, 0x1a: TLB details and performance hints pass through
     }

@@ -28,9 +28,9 @@ struct Leaf {
 struct Host {
   Leaf (*query)(const void* cookie, uint32_t leaf, uint32_t subleaf) = nullptr;
   const void* cookie = nullptr;
-  bool cr4_osxsave = false;   // the hypervisor runs with CR4.OSXSAVE set
-  uint64_t highest_mfn = 0;   // the highest machine frame there may be (leaf 0x40000005)
-  uint32_t tsc_khz = 0;       // the TSC's frequency (time leaf)
+  bool cr4_osxsave = false;    // the hypervisor runs with CR4.OSXSAVE set
+  uint64_t highest_mfn = 0;    // the highest machine frame there may be (leaf 0x40000005)
+  uint32_t tsc_khz = 0;        // the TSC's frequency (time leaf)
   uint32_t tsc_to_ns_mul = 0;  // the TSC-to-nanoseconds scale of vcpu_time_info
   int8_t tsc_to_ns_shift = 0;
 };

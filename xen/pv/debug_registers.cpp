@@ -10,7 +10,6 @@ constexpr uint64_t kGeneralDetect = 1u << 13;
 constexpr uint64_t kActiveMask = 0xff;  // L0-3 and G0-3
 constexpr unsigned kIoBreakpoint = 2;   // R/W bits 10
 
-
 long set_dr7(State& state, uint64_t value, bool cr4_de) {
   if (value != uint32_t(value)) return -XEN_EINVAL;
   value = (value & kDr7Valid) | kDr7ReservedOne;

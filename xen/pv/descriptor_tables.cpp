@@ -17,7 +17,9 @@ constexpr uint64_t page = 4096;
 const Vcpu* loaded_vcpu = nullptr;
 unsigned loaded_entries = 0;
 
-unsigned frames_for(uint64_t entries) { return unsigned((entries + mm::kDescriptorsPerFrame - 1) / mm::kDescriptorsPerFrame); }
+unsigned frames_for(uint64_t entries) {
+  return unsigned((entries + mm::kDescriptorsPerFrame - 1) / mm::kDescriptorsPerFrame);
+}
 
 const uint64_t* descriptors_of(uint64_t mfn) { return machine::to_virtual<uint64_t>(mfn * page); }
 

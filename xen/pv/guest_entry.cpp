@@ -25,8 +25,8 @@ extern "C" char return_from_trap[];
 
 namespace pv {
 namespace {
-constexpr uint32_t error_code_vectors = (1u << 8) | (1u << 10) | (1u << 11) | (1u << 12) | (1u << 13) |
-                                        (1u << 14) | (1u << 17) | (1u << 21) | (1u << 29) | (1u << 30);
+constexpr uint32_t error_code_vectors = (1u << 8) | (1u << 10) | (1u << 11) | (1u << 12) | (1u << 13) | (1u << 14) |
+                                        (1u << 17) | (1u << 21) | (1u << 29) | (1u << 30);
 constexpr uint32_t pfec_user = 1u << 2;
 constexpr unsigned vector_invalid_opcode = 6;
 constexpr unsigned vector_general_protection = 13;
@@ -81,8 +81,8 @@ namespace {
 [[gnu::noinline, gnu::cold]] void trace_bounced_page_fault(const Vcpu& vcpu, const TrapFrame& frame,
                                                            uint32_t error_code) {
   uint64_t address = vcpu.info()->arch.cr2;
-  trace::record_words(trace::events::kPvPageFault, trace::low(frame.rip), trace::high(frame.rip),
-                      trace::low(address), trace::high(address), error_code);
+  trace::record_words(trace::events::kPvPageFault, trace::low(frame.rip), trace::high(frame.rip), trace::low(address),
+                      trace::high(address), error_code);
 }
 }  // namespace
 
@@ -100,8 +100,8 @@ template <bool traced>
   Bounce bounce{trap.address, has_error_code, error_code, trap_masks_events(trap)};
   perf::add(perf::Counter::bounced_exceptions);
   if (!bounce.handler) {
-    printk("d%uv%u unhandled exception %u (error %x) at %lx, cr2 %lx\n", vcpu.domain->id, vcpu.id, vector,
-           error_code, frame.rip, vector == 14 ? vcpu.info()->arch.cr2 : 0);
+    printk("d%uv%u unhandled exception %u (error %x) at %lx, cr2 %lx\n", vcpu.domain->id, vcpu.id, vector, error_code,
+           frame.rip, vector == 14 ? vcpu.info()->arch.cr2 : 0);
     domains::crash(*vcpu.domain, "exception with no handler");
     return;
   }
@@ -120,7 +120,8 @@ template <bool traced>
 // The trace point comes first and diverts to the traced copy with the same arguments (a tail
 // jump): the untraced path then keeps no register alive for a record, and costs the NOP alone.
 void inject_exception(Vcpu& vcpu, TrapFrame& frame, unsigned vector, uint32_t error_code) {
-  if (trace_points::on()) [[unlikely]] return inject_exception_traced(vcpu, frame, vector, error_code);
+  if (trace_points::on()) [[unlikely]]
+    return inject_exception_traced(vcpu, frame, vector, error_code);
   return inject_exception_untraced(vcpu, frame, vector, error_code);
 }
 

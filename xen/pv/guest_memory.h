@@ -63,5 +63,7 @@ template <typename T>
   return detail::reachable(vcpu, guest_va, sizeof(T)) && read_reachable(guest_va, value);
 }
 template <typename T>
-bool write(const Vcpu& vcpu, uint64_t guest_va, const T& value) { return copy_to(vcpu, guest_va, &value, sizeof(T)); }
+bool write(const Vcpu& vcpu, uint64_t guest_va, const T& value) {
+  return copy_to(vcpu, guest_va, &value, sizeof(T));
+}
 }  // namespace guest_memory

@@ -7,10 +7,9 @@
 
 struct GuestWalk {
   bool ok = false;
-  uint64_t mfn = 0;            // frame holding the byte at the address
-  uint64_t l1_entry_maddr = 0; // machine address of the final entry (for update_va_mapping)
+  uint64_t mfn = 0;             // frame holding the byte at the address
+  uint64_t l1_entry_maddr = 0;  // machine address of the final entry (for update_va_mapping)
 };
-
 
 // Walks for an access by ring 3 (every level needs U; a write needs RW at every level).
 // Superpage entries are treated as not present: PV guests here have no superpages.

@@ -9,4 +9,4 @@
 namespace hypercall_page {
 constexpr size_t stub_size = 32;
 void fill(uint8_t* page);  // page: 4096 bytes
-}
+}  // namespace hypercall_page

@@ -3,8 +3,7 @@
 #include "pv/guest_address.h"
 
 namespace ldt_rules {
-namespace {
-}  // namespace
+namespace {}  // namespace
 
 long set_ldt(Ldt& ldt, uint64_t linear_address, uint32_t entries) {
   if (entries > kMaxEntries) return -XEN_EINVAL;

@@ -11,9 +11,7 @@ Decoded decode(const uint8_t* bytes, size_t available) {
   return {};
 }
 
-uint64_t mcg_cap(Vendor vendor) {
-  return (vendor == Vendor::intel ? kMcgSer | kMcgTes | kMcgCmci : 0) | kGuestBanks;
-}
+uint64_t mcg_cap(Vendor vendor) { return (vendor == Vendor::intel ? kMcgSer | kMcgTes | kMcgCmci : 0) | kGuestBanks; }
 
 uint64_t guest_efer(uint64_t hardware_efer) {
   constexpr uint64_t sce = 1, lme = 1u << 8, lma = 1u << 10, nxe = 1u << 11, ffxse = 1u << 14;
@@ -70,7 +68,7 @@ auto bank_field(Msrs& vcpu, uint32_t msr) -> decltype(&vcpu.mcg_status) {
 }
 
 uint64_t vendor_bank_read(const Host& host, const VcpuMsrs& vcpu, uint32_t msr) {
-  if (host.vendor != Vendor::intel) return 0;  // AMD: banks not emulated
+  if (host.vendor != Vendor::intel) return 0;            // AMD: banks not emulated
   if (msr == msr::p5_mc_addr) return vcpu.bank[1].addr;  // Xen's "bank 0 quirk"
   if (msr == msr::p5_mc_type) return vcpu.bank[1].status;
   const uint32_t bank = msr - msr::mc0_ctl2;
@@ -102,7 +100,7 @@ bool vmce_read(const Host& host, const VcpuMsrs& vcpu, uint32_t msr, uint64_t& v
 bool vmce_write(const Host& host, VcpuMsrs& vcpu, uint32_t msr, uint64_t value) {
   switch (msr) {
     case msr::mcg_status: vcpu.mcg_status = value; return true;
-    case msr::mcg_cap:  // read-only: the write changes nothing
+    case msr::mcg_cap:               // read-only: the write changes nothing
     case msr::mcg_ctl: return true;  // absent: ignored
     case msr::mcg_ext_ctl: return false;
     default: break;

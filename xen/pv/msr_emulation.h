@@ -69,17 +69,14 @@ struct Host {
 };
 
 namespace msr {
-inline constexpr uint32_t p5_mc_addr = 0x0, p5_mc_type = 0x1, tsc = 0x10, platform_id = 0x17,
-                          feature_control = 0x3a, ucode_write = 0x79, ucode_rev = 0x8b,
-                          platform_info = 0xce, misc_features_enables = 0x140, mcg_cap = 0x179,
-                          mcg_status = 0x17a, mcg_ctl = 0x17b, misc_enable = 0x1a0, pat = 0x277,
-                          mc0_ctl2 = 0x280, perf_capabilities = 0x345, mc0_ctl = 0x400,
-                          mcg_ext_ctl = 0x4d0;
+inline constexpr uint32_t p5_mc_addr = 0x0, p5_mc_type = 0x1, tsc = 0x10, platform_id = 0x17, feature_control = 0x3a,
+                          ucode_write = 0x79, ucode_rev = 0x8b, platform_info = 0xce, misc_features_enables = 0x140,
+                          mcg_cap = 0x179, mcg_status = 0x17a, mcg_ctl = 0x17b, misc_enable = 0x1a0, pat = 0x277,
+                          mc0_ctl2 = 0x280, perf_capabilities = 0x345, mc0_ctl = 0x400, mcg_ext_ctl = 0x4d0;
 }  // namespace msr
 
 inline constexpr uint64_t kXenPat = 0x050100070406ull;  // XEN_MSR_PAT
-inline constexpr uint64_t kMcgCtlPresent = 1u << 8, kMcgCmci = 1u << 10, kMcgTes = 1u << 11,
-                          kMcgSer = 1u << 24;
+inline constexpr uint64_t kMcgCtlPresent = 1u << 8, kMcgCmci = 1u << 10, kMcgTes = 1u << 11, kMcgSer = 1u << 24;
 inline constexpr uint64_t kApicBaseBsp = 1u << 8, kApicBaseEnable = 1u << 11, kApicDefaultBase = 0xfee00000;
 inline constexpr uint64_t kMiscEnablePerfAvail = 1u << 7, kMiscEnableBtsUnavail = 1u << 11,
                           kMiscEnablePebsUnavail = 1u << 12, kMiscEnableMonitor = 1u << 18,

@@ -100,7 +100,8 @@ bool fixup(Vcpu& vcpu, TrapFrame& frame, uint64_t address) {
   if (!(frame.error_code & error_write) || !vcpu.kernel_mode || !vcpu.domain->takes_table_writes()) return false;
   const TableWrite write = find_table_write(vcpu, address);
   if (write.table == nullptr) return false;
-  if (trace_points::on()) [[unlikely]] return take_over_traced(vcpu, frame, address, write);
+  if (trace_points::on()) [[unlikely]]
+    return take_over_traced(vcpu, frame, address, write);
   return take_over<false>(vcpu, frame, address, write);
 }
 }  // namespace page_fault

@@ -7,21 +7,33 @@ Access decode(const uint8_t* bytes, size_t available) {
   bool operand_16 = false, rep = false;
   // Operand size and rep, each at most once, in either order.
   for (; at < available && at < 2; ++at) {
-    if (bytes[at] == 0x66 && !operand_16) operand_16 = true;
-    else if (bytes[at] == 0xf3 && !rep) rep = true;
-    else break;
+    if (bytes[at] == 0x66 && !operand_16)
+      operand_16 = true;
+    else if (bytes[at] == 0xf3 && !rep)
+      rep = true;
+    else
+      break;
   }
   if (at >= available) return access;
   uint8_t opcode = bytes[at++];
   switch (opcode) {
-    case 0xe4: case 0xe5: case 0xe6: case 0xe7:  // in/out with an 8-bit immediate port
+    case 0xe4:
+    case 0xe5:
+    case 0xe6:
+    case 0xe7:  // in/out with an 8-bit immediate port
       if (at >= available) return access;
       access.immediate_port = bytes[at++];
       break;
-    case 0xec: case 0xed: case 0xee: case 0xef:  // in/out with the port in DX
+    case 0xec:
+    case 0xed:
+    case 0xee:
+    case 0xef:  // in/out with the port in DX
       access.port_in_dx = true;
       break;
-    case 0x6c: case 0x6d: case 0x6e: case 0x6f:  // ins/outs: port in DX, memory at rdi/rsi
+    case 0x6c:
+    case 0x6d:
+    case 0x6e:
+    case 0x6f:  // ins/outs: port in DX, memory at rdi/rsi
       access.port_in_dx = true;
       access.string = true;
       access.rep = rep;
@@ -29,7 +41,7 @@ Access decode(const uint8_t* bytes, size_t available) {
     default: return access;
   }
   if (rep && !access.string) return access;  // rep in/out is not an instruction we know
-  access.is_out = (opcode & 0x02) != 0;  // e6/e7/ee/ef and 6e/6f: bit 1 says "out"
+  access.is_out = (opcode & 0x02) != 0;      // e6/e7/ee/ef and 6e/6f: bit 1 says "out"
   access.width = (opcode & 0x01) ? (operand_16 ? 2 : 4) : 1;
   access.length = unsigned(at);
   access.valid = true;

@@ -14,7 +14,9 @@ namespace privileged_op {
 namespace {
 using instruction_fetch::FetchedInstruction;
 
-msr_emulation::SegmentBases bases_of(const Vcpu& vcpu) { return {vcpu.fs_base, vcpu.gs_base_kernel, vcpu.gs_base_user}; }
+msr_emulation::SegmentBases bases_of(const Vcpu& vcpu) {
+  return {vcpu.fs_base, vcpu.gs_base_kernel, vcpu.gs_base_user};
+}
 
 // The new bases into the vCPU and the CPU (the guest is in kernel mode: GS is the kernel's).
 void load_bases(Vcpu& vcpu, const msr_emulation::SegmentBases& bases) {

@@ -20,7 +20,8 @@ inline bool takes_upcall(const Vcpu& vcpu) {
 
 inline void before_return_to_guest(TrapFrame& frame) {
   const Vcpu& vcpu = *domains::current();
-  if (scheduler::keeps_cpu(vcpu) && !takes_upcall(vcpu)) [[likely]] return;
+  if (scheduler::keeps_cpu(vcpu) && !takes_upcall(vcpu)) [[likely]]
+    return;
   detail::schedule_and_deliver_events(frame);
 }
 }  // namespace pv

@@ -13,7 +13,8 @@ bool update_in_progress() { return read_register(0x0a) & 0x80; }
 }  // namespace
 
 uint64_t seconds_since_epoch() {
-  while (update_in_progress()) {}
+  while (update_in_progress()) {
+  }
   unsigned raw[6] = {read_register(0x09), read_register(0x08), read_register(0x07),
                      read_register(0x04), read_register(0x02), read_register(0x00)};
   uint8_t status_b = read_register(0x0b);

@@ -42,7 +42,8 @@ template <typename... Words>
 // to nothing: that image is the baseline `make bench` measures tracing-off cost against.
 template <typename... Words>
 [[gnu::always_inline]] inline void event(uint32_t id, Words... words) {
-  if (trace_points::on()) [[unlikely]] record_words(id, uint32_t(words)...);
+  if (trace_points::on()) [[unlikely]]
+    record_words(id, uint32_t(words)...);
 }
 // A 64-bit value as two extra words, low first (Xen's layout for 64-bit fields).
 inline uint32_t low(uint64_t v) { return uint32_t(v); }

@@ -8,12 +8,28 @@
 
 namespace {
 const char* exception_name(uint64_t vector) {
-  static const char* const names[32] = {
-      "divide error", "debug", "NMI", "breakpoint", "overflow", "bound range", "invalid opcode",
-      "device not available", "double fault", "coprocessor overrun", "invalid TSS",
-      "segment not present", "stack fault", "general protection", "page fault", "reserved",
-      "x87 error", "alignment check", "machine check", "SIMD error", "virtualization",
-      "control protection"};
+  static const char* const names[32] = {"divide error",
+                                        "debug",
+                                        "NMI",
+                                        "breakpoint",
+                                        "overflow",
+                                        "bound range",
+                                        "invalid opcode",
+                                        "device not available",
+                                        "double fault",
+                                        "coprocessor overrun",
+                                        "invalid TSS",
+                                        "segment not present",
+                                        "stack fault",
+                                        "general protection",
+                                        "page fault",
+                                        "reserved",
+                                        "x87 error",
+                                        "alignment check",
+                                        "machine check",
+                                        "SIMD error",
+                                        "virtualization",
+                                        "control protection"};
   if (vector < 32 && names[vector]) return names[vector];
   return "interrupt";
 }
@@ -21,14 +37,11 @@ const char* exception_name(uint64_t vector) {
 extern "C" char __image_start[], __text_end[];
 
 bool plausible_kernel_address(uint64_t address) { return address >= 0xffff800000000000ULL; }
-bool is_text_address(uint64_t address) {
-  return address >= uint64_t(__image_start) && address < uint64_t(__text_end);
-}
+bool is_text_address(uint64_t address) { return address >= uint64_t(__image_start) && address < uint64_t(__text_end); }
 }  // namespace
 
 void print_registers(const TrapFrame& f) {
-  printk("RIP: %04lx:%016lx RFLAGS: %016lx vector %lu error %lx\n", f.cs, f.rip, f.rflags, f.vector,
-         f.error_code);
+  printk("RIP: %04lx:%016lx RFLAGS: %016lx vector %lu error %lx\n", f.cs, f.rip, f.rflags, f.vector, f.error_code);
   printk("rax: %016lx rbx: %016lx rcx: %016lx\n", f.rax, f.rbx, f.rcx);
   printk("rdx: %016lx rsi: %016lx rdi: %016lx\n", f.rdx, f.rsi, f.rdi);
   printk("rbp: %016lx rsp: %016lx r8:  %016lx\n", f.rbp, f.rsp, f.r8);

@@ -11,8 +11,8 @@ namespace local_apic {
 volatile uint32_t* detail::registers;
 
 namespace {
-constexpr uint32_t reg_eoi = 0xb0, reg_spurious = 0xf0, reg_lvt_timer = 0x320,
-                   reg_timer_initial = 0x380, reg_timer_current = 0x390, reg_timer_divide = 0x3e0;
+constexpr uint32_t reg_eoi = 0xb0, reg_spurious = 0xf0, reg_lvt_timer = 0x320, reg_timer_initial = 0x380,
+                   reg_timer_current = 0x390, reg_timer_divide = 0x3e0;
 constexpr uint32_t masked = 1u << 16;
 uint64_t timer_hz;
 uint64_t base_address;

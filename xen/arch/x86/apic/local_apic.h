@@ -4,14 +4,14 @@
 #include "arch/x86/cpu/trap_frame.h"
 
 namespace local_apic {
-void init();                              // enable, calibrate the timer against the TSC
-void arm_timer_ns(uint64_t delta_ns);     // one-shot, 0 disarms
+void init();                           // enable, calibrate the timer against the TSC
+void arm_timer_ns(uint64_t delta_ns);  // one-shot, 0 disarms
 void handle_timer_interrupt();
 void end_of_interrupt();
-uint64_t physical_base();                 // where IA32_APIC_BASE put it (0 before init)
+uint64_t physical_base();  // where IA32_APIC_BASE put it (0 before init)
 
 namespace detail {
-extern volatile uint32_t* registers;  // the local APIC's page, mapped by init
+extern volatile uint32_t* registers;        // the local APIC's page, mapped by init
 inline constexpr uint32_t reg_irr = 0x200;  // 8 registers of 32 bits, 16 bytes apart
 }  // namespace detail
 

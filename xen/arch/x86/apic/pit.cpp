@@ -12,6 +12,7 @@ void wait_ticks(uint16_t ticks) {
   io::out8(command, 0xb0);  // channel 2, lobyte/hibyte, mode 0
   io::out8(channel2, uint8_t(ticks));
   io::out8(channel2, uint8_t(ticks >> 8));
-  while (!(io::in8(speaker_control) & 0x20)) {}  // OUT2 goes high at terminal count
+  while (!(io::in8(speaker_control) & 0x20)) {
+  }  // OUT2 goes high at terminal count
 }
 }  // namespace pit

@@ -7,9 +7,15 @@
 class SegmentDescriptor {
  public:
   constexpr SegmentDescriptor() = default;
-  static constexpr SegmentDescriptor code64(unsigned dpl) { return SegmentDescriptor(0x00af9a000000ffffULL | dpl_bits(dpl)); }
-  static constexpr SegmentDescriptor code32(unsigned dpl) { return SegmentDescriptor(0x00cf9a000000ffffULL | dpl_bits(dpl)); }
-  static constexpr SegmentDescriptor data(unsigned dpl) { return SegmentDescriptor(0x00cf92000000ffffULL | dpl_bits(dpl)); }
+  static constexpr SegmentDescriptor code64(unsigned dpl) {
+    return SegmentDescriptor(0x00af9a000000ffffULL | dpl_bits(dpl));
+  }
+  static constexpr SegmentDescriptor code32(unsigned dpl) {
+    return SegmentDescriptor(0x00cf9a000000ffffULL | dpl_bits(dpl));
+  }
+  static constexpr SegmentDescriptor data(unsigned dpl) {
+    return SegmentDescriptor(0x00cf92000000ffffULL | dpl_bits(dpl));
+  }
   constexpr uint64_t raw() const { return raw_; }
   constexpr bool present() const { return raw_ & (1ULL << 47); }
   constexpr unsigned dpl() const { return (raw_ >> 45) & 3; }
@@ -41,8 +47,8 @@ struct GateDescriptor {
   uint32_t reserved;
 
   static constexpr GateDescriptor interrupt(uint64_t handler, uint16_t selector, unsigned dpl, unsigned ist) {
-    return {uint16_t(handler), selector, uint8_t(ist), uint8_t(0x8e | ((dpl & 3) << 5)),
-            uint16_t(handler >> 16), uint32_t(handler >> 32), 0};
+    return {uint16_t(handler),       selector, uint8_t(ist), uint8_t(0x8e | ((dpl & 3) << 5)), uint16_t(handler >> 16),
+            uint32_t(handler >> 32), 0};
   }
 };
 static_assert(sizeof(GateDescriptor) == 16);

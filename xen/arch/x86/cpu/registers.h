@@ -3,12 +3,28 @@
 #include <stdint.h>
 
 namespace cpu {
-inline uint64_t read_cr2() { uint64_t v; asm volatile("mov %%cr2, %0" : "=r"(v)); return v; }
-inline uint64_t read_cr3() { uint64_t v; asm volatile("mov %%cr3, %0" : "=r"(v)); return v; }
+inline uint64_t read_cr2() {
+  uint64_t v;
+  asm volatile("mov %%cr2, %0" : "=r"(v));
+  return v;
+}
+inline uint64_t read_cr3() {
+  uint64_t v;
+  asm volatile("mov %%cr3, %0" : "=r"(v));
+  return v;
+}
 inline void write_cr3(uint64_t v) { asm volatile("mov %0, %%cr3" ::"r"(v) : "memory"); }
-inline uint64_t read_cr0() { uint64_t v; asm volatile("mov %%cr0, %0" : "=r"(v)); return v; }
+inline uint64_t read_cr0() {
+  uint64_t v;
+  asm volatile("mov %%cr0, %0" : "=r"(v));
+  return v;
+}
 inline void write_cr0(uint64_t v) { asm volatile("mov %0, %%cr0" ::"r"(v) : "memory"); }
-inline uint64_t read_cr4() { uint64_t v; asm volatile("mov %%cr4, %0" : "=r"(v)); return v; }
+inline uint64_t read_cr4() {
+  uint64_t v;
+  asm volatile("mov %%cr4, %0" : "=r"(v));
+  return v;
+}
 inline void write_cr4(uint64_t v) { asm volatile("mov %0, %%cr4" ::"r"(v) : "memory"); }
 inline void invlpg(uint64_t va) { asm volatile("invlpg (%0)" ::"r"(va) : "memory"); }
 inline void flush_tlb_local() { write_cr3(read_cr3()); }
@@ -30,14 +46,18 @@ inline uint64_t rdtsc() {
   return (uint64_t(hi) << 32) | lo;
 }
 
-struct CpuidResult { uint32_t eax, ebx, ecx, edx; };
+struct CpuidResult {
+  uint32_t eax, ebx, ecx, edx;
+};
 inline CpuidResult cpuid(uint32_t leaf, uint32_t subleaf = 0) {
   CpuidResult r;
   asm volatile("cpuid" : "=a"(r.eax), "=b"(r.ebx), "=c"(r.ecx), "=d"(r.edx) : "a"(leaf), "c"(subleaf));
   return r;
 }
 
-[[noreturn]] inline void halt_forever() { for (;;) asm volatile("cli; hlt"); }
+[[noreturn]] inline void halt_forever() {
+  for (;;) asm volatile("cli; hlt");
+}
 inline void enable_interrupts() { asm volatile("sti"); }
 inline void disable_interrupts() { asm volatile("cli"); }
 
