@@ -601,21 +601,12 @@ void Daemon::monitor_tick() {
         Result result{std::nullopt, {}, {}};
         if (read_view) result.infos = domain_list(xen_);
         for (const auto& ring : rings) {
-          // The indexes first, then the bytes, as xenconsoled reads: the guest publishes its bytes
-          // before out_prod, so the bytes read after the index are all there. One read of the
-          // whole page copies out[] before out_prod and could take an index newer than its bytes.
-          std::array<uint32_t, 4> indexes{};  // in_cons, in_prod, out_cons, out_prod
-          if (pvhv_xc_foreign_read(xen_.xch, ring.domid, ring.state.mfn, kInConsOffset, indexes.data(),
-                                   sizeof indexes) != 0)
-            continue;
-          auto index = [&](size_t offset) { return indexes[(offset - kInConsOffset) / 4]; };
-          std::array<char, kConsoleOutBytes> out{};
-          uint32_t out_cons = index(kOutConsOffset), out_prod = index(kOutProdOffset);
-          if (out_cons != out_prod && pvhv_xc_foreign_read(xen_.xch, ring.domid, ring.state.mfn, kConsoleOutOffset,
-                                                           out.data(), out.size()) != 0)
-            continue;
+          auto page = read_console([&](uint32_t offset, void* out, size_t length) {
+            return pvhv_xc_foreign_read(xen_.xch, ring.domid, ring.state.mfn, offset, out, length) == 0;
+          });
+          if (!page) continue;
           bool notify = false;
-          auto drained = drain_output(out_cons, out_prod, std::span<const char>(out.data(), out.size()));
+          auto& drained = page->output;
           if (!drained.bytes.empty() || drained.bad_index) {
             pvhv_xc_foreign_write(xen_.xch, ring.domid, ring.state.mfn, kOutConsOffset, &drained.cons, 4);
             // A guest waiting for room waits on a full ring: it is told once half is free. Not
@@ -624,7 +615,7 @@ void Daemon::monitor_tick() {
             result.output[ring.domid] = std::move(drained.bytes);
           }
           if (!ring.state.pending_input.empty()) {
-            auto fill = fill_input(index(kInConsOffset), index(kInProdOffset), ring.state.pending_input);
+            auto fill = fill_input(page->in_cons, page->in_prod, ring.state.pending_input);
             size_t first = std::min<size_t>(fill.bytes.size(), kConsoleInBytes - fill.offset);
             if (first)
               pvhv_xc_foreign_write(xen_.xch, ring.domid, ring.state.mfn, fill.offset, fill.bytes.data(), first);

@@ -184,13 +184,7 @@ void XenstoreService::schedule() {
 
 namespace {
 
-struct Indexes {  // xenstore_domain_interface's four indices, in its order
-  XENSTORE_RING_IDX req_cons, req_prod, rsp_cons, rsp_prod;
-};
-static_assert(offsetof(xenstore_domain_interface, req_prod) == offsetof(xenstore_domain_interface, req_cons) + 4);
-static_assert(offsetof(xenstore_domain_interface, rsp_prod) == offsetof(xenstore_domain_interface, req_cons) + 12);
-
-std::string ring_error(const xenstore_domain_interface& page, const Indexes& seen) {
+std::string ring_error(const xenstore_domain_interface& page, const xenstore::RingIndexes& seen) {
   char text[256];
   if (page.error == XENSTORE_ERROR_RINGIDX)
     std::snprintf(text, sizeof text,
@@ -218,23 +212,20 @@ std::vector<StoreIncident> XenstoreService::poll(xc_interface* xch) {
   }
   std::vector<StoreIncident> incidents;
   for (const auto& ring : rings) {
-    Indexes seen{};
-    if (pvhv_xc_foreign_read(xch, ring.domid, ring.mfn, offsetof(xenstore_domain_interface, req_cons), &seen,
-                             sizeof seen) != 0)
-      continue;  // the domain is going: the monitor will see it
-    {
-      std::lock_guard lock(mutex_);
-      auto it = domains_.find(ring.domid);
-      if (it == domains_.end()) continue;
-      if (!it->second->resume && !it->second->conn->wants_service(seen.req_prod, seen.rsp_cons)) continue;
-    }
+    xenstore::RingIndexes seen{};
     xenstore_domain_interface page;
-    if (pvhv_xc_foreign_read(xch, ring.domid, ring.mfn, 0, &page, sizeof page) != 0) continue;
-    // The requests up to the req_prod read first are all in this later copy (the guest writes
-    // its bytes before the index); the copy's own req_prod may be newer than the req[] it copied
-    // before it, so it is not used.
-    page.req_prod = seen.req_prod;
-    seen.rsp_cons = page.rsp_cons;
+    auto read = xenstore::read_ring_page(
+        [&](uint32_t offset, void* out, size_t length) {
+          return pvhv_xc_foreign_read(xch, ring.domid, ring.mfn, offset, out, length) == 0;
+        },
+        [&](const xenstore::RingIndexes& indexes) {
+          std::lock_guard lock(mutex_);
+          auto it = domains_.find(ring.domid);
+          return it != domains_.end() &&
+                 (it->second->resume || it->second->conn->wants_service(indexes.req_prod, indexes.rsp_cons));
+        },
+        seen, page);
+    if (read != xenstore::RingPageRead::read) continue;  // failed: the domain is going, the monitor will see it
     xenstore::RingConnection::Result result;
     {
       std::lock_guard lock(mutex_);

@@ -1,4 +1,5 @@
 // The server's end of a domain's xenstore ring (xenstore.h, RingConnection).
+#include <stddef.h>
 #include <string.h>
 
 #include <algorithm>
@@ -100,6 +101,19 @@ bool RingConnection::wants_service(XENSTORE_RING_IDX req_prod, XENSTORE_RING_IDX
   if (req_prod != req_cons_ && out_.size() < kMaxPendingOutput) return true;
   bool room = rsp_prod_ - rsp_cons < XENSTORE_RING_SIZE;
   return room && (!out_.empty() || store_.has_output(conn_));
+}
+
+static_assert(offsetof(xenstore_domain_interface, req_prod) == offsetof(xenstore_domain_interface, req_cons) + 4);
+static_assert(offsetof(xenstore_domain_interface, rsp_prod) == offsetof(xenstore_domain_interface, req_cons) + 12);
+
+RingPageRead read_ring_page(const RingPageReader& read, const std::function<bool(const RingIndexes&)>& wanted,
+                            RingIndexes& seen, xenstore_domain_interface& page) {
+  if (!read(offsetof(xenstore_domain_interface, req_cons), &seen, sizeof seen)) return RingPageRead::failed;
+  if (!wanted(seen)) return RingPageRead::not_wanted;
+  if (!read(0, &page, sizeof page)) return RingPageRead::failed;
+  page.req_prod = seen.req_prod;
+  seen.rsp_cons = page.rsp_cons;  // newer is safe: it only frees room for answers
+  return RingPageRead::read;
 }
 
 }  // namespace xenstore

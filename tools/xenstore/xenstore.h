@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -212,6 +213,20 @@ class RingConnection {
   uint64_t errors_answered_ = 0;
   std::string last_error_;
 };
+
+// The guest's ring page read as a server must read it, through reads that are not atomic (a
+// foreign read through the relay: the guest may write between any two words). The four
+// indexes first; the page only when `wanted` says they ask for service; then the page's
+// req_prod is set back to the one read first. The guest writes a request's bytes before it
+// moves req_prod, so every byte up to the req_prod read first is in the later copy; the copy's
+// own req_prod (it lies after req[]) may be newer than the req[] copied before it.
+struct RingIndexes {  // xenstore_domain_interface's four, in its order
+  XENSTORE_RING_IDX req_cons, req_prod, rsp_cons, rsp_prod;
+};
+using RingPageReader = std::function<bool(uint32_t offset, void* out, size_t length)>;
+enum class RingPageRead { failed, not_wanted, read };
+RingPageRead read_ring_page(const RingPageReader& read, const std::function<bool(const RingIndexes&)>& wanted,
+                            RingIndexes& seen, xenstore_domain_interface& page);
 
 // The nodes a toolstack writes for a new domain (libxl's layout, as dom0, with its
 // permissions): /local/domain/N (read-only to N) with name, domid, vm, memory/target,
