@@ -131,7 +131,9 @@ TEST(DaemonRelayRules, RandomFramesGetADecision) {
     if (payload.size() >= 4) payload[0] = 1, payload[1] = payload[2] = payload[3] = 0;
     auto d = r.on_request(uint8_t(0x80 + next() % 0x50), payload.data(), uint32_t(payload.size()));
     EXPECT_TRUE(d.kind == Kind::answer || d.kind == Kind::forward || d.kind == Kind::drop);
-    if (d.kind == Kind::forward) EXPECT_EQ(d.payload.size() + 4, payload.size());
+    if (d.kind == Kind::forward) {
+      EXPECT_EQ(d.payload.size() + 4, payload.size());
+    }
   }
 }
 }  // namespace

@@ -95,7 +95,9 @@ TEST(MmPresentEntries, KeepBelowCutsAtAnyIndex) {
     present.keep_below(count);
     std::vector<unsigned> seen = indexes(present);
     ASSERT_EQ(seen.size(), count) << count;
-    if (count > 0) EXPECT_EQ(seen.back(), count - 1);
+    if (count > 0) {
+      EXPECT_EQ(seen.back(), count - 1);
+    }
   }
 }
 
