@@ -132,6 +132,43 @@ TEST_F(MmMmuUpdate, ReplacingAnL4EntryMovesTheWholeSubtree) {
   EXPECT_AUDIT_CLEAN();
 }
 
+// An update of a validated table takes no reference of the table's own (mmu_update.h): its type
+// references hold it. Here the table's only holder is its pin (the allocation given back) and
+// the entry updated maps the table itself: releasing that mapping drops a general reference
+// of the table while it is being updated, and the frame must stay, with the counts the audit
+// expects, until the unpin frees it.
+TEST_F(MmMmuUpdate, ATableHeldOnlyByItsPinSurvivesTheUpdateOfAnEntryMappingItself) {
+  ASSERT_EQ(pin(kSpareL1, MMUEXT_PIN_L1_TABLE), 0);
+  ASSERT_EQ(update(kSpareL1, 7, ro(kSpareL1)), 0);
+  EXPECT_EQ(info(kSpareL1).general_refs, 3u);  // allocation, pin, its own read-only mapping
+  drop_allocation(frames_, kSpareL1);
+  EXPECT_AUDIT_CLEAN();
+  ASSERT_EQ(update(kSpareL1, 7, E()), 0);
+  EXPECT_FALSE(info(kSpareL1).is_free());
+  EXPECT_EQ(info(kSpareL1).general_refs, 1u);
+  EXPECT_TRUE(info(kSpareL1).is_validated_table());
+  EXPECT_AUDIT_CLEAN();
+  ASSERT_EQ(update(kSpareL1, 8, ro(kLooseData)), 0) << "still the domain's table";
+  ASSERT_EQ(update(kSpareL1, 8, E()), 0);
+  ASSERT_EQ(unpin(kSpareL1), 0);
+  EXPECT_TRUE(info(kSpareL1).is_free());
+  EXPECT_EQ(update(kSpareL1, 8, ro(kLooseData)), -XEN_EINVAL) << "a freed frame is no table of the domain's";
+  EXPECT_AUDIT_CLEAN();
+}
+
+// The same short path refuses a validated table of another domain, as get_page did.
+TEST_F(MmMmuUpdate, AnotherDomainsValidatedTableIsRefused) {
+  auto foreign = context(DomainIdentity{kOtherGuest, false, false});
+  write(kForeign, 0, E());
+  mmuext_op_t op{};
+  op.cmd = MMUEXT_PIN_L1_TABLE;
+  op.arg1.mfn = kForeign;
+  ASSERT_EQ(mmuext_op(foreign, bases_, op), 0);
+  ASSERT_TRUE(info(kForeign).is_validated_table());
+  EXPECT_EQ(update(kForeign, 0, ro(kLooseData)), -XEN_EINVAL);
+  EXPECT_EQ(read(kForeign, 0), E());
+}
+
 TEST_F(MmMmuUpdate, RefusalsLeaveCountsAndMemoryUnchanged) {
   struct Case {
     const char* name;

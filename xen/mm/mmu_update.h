@@ -40,13 +40,19 @@ inline constexpr uint64_t kCommandMask = sizeof(uint64_t) - 1;
   const uint64_t machine_address = request.ptr & ~detail::kCommandMask;
   const uint64_t mfn = machine_address >> kPageShift;
   const unsigned index = static_cast<unsigned>((machine_address & (kPageBytes - 1)) >> 3);
-  // Held for the duration so the frame cannot be freed under us (Xen does the same).
-  if (get_page(context.frames, mfn, context.domain.id) != 0) return error(XEN_EINVAL);
+  if (!context.frames.contains(mfn)) return error(XEN_EINVAL);
   PageInfo& frame = context.frames.info(mfn);
-  int rc = frame.is_validated_table()
-               ? update_validated_table_entry(context, mfn, frame, index, PageTableEntry(request.val),
-                                              command == MMU_PT_UPDATE_PRESERVE_AD)
-               : write_as_data(context, mfn, index, request.val);
+  // A validated table of the domain is held for the update by its own type references (each
+  // holds a general one), and the update cannot drop them: it releases only what the old entry
+  // referenced, tables of the level below and data frames (an entry never references a table
+  // of its own level or above: no linear page tables), so no general reference of the frame's
+  // own is needed (Xen takes one; the audit checks the counts after every test).
+  if (frame.owner == context.domain.id && frame.is_validated_table())
+    return update_validated_table_entry(context, mfn, frame, index, PageTableEntry(request.val),
+                                        command == MMU_PT_UPDATE_PRESERVE_AD);
+  // Anything else is a checked plain write, the frame held for its duration (Xen's get_page).
+  if (get_page(context.frames, mfn, context.domain.id) != 0) return error(XEN_EINVAL);
+  int rc = write_as_data(context, mfn, index, request.val);
   put_page(context.frames, mfn);
   return rc;
 }
