@@ -278,6 +278,60 @@ TEST_F(MmMmuUpdate, BatchStopsAtTheFirstFailure) {
   EXPECT_AUDIT_CLEAN();
 }
 
+// A batch remembers the L1s its last requests updated (BatchTables): a fork alternates
+// between the parent's and the child's table. Here two L1s in turn, one entry of the second
+// mapping the first read-only and dropping it again, with the counts after each step.
+TEST_F(MmMmuUpdate, ABatchAlternatingBetweenTwoTablesTakesEveryReference) {
+  ASSERT_EQ(update(kL2, 1, link(kSpareL1)), 0);
+  auto slot = [](uint64_t table, unsigned index) { return (table << kPageShift) + index * 8; };
+  mmu_update_t requests[] = {
+      {slot(kL1, 100), ro(kLooseData).raw()},
+      {slot(kSpareL1, 100), ro(kLooseData).raw()},
+      {slot(kL1, 101), rw(kLooseData + 1).raw()},
+      {slot(kSpareL1, 101), ro(kL1).raw()},
+      {slot(kL1, 100), E().raw()},
+      {slot(kSpareL1, 101), E().raw()},
+      {slot(kL1, 0), ro(kData).raw()},
+      {slot(kSpareL1, 102), rw(kData).raw()},
+  };
+  const uint32_t table_refs = info(kL1).general_refs;
+  unsigned done = 0;
+  auto ctx = context();
+  ASSERT_EQ(mmu_update_batch(ctx, requests, 8, &done), 0);
+  EXPECT_EQ(done, 8u);
+  EXPECT_EQ(info(kLooseData).general_refs, 2u);  // allocation, kSpareL1[100]
+  EXPECT_EQ(info(kLooseData + 1).type_refs, 1u);
+  EXPECT_EQ(info(kL1).general_refs, table_refs) << "the read-only mapping of kL1 was taken and dropped";
+  EXPECT_EQ(read(kL1, 0), ro(kData));
+  EXPECT_EQ(info(kData).type_refs, 1u) << "writable in kSpareL1 once kL1 maps it read-only";
+  EXPECT_AUDIT_CLEAN();
+}
+
+// An update of a higher-level table forgets the L1s the batch remembers: here the L2 entry
+// unlinks an L1 the batch has just written, which is then no table, and the next request on it
+// is a plain write that takes no references (with the L1 still remembered, it would have
+// taken a reference of kLooseData + 2 that no table entry accounts for).
+TEST_F(MmMmuUpdate, ABatchThatUnlinksATableItWroteTreatsTheFrameAsDataAfter) {
+  ASSERT_EQ(update(kL2, 1, link(kSpareL1)), 0);
+  auto slot = [](uint64_t table, unsigned index) { return (table << kPageShift) + index * 8; };
+  mmu_update_t requests[] = {
+      {slot(kL1, 3), ro(kLooseData + 1).raw()},
+      {slot(kSpareL1, 3), ro(kLooseData).raw()},
+      {slot(kL2, 1), E().raw()},
+      {slot(kSpareL1, 4), ro(kLooseData + 2).raw()},
+  };
+  unsigned done = 0;
+  auto ctx = context();
+  ASSERT_EQ(mmu_update_batch(ctx, requests, 4, &done), 0);
+  EXPECT_EQ(done, 4u);
+  EXPECT_FALSE(info(kSpareL1).is_validated_table());
+  EXPECT_EQ(info(kSpareL1).type_refs, 0u);
+  EXPECT_EQ(info(kLooseData).general_refs, 1u) << "released with the table";
+  EXPECT_EQ(info(kLooseData + 2).general_refs, 1u) << "a plain write takes no reference";
+  EXPECT_EQ(read(kSpareL1, 4), ro(kLooseData + 2));
+  EXPECT_AUDIT_CLEAN();
+}
+
 }  // namespace
 // A privileged domain maps I/O memory (frames that are not RAM) as Xen lets dom0 do: no
 // references are taken or dropped, and the audit stays clean. Others get -EPERM.

@@ -207,7 +207,10 @@ long mmu_update(Vcpu& vcpu, TrapFrame&, Arguments& args) {
   if (Domain* frames = mm::is_guest_domain(target.page_owner) ? domains::find(target.page_owner) : nullptr)
     if (frames != vcpu.domain && frames != target.tables) writable_page_tables::reattach_all(*frames);
   return run_batch<mmu_update_t>(
-      vcpu, args, [](mm::MmuContext& context, const mmu_update_t& request) { return mm::mmu_update(context, request); },
+      vcpu, args,
+      [last = mm::BatchTables{}](mm::MmuContext& context, const mmu_update_t& request) mutable {
+        return mm::mmu_update(context, request, last);
+      },
       *target.tables, target.page_owner);
 }
 

@@ -1,67 +1,8 @@
 #include "mm/entry_update.h"
 
-#include "mm/entry_refs.h"
-#include "mm/entry_rules.h"
-#include "mm/page_refs.h"
-#include "mm/table_access.h"
-#include "mm/table_validation.h"
+#include "mm/entry_update_inline.h"
 
 namespace mm {
-
-namespace {
-
-constexpr uint64_t kHardwareSetBits = PageTableEntry::kAccessed | PageTableEntry::kDirty;
-
-// Writes `replacement` over `old`, tolerating A/D bits the hardware sets meanwhile. Fails
-// only if something else changed the entry, which the caller's lock should make impossible.
-// Inlined into both callers: it is the whole of a one-entry update's store. `old_present`: the
-// caller knows the old entry present, so its block needs no noting (a flip's store).
-template <bool old_present = false>
-[[gnu::always_inline]] inline bool commit_entry(MmuContext& context, uint64_t table_mfn, PageInfo& table,
-                                                unsigned index, PageTableEntry& old, PageTableEntry replacement,
-                                                bool preserve_accessed_dirty) {
-  for (;;) {
-    PageTableEntry seen = old;
-    PageTableEntry value =
-        preserve_accessed_dirty ? replacement.with_flags(seen.raw() & kHardwareSetBits) : replacement;
-    const bool done = old_present ? exchange_entry_in_noted_block(context.frames, table_mfn, index, seen, value)
-                                  : exchange_entry(context.frames, table_mfn, table, index, seen, value);
-    if (done) return true;
-    if (((seen.raw() ^ old.raw()) & ~kHardwareSetBits) != 0) return false;
-    old = seen;
-  }
-}
-
-// An L1 entry that keeps its RAM frame and changes RW (besides flags that need no
-// revalidation): the general reference the old entry holds carries over, so only the Writable
-// type reference is taken (read-only to writable) or dropped (writable to read-only). Xen takes
-// the new entry's references and drops the old one's; the counts after are the same. The frame
-// must be one the context may map (the old entry may have been written with another page owner).
-bool only_writable_flips(const MmuContext& context, PagingLevel level, PageTableEntry old, PageTableEntry replacement) {
-  if (level != PagingLevel::L1 || !old.present() || old.mfn() != replacement.mfn()) return false;
-  const uint64_t changed = (old.raw() ^ replacement.raw()) & ~flags_changeable_without_revalidation(level);
-  if (changed != PageTableEntry::kWritable) return false;
-  // A guest's frame (may_map_frame_of without the hypervisor's shared frames and I/O memory,
-  // whose entries hold no references to carry over).
-  if (!context.frames.contains(old.mfn())) return false;
-  const domid_t owner = context.frames.info(old.mfn()).owner;
-  return owner == context.owner_of_mapped_frames() && is_guest_domain(owner);
-}
-
-int flip_writable(MmuContext& context, uint64_t table_mfn, PageInfo& table, unsigned index, PageTableEntry old,
-                  PageTableEntry replacement, bool preserve_accessed_dirty) {
-  const uint64_t mfn = replacement.mfn();
-  const bool grants = replacement.writable();
-  if (grants && get_page_type(context, mfn, PageType::Writable) != 0) return error(XEN_EBUSY);
-  if (!commit_entry<true>(context, table_mfn, table, index, old, replacement, preserve_accessed_dirty)) {
-    if (grants) put_page_type(context.frames, mfn);
-    return error(XEN_EBUSY);
-  }
-  if (!grants) put_page_type(context.frames, mfn);
-  return 0;
-}
-
-}  // namespace
 
 int update_table_entry(MmuContext& context, uint64_t table_mfn, unsigned index, PageTableEntry requested,
                        bool preserve_accessed_dirty) {
@@ -72,35 +13,7 @@ int update_table_entry(MmuContext& context, uint64_t table_mfn, unsigned index, 
 
 int update_validated_table_entry(MmuContext& context, uint64_t table_mfn, PageInfo& table, unsigned index,
                                  PageTableEntry requested, bool preserve_accessed_dirty) {
-  const PagingLevel level = table_level(table.type);
-  if (!is_guest_slot(level, index)) return error(XEN_EINVAL);
-
-  const uint64_t slot_maddr = (table_mfn << kPageShift) + index * sizeof(uint64_t);
-  PageTableEntry old = load_entry(context.frames, table_mfn, index);
-  PageTableEntry replacement = requested;
-  bool takes_references = false;
-  if (replacement.present()) {
-    int rc = check_new_entry_bits(context, level, replacement);
-    if (rc != 0) return rc;
-    replacement = adjust_guest_entry(level, replacement);
-    if (only_writable_flips(context, level, old, replacement))
-      return flip_writable(context, table_mfn, table, index, old, replacement, preserve_accessed_dirty);
-    takes_references = !is_harmless_change(level, old, replacement);
-    if (takes_references) {
-      rc = take_checked_entry_references(context, level, replacement, table.owner, slot_maddr);
-      if (rc != 0) return rc;
-    }
-  }
-  const bool releases_old = takes_references || !replacement.present();
-  if (!commit_entry(context, table_mfn, table, index, old, replacement, preserve_accessed_dirty)) {
-    if (takes_references) release_entry_references(context.frames, level, replacement, slot_maddr);
-    return error(XEN_EBUSY);
-  }
-  if (releases_old) release_entry_references(context.frames, level, old, slot_maddr);
-  if (level != PagingLevel::L1) context.frames.walks_changed();
-  if (level != PagingLevel::L1 && releases_old && old.present()) context.effects.table_unlinked = true;
-  if (level == PagingLevel::L4) context.effects.l4_entry_changed = true;
-  return 0;
+  return update_validated_table_entry_inline(context, table_mfn, table, index, requested, preserve_accessed_dirty);
 }
 
 }  // namespace mm

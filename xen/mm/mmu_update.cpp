@@ -40,8 +40,9 @@ int mmu_update_other(MmuContext& context, const mmu_update_t& request) {
 int mmu_update_batch(MmuContext& context, const mmu_update_t* requests, unsigned count, unsigned* done) {
   unsigned completed = 0;
   int rc = 0;
+  BatchTables last;
   while (completed < count) {
-    rc = mmu_update(context, requests[completed]);
+    rc = mmu_update(context, requests[completed], last);
     if (rc != 0) break;
     ++completed;
   }

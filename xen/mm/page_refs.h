@@ -44,7 +44,7 @@ inline int get_page_type(MmuContext& context, uint64_t mfn, PageType type) {
 // reference its entries hold (recursively) and clears `validated` (release_table_type, out of
 // line).
 void release_table_type(FrameTable& frames, uint64_t mfn);
-inline void put_page_type(FrameTable& frames, uint64_t mfn) {
+[[gnu::always_inline]] inline void put_page_type(FrameTable& frames, uint64_t mfn) {
   PageInfo& page = frames.info(mfn);
   if (page.type_refs == 0) return;  // a bookkeeping bug; the audit will report it
   if (page.type_refs == 1 && is_page_table(page.type) && page.validated) release_table_type(frames, mfn);
