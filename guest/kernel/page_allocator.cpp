@@ -33,20 +33,22 @@ bool PageAllocator::allocate(lib::Pfn& pfn) {
   return false;
 }
 
-void PageAllocator::free(lib::Pfn pfn) {
+// A free of a frame that is free (or beyond the pool), or that the builder placed (below the
+// first free one: no count, never freed here), is a kernel bug.
+void PageAllocator::refuse_free(lib::Pfn pfn) const {
   if (pfn.value >= end_ || !is_used(pfn.value)) panic("freeing free frame %lx", pfn.value);
-  // Frames the builder placed (below the first free one) carry no count: never freed here.
-  if (references_[pfn.value] == 0) panic("freeing unowned frame %lx", pfn.value);
-  if (--references_[pfn.value] != 0) return;
+  panic("freeing unowned frame %lx", pfn.value);
+}
+
+void PageAllocator::refuse_share(lib::Pfn pfn) const {
+  if (pfn.value >= end_ || references_[pfn.value] == 0) panic("sharing free frame %lx", pfn.value);
+  panic("too many references to frame %lx", pfn.value);
+}
+
+void PageAllocator::release(lib::Pfn pfn) {
   used_[pfn.value / 64] &= ~(1ull << (pfn.value % 64));
   ++free_count_;
   if (pfn.value < hint_) hint_ = pfn.value;
-}
-
-void PageAllocator::share(lib::Pfn pfn) {
-  if (pfn.value >= end_ || references_[pfn.value] == 0) panic("sharing free frame %lx", pfn.value);
-  if (references_[pfn.value] == 0xffff) panic("too many references to frame %lx", pfn.value);
-  ++references_[pfn.value];
 }
 
 lib::Pfn allocate_zeroed_frame() {

@@ -19,15 +19,27 @@ class PageAllocator {
   // undefined; callers zero what they need.
   // The frame comes with one reference.
   bool allocate(lib::Pfn& pfn);
-  // Drops one reference; the frame is free when none is left.
-  void free(lib::Pfn pfn);
-  void share(lib::Pfn pfn);  // one more reference
+  // Drops one reference; the frame is free when none is left. Inline, as share: a fork and an
+  // exit call them once per page mapped, and most calls only count.
+  void free(lib::Pfn pfn) {
+    if (pfn.value >= end_ || references_[pfn.value] == 0) [[unlikely]]
+      refuse_free(pfn);
+    if (--references_[pfn.value] == 0) release(pfn);
+  }
+  void share(lib::Pfn pfn) {  // one more reference
+    if (pfn.value >= end_ || references_[pfn.value] - 1u >= 0xfffeu) [[unlikely]]
+      refuse_share(pfn);
+    ++references_[pfn.value];
+  }
   unsigned references(lib::Pfn pfn) const { return references_[pfn.value]; }
   uint64_t free_count() const { return free_count_; }
   uint64_t end() const { return end_; }
 
  private:
   bool is_used(uint64_t pfn) const { return used_[pfn / 64] >> (pfn % 64) & 1; }
+  [[noreturn, gnu::cold]] void refuse_free(lib::Pfn pfn) const;
+  [[noreturn, gnu::cold]] void refuse_share(lib::Pfn pfn) const;
+  void release(lib::Pfn pfn);  // the last reference went: the frame is free
   uint64_t used_[kMaxFrames / 64];
   uint16_t references_[kMaxFrames];
   uint64_t end_ = 0;

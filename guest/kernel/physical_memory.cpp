@@ -2,12 +2,6 @@
 
 namespace kernel {
 
-pv::PageTableSlot table_slot(Mfn table, unsigned index, Level level) {
-  uint64_t offset = uint64_t{index} * sizeof(uint64_t);
-  return pv::PageTableSlot{table.machine_address() + offset,
-                           reinterpret_cast<volatile uint64_t*>(mfn_to_va(table) + offset), level};
-}
-
 bool walk(Mfn root, uint64_t va, Level level, pv::PageTableSlot& slot) {
   pv::ops.flush();  // batched entries must be visible before we read tables
   Mfn table = root;

@@ -29,8 +29,18 @@ inline T* pfn_pointer(Pfn pfn) {
 
 inline Mfn kernel_l4() { return va_to_mfn(boot_info.kernel_l4_va); }
 
-// The slot `index` of the table in frame `table`, which must be in the direct map.
-pv::PageTableSlot table_slot(Mfn table, unsigned index, Level level);
+// The slot `index` of the table in frame `table`, which must be in the direct map. Inline: a
+// fork computes two per entry it copies.
+inline pv::PageTableSlot table_slot(Mfn table, unsigned index, Level level) {
+  uint64_t offset = uint64_t{index} * sizeof(uint64_t);
+  return pv::PageTableSlot{table.machine_address() + offset,
+                           reinterpret_cast<volatile uint64_t*>(mfn_to_va(table) + offset), level};
+}
+// The slot `index` entries after `first` in the same table.
+inline pv::PageTableSlot slot_at(const pv::PageTableSlot& first, unsigned index) {
+  return pv::PageTableSlot{first.machine_address + uint64_t{index} * sizeof(uint64_t), first.kernel_va + index,
+                           first.level};
+}
 inline PageTableEntry read_entry(const pv::PageTableSlot& slot) { return PageTableEntry(*slot.kernel_va); }
 
 // Walks from the L4 in frame `root` down to the slot of `level` that maps va. False if an

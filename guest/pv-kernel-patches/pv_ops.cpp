@@ -44,33 +44,29 @@ static_assert(sizeof(PvOps::ExtRequestLayout) == sizeof(mmuext_op_t));
 
 multicall_entry_like* PvOps::new_call(unsigned op) {
   if (calls_ == kCallCapacity && flush() < 0) return nullptr;
+  open_update_ = nullptr;
   multicall_entry_like* call = &call_[calls_++];
   *call = multicall_entry_like{op, 0, {}};
   return call;
 }
 
-// Consecutive entries share one mmu_update call of the multicall (its request array grows).
+// Consecutive entries share one mmu_update call of the multicall (its request array grows:
+// set_entry appends to open_update_); this starts a call, flushing first when full.
 long PvOps::queue(const PageTableSlot& slot, PageTableEntry value) {
+  static_assert(kNormalPtUpdate == MMU_NORMAL_PT_UPDATE);
   if (queued_ == kBatchCapacity) {
     long rc = flush();
     if (rc < 0) return rc;
   }
-  Request* request = &batch_[queued_++];
-  *request = Request{slot.machine_address | MMU_NORMAL_PT_UPDATE, value.raw()};
-  multicall_entry_like* last = calls_ > 0 ? &call_[calls_ - 1] : nullptr;
-  if (last != nullptr && last->op == __HYPERVISOR_mmu_update &&
-      last->args[0] + last->args[1] * sizeof(Request) == arch::arg(request)) {
-    ++last->args[1];
-    return 0;
-  }
   multicall_entry_like* call = new_call(__HYPERVISOR_mmu_update);
   if (call == nullptr) return -XEN_ENOMEM;
-  if (queued_ == 0) request = &batch_[queued_++];  // new_call flushed: start over
+  Request* request = &batch_[queued_++];  // after new_call, which may have flushed
   *request = Request{slot.machine_address | MMU_NORMAL_PT_UPDATE, value.raw()};
   call->args[0] = arch::arg(request);
   call->args[1] = 1;
   call->args[2] = 0;
   call->args[3] = DOMID_SELF;
+  open_update_ = call;
   return 0;
 }
 
@@ -118,7 +114,7 @@ LazyMmu::~LazyMmu() {
   if (rc < 0) kernel::panic("lazy MMU flush: %ld", rc);
 }
 
-long PvOps::set_entry(const PageTableSlot& slot, PageTableEntry value) {
+long PvOps::set_entry_other(const PageTableSlot& slot, PageTableEntry value) {
   ++entries_;
   switch (mode_) {
     case PteMode::batched: return queue(slot, value);
@@ -140,6 +136,7 @@ long PvOps::flush() {
   // transition however many entries it carries.
   unsigned count = calls_;
   calls_ = queued_ = ext_queued_ = 0;
+  open_update_ = nullptr;
   ++hypercalls_;
   long rc = arch::hypercall(__HYPERVISOR_multicall, arch::arg(call_), count);
   if (rc < 0) return rc;

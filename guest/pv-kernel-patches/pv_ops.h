@@ -47,11 +47,24 @@ struct PageTableSlot {
 
 class PvOps {
  public:
-  void set_mode(PteMode mode) { mode_ = mode; }
+  void set_mode(PteMode mode) {
+    mode_ = mode;
+    open_update_ = nullptr;  // only batched mode appends to it
+  }
   PteMode mode() const { return mode_; }
 
   // Page tables. Return 0 or a negative Xen errno; callers that cannot recover panic.
-  long set_entry(const PageTableSlot& slot, PageTableEntry value);
+  // Inline for the common batched case: the entry joins the open mmu_update call (a fork
+  // queues one per entry it copies, tens of thousands for a dirty parent).
+  long set_entry(const PageTableSlot& slot, PageTableEntry value) {
+    if (open_update_ != nullptr && queued_ < kBatchCapacity) [[likely]] {
+      ++entries_;
+      batch_[queued_++] = Request{slot.machine_address | kNormalPtUpdate, value.raw()};
+      ++open_update_->args[1];
+      return 0;
+    }
+    return set_entry_other(slot, value);
+  }
   long flush();  // commits queued (batched) operations; a no-op otherwise
   // Lazy sections (nestable). In batched mode every MMU operation is queued until the
   // outermost section ends, which flushes. Nothing inside may read a table it changed.
@@ -94,6 +107,7 @@ class PvOps {
   unsigned long entries_written() const { return entries_; }
 
  private:
+  long set_entry_other(const PageTableSlot& slot, PageTableEntry value);
   long mmu_update_now(const PageTableSlot& slot, PageTableEntry value);
   long queue(const PageTableSlot& slot, PageTableEntry value);
   long queue_mmuext(unsigned command, uint64_t argument);
@@ -110,6 +124,10 @@ class PvOps {
   unsigned queued_ = 0;      // entries in batch_
   unsigned ext_queued_ = 0;  // entries in ext_
   unsigned calls_ = 0;       // entries in calls_
+  // The last call of call_ while it is an mmu_update whose requests end at batch_[queued_]
+  // (the next request can join it); null otherwise.
+  multicall_entry_like* open_update_ = nullptr;
+  static constexpr uint64_t kNormalPtUpdate = 0;  // MMU_NORMAL_PT_UPDATE (xen.h)
   unsigned long hypercalls_ = 0;
   unsigned long entries_ = 0;
   struct alignas(8) Request {
