@@ -11,7 +11,10 @@
 //    (set_trap_table, mmu_update, multicall over 16 MiB of one aliased frame) finish with the
 //    right result and completed count, however often the hypervisor preempts them;
 //  - the hypervisor reaches guest memory in a range whose L1 the writable-pagetable path has
-//    unhooked: a console buffer, an iret context, a bounce frame there all work.
+//    unhooked: a console buffer, an iret context, a bounce frame there all work;
+//  - one mmu_update batch that writes an L1, unlinks it and writes it again finds it no table
+//    the second time (a plain write, taking no reference), however the hypervisor remembers
+//    the tables a batch wrote.
 #include "arch/traps.h"
 #include "arch/xen.h"
 #include "kernel/direct_map.h"
@@ -227,6 +230,47 @@ void long_batches(SelfTest& test) {
   }
 }
 
+// The L1 that maps `base`, 0 if there is none.
+Mfn l1_of(uint64_t base) {
+  pv::PageTableSlot l2;
+  return base && walk(kernel_l4(), base, Level::l2, l2) ? read_entry(l2).mfn() : Mfn{0};
+}
+
+alignas(16) mmu_update_t unlinking_batch[4];
+
+// One batch: an entry of L1 B, one of L1 A, the L2 entry that is A's only link (unlinked: A is
+// no table any more), A once more. The last request is a plain write to an ordinary frame
+// (Xen: a Writable type for its duration, no reference for what it writes); the frame audit at
+// the end of the test finds any reference it took. (Ours remembers the last two L1s a batch
+// wrote: the L2 update must make it forget A.)
+void batch_unlinking_a_table(SelfTest& test) {
+  Pfn page = allocate_zeroed_frame();
+  Mfn frame = pfn_to_mfn(page);
+  const uint64_t a = build_region(kAliasSlot, &frame, 1, kReadOnly, 1);
+  const uint64_t b = build_region(kUnhookSlot, &frame, 1, kReadOnly, 1);
+  const Mfn l1_a = l1_of(a), l1_b = l1_of(b);
+  pv::PageTableSlot l2_a;
+  const bool mapped = a && b && l1_a.value && l1_b.value && walk(kernel_l4(), a, Level::l2, l2_a);
+  test.check("two regions of one L1 each are mapped", static_cast<long>(mapped), 1);
+  if (!mapped) return;
+  const uint64_t entry = PageTableEntry::make(frame, kReadOnly).raw();
+  auto slot = [](Mfn table, unsigned index) { return table.machine_address() + index * sizeof(uint64_t); };
+  unlinking_batch[0] = mmu_update_t{slot(l1_b, 1) | MMU_NORMAL_PT_UPDATE, 0};
+  unlinking_batch[1] = mmu_update_t{slot(l1_a, 1) | MMU_NORMAL_PT_UPDATE, 0};
+  unlinking_batch[2] = mmu_update_t{l2_a.machine_address | MMU_NORMAL_PT_UPDATE, 0};
+  unlinking_batch[3] = mmu_update_t{slot(l1_a, 3) | MMU_NORMAL_PT_UPDATE, entry};
+  unsigned done = 0;
+  test.check("a batch that writes an L1, unlinks it and writes it again: all done",
+             arch::hypercall(__HYPERVISOR_mmu_update, arch::arg(unlinking_batch), 4, arch::arg(&done), DOMID_SELF), 0);
+  test.check("  four requests done", done, 4);
+  pv::ops.raw_mmuext(MMUEXT_TLB_FLUSH_LOCAL, 0);
+  // A table's entry would have been adjusted (a kernel mapping gains the user bit).
+  test.check("  the last one stored as written (a plain write)",
+             static_cast<long>(read_entry(table_slot(l1_a, 3, Level::l1)).raw() == entry), 1);
+  remove_region(kAliasSlot);
+  remove_region(kUnhookSlot);
+}
+
 // A range whose L1 is detached, and unhooked under ptwr=writable, by a plain store to it.
 struct UnhookableRange {
   uint64_t base = 0;
@@ -269,11 +313,15 @@ void unhooked_guest_memory(SelfTest& test) {
 
 // Each group is also a self-test of its own (selftest=hostile-nt, hostile-iret, ...), so one
 // attack can be replayed alone.
-const HostileGroup hostile_cpu_groups[] = {
-    {"hostile-nt", nested_task_flag},          {"hostile-iret", refused_return_frames},
-    {"hostile-numbers", hypercall_numbers},    {"hostile-multicall", multicall_entries},
-    {"hostile-counts", thirty_two_bit_counts}, {"hostile-timers", timer_bounds},
-    {"hostile-batches", long_batches},         {"hostile-unhooked", unhooked_guest_memory}};
+const HostileGroup hostile_cpu_groups[] = {{"hostile-nt", nested_task_flag},
+                                           {"hostile-iret", refused_return_frames},
+                                           {"hostile-numbers", hypercall_numbers},
+                                           {"hostile-multicall", multicall_entries},
+                                           {"hostile-counts", thirty_two_bit_counts},
+                                           {"hostile-timers", timer_bounds},
+                                           {"hostile-batches", long_batches},
+                                           {"hostile-unhooked", unhooked_guest_memory},
+                                           {"hostile-batch-unlink", batch_unlinking_a_table}};
 const unsigned hostile_cpu_group_count = sizeof(hostile_cpu_groups) / sizeof(hostile_cpu_groups[0]);
 
 void selftest_hostile_cpu(SelfTest& test) {

@@ -3,7 +3,8 @@
 dom0 runs the guest's selftest=hostile-cpu (guest/kernel/selftest_hostile_cpu.cpp: hypercalls
 with RFLAGS.NT set, HYPERVISOR_iret to frames the CPU refuses, 64-bit hypercall numbers,
 multicall ops with high bits and nested multicalls, 32-bit counts, batches that run across
-many time slices, guest memory in a range whose L1 was just written directly), then
+many time slices, guest memory in a range whose L1 was just written directly, one mmu_update
+batch that writes an L1, unlinks it and writes it again, which is then a plain write), then
 init=/hostile (guest/user/hostile.c: a user process's syscall with NT set, a compat-mode
 syscall, and rdmsr / wrmsr / wbinvd from user mode: #GP, SIGSEGV). On ours each boot runs under ptwr=emulate and ptwr=writable; every check's expected
 value is Xen 4.17's, and on ours the machine must end by itself with a clean frame audit.
