@@ -4,7 +4,7 @@
 #include "emulate/decode_cache.h"
 #include "emulate/instruction_fetch.h"
 #include "emulate/pte_write.h"
-#include "mm/entry_update.h"
+#include "mm/entry_update_inline.h"
 #include "mm/table_access.h"
 #include "memory/boot_memory.h"
 #include "memory/machine.h"
@@ -112,8 +112,9 @@ template <bool traced>
   if (result.writes) {
     // The guest's value is authoritative, as for a native store: A/D are not preserved.
     // still_the_table said the frame is a validated table, and the index is within it.
-    const int rc = mm::update_validated_table_entry(context, write.table_mfn, context.frames.info(write.table_mfn),
-                                                    index, mm::PageTableEntry(result.new_entry), false);
+    const int rc =
+        mm::update_validated_table_entry_inline(context, write.table_mfn, context.frames.info(write.table_mfn), index,
+                                                mm::PageTableEntry(result.new_entry), false);
     if (rc != 0) return Outcome::refused;
     if constexpr (traced) {
       domain_mmu::apply_effects(context.effects);

@@ -31,7 +31,6 @@ const char* const names[counter_count] = {"hypercalls",
                                           "frames_zeroed_when_allocated"};
 }  // namespace
 
-uint64_t value(Counter counter) { return values[unsigned(counter)]; }
 const char* name(Counter counter) { return names[unsigned(counter)]; }
 void reset() {
   for (uint64_t& v : values) v = 0;

@@ -30,12 +30,13 @@ enum class Counter : unsigned {
   count
 };
 
-// Counting is inline: the hot paths (every trap, every emulated write) count several events.
+// Counting and reading are inline: the hot paths (every trap, every emulated write) count
+// several events, and the adaptive policy reads three on every write fault.
 namespace detail {
 extern uint64_t values[unsigned(Counter::count)];
 }
 inline void add(Counter counter, uint64_t n = 1) { detail::values[unsigned(counter)] += n; }
-uint64_t value(Counter counter);
+inline uint64_t value(Counter counter) { return detail::values[unsigned(counter)]; }
 const char* name(Counter counter);
 void reset();
 }  // namespace perf

@@ -51,8 +51,22 @@ class AdaptivePolicy {
   static constexpr unsigned kRunLength = 2;      // quiet writes in a row that make a run
 
   // A write fault on L1 `table_mfn`; `activity` is a count that moves whenever the guest does
-  // anything but write page tables (hypercalls, bounced exceptions and system calls).
-  AdaptiveDecision on_write_fault(uint64_t table_mfn, uint64_t activity);
+  // anything but write page tables (hypercalls, bounced exceptions and system calls). Inline:
+  // every write fault of an adaptive domain asks.
+  AdaptiveDecision on_write_fault(uint64_t table_mfn, uint64_t activity) {
+    Table& t = table(table_mfn);
+    if (!t.emulate) return {AdaptivePath::detach, AdaptiveSwitch::none};
+    // Only the low bits are kept: equal means nothing happened between (a wrap of exactly 2^32
+    // events between two writes would look like a run once, which costs one detach).
+    const uint32_t now = uint32_t(activity);
+    t.run = (t.run && now == t.last_activity) ? uint8_t(t.run + 1) : uint8_t(1);
+    t.last_activity = now;
+    if (t.run < kRunLength) return {AdaptivePath::emulate, AdaptiveSwitch::none};
+    t.emulate = false;
+    t.run = 0;
+    t.sparse_periods = 0;
+    return {AdaptivePath::detach, AdaptiveSwitch::to_detach};
+  }
   // The table was reattached after a detach period in which `changed` entries changed.
   AdaptiveSwitch on_reattached(uint64_t table_mfn, unsigned changed);
   // Every table starts over (the domain enters the mode).
@@ -71,7 +85,15 @@ class AdaptivePolicy {
   };
   static constexpr uint32_t tag_of(uint64_t mfn) { return uint32_t(mfn) + 1; }
   static constexpr unsigned index_of(uint64_t mfn) { return unsigned(mfn) & (kTables - 1); }
-  Table& table(uint64_t mfn);
+  // The table's slot, started over if another table had it.
+  Table& table(uint64_t mfn) {
+    Table& t = tables_[index_of(mfn)];
+    if (t.tag != tag_of(mfn)) {
+      t = Table{};
+      t.tag = tag_of(mfn);
+    }
+    return t;
+  }
 
   Table tables_[kTables];
 };

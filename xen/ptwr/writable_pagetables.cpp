@@ -1,5 +1,5 @@
 #include "ptwr/writable_pagetables.h"
-#include "mm/entry_update.h"
+#include "mm/entry_update_inline.h"
 #include "mm/table_access.h"
 #include "ptwr/table_reachability.h"
 
@@ -168,7 +168,8 @@ void WritablePagetables::revalidate_changed_entries(mm::MmuContext& context, Slo
       entries, snapshots_[index_of(kind)], slot.snapshot_blocks,
       [entries, table, validated, &page, &context, &refused, &revalidated](unsigned i, uint64_t written, uint64_t old) {
         __atomic_store_n(&entries[i], old, __ATOMIC_RELEASE);
-        if (validated && mm::update_validated_table_entry(context, table, page, i, PageTableEntry(written), false) == 0)
+        if (validated &&
+            mm::update_validated_table_entry_inline(context, table, page, i, PageTableEntry(written), false) == 0)
           ++revalidated;
         else
           ++refused;
