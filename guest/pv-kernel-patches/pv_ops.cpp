@@ -118,13 +118,7 @@ long PvOps::set_entry_other(const PageTableSlot& slot, PageTableEntry value) {
   ++entries_;
   switch (mode_) {
     case PteMode::batched: return queue(slot, value);
-    case PteMode::direct:
-      if (slot.level == Level::l1) {
-        // A plain store to a read-only page-table page: the hypervisor emulates it.
-        *slot.kernel_va = value.raw();
-        return 0;
-      }
-      return mmu_update_now(slot, value);
+    case PteMode::direct: return mmu_update_now(slot, value);  // L2-L4 (set_entry stores L1s)
     case PteMode::hypercall: break;
   }
   return mmu_update_now(slot, value);

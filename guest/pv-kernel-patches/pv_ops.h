@@ -54,13 +54,19 @@ class PvOps {
   PteMode mode() const { return mode_; }
 
   // Page tables. Return 0 or a negative Xen errno; callers that cannot recover panic.
-  // Inline for the common batched case: the entry joins the open mmu_update call (a fork
-  // queues one per entry it copies, tens of thousands for a dirty parent).
+  // Inline for the two common cases: a batched entry joins the open mmu_update call (a fork
+  // queues one per entry it copies, tens of thousands for a dirty parent), and a direct L1
+  // entry is a plain store to the table's read-only mapping, which the hypervisor traps.
   long set_entry(const PageTableSlot& slot, PageTableEntry value) {
     if (open_update_ != nullptr && queued_ < kBatchCapacity) [[likely]] {
       ++entries_;
       batch_[queued_++] = Request{slot.machine_address | kNormalPtUpdate, value.raw()};
       ++open_update_->args[1];
+      return 0;
+    }
+    if (mode_ == PteMode::direct && slot.level == Level::l1) {
+      ++entries_;
+      *slot.kernel_va = value.raw();
       return 0;
     }
     return set_entry_other(slot, value);
