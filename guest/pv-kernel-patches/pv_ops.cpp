@@ -116,11 +116,9 @@ LazyMmu::~LazyMmu() {
 
 long PvOps::set_entry_other(const PageTableSlot& slot, PageTableEntry value) {
   ++entries_;
-  switch (mode_) {
-    case PteMode::batched: return queue(slot, value);
-    case PteMode::direct: return mmu_update_now(slot, value);  // L2-L4 (set_entry stores L1s)
-    case PteMode::hypercall: break;
-  }
+  // Batched: the first entry of a new mmu_update call. Otherwise one hypercall: every entry in
+  // hypercall mode, L2-L4 entries in direct mode (set_entry stores L1s itself).
+  if (mode_ == PteMode::batched) return queue(slot, value);
   return mmu_update_now(slot, value);
 }
 

@@ -4,7 +4,7 @@
 namespace mm {
 
 // The one way a guest changes an entry of a validated page table, shared by mmu_update,
-// update_va_mapping and (later) the emulated and writable-pagetable write paths.
+// update_va_mapping, the emulated write and the writable-pagetable reattach (entry_update_inline.h).
 // Replaces entry `index` of the table at `table_mfn` by the guest's `requested` value:
 // validates it, takes the references the new entry holds, writes the adjusted entry
 // (adjust_guest_entry) and releases what the old entry held. A change of harmless flags only

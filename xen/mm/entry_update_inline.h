@@ -1,8 +1,8 @@
 #pragma once
-// update_validated_table_entry's body, inline: mmu_update's batch loop runs it once per request,
-// and the call (six arguments, the callee's saved registers) was a fifth of a batched entry's
-// cost. The other paths (emulation, writable-pagetable rehook, update_va_mapping) call the
-// out-of-line update_validated_table_entry (entry_update.h), which is this.
+// update_validated_table_entry's body, inline where it runs per entry: mmu_update's batch loop,
+// the emulated write and the writable-pagetable reattach (the call, six arguments and the
+// callee's saved registers, was a fifth of a batched entry's cost). update_va_mapping and the
+// rest call the out-of-line update_validated_table_entry (entry_update.h), which is this.
 #include "mm/entry_refs.h"
 #include "mm/entry_rules.h"
 #include "mm/entry_update.h"
