@@ -3,5 +3,6 @@
 set(XENSTORE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/wire.cpp
   ${CMAKE_CURRENT_LIST_DIR}/store.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/store_view.cpp
   ${CMAKE_CURRENT_LIST_DIR}/ring.cpp
   ${CMAKE_CURRENT_LIST_DIR}/domain_nodes.cpp)

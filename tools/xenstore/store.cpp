@@ -7,21 +7,13 @@
 #include <unordered_map>
 #include <utility>
 
+#include "tools/xenstore/store_view.h"
 #include "tools/xenstore/xenstore.h"
 
 namespace xenstore {
 namespace {
 
 enum : unsigned { kRead = 1, kWrite = 2, kOwner = 4 };
-
-struct Node {
-  std::string value;
-  Perms perms;
-  std::vector<std::string> children;  // names, in the order they were made (as Xen lists them)
-  uint64_t generation = 0;
-};
-using Tree = std::unordered_map<std::string, Node>;
-using Owned = std::map<DomId, unsigned>;
 
 // A watch event to send once the change is final: its node's permissions then (and before,
 // for SET_PERMS) decide which watchers may see it, as Xen's watch_permitted.
@@ -32,10 +24,8 @@ struct Fire {
 };
 
 struct Transaction {
-  Tree tree;  // the store as it was at TRANSACTION_START, then as this transaction makes it
-  Owned owned;
-  std::map<std::string, std::optional<uint64_t>> accessed;  // generation first seen (none: absent)
-  std::set<std::string> changed;
+  explicit Transaction(size_t max_nodes) : overlay(max_nodes) {}
+  Overlay overlay;  // the nodes it read or wrote, as it sees them (store_view.h)
   std::vector<Fire> fires;
 };
 
@@ -52,13 +42,6 @@ struct Connection {
   uint32_t next_tx = 1;
   std::deque<Message> out;
   uint64_t dropped = 0;
-};
-
-// Where an operation reads and writes: the store itself, or a transaction's copy of it.
-struct View {
-  Tree& tree;
-  Owned& owned;
-  Transaction* tx;
 };
 
 size_t record_size(const Node& n) {
@@ -137,24 +120,9 @@ struct Store::Impl {
     return perms[0].access;
   }
 
-  View main_view() { return View{tree, owned, nullptr}; }
+  View main_view() { return View{tree, owned, generation, nullptr}; }
 
-  static const Node* lookup(View& v, const std::string& path) {
-    auto it = v.tree.find(path);
-    if (v.tx && !v.tx->accessed.count(path))
-      v.tx->accessed[path] = it == v.tree.end() ? std::nullopt : std::optional<uint64_t>(it->second.generation);
-    return it == v.tree.end() ? nullptr : &it->second;
-  }
-
-  Node& modify(View& v, const std::string& path) {
-    lookup(v, path);
-    Node& n = v.tree[path];
-    if (v.tx)
-      v.tx->changed.insert(path);
-    else
-      n.generation = generation++;
-    return n;
-  }
+  static const Node* lookup(View& v, const std::string& path) { return v.find(path); }
 
   // Xen's errno_from_parents: a missing node is ENOENT only to whom its nearest existing
   // ancestor grants the access asked; EACCES otherwise, so the answer tells nothing.
@@ -181,19 +149,15 @@ struct Store::Impl {
     return !privileged(domid) && record_size(n) >= limits.max_entry_size;
   }
 
-  void count_owner(Owned& owned_map, const Perms& perms, int delta) {
-    DomId owner = perms.empty() ? 0 : perms[0].domid;
-    unsigned& c = owned_map[owner];
-    c = delta > 0 ? c + 1 : (c ? c - 1 : 0);
-  }
-
   Fire fire_for(View& v, const std::string& path, bool recursive) {
     Fire f;
     f.path = path;
     f.recursive = recursive;
     if (const Node* n = lookup(v, path)) f.node = n->perms;
+    // The parent decides who may see the event; reading it is no access of the transaction's
+    // (a sibling made meanwhile is no conflict), as Xen's watch_permitted.
     if (path != "/")
-      if (const Node* p = lookup(v, parent_path(path))) f.parent = p->perms;
+      if (const Node* p = v.peek(parent_path(path))) f.parent = p->perms;
     return f;
   }
 
@@ -207,27 +171,27 @@ struct Store::Impl {
       p = parent_path(p);
     }
     for (size_t i = 0; i < missing.size(); ++i) {
-      if (!privileged(domid) && v.owned[domid] + i >= limits.nodes_per_domain) return ENOSPC;
+      if (!privileged(domid) && v.owned_by(domid) + i >= limits.nodes_per_domain) return ENOSPC;
     }
     Node probe;  // the deepest node, checked before anything is changed
     probe.value = std::string(value);
-    probe.perms = v.tree.at(p).perms;
+    probe.perms = lookup(v, p)->perms;
     if (over_entry_size(domid, probe)) return ENOSPC;
     {
-      Node parent_probe = v.tree.at(p);
+      Node parent_probe = *lookup(v, p);
       parent_probe.children.emplace_back(basename(missing.back()));
       if (over_entry_size(domid, parent_probe)) return ENOSPC;
     }
     for (size_t i = missing.size(); i-- > 0;) {
       const std::string& name = missing[i];
       std::string parent = parent_path(name);
-      Perms perms = v.tree.at(parent).perms;
+      Perms perms = lookup(v, parent)->perms;
       if (!privileged(domid) && !perms.empty()) perms[0].domid = domid;
-      modify(v, parent).children.emplace_back(basename(name));
-      Node& n = modify(v, name);
+      v.modify(parent).children.emplace_back(basename(name));
+      Node& n = v.modify(name);
       n.perms = perms;
       n.value = i == 0 ? std::string(value) : std::string();
-      count_owner(v.owned, perms, +1);
+      v.count_owner(perms, +1);
     }
     fires.push_back(fire_for(v, path, false));
     return 0;
@@ -241,11 +205,10 @@ struct Store::Impl {
     std::vector<std::string> children = n->children;
     for (const auto& c : children) remove_subtree(v, path == "/" ? "/" + c : path + "/" + c, fires, false);
     fires.push_back(fire_for(v, path, top));
-    count_owner(v.owned, v.tree.at(path).perms, -1);
-    modify(v, path);
-    v.tree.erase(path);
+    v.count_owner(lookup(v, path)->perms, -1);
+    v.erase(path);
     if (top) {
-      auto& siblings = modify(v, parent_path(path)).children;
+      auto& siblings = v.modify(parent_path(path)).children;
       siblings.erase(std::remove(siblings.begin(), siblings.end(), std::string(basename(path))), siblings.end());
     }
   }
@@ -332,7 +295,7 @@ struct Store::Impl {
     Node probe = *n;
     probe.value = std::string(value);
     if (over_entry_size(domid, probe)) return ENOSPC;
-    modify(v, path).value = std::string(value);
+    v.modify(path).value = std::string(value);
     fires.push_back(fire_for(v, path, false));
     return 0;
   }
@@ -421,9 +384,9 @@ struct Store::Impl {
     probe.perms = perms;
     if (over_entry_size(domid, probe)) return ENOSPC;
     Perms old = n->perms;
-    count_owner(v.owned, old, -1);
-    count_owner(v.owned, perms, +1);
-    modify(v, path).perms = perms;
+    v.count_owner(old, -1);
+    v.count_owner(perms, +1);
+    v.modify(path).perms = perms;
     Fire f = fire_for(v, path, false);
     f.old = old;
     fires.push_back(std::move(f));
@@ -491,39 +454,12 @@ struct Store::Impl {
     uint32_t id = c.next_tx;
     while (id == 0 || c.transactions.count(id)) ++id;
     c.next_tx = id + 1;
-    Transaction& t = c.transactions[id];
-    t.tree = tree;
-    t.owned = owned;
+    // Nothing is copied: the transaction holds what it touches (store_view.h), up to a quota
+    // for an unprivileged domain.
+    c.transactions.emplace(id, Transaction(privileged(c.domid) ? SIZE_MAX : limits.nodes_per_transaction));
     out = reply(req, std::to_string(id) + '\0');
     out.tx_id = req.tx_id;
     return 0;
-  }
-
-  // Xen's rule: a commit fails (EAGAIN) if any node the transaction looked at has changed
-  // since (its generation moved, or it appeared or went).
-  bool conflicts(const Transaction& t) const {
-    for (const auto& [path, seen] : t.accessed) {
-      auto it = tree.find(path);
-      std::optional<uint64_t> now = it == tree.end() ? std::nullopt : std::optional<uint64_t>(it->second.generation);
-      if (now != seen) return true;
-    }
-    return false;
-  }
-
-  void commit(Transaction& t) {
-    for (const auto& path : t.changed) {
-      auto old = tree.find(path);
-      if (old != tree.end()) {
-        count_owner(owned, old->second.perms, -1);
-        tree.erase(old);
-      }
-      auto mine = t.tree.find(path);
-      if (mine == t.tree.end()) continue;
-      Node n = mine->second;
-      n.generation = generation++;
-      count_owner(owned, n.perms, +1);
-      tree[path] = std::move(n);
-    }
   }
 
   int do_transaction_end(Connection& c, const Message& req, Message& out, std::vector<Fire>& fires) {
@@ -534,8 +470,9 @@ struct Store::Impl {
     Transaction t = std::move(it->second);
     c.transactions.erase(it);
     if (*arg == "T") {
-      if (conflicts(t)) return EAGAIN;
-      commit(t);
+      // Xen's rule: a commit fails if any node the transaction touched has changed since.
+      if (t.overlay.conflicts(tree)) return EAGAIN;
+      t.overlay.commit(tree, owned, generation);
       fires.insert(fires.end(), t.fires.begin(), t.fires.end());
     }
     out = ack(req);
@@ -617,6 +554,51 @@ struct Store::Impl {
     (void)released_domid;
   }
 
+  // A request on nodes (read, write, directory, permissions): its error (0 for none), or nothing
+  // if it is no such request.
+  std::optional<int> node_request(Connection& c, View& v, const Message& req, Message& out, std::vector<Fire>& fires) {
+    switch (req.type) {
+      case XS_READ: return do_read(c, v, req, out);
+      case XS_DIRECTORY: return do_directory(c, v, req, out);
+      case XS_DIRECTORY_PART: return do_directory_part(c, v, req, out);
+      case XS_GET_PERMS: return do_get_perms(c, v, req, out);
+      case XS_WRITE: return acked(req, out, do_write(c, v, req, fires));
+      case XS_MKDIR: {
+        auto arg = onearg(req.payload);
+        if (!arg) return EINVAL;
+        return acked(req, out, make_dir(v, c.domid, canonical_path(c.domid, *arg), fires));
+      }
+      case XS_RM: {
+        auto arg = onearg(req.payload);
+        if (!arg) return EINVAL;
+        return acked(req, out, remove_path(v, c.domid, canonical_path(c.domid, *arg), fires));
+      }
+      case XS_SET_PERMS: return acked(req, out, do_set_perms(c, v, req, fires));
+      default: return std::nullopt;
+    }
+  }
+
+  static int acked(const Message& req, Message& out, int err) {
+    if (!err) out = ack(req);
+    return err;
+  }
+
+  // A request in a transaction is all or nothing: one that would make the transaction hold
+  // more nodes than it may (Xen's quota_trans_nodes, unprivileged domains) changes nothing in
+  // it and is ENOSPC. Its watch events wait for the commit.
+  std::optional<int> node_request_in(Transaction& t, Connection& c, const Message& req, Message& out) {
+    View v{tree, owned, generation, &t.overlay};
+    const size_t fires_before = t.fires.size();
+    t.overlay.begin_request();
+    try {
+      return node_request(c, v, req, out, t.fires);
+    } catch (const Overlay::Full&) {
+      t.overlay.rollback_request();
+      t.fires.erase(t.fires.begin() + long(fires_before), t.fires.end());
+      return ENOSPC;
+    }
+  }
+
   int dispatch_request(Connection& c, const Message& req, Message& out, std::vector<Fire>& fires,
                        std::vector<std::pair<Watch, std::string>>& initial, bool& introduced_now, bool& released,
                        DomId& released_domid) {
@@ -646,36 +628,13 @@ struct Store::Impl {
       if (it == c.transactions.end()) return ENOENT;
       tx = &it->second;
     }
-    View main = main_view();
-    View tv = tx ? View{tx->tree, tx->owned, tx} : main;
-    std::vector<Fire>& change_fires = tx ? tx->fires : fires;  // a transaction fires at commit
+    if (tx) {
+      if (auto err = node_request_in(*tx, c, req, out)) return *err;
+    } else {
+      View main = main_view();
+      if (auto err = node_request(c, main, req, out, fires)) return *err;
+    }
     switch (type) {
-      case XS_READ: return do_read(c, tv, req, out);
-      case XS_DIRECTORY: return do_directory(c, tv, req, out);
-      case XS_DIRECTORY_PART: return do_directory_part(c, tv, req, out);
-      case XS_GET_PERMS: return do_get_perms(c, tv, req, out);
-      case XS_WRITE:
-        if (int err = do_write(c, tv, req, change_fires)) return err;
-        out = ack(req);
-        return 0;
-      case XS_MKDIR: {
-        auto arg = onearg(req.payload);
-        if (!arg) return EINVAL;
-        if (int err = make_dir(tv, c.domid, canonical_path(c.domid, *arg), change_fires)) return err;
-        out = ack(req);
-        return 0;
-      }
-      case XS_RM: {
-        auto arg = onearg(req.payload);
-        if (!arg) return EINVAL;
-        if (int err = remove_path(tv, c.domid, canonical_path(c.domid, *arg), change_fires)) return err;
-        out = ack(req);
-        return 0;
-      }
-      case XS_SET_PERMS:
-        if (int err = do_set_perms(c, tv, req, change_fires)) return err;
-        out = ack(req);
-        return 0;
       case XS_WATCH: return do_watch(c, req, out, initial);
       case XS_UNWATCH: return do_unwatch(c, req, out);
       case XS_TRANSACTION_START: return do_transaction_start(c, req, tx, out);
@@ -803,6 +762,13 @@ unsigned Store::owned_nodes(DomId domid) const {
 size_t Store::open_transactions(ConnId conn) const {
   auto it = impl_->conns.find(conn);
   return it == impl_->conns.end() ? 0 : it->second.transactions.size();
+}
+size_t Store::transaction_nodes(ConnId conn) const {
+  auto it = impl_->conns.find(conn);
+  if (it == impl_->conns.end()) return 0;
+  size_t nodes = 0;
+  for (const auto& [id, t] : it->second.transactions) nodes += t.overlay.size();
+  return nodes;
 }
 size_t Store::watch_count(ConnId conn) const {
   auto it = impl_->conns.find(conn);

@@ -32,6 +32,7 @@ struct Limits {
   unsigned max_entry_size = 2048;                      // a node's record: value, children's names, permissions
   unsigned watches_per_domain = 128;                   // E2BIG beyond
   unsigned transactions_per_domain = 10;               // ENOSPC beyond
+  unsigned nodes_per_transaction = 1024;               // nodes one transaction reads or writes (ENOSPC beyond)
   unsigned perms_per_node = 5;                         // ENOSPC beyond (SET_PERMS)
   unsigned max_relative_path = XENSTORE_REL_PATH_MAX;  // below /local/domain/N/
   // Ours: bounds Xen keeps by other means (memory quota, event timeouts).
@@ -152,6 +153,9 @@ class Store {
   size_t node_count() const;
   unsigned owned_nodes(DomId domid) const;
   size_t open_transactions(ConnId conn) const;
+  // The nodes a connection's open transactions hold (each holds those it read or wrote, not
+  // a copy of the store): what they cost the server.
+  size_t transaction_nodes(ConnId conn) const;
   size_t watch_count(ConnId conn) const;
   // A connection's watches as its domain registered them (a relative watch's path relative
   // again), in registration order: what a restarted server registers again for it.
