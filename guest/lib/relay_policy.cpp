@@ -11,6 +11,7 @@
 #include <xen/sysctl.h>
 #include <xen/version.h>
 
+#include "common/xen/pvhv_domctl.h"
 #include "common/xen/version_argument.h"
 
 namespace lib::relay {
@@ -98,12 +99,23 @@ Refusal sched_op(const uint64_t (&a)[5], const BufferTable& buffers) {
   return foreign_domain_struct(buffers, a[1], &sched_remote_shutdown::domain_id);
 }
 
+// The owner of the frames an mmu_update or mmuext_op names (foreigndom's lower half): another
+// ordinary domain. dom0 (0, DOMID_SELF) would put dom0's frames in a domU's tables (writable,
+// or typed as its tables); DOMID_XEN and DOMID_IO the hypervisor's frames or the machine's I/O
+// memory, which no toolstack's builder maps into a domain.
+Refusal frame_owner(uint32_t domid) {
+  if (names_dom0(domid)) return Refusal::own_domain;
+  return domid >= DOMID_FIRST_RESERVED ? Refusal::special_domain : Refusal::none;
+}
+
 // mmu_update(requests, count, done, foreigndom): foreigndom's upper half is the page-table
-// owner + 1 (Xen's encoding); 0 means dom0's own page tables.
+// owner + 1 (Xen's encoding; 0 means dom0's own page tables), its lower half the owner of the
+// frames the entries map.
 Refusal mmu_update(const uint64_t (&a)[5], const BufferTable& buffers) {
   if (!fits_32(a[1]) || (a[1] & 0x80000000u) || !fits_32(a[3])) return Refusal::sub_op;
   uint32_t page_table_owner_plus_one = uint32_t(a[3]) >> 16;
   if (page_table_owner_plus_one == 0 || names_dom0(page_table_owner_plus_one - 1)) return Refusal::own_page_tables;
+  if (Refusal r = frame_owner(uint32_t(a[3]) & 0xffff); r != Refusal::none) return r;
   if (!pointer_ok(buffers, a[0], a[1] * sizeof(mmu_update_t))) return Refusal::pointer;
   return pointer(buffers, a[2], sizeof(unsigned int));
 }
@@ -112,6 +124,7 @@ Refusal mmu_update(const uint64_t (&a)[5], const BufferTable& buffers) {
 Refusal mmuext_op(const uint64_t (&a)[5], const BufferTable& buffers) {
   if (!fits_32(a[1]) || (a[1] & 0x80000000u) || !fits_32(a[3])) return Refusal::sub_op;
   if (names_dom0(uint32_t(a[3]) & 0xffff) || (a[3] >> 16)) return Refusal::own_page_tables;
+  if (Refusal r = frame_owner(uint32_t(a[3]) & 0xffff); r != Refusal::none) return r;
   if (!pointer_ok(buffers, a[0], a[1] * sizeof(mmuext_op_t))) return Refusal::pointer;
   if (!pointer_ok(buffers, a[2], sizeof(unsigned int))) return Refusal::pointer;
   for (uint64_t i = 0; a[0] && i < a[1]; ++i) {
@@ -122,6 +135,39 @@ Refusal mmuext_op(const uint64_t (&a)[5], const BufferTable& buffers) {
   return Refusal::none;
 }
 
+// What a domctl may do to dom0 (its `domain` 0): read what the toolstack lists (xl list,
+// vcpu-list) and pvhv's page-table write mode (xl ptwr-mode 0: a hypervisor policy dom0's
+// kernel runs under in every mode, as under the ptwr= boot option). Everything else would act
+// on dom0's memory, vCPUs, scheduling or life (max_mem, hypercall_init, setvcpucontext, pause,
+// destroy...). createdomain's `domain` 0 asks for a new domain's id, not dom0. For a domctl,
+// DOMID_SELF names no domain (Xen looks it up by id alone: -ESRCH).
+bool domctl_allowed_on_dom0(const xen_domctl_t& domctl) {
+  switch (domctl.cmd) {
+    case XEN_DOMCTL_createdomain:
+    case XEN_DOMCTL_getdomaininfo:
+    case XEN_DOMCTL_getvcpuinfo:
+    case XEN_DOMCTL_getvcpuaffinity:
+    case XEN_DOMCTL_get_address_size: return true;
+    case pvhv::xen_abi::kDomctlPtwrMode: {
+      pvhv::xen_abi::DomctlPtwrMode body{};
+      static_assert(sizeof(body) <= sizeof(domctl.u.pad));
+      __builtin_memcpy(&body, domctl.u.pad, sizeof(body));
+      return body.op == pvhv::xen_abi::kPtwrModeGet || body.op == pvhv::xen_abi::kPtwrModeSet;
+    }
+    default: return false;
+  }
+}
+
+Refusal domctl(const uint64_t (&a)[5], const BufferTable& buffers) {
+  if (!pointer_ok(buffers, a[0], sizeof(xen_domctl_t))) return Refusal::pointer;
+  if (a[0] == 0) return Refusal::none;
+  // Read once from the buffer: the relay runs one request at a time, so the host cannot change
+  // it before the hypervisor reads it.
+  xen_domctl_t domctl{};
+  buffers.read(a[0], &domctl, sizeof(domctl));
+  return domctl.domain != 0 || domctl_allowed_on_dom0(domctl) ? Refusal::none : Refusal::own_domain;
+}
+
 }  // namespace
 
 Refusal check_hypercall(uint32_t number, const uint64_t (&args)[5], const BufferTable& buffers) {
@@ -129,7 +175,7 @@ Refusal check_hypercall(uint32_t number, const uint64_t (&args)[5], const Buffer
     case __HYPERVISOR_xen_version: return xen_version(args, buffers);
     case __HYPERVISOR_console_io: return console_io(args, buffers);
     case __HYPERVISOR_sysctl: return pointer(buffers, args[0], sizeof(xen_sysctl_t));
-    case __HYPERVISOR_domctl: return pointer(buffers, args[0], sizeof(xen_domctl_t));
+    case __HYPERVISOR_domctl: return domctl(args, buffers);
     case __HYPERVISOR_memory_op: return memory_op(args, buffers);
     case __HYPERVISOR_event_channel_op: return event_channel_op(args, buffers);
     case __HYPERVISOR_sched_op: return sched_op(args, buffers);

@@ -2,7 +2,8 @@
 // What the dom0 relay forwards for the host, and what it refuses because it could break dom0
 // itself (tools/PROTOCOL.md, "What the relay refuses"). The relay is generic: it knows the
 // hypercalls' own argument conventions (which argument is a pointer, to how many bytes, which
-// names a domain), never the structures of domctl or sysctl sub-operations. Pure.
+// names a domain) and a domctl's header (its command and domain), never the structures of
+// domctl or sysctl sub-operations (pvhv's own ptwr-mode domctl excepted). Pure.
 #include <stdint.h>
 
 #include "lib/relay_buffer_table.h"
@@ -14,7 +15,9 @@ using ::relay::Refusal;
 
 // Refusal::none if the hypercall may be forwarded: its number is allowed, the sub-operation
 // too, every pointer argument is 0 or lies (with the bytes the hypercall will touch) inside one
-// buffer, and it acts on another domain where acting on dom0 would break it.
+// buffer, and it acts on another domain where acting on dom0 would break it: a domctl on
+// domain 0 only from a short allow-list (what the toolstack reads), page-table updates of
+// another domain's tables mapping another ordinary domain's frames.
 Refusal check_hypercall(uint32_t number, const uint64_t (&args)[5], const BufferTable& buffers);
 
 // Foreign frame access: any domain but the reserved ids (DOMID_XEN excepted: the hypervisor

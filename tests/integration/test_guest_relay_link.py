@@ -178,6 +178,10 @@ def hostile_requests(c, checks):
     checks.refused(c, "refused", 2, "sched_op shutdown (dom0's own)", hypercall_fields(SCHED_OP, 2, 0))
     checks.refused(c, "refused", 3, "sysctl on dom0's kernel memory", hypercall_fields(SYSCTL, KERNEL))
     checks.refused(c, "refused", 6, "mmu_update of dom0's own page tables", hypercall_fields(MMU_UPDATE, 0, 1, 0, DOMID_SELF))
+    checks.refused(c, "refused", 4, "mmu_update mapping dom0's frames into d1's tables",
+                   hypercall_fields(MMU_UPDATE, 0, 1, 0, (2 << 16) | DOMID_SELF))
+    checks.refused(c, "refused", 5, "mmu_update mapping DOMID_XEN's frames into d1's tables",
+                   hypercall_fields(MMU_UPDATE, 0, 1, 0, (2 << 16) | DOMID_XEN))
     # Foreign frames the relay will not touch.
     checks.refused(c, "refused", 5, "foreign read of DOMID_IO (MMIO)", struct.pack("<IQII", DOMID_IO, 0xfee00, 0, 4),
                    kind=rc.FOREIGN_READ)

@@ -1,7 +1,7 @@
 """A domU built and run from the host: tests/xenctrl/xc_domu_lifecycle, written against
 Debian's xenctrl.h and linked with our libxenctrl and PV builder, talks to the hypervisor
 through dom0 in relay mode. It refuses a truncated, a non-ELF and a too-large kernel, populating
-beyond max_mem, destroying dom0, a domctl whose buffer does not exist and max_vcpus other than
+beyond max_mem, destroying dom0 and its max_mem (refused by the relay: EPERM), a domctl whose buffer does not exist and max_vcpus other than
 createdomain's, each with Xen 4.17's errno and free memory back at its baseline; then creates a
 domU from build/guest/kernel with an initrd running /forktest, unpauses it, reads its console
 ring while it runs, sees it shut down with reason poweroff (the guest's init exited with status

@@ -13,6 +13,7 @@
 #include <xen/sysctl.h>
 #include <xen/version.h>
 
+#include "common/xen/pvhv_domctl.h"
 #include "lib/relay_policy.h"
 
 namespace {
@@ -69,6 +70,10 @@ TEST_F(RelayPolicy, HypercallsThatWouldBreakDom0AreRefused) {
 }
 
 TEST_F(RelayPolicy, SysctlAndDomctlNeedTheirWholeStructureInABuffer) {
+  xen_domctl_t domctl{};
+  domctl.cmd = XEN_DOMCTL_max_mem;
+  domctl.domain = 2;
+  put(100, domctl);
   EXPECT_EQ(check(__HYPERVISOR_sysctl, buffer), Refusal::none);
   EXPECT_EQ(check(__HYPERVISOR_domctl, buffer + 100), Refusal::none);
   EXPECT_EQ(check(__HYPERVISOR_sysctl, end() - sizeof(xen_sysctl_t)), Refusal::none);
@@ -76,6 +81,40 @@ TEST_F(RelayPolicy, SysctlAndDomctlNeedTheirWholeStructureInABuffer) {
   EXPECT_EQ(check(__HYPERVISOR_domctl, end() - 8), Refusal::pointer);
   EXPECT_EQ(check(__HYPERVISOR_sysctl, 0xffffffff80001000ull), Refusal::pointer);  // dom0's kernel
   EXPECT_EQ(check(__HYPERVISOR_sysctl, 0), Refusal::none);                         // the hypervisor answers -EFAULT
+  EXPECT_EQ(check(__HYPERVISOR_domctl, 0), Refusal::none);
+}
+
+// A domctl on dom0 (its `domain` 0) only reads what the toolstack lists, or sets pvhv's
+// page-table write mode; the rest would act on dom0's memory, vCPUs, scheduling or life.
+TEST_F(RelayPolicy, DomctlsOnDom0OnlyFromTheAllowList) {
+  auto domctl_on = [&](uint32_t cmd, domid_t domain, uint32_t ptwr_op = 0) {
+    xen_domctl_t domctl{};
+    domctl.cmd = cmd;
+    domctl.interface_version = XEN_DOMCTL_INTERFACE_VERSION;
+    domctl.domain = domain;
+    pvhv::xen_abi::DomctlPtwrMode body{ptwr_op, 1, {0, 0}};
+    std::memcpy(domctl.u.pad, &body, sizeof(body));
+    put(0, domctl);
+    return check(__HYPERVISOR_domctl, buffer);
+  };
+  for (uint32_t cmd : std::initializer_list<uint32_t>{
+           XEN_DOMCTL_hypercall_init, XEN_DOMCTL_max_mem, XEN_DOMCTL_pausedomain, XEN_DOMCTL_unpausedomain,
+           XEN_DOMCTL_destroydomain, XEN_DOMCTL_setvcpucontext, XEN_DOMCTL_getvcpucontext, XEN_DOMCTL_max_vcpus,
+           XEN_DOMCTL_scheduler_op, XEN_DOMCTL_setvcpuaffinity, XEN_DOMCTL_setdomainhandle, XEN_DOMCTL_set_address_size,
+           XEN_DOMCTL_iomem_permission, XEN_DOMCTL_settimeoffset, 0u, 999u}) {
+    EXPECT_EQ(domctl_on(cmd, 0), Refusal::own_domain) << cmd;
+    EXPECT_EQ(domctl_on(cmd, 2), Refusal::none) << cmd;  // another domain's: the toolstack's to do
+  }
+  for (uint32_t cmd :
+       std::initializer_list<uint32_t>{XEN_DOMCTL_getdomaininfo, XEN_DOMCTL_getvcpuinfo, XEN_DOMCTL_getvcpuaffinity,
+                                       XEN_DOMCTL_get_address_size, XEN_DOMCTL_createdomain})
+    EXPECT_EQ(domctl_on(cmd, 0), Refusal::none) << cmd;
+  EXPECT_EQ(domctl_on(pvhv::xen_abi::kDomctlPtwrMode, 0, pvhv::xen_abi::kPtwrModeGet), Refusal::none);
+  EXPECT_EQ(domctl_on(pvhv::xen_abi::kDomctlPtwrMode, 0, pvhv::xen_abi::kPtwrModeSet), Refusal::none);
+  EXPECT_EQ(domctl_on(pvhv::xen_abi::kDomctlPtwrMode, 0, pvhv::xen_abi::kPtwrReadsUnhookedSet), Refusal::own_domain);
+  EXPECT_EQ(domctl_on(pvhv::xen_abi::kDomctlPtwrMode, 2, pvhv::xen_abi::kPtwrReadsUnhookedSet), Refusal::none);
+  // DOMID_SELF names no domain for a domctl (looked up by id alone: -ESRCH, as Xen).
+  EXPECT_EQ(domctl_on(XEN_DOMCTL_max_mem, DOMID_SELF), Refusal::none);
 }
 
 TEST_F(RelayPolicy, XenVersionSizesByCommand) {
@@ -164,6 +203,13 @@ TEST_F(RelayPolicy, PageTableUpdatesOnlyForAnotherDomainsTables) {
   EXPECT_EQ(check(__HYPERVISOR_mmu_update, buffer, 2 * kPage / 16 + 1, 0, (3u << 16) | 2), Refusal::pointer);
   EXPECT_EQ(check(__HYPERVISOR_mmu_update, buffer, 1, 0xffffffff80000000ull, (3u << 16) | 2), Refusal::pointer);
   EXPECT_EQ(check(__HYPERVISOR_mmu_update, buffer, 0x80000001u, 0, (3u << 16) | 2), Refusal::sub_op);  // preempted
+  // The frames another domain's tables map are another ordinary domain's: never dom0's (they
+  // would be writable in a domU), nor the hypervisor's or the machine's I/O memory.
+  EXPECT_EQ(check(__HYPERVISOR_mmu_update, buffer, 4, 0, (3u << 16) | DOMID_SELF), Refusal::own_domain);
+  EXPECT_EQ(check(__HYPERVISOR_mmu_update, buffer, 4, 0, (3u << 16) | 0), Refusal::own_domain);
+  EXPECT_EQ(check(__HYPERVISOR_mmu_update, buffer, 4, 0, (3u << 16) | DOMID_XEN), Refusal::special_domain);
+  EXPECT_EQ(check(__HYPERVISOR_mmu_update, buffer, 4, 0, (3u << 16) | DOMID_IO), Refusal::special_domain);
+  EXPECT_EQ(check(__HYPERVISOR_mmu_update, buffer, 4, 0, (3u << 16) | DOMID_INVALID), Refusal::special_domain);
   mmuext_op_t op{};
   op.cmd = MMUEXT_PIN_L4_TABLE;
   put(0, op);
@@ -172,6 +218,8 @@ TEST_F(RelayPolicy, PageTableUpdatesOnlyForAnotherDomainsTables) {
   EXPECT_EQ(check(__HYPERVISOR_mmuext_op, buffer, 2, 0, 2), Refusal::none);
   EXPECT_EQ(check(__HYPERVISOR_mmuext_op, buffer, 2, 0, DOMID_SELF), Refusal::own_page_tables);
   EXPECT_EQ(check(__HYPERVISOR_mmuext_op, buffer, 2, 0, 0), Refusal::own_page_tables);
+  EXPECT_EQ(check(__HYPERVISOR_mmuext_op, buffer, 2, 0, DOMID_XEN), Refusal::special_domain);
+  EXPECT_EQ(check(__HYPERVISOR_mmuext_op, buffer, 2, 0, DOMID_IO), Refusal::special_domain);
   op.cmd = MMUEXT_NEW_BASEPTR;
   put(sizeof(op), op);
   EXPECT_EQ(check(__HYPERVISOR_mmuext_op, buffer, 2, 0, 2), Refusal::sub_op);
