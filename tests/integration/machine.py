@@ -110,6 +110,17 @@ def relay_serial(socket_path):
     return ("-chardev", f"socket,id=relay,path={socket_path},server=on,wait=off", "-serial", "chardev:relay")
 
 
+def make_window_file(path, size):
+    """The relay's window file, `size` zero bytes, 0600 whatever the umask (and if it was there
+    with another mode): whoever maps it drives dom0's relay, so only the daemon's user may."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+        os.ftruncate(fd, size)
+    finally:
+        os.close(fd)
+
+
 def relay_machine_command(build, hypervisor_name, relay_socket, serial, hypervisor_args="", memory="512M",
                           window=None):
     """The relay machine (dom0 = the reference kernel with relay=com2, COM2 on `relay_socket`) as
@@ -123,8 +134,7 @@ def relay_machine_command(build, hypervisor_name, relay_socket, serial, hypervis
     append = f"{hv.append} {hypervisor_args}".strip()
     extra = relay_serial(relay_socket)
     if window:
-        with open(window, "wb") as f:
-            f.truncate(relay_client.WINDOW_BYTES)
+        make_window_file(window, relay_client.WINDOW_BYTES)
         extra += relay_client.window_qemu_args(window)
     return qemu_command(hv.image, append, [(kernel, "relay=com2"), (initrd, "")], memory, extra, serial)
 

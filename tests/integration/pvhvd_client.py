@@ -59,7 +59,7 @@ class Daemon:
         self.build = build
         self.state_dir = state_dir
         self.log_path = os.path.join(state_dir, "pvhvd.log")
-        os.makedirs(state_dir, exist_ok=True)
+        os.makedirs(state_dir, mode=0o700, exist_ok=True)  # pvhvd refuses one others may reach
         self.log = open(self.log_path, "ab")
         self.start(args, timeout)
 

@@ -30,8 +30,7 @@ def boot_relay(build, hv, kernel_args, client, hypervisor_args="", timeout=90, m
         extra = tuple(machine.relay_serial(socket_path))
         window_path = os.path.join(tmp, "window")
         if window:
-            with open(window_path, "wb") as f:
-                f.truncate(relay_client.WINDOW_BYTES)
+            machine.make_window_file(window_path, relay_client.WINDOW_BYTES)
             extra += relay_client.window_qemu_args(window_path)
         extra += tuple(qemu_extra)
         serial = {"text": ""}

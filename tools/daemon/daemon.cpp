@@ -29,7 +29,9 @@ extern "C" {  // Debian's xenctrl.h declares C functions without extern "C" of i
 #include "tools/daemon/machine.h"
 #include "tools/daemon/protocol.h"
 #include "tools/daemon/machine_clock.h"
+#include "tools/daemon/output_queue.h"
 #include "tools/daemon/ptwr_mode.h"
+#include "tools/daemon/state_dir.h"
 #include "tools/daemon/record.h"
 #include "tools/daemon/record_store.h"
 #include "tools/daemon/relay_forward.h"
@@ -97,11 +99,14 @@ class Client : public std::enable_shared_from_this<Client> {
       : daemon_(daemon), socket_(std::move(socket)), input_(kMaxLineBytes + 1) {}
   void start() { read_line(); }
   void send(std::string bytes);  // queued; written in order
+  // A console's output: dropped, oldest first, beyond OutputQueue's bound while the client
+  // does not read (it never stalls the daemon or grows without bound).
+  void send_console(std::string bytes);
   void close();
   // Closes once what is queued is written (a console whose domain is gone: xl's stream ends).
   void close_when_written() {
     close_after_write_ = true;
-    if (!writing_) close();
+    if (!output_.writing()) close();
   }
   bool closed() const { return closed_; }
   // Turns the connection into a console stream for `domid` (after the ok answer).
@@ -120,8 +125,7 @@ class Client : public std::enable_shared_from_this<Client> {
   Daemon& daemon_;
   Local::socket socket_;
   asio::streambuf input_;
-  std::deque<std::string> output_;
-  bool writing_ = false;
+  OutputQueue output_;
   bool closed_ = false;
   bool close_after_write_ = false;
   std::optional<uint32_t> console_;
@@ -260,21 +264,25 @@ class Daemon {
 
 void Client::send(std::string bytes) {
   if (closed_) return;
-  output_.push_back(std::move(bytes));
-  if (!writing_) write_next();
+  output_.push(std::move(bytes), false);
+  if (!output_.writing()) write_next();
+}
+
+void Client::send_console(std::string bytes) {
+  if (closed_) return;
+  output_.push(std::move(bytes), true);
+  if (!output_.writing()) write_next();
 }
 
 void Client::write_next() {
   if (output_.empty() || closed_) {
-    writing_ = false;
     if (close_after_write_) close();
     return;
   }
-  writing_ = true;
   auto self = shared_from_this();
-  asio::async_write(socket_, asio::buffer(output_.front()), [self](boost::system::error_code error, size_t) {
+  asio::async_write(socket_, asio::buffer(output_.begin_write()), [self](boost::system::error_code error, size_t) {
     if (error) return self->close();
-    self->output_.pop_front();
+    self->output_.end_write();
     self->write_next();
   });
 }
@@ -294,7 +302,7 @@ void Client::read_line() {
     if (error == asio::error::not_found) {  // a line over 1 MiB: answered, then the client is dropped
       self->send(dump(error_answer(nullptr, {kE2big, "request longer than 1 MiB"})) + "\n");
       self->close_after_write_ = true;
-      if (!self->writing_) self->close();
+      if (!self->output_.writing()) self->close();
       return;
     }
     if (error) return self->close();
@@ -345,10 +353,8 @@ void Client::read_raw() {
 // ---- Daemon ----
 
 int Daemon::run() {
-  mkdir(options_.state_dir.c_str(), 0700);
-  struct stat st {};
-  if (stat(options_.state_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    log("state directory %s: %s", options_.state_dir.c_str(), std::strerror(errno));
+  if (auto refused = prepare_state_dir(options_.state_dir, geteuid())) {
+    log("%s", refused->c_str());
     return 1;
   }
   if (!start_link()) return 1;
@@ -686,7 +692,7 @@ void Daemon::append_console(uint32_t domid, const std::string& bytes) {
   std::ofstream(console.log_path, std::ios::app | std::ios::binary) << bytes;
   console.log_bytes += bytes.size();
   for (auto& [raw, weak] : clients_)
-    if (auto client = weak.lock(); client && client->console_domid() == domid) client->send(bytes);
+    if (auto client = weak.lock(); client && client->console_domid() == domid) client->send_console(bytes);
 }
 
 void Daemon::apply_view(std::vector<xc_domaininfo_t> infos, uint64_t stamp) {
