@@ -1,6 +1,6 @@
 // COM1, a 16550 UART: the hypervisor console's line. Output goes through a transmit ring
-// (console/serial_tx_ring, 16 KiB as Xen's serial_tx_buffer) so that no writer waits for the
-// line: a byte goes straight to the UART only when nothing waits before it and the UART is
+// (console/serial_transmitter, 16 KiB as Xen's serial_tx_buffer) so that no writer waits for
+// the line: a byte goes straight to the UART only when nothing waits before it and the UART is
 // ready; otherwise it waits in the ring, and poll() feeds the UART at most a FIFO's worth (16
 // bytes) per pass, from the timer interrupt (armed every 1 ms while bytes wait), the idle loop
 // and every write. At 115200 baud a byte takes 87 us on the wire: 2 KiB written synchronously
