@@ -112,7 +112,7 @@ void selftest_console_flood(SelfTest& test) {
   test.check("garbage notifications sent", result.garbage_notifications, 50);
   test.check("ring consistent again after the garbage", result.ring_consistent, 1);
   test.check("the sleep ended on a timer event", events > 0, 1);
-  test.check("the sleep ended within 100 ms of its deadline", late_ns < 100'000'000, 1);
+  test.check("the sleep ended within 500 ms of its deadline", late_ns < 500'000'000, 1);
   xen_extraversion_t extra{};
   test.check("xen_version answers", xen::xen_version(XENVER_extraversion, &extra), 0);
   test.note("flood ms", long(result.flood_ns / 1'000'000));
