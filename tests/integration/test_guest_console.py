@@ -30,7 +30,7 @@ FLOOD_BYTES = 2 * 2048 * 128  # console_io and ring lines of 128 bytes (the newl
 TEXT_BURST, TEXT_PER_SECOND = 64 * 1024, 8 * 1024
 
 
-def check_dom0_text_unfiltered(hv):
+def check_dom0_text_unfiltered(build, hv):
     result = guest_boot.boot_guest(build, hv, "selftest=console-filter", hv.poweroff)
     guest_boot.expect_ended(result, hv, hv.poweroff, 0)
     checks = guest_boot.check_selftest(result, "console-filter", 3)
@@ -44,7 +44,7 @@ def number(pattern, serial):
     return [int(n) for n in re.findall(pattern, serial, re.M)]
 
 
-def check_domu_filtered_and_limited():
+def check_domu_filtered_and_limited(build):
     from two_domains import boot_two, counter
     result = boot_two(build, "init=/forktest", "selftest=console-filter+console-flood", "", timeout=300)
     lines = result.lines()
@@ -89,6 +89,6 @@ def check_domu_filtered_and_limited():
 
 if __name__ == "__main__":
     build, hv = guest_boot.arguments()
-    check_dom0_text_unfiltered(hv)
+    check_dom0_text_unfiltered(build, hv)
     if hv.ends_itself:
-        check_domu_filtered_and_limited()
+        check_domu_filtered_and_limited(build)
