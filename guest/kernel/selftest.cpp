@@ -69,6 +69,8 @@ bool selftest_run(const char* name) {
                                  {"lifecycle-domu", selftest_lifecycle_domu},
                                  {"lifecycle-unprivileged", selftest_lifecycle_unprivileged},
                                  {"ptwr-mode", selftest_ptwr_mode},
+                                 {"console-filter", selftest_console_filter},
+                                 {"console-flood", selftest_console_flood},
                                  {"ptwr-assist", check_ptwr_assist}};
   for (const Entry& entry : kTests) {
     if (!lib::string_equal(name, entry.name)) continue;

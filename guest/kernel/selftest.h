@@ -81,6 +81,11 @@ void selftest_lifecycle_unprivileged(SelfTest& test);
 // pvhv's ptwr-mode domctl (selftest_ptwr_mode.cpp): dom0 flips its own mode; a domU is refused.
 void selftest_ptwr_mode(SelfTest& test);
 
+// The console's answers to hostile text (selftest_console.cpp): forged lines and escape
+// sequences, and a flood of console_io and ring notifications (a domU).
+void selftest_console_filter(SelfTest& test);
+void selftest_console_flood(SelfTest& test);
+
 // Work across domains (selftest_xdom.cpp): dom0 alone, dom0 beside domain 1, domain 1.
 void selftest_xdom_self(SelfTest& test);
 void selftest_xdom_domu(SelfTest& test);

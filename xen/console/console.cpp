@@ -51,10 +51,13 @@ void set_level(LogLevel level) { current_level = level; }
 void write_raw(const char* text, size_t length) { emit(text, length, false, Sink::serial); }
 ConsoleRing& ring() { return ring_buffer; }
 
-void write_guest_line(unsigned domain_id, const char* line) {
+bool write_guest_line(unsigned domain_id, const char* line) {
   char buffer[256];
   size_t n = format_to(buffer, sizeof(buffer), "(d%u) %s\n", domain_id, line);
-  emit(buffer, n < sizeof(buffer) ? n : sizeof(buffer) - 1, false, Sink::serial_and_ring);
+  if (n >= sizeof(buffer)) n = sizeof(buffer) - 1;
+  if (!serial::has_room(n + 1)) return false;  // the serial line sends the newline as two bytes
+  emit(buffer, n, false, Sink::serial_and_ring);
+  return true;
 }
 
 void panic(const char* fmt, ...) {
@@ -66,6 +69,7 @@ void panic(const char* fmt, ...) {
   vprintk(LogLevel::error, fmt, args);
   printk("\n****************************************\n");
   va_end(args);
+  serial::flush();
   cpu::halt_forever();
 }
 }  // namespace console

@@ -11,8 +11,9 @@ void init();
 void set_level(LogLevel level);
 void write_raw(const char* text, size_t length);  // guest console_io output: no prefix
 // One line of an unprivileged guest's console output, prefixed "(dN) " instead of "(XEN) "
-// as Xen's guest_printk does.
-void write_guest_line(unsigned domain_id, const char* line);
+// as Xen's guest_printk does. A guest never waits for the serial line: false (nothing printed)
+// when the line does not fit in its transmit ring now.
+bool write_guest_line(unsigned domain_id, const char* line);
 class ConsoleRing;
 ConsoleRing& ring();  // every printk line and every "(dN) " line, as Xen's conring
 [[noreturn]] void panic(const char* fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -10,6 +10,7 @@
 #include "arch/x86/cpu/trap_frame.h"
 #include "control/domain_config.h"
 #include "control/domain_teardown.h"
+#include "console/output_limit.h"
 #include "control/pause_count.h"
 #include "domain/event_channel_table.h"
 #include "memory/domain_memory_map.h"
@@ -155,6 +156,11 @@ struct Domain {
   static constexpr unsigned console_line_capacity = 160;
   char console_line[console_line_capacity + 1]{};  // room for the terminator
   unsigned console_line_length = 0;
+  // How much it may make the console print (domain/console_output): its text, the hypervisor's
+  // messages it provokes, and the lines that report what these limits dropped.
+  console::OutputLimit console_text_limit{console::guest_text_burst, console::guest_text_ns_per_byte};
+  console::OutputLimit console_message_limit{console::guest_message_burst, console::guest_message_ns_apart};
+  console::OutputLimit console_drop_reports{1, console::guest_message_ns_apart};
 
   // Event channels (domain/event_channel_table: the rules; domain/event_channels: the glue).
   using EventChannel = evtchn::Channel;

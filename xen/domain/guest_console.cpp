@@ -3,6 +3,7 @@
 #include <xen/io/console.h>
 #include "console/console.h"
 #include "console/guest_ring_reader.h"
+#include "domain/console_output.h"
 #include "domain/domain.h"
 #include "domain/event_channels.h"
 #include "hypercall/console_io.h"
@@ -47,7 +48,7 @@ void notify(Domain& domain) {
   for (uint32_t drained = 0; drained < sizeof(ring->out);) {
     console::RingRead read =
         console::read_guest_ring(shared->out, sizeof(ring->out), domain.console_out_cons, producer, text, sizeof(text));
-    if (read.inconsistent)
+    if (read.inconsistent && console_output::may_report(domain))
       printk("d%u: console ring indexes inconsistent (producer %u, consumer %u): output skipped\n", domain.id, producer,
              domain.console_out_cons);
     domain.console_out_cons = read.consumer;
@@ -57,5 +58,6 @@ void notify(Domain& domain) {
   }
   __atomic_thread_fence(__ATOMIC_RELEASE);
   shared->out_cons = domain.console_out_cons;
+  console_output::keep_draining();
 }
 }  // namespace guest_console

@@ -13,6 +13,7 @@
 #include "hypervisor/summary.h"
 #include "memory/boot_memory.h"
 #include "console/console.h"
+#include "console/serial.h"
 #include "ptwr/writable_page_tables_glue.h"
 #include "time/clock.h"
 #include "trace/format/events.h"
@@ -141,6 +142,7 @@ Vcpu* idle_until_runnable(Vcpu& previous) {
       trace_switch(nullptr, next, system_clock::now_ns());
       return next;
     }
+    serial::poll();  // console output waiting for the line, a FIFO's worth per pass
     if (scrub_while_idle()) continue;
     timers::reprogram();
     asm volatile("sti; hlt; cli" ::: "memory");

@@ -2,6 +2,7 @@
 #include "mm/xen_abi.h"
 #include <xen/xen.h>
 #include "arch/x86/apic/local_apic.h"
+#include "console/serial.h"
 #include "domain/domain.h"
 #include "domain/event_channels.h"
 #include "domain/scheduler.h"
@@ -20,9 +21,11 @@ uint64_t earliest_deadline(const Vcpu& vcpu) {
   return earlier(vcpu.timer_deadline_ns, vcpu.periodic_period_ns ? vcpu.next_periodic_ns : 0);
 }
 
-// A stopped domain's timers no longer count.
+// A stopped domain's timers no longer count. While console output waits for the serial line,
+// the timer comes back every poll interval to feed it (console/serial).
 uint64_t earliest_deadline() {
   uint64_t deadline = scheduler::slice_deadline_ns();
+  if (serial::pending()) deadline = earlier(deadline, system_clock::now_ns() + serial::poll_interval_ns);
   domains::for_each([&](const Domain& domain) {
     if (domain.alive()) deadline = earlier(deadline, earliest_deadline(domain.vcpu0));
   });
@@ -67,6 +70,7 @@ void set_periodic(Vcpu& vcpu, uint64_t period_ns) {
 }
 
 void expire() {
+  serial::poll();
   uint64_t now = system_clock::now_ns();
   domains::for_each([&](Domain& domain) {
     if (domain.alive()) fire_if_due(domain.vcpu0, now);

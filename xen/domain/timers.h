@@ -1,6 +1,7 @@
 // Per-vCPU singleshot and periodic timers (set_timer_op, VCPUOP_set_*_timer), delivered as
-// VIRQ_TIMER, and the scheduler's time slice: one local APIC one-shot timer, programmed for
-// the earliest deadline of all of them.
+// VIRQ_TIMER, the scheduler's time slice, and the feeding of the serial line while console
+// output waits for it: one local APIC one-shot timer, programmed for the earliest deadline of
+// all of them.
 #pragma once
 #include <stdint.h>
 

@@ -3,6 +3,7 @@
 #include <xen/sched.h>
 #include "arch/x86/power.h"
 #include "console/console.h"
+#include "domain/console_output.h"
 #include "domain/domain.h"
 #include "domain/frame_audit.h"
 #include "hypervisor/perf_counters.h"
@@ -88,6 +89,7 @@ void print() {
 void domain_stopped(Domain& domain) {
   if (domain.stop_reported) return;
   domain.stop_reported = true;
+  console_output::report_dropped(domain);      // what its console limits dropped since the last report
   writable_page_tables::reattach_all(domain);  // detached tables are validated before the audit
   const char* how = domain.state == DomainState::crashed ? "crashed" : "shut down";
   printk("Domain %u %s: reason %s (%u)\n", domain.id, how, reason_name(domain.shutdown_reason), domain.shutdown_reason);
