@@ -39,6 +39,8 @@ bool selftest_run(const char* name) {
                                  {"hostile-cpu", selftest_hostile_cpu},
                                  {"hostile-iret-crash", selftest_hostile_iret_crash},
                                  {"hostile-privop-crash", selftest_hostile_privop_crash},
+                                 {"hostile-console-ring", selftest_hostile_console_ring},
+                                 {"hostile-guest-frames", selftest_hostile_guest_frames},
                                  {"ioports", selftest_ioports},
                                  {"iomem", selftest_iomem},
                                  {"ptwr-overlap", selftest_ptwr_overlap},

@@ -63,6 +63,9 @@ void selftest_ptwr_overlap(SelfTest& test);
 void selftest_ptwr_alias(SelfTest& test);
 void selftest_ptwr_links(SelfTest& test);
 void selftest_ptwr_unlink(SelfTest& test);
+// Guest frames the hypervisor writes, turned against it (selftest_hostile_frames.cpp).
+void selftest_hostile_console_ring(SelfTest& test);
+void selftest_hostile_guest_frames(SelfTest& test);
 // A stale writable translation of a new page table (selftest_flush_clock.cpp).
 void selftest_flush_clock(SelfTest& test);
 // The emulated write path's caches never serve a stale answer (selftest_emulation_caches.cpp).

@@ -15,6 +15,7 @@
 #include "domain/event_channel_table.h"
 #include "memory/domain_memory_map.h"
 #include "mm/frame_table.h"
+#include "mm/guest_frame_write_ref.h"
 #include "mm/vcpu_base_pointers.h"
 #include "pv/debug_registers.h"
 #include "pv/ldt_rules.h"
@@ -86,7 +87,7 @@ struct Vcpu {
   // Inline (below Domain): every return to a guest reads it.
   vcpu_info_t* info() const;
   vcpu_info_t* registered_info = nullptr;
-  uint64_t registered_info_mfn = 0;  // holds a general and a writable type reference
+  mm::GuestFrameWriteRef registered_info_frame;  // the frame of registered_info, held while it is used
   // The L4 and GS base of the mode the guest is in (kernel and user each have their own).
   uint64_t active_table_mfn() const { return kernel_mode ? bases.kernel_mfn : bases.user_mfn; }
   uint64_t active_gs_base() const { return kernel_mode ? gs_base_kernel : gs_base_user; }
@@ -169,8 +170,9 @@ struct Domain {
   unsigned valid_event_channels = evtchn::first_bucket_end(max_event_channels);  // the buckets Xen would have
   evtchn::Table channel_table() { return evtchn::Table{event_channels, max_event_channels, id, &valid_event_channels}; }
   // The console ring of a domain built at boot (start_info->console.domU), drained by the
-  // hypervisor when the domain notifies `console_port` (domain/guest_console).
-  uint64_t console_mfn = 0;
+  // hypervisor when the domain notifies `console_port` (domain/guest_console). Held from
+  // attach until teardown: the hypervisor stores the ring's out_cons into it.
+  mm::GuestFrameWriteRef console_ring;
   evtchn_port_t console_port = 0;
   uint32_t console_out_cons = 0;  // the hypervisor's own consumer index (the page's is the guest's to scribble)
   // XENMEM_set_memory_map's per-domain e820 (memory/reservation): none set is Xen's -ENOSYS.

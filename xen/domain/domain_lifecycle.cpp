@@ -8,6 +8,7 @@
 #include "domain/domain_control.h"
 #include "domain/domain_mmu.h"
 #include "domain/event_channels.h"
+#include "domain/guest_console.h"
 #include "domain/scheduler.h"
 #include "domain/shared_info.h"
 #include "domain/timers.h"
@@ -68,6 +69,7 @@ void release_vcpu_state(Domain& domain) {
   vcpu.debug = {};
   vcpu.time_area = 0;
   vcpu_info_area::release(vcpu);  // before shared_info goes, which it then falls back to
+  guest_console::detach(domain);  // its ring's hold, before the frames are given back
   vcpu.online = false;
   vcpu.initialised = false;
   vcpu.blocked = false;
@@ -377,14 +379,13 @@ long get_vcpu_context(const Domain& target, vcpu_guest_context& context) {
 
 long hypercall_init(Domain& target, uint64_t gmfn) {
   mm::MmuContext mmu = domain_mmu::context(target);
-  if (gmfn >= mmu.frames.size() || mm::get_page(mmu.frames, gmfn, target.id) != 0) return -XEN_EINVAL;
-  if (mm::get_page_type(mmu, gmfn, mm::PageType::Writable) != 0) {
-    mm::put_page(mmu.frames, gmfn);
-    return -XEN_EPERM;
-  }
+  const mm::PageInfo* frame = mmu.frames.find(gmfn);
+  if (!frame || frame->is_free() || frame->owner != target.id) return -XEN_EINVAL;
+  mm::GuestFrameWriteRef hold;  // refused now only for the frame's type: Xen's -EPERM
+  if (mm::take_guest_frame_write_ref(mmu, hold, gmfn, target.id) != 0) return -XEN_EPERM;
   domain_mmu::flush_after_type_change();
   hypercall_page::fill(machine::to_virtual<uint8_t>(gmfn * page));
-  mm::put_page_and_type(mmu.frames, gmfn);
+  mm::release_guest_frame_write_ref(mmu.frames, hold);
   return 0;
 }
 }  // namespace domain_lifecycle

@@ -45,15 +45,17 @@ Result run_and_report() {
   // Each vCPU's base pointers hold their L4s: references no page table accounts for.
   // So does the hypervisor's hold on each shared_info page (a writable type reference).
   // And each GDT frame its set_gdt holds (a general and a descriptor type reference).
-  // And a registered vcpu_info's frame (a general and a writable type reference).
-  static mm::ExternalHold holds[(4 + Vcpu::max_gdt_frames) * domains::max_domains];
+  // And each guest frame the hypervisor writes through the direct map, a registered
+  // vcpu_info's and a console ring (a general and a writable type reference).
+  static mm::ExternalHold holds[(5 + Vcpu::max_gdt_frames) * domains::max_domains];
   unsigned count = 0;
   domains::for_each([&](const Domain& domain) {
     const uint64_t bases[] = {domain.vcpu0.bases.kernel_mfn, domain.vcpu0.bases.user_mfn};
     for (uint64_t base : bases)
       if (base) holds[count++] = mm::ExternalHold{base, 1, 1, mm::PageType::L4};
-    if (domain.vcpu0.registered_info_mfn)
-      holds[count++] = mm::ExternalHold{domain.vcpu0.registered_info_mfn, 1, 1, mm::PageType::Writable};
+    const mm::GuestFrameWriteRef* written[] = {&domain.vcpu0.registered_info_frame, &domain.console_ring};
+    for (const mm::GuestFrameWriteRef* ref : written)
+      if (ref->held) holds[count++] = mm::audit_hold(*ref);
     for (unsigned i = 0; i < Vcpu::max_gdt_frames; ++i)
       if (domain.vcpu0.gdt_frames[i])
         holds[count++] = mm::ExternalHold{domain.vcpu0.gdt_frames[i], 1, 1, mm::PageType::SegmentDescriptor};
@@ -74,9 +76,10 @@ Result run_and_report() {
   printk("audit: %lu frames disagree with the page tables\n", report.mismatches);
   for (unsigned i = 0; i < report.recorded; ++i) {
     const mm::AuditMismatch& m = report.first[i];
-    printk("  mfn %lx: general %u expected %u, type %s x%u expected %s x%u%s\n", m.mfn, m.actual_general,
+    printk("  mfn %lx: general %u expected %u, type %s x%u expected %s x%u%s%s\n", m.mfn, m.actual_general,
            m.expected_general, type_name(m.actual_type), m.actual_type_refs, type_name(m.expected_type),
-           m.expected_type_refs, m.untracked_block ? ", an entry outside its nonzero blocks" : "");
+           m.expected_type_refs, m.untracked_block ? ", an entry outside its nonzero blocks" : "",
+           m.entry_outside_table ? ", an entry linking a frame outside the frame table" : "");
   }
   return result;
 }

@@ -5,6 +5,7 @@
 #include "console/guest_ring_reader.h"
 #include "domain/console_output.h"
 #include "domain/domain.h"
+#include "domain/domain_mmu.h"
 #include "domain/event_channels.h"
 #include "hypercall/console_io.h"
 #include "memory/boot_memory.h"
@@ -12,30 +13,32 @@
 
 namespace guest_console {
 namespace {
-// The ring page, while the domain still owns its frame (it may have given it back with
-// decrease_reservation: the hypervisor then stops reading it).
+// The ring page, while the hypervisor holds it (from attach until the domain's teardown). The
+// hold keeps the frame the domain's and plain writable memory even if the domain unmaps it,
+// gives it back with decrease_reservation or tries to make it a page table or a descriptor
+// frame: those are refused, as on Xen, where xenconsoled's writable mapping holds it.
 xencons_interface* ring_of(Domain& domain) {
-  if (!domain.console_mfn) return nullptr;
-  const mm::PageInfo* info = boot_memory::frame_table().find(domain.console_mfn);
-  if (!info || info->is_free() || info->owner != domain.id) {
-    printk("d%u: console ring frame %lx is no longer the domain's: its console is closed\n", domain.id,
-           domain.console_mfn);
-    domain.console_mfn = 0;
-    return nullptr;
-  }
-  return machine::to_virtual<xencons_interface>(domain.console_mfn << 12);
+  if (!domain.console_ring.held) return nullptr;
+  return machine::to_virtual<xencons_interface>(domain.console_ring.mfn << 12);
 }
 }  // namespace
 
 int attach(Domain& domain, uint64_t mfn) {
+  mm::MmuContext mmu = domain_mmu::context(domain);
+  if (mm::take_guest_frame_write_ref(mmu, domain.console_ring, mfn, domain.id) != 0) return -XEN_EINVAL;
   int port = event_channels::bind_to_hypervisor(domain);
-  if (port < 0) return port;
+  if (port < 0) {
+    detach(domain);
+    return port;
+  }
+  domain_mmu::flush_after_type_change();
   __builtin_memset(machine::to_virtual(mfn << 12), 0, 4096);
-  domain.console_mfn = mfn;
   domain.console_port = evtchn_port_t(port);
   domain.console_out_cons = 0;
   return port;
 }
+
+void detach(Domain& domain) { mm::release_guest_frame_write_ref(boot_memory::frame_table(), domain.console_ring); }
 
 void notify(Domain& domain) {
   xencons_interface* ring = ring_of(domain);

@@ -12,8 +12,14 @@ struct Domain;
 
 namespace guest_console {
 // Gives `domain` the console ring in its frame `mfn` (zeroed here) and a port to notify;
-// the port, or a negative Xen errno.
+// the port, or a negative Xen errno (-EINVAL: the frame is not the domain's, or is a page
+// table or a descriptor frame). The hypervisor holds the frame as plain writable memory
+// (mm::GuestFrameWriteRef) from here until detach: it stores into the ring on every
+// notification, and a frame that became a page table would take those stores as entries.
 int attach(Domain& domain, uint64_t mfn);
+// The domain is being torn down: the hold on the ring's frame goes (the port is closed with
+// the others); notifications are ignored from now on.
+void detach(Domain& domain);
 // The domain notified its console port.
 void notify(Domain& domain);
 }  // namespace guest_console

@@ -6,7 +6,7 @@
 #include "domain/shared_info.h"
 #include "memory/boot_memory.h"
 #include "memory/machine.h"
-#include "mm/page_refs.h"
+#include "mm/guest_frame_write_ref.h"
 #include "pv/guest_memory.h"
 
 namespace vcpu_info_area {
@@ -23,13 +23,11 @@ long register_info(Vcpu& vcpu, uint64_t argument) {
   Domain& domain = *vcpu.domain;
   mm::MmuContext mmu = domain_mmu::context(domain);
   const uint64_t mfn = request.mfn;
-  if (!mmu.frames.find(mfn) || mm::get_page_and_type(mmu, mfn, domain.id, mm::PageType::Writable) != 0)
-    return -XEN_EINVAL;
+  if (mm::take_guest_frame_write_ref(mmu, vcpu.registered_info_frame, mfn, domain.id) != 0) return -XEN_EINVAL;
   if (mmu.effects.flush_domain_tlbs) domain_mmu::flush_after_type_change();
   auto* moved = reinterpret_cast<vcpu_info_t*>(machine::to_virtual<uint8_t>(mfn * page) + request.offset);
   __builtin_memcpy(moved, vcpu.info(), sizeof(vcpu_info_t));
   vcpu.registered_info = moved;
-  vcpu.registered_info_mfn = mfn;
   // Everything pending: the guest gets a spurious upcall, but no event is lost in the move.
   __atomic_store_n(&moved->evtchn_upcall_pending, 1, __ATOMIC_RELEASE);
   __atomic_store_n(&moved->evtchn_pending_sel, ~xen_ulong_t{0}, __ATOMIC_RELEASE);
@@ -40,7 +38,6 @@ long register_info(Vcpu& vcpu, uint64_t argument) {
 void release(Vcpu& vcpu) {
   if (!vcpu.registered_info) return;
   vcpu.registered_info = nullptr;
-  mm::put_page_and_type(boot_memory::frame_table(), vcpu.registered_info_mfn);
-  vcpu.registered_info_mfn = 0;
+  mm::release_guest_frame_write_ref(boot_memory::frame_table(), vcpu.registered_info_frame);
 }
 }  // namespace vcpu_info_area

@@ -33,6 +33,7 @@ class ReferenceTally {
       if (!is_guest_slot(level, index)) continue;
       if (!entry.present()) continue;
       if (level == PagingLevel::L1 && is_io(entry.mfn())) continue;  // I/O: no refs
+      if (level != PagingLevel::L1 && !frames_.contains(entry.mfn())) expected_[mfn].entry_outside_table = true;
       general(entry.mfn());
       if (level != PagingLevel::L1)
         typed(entry.mfn(), table_type(next_lower(level)));
@@ -62,7 +63,7 @@ void tally_frame_state(ReferenceTally& tally, const FrameTable& frames, uint64_t
 }
 
 bool matches(const PageInfo& actual, const ExpectedFrame& expected) {
-  if (expected.type_conflict || expected.untracked_block) return false;
+  if (expected.type_conflict || expected.untracked_block || expected.entry_outside_table) return false;
   if (actual.general_refs != expected.general_refs) return false;
   if (actual.type_refs != expected.type_refs) return false;
   if (expected.type_refs > 0 && actual.type != expected.type) return false;
@@ -83,6 +84,7 @@ void record(AuditReport& report, uint64_t mfn, const PageInfo& actual, const Exp
         expected.type,
         actual.type_refs > 0 ? actual.type : PageType::None,
         expected.untracked_block,
+        expected.entry_outside_table,
     };
   }
   ++report.mismatches;

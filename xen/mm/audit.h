@@ -18,8 +18,9 @@ struct ExpectedFrame {
   uint32_t general_refs = 0;
   uint32_t type_refs = 0;
   PageType type = PageType::None;
-  bool type_conflict = false;    // two holders need different types
-  bool untracked_block = false;  // a validated table holds an entry outside its nonzero_blocks
+  bool type_conflict = false;        // two holders need different types
+  bool untracked_block = false;      // a validated table holds an entry outside its nonzero_blocks
+  bool entry_outside_table = false;  // a validated L2-L4 links a frame the frame table lacks
 };
 
 struct AuditMismatch {
@@ -31,6 +32,7 @@ struct AuditMismatch {
   PageType expected_type = PageType::None;
   PageType actual_type = PageType::None;
   bool untracked_block = false;
+  bool entry_outside_table = false;
 };
 
 struct AuditReport {
@@ -50,7 +52,9 @@ struct AuditReport {
 // Pinned frames are found by their flag; base pointers and other holds come in `holds`.
 // A frame also mismatches if its type differs from what its holders need, if a table is
 // marked validated with no type ref, if two holders need different types, or if a
-// validated table holds a nonzero entry in a block its nonzero_blocks does not name. Tables
+// validated table holds a nonzero entry in a block its nonzero_blocks does not name, or if a
+// validated L2-L4 holds a present entry naming a frame outside the frame table (no validation
+// accepts one: the entry was forged, and releasing it must not look that frame up). Tables
 // that are validated but unreachable show up as type_refs without any expected holder.
 // `scratch` must have frames.size() elements.
 AuditReport audit_frame_table(const FrameTable& frames, const ExternalHold* holds, unsigned hold_count,

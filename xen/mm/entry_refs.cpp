@@ -48,10 +48,6 @@ int take_l1_references(MmuContext& context, PageTableEntry& entry) {
 
 void add_link(FrameTable& frames, uint64_t mfn, uint64_t slot_maddr) { frames.info(mfn).links.add(slot_maddr); }
 
-void remove_link(FrameTable& frames, uint64_t mfn, uint64_t slot_maddr) {
-  if (PageInfo* page = frames.find(mfn)) page->links.remove(slot_maddr);
-}
-
 }  // namespace
 
 int check_io_entry_bits(const MmuContext& context, PageTableEntry entry) {
@@ -78,11 +74,13 @@ int take_other_entry_references(MmuContext& context, PagingLevel level, PageTabl
 
 void release_present_entry_references(FrameTable& frames, PagingLevel level, PageTableEntry entry,
                                       uint64_t slot_maddr) {
-  if (level != PagingLevel::L1) {
-    remove_link(frames, entry.mfn(), slot_maddr);
-    return put_page_and_type(frames, entry.mfn());
-  }
-  release_l1_entry_references(frames, entry);
+  if (level == PagingLevel::L1) return release_l1_entry_references(frames, entry);
+  // An L2-L4 entry took its references on a table frame, which is always in the frame table;
+  // one naming a frame outside it took none (no validation accepts it) and is not looked up.
+  PageInfo* target = frames.find(entry.mfn());
+  if (target == nullptr) return;
+  target->links.remove(slot_maddr);
+  put_page_and_type(frames, entry.mfn());
 }
 
 bool holds_no_references(const FrameTable& frames, uint64_t mfn) {
