@@ -26,6 +26,13 @@ TEST(PvSoftwareInterrupt, TheVectorIsTheInstructionsImmediate) {
   EXPECT_EQ(software_interrupt::vector(nullptr, 0, 0x80 * 16 + 2), 0u);  // 0x100, truncated as Xen's uint8_t
 }
 
+TEST(PvSoftwareInterrupt, ARefusalNamesTheIdtEntryAsHardwareDoes) {
+  EXPECT_EQ(software_interrupt::refusal_error_code(0x80), 0x402u);  // XTF's XSA-259 test
+  EXPECT_EQ(software_interrupt::refusal_error_code(0x81), 0x40au);
+  EXPECT_EQ(software_interrupt::refusal_error_code(0xff), 0x7fau);
+  EXPECT_TRUE(software_interrupt::names_idt_entry(software_interrupt::refusal_error_code(0x20)));
+}
+
 TEST(PvSoftwareInterrupt, TheTrapTableDplSaysWhoMayRaiseIt) {
   // User mode needs DPL 3; the guest kernel counts as ring 1 (a 64-bit PV kernel's int $n).
   for (uint8_t if_flag : {uint8_t(0), uint8_t(4)}) {
@@ -36,6 +43,18 @@ TEST(PvSoftwareInterrupt, TheTrapTableDplSaysWhoMayRaiseIt) {
     EXPECT_TRUE(software_interrupt::permitted(if_flag | 1, true));
     EXPECT_FALSE(software_interrupt::permitted(if_flag | 0, true));
   }
+}
+
+TEST(PvSoftwareInterrupt, Int0x80ReachesItsHandlerWhateverItsDpl) {
+  // Xen's int80_direct_trap: any handler of vector 0x80 gets it, from user mode too.
+  EXPECT_TRUE(software_interrupt::delivered(0x80, 4 | 0, true, false));
+  EXPECT_TRUE(software_interrupt::delivered(0x80, 0, true, true));
+  // Without one, the #GP path's DPL check (XTF's XSA-259 test: #GP 0x402 from the kernel).
+  EXPECT_FALSE(software_interrupt::delivered(0x80, 0, false, true));
+  // Any other vector: the DPL alone.
+  EXPECT_FALSE(software_interrupt::delivered(0x81, 4 | 0, true, true));
+  EXPECT_TRUE(software_interrupt::delivered(0x81, 4 | 1, true, true));
+  EXPECT_FALSE(software_interrupt::delivered(0x81, 4 | 1, true, false));
 }
 
 TEST(PvSoftwareInterrupt, Sysenter) {

@@ -72,6 +72,17 @@ class Machine:
         path = os.path.join(self.state, f"console-{name}.log")
         return open(path, errors="replace").read() if os.path.exists(path) else ""
 
+    def hypervisor_log(self, domid):
+        """What domain `domid` wrote through HYPERVISOR_console_io, as the hypervisor prints it
+        on the machine's serial line ("(dN) ..."): XTF writes there too, before its PV console
+        is up (Xen 4.17 refuses it to a domU; ours prints it)."""
+        path = os.path.join(self.state, "serial.log")
+        prefix = f"(d{domid}) "
+        if domid is None or not os.path.exists(path):
+            return ""
+        with open(path, errors="replace") as f:
+            return "".join(line[len(prefix):] for line in f if line.startswith(prefix))
+
     def stop(self):
         self.daemon.stop(timeout=60)
         self.daemon.kill_machine()
@@ -106,8 +117,11 @@ def run_test(machine, name, cfg, timeout):
         return "CREATE-FAILED", (created.stderr.strip().splitlines() or [""])[-1]
     deadline = time.monotonic() + timeout
     ended = "timeout"
+    domid = None
     while time.monotonic() < deadline:
         entry = machine.domain(name)
+        if entry is not None:
+            domid = entry["domid"]
         if entry is None:
             ended = "gone"
             break
@@ -126,6 +140,8 @@ def run_test(machine, name, cfg, timeout):
     if ended == "gone":
         time.sleep(CONSOLE_SETTLE_S)
     console = machine.console(name)
+    if not RESULT.search(console) and not PANIC.search(console):
+        console += machine.hypervisor_log(domid)
     if ended != "gone":
         machine.xl("destroy", name)
         wait_gone(machine, name)
@@ -161,6 +177,11 @@ def short(name):
     return name[len("test-pv64-"):] if name.startswith("test-pv64-") else name
 
 
+def same_outcome(ours, xen):
+    """The same result; for two crashes, the same reason too (XTF's panic line, or none)."""
+    return ours[0] == xen[0] and (ours[0] != "CRASH" or ours[1] == xen[1])
+
+
 def table(tests, columns, results):
     """The table: a test per line, a column per configuration, a last column saying whether every
     column of ours gives Xen 4.17's result; then the count and each differing test's details."""
@@ -173,7 +194,7 @@ def table(tests, columns, results):
     for name, _ in tests:
         row = [short(name)] + [results[c][name][0] for c in columns]
         if compare:
-            same = all(results[c][name][0] == results["xen417"][name][0] for c in columns)
+            same = all(same_outcome(results[c][name], results["xen417"][name]) for c in columns)
             matching += same
             row.append("yes" if same else "NO")
         rows.append(row)
@@ -201,11 +222,15 @@ def main():
     parser.add_argument("--configs", default="xen417,emulate,writable",
                         help="comma-separated, of: " + ", ".join(CONFIGURATIONS))
     parser.add_argument("--only", default=None, help="a regular expression the test names must match")
-    parser.add_argument("--timeout", type=float, default=120, help="seconds a test may run")
+    parser.add_argument("--timeout", type=float, default=300,
+                        help="seconds a test may run (XTF's msr test takes two minutes under TCG)")
     parser.add_argument("--keep", default=None, help="keep each configuration's state directory under DIR")
     parser.add_argument("--output", default=None, help="also write the table (and a JSON of it, .json) here")
+    parser.add_argument("--previous", default=None,
+                        help="a JSON an earlier --output wrote: its results stand in for those not run now")
     args = parser.parse_args()
 
+    every_test = find_tests(os.path.abspath(args.xtf), None)
     tests = find_tests(os.path.abspath(args.xtf), args.only)
     if not tests:
         raise SystemExit(f"no tests/*/test-pv64-*.cfg under {args.xtf}: build XTF first (make -C {args.xtf})")
@@ -218,9 +243,16 @@ def main():
         print(text, file=sys.stderr, flush=True)
 
     results = {}
+    if args.previous:
+        with open(args.previous) as f:
+            results = {c: {n: tuple(v) for n, v in r.items()} for c, r in json.load(f).items()}
     for c in columns:
-        results[c] = run_configuration(args.build, c, tests, args.timeout, args.keep, log)
-    text = table(tests, columns, results)
+        results.setdefault(c, {}).update(run_configuration(args.build, c, tests, args.timeout, args.keep, log))
+    # With --previous, the table is of every test the earlier run and this one have between them.
+    listed = every_test if args.previous else tests
+    listed = [t for t in listed if any(t[0] in r for r in results.values())]
+    shown = [c for c in CONFIGURATIONS if c in results and all(name in results[c] for name, _ in listed)]
+    text = table(listed, shown, results)
     print(text)
     if args.output:
         with open(args.output, "w") as f:

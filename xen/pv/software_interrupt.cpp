@@ -20,7 +20,10 @@ void bounce_or_crash(Vcpu& vcpu, TrapFrame& frame, const pv::Bounce& bounce, con
 bool deliver_interrupt(Vcpu& vcpu, TrapFrame& frame, const instruction_fetch::FetchedInstruction& fetched) {
   const unsigned n = vector(fetched.bytes, fetched.count, uint32_t(frame.error_code));
   const trap_info_t& trap = vcpu.trap_table[n];
-  if (!permitted(trap.flags, vcpu.kernel_mode)) return false;
+  if (!delivered(n, trap.flags, trap.address != 0, vcpu.kernel_mode)) {
+    frame.error_code = refusal_error_code(n);  // the #GP is the guest's
+    return false;
+  }
   frame.rip += instruction_length;  // a trap: the handler returns past the instruction
   bounce_or_crash(vcpu, frame, pv::Bounce{trap.address, false, 0, bool(trap.flags & trap_masks_events)},
                   "software interrupt with no handler");

@@ -4,7 +4,7 @@
 // may raise the vector: its entry's DPL (flags bits 0-1) at least the privilege the caller
 // counts as (user mode 3, the guest kernel 1: Xen's permit_softint); then the interrupt goes
 // to that entry's handler with rip past the instruction, without an error code; otherwise the
-// guest gets the #GP with the error code as the CPU gave it.
+// guest gets the #GP with the error code naming that IDT entry.
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
@@ -26,10 +26,24 @@ constexpr unsigned vector(const uint8_t* bytes, size_t available, uint32_t error
 }
 constexpr unsigned instruction_length = 2;  // CD ib
 
+// The error code of the #GP the guest gets for a refused `int $n`: IDT entry n, as hardware
+// gives it (and as Xen builds it for `int $0x80`, which its DPL-3 gate lets through first);
+// QEMU's TCG would say n*16+2.
+constexpr uint32_t refusal_error_code(unsigned vector) { return (vector << 3) | 2; }
+
 // Xen's permit_softint(TI_GET_DPL(trap), v, regs).
 constexpr bool permitted(uint8_t trap_flags, bool kernel_mode) {
   const unsigned dpl = trap_flags & 3;
   return dpl >= (kernel_mode ? 1u : 3u);
+}
+
+// Whether `int $n` reaches the trap table's handler. Xen 4.17 gives vector 0x80 a DPL-3 gate
+// of its own (int80_direct_trap) that bounces to the guest's 0x80 handler whatever DPL the
+// guest gave it; only without a handler does 0x80 take the #GP path and its DPL check.
+constexpr unsigned legacy_syscall_vector = 0x80;
+constexpr bool delivered(unsigned vector, uint8_t trap_flags, bool has_handler, bool kernel_mode) {
+  if (vector == legacy_syscall_vector && has_handler) return true;
+  return permitted(trap_flags, kernel_mode);
 }
 
 // sysenter (0F 34): the CPU raises #GP(0) for it here (IA32_SYSENTER_CS is left 0), which the
