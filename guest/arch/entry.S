@@ -12,6 +12,7 @@
 #define VECTOR_EVENT       256
 #define VECTOR_SYSCALL     257
 #define VECTOR_FAILSAFE    258
+#define VECTOR_SYSENTER    259
 
     .section .text.entry, "ax"
     .globl _start
@@ -71,6 +72,14 @@ TRAP_NO_ERROR   trap_machine_check,       18
 TRAP_NO_ERROR   trap_simd_error,          19
 TRAP_NO_ERROR   event_callback_entry,     VECTOR_EVENT
 TRAP_NO_ERROR   syscall_callback_entry,   VECTOR_SYSCALL
+/* selftest=swint's software interrupts and sysenter callback (kernel/software_interrupts.h) */
+TRAP_NO_ERROR   trap_software_0x20,       0x20
+TRAP_NO_ERROR   trap_software_0x22,       0x22
+TRAP_NO_ERROR   trap_software_0x80,       0x80
+TRAP_NO_ERROR   trap_software_0x81,       0x81
+TRAP_NO_ERROR   trap_software_0x90,       0x90
+TRAP_NO_ERROR   trap_software_0x91,       0x91
+TRAP_NO_ERROR   sysenter_callback_entry,  VECTOR_SYSENTER
 
     /* Xen could not load the saved segment registers: drop them (null selectors are fine
      * for a 64-bit flat guest) and let C++ report it. */

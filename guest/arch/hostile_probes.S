@@ -132,6 +132,31 @@ probe_wbinvd:
 probe_wbinvd_insn:
         wbinvd
         ret
+/* long probe_int_0x80(void), _0x81, _0x90, _0x91: `int $n` from the kernel; the handler's
+ * kSoftwareInterruptDelivered if it was delivered, else (vector << 16 | error code) through
+ * probe_msr_fixup (selftest=swint). */
+        .global probe_int_0x80, probe_int_0x81, probe_int_0x90, probe_int_0x91
+        .global probe_int_insn0, probe_int_insn1, probe_int_insn2, probe_int_insn3
+probe_int_0x80:
+        xor     %eax, %eax
+probe_int_insn0:
+        int     $0x80
+        ret
+probe_int_0x81:
+        xor     %eax, %eax
+probe_int_insn1:
+        int     $0x81
+        ret
+probe_int_0x90:
+        xor     %eax, %eax
+probe_int_insn2:
+        int     $0x90
+        ret
+probe_int_0x91:
+        xor     %eax, %eax
+probe_int_insn3:
+        int     $0x91
+        ret
 probe_msr_fixup:                        /* rax = vector << 16 | error code */
         ret
 /* long probe_read_cr(unsigned cr [edi], uint64_t* value [rsi]) for CR0, CR3, CR4 and

@@ -10,6 +10,7 @@
 #include "kernel/trace_capture.h"
 #include "kernel/process.h"
 #include "kernel/shared_info.h"
+#include "kernel/software_interrupts.h"
 #include "kernel/syscalls.h"
 #include "pv-kernel-patches/pv_ops.h"
 
@@ -118,7 +119,12 @@ void dispatch(kernel::TrapFrame& frame) {
     case kernel::TrapFrame::kFailsafeVector:
       kernel::print("kernel: failsafe callback (bad segment on return) rip=%lx\n", frame.rip);
       return;
+    case kernel::TrapFrame::kSysenterVector: kernel::sysenter_arrived(frame); return;
     default: break;
+  }
+  if (frame.vector >= 32 && frame.vector < 256) {  // a software interrupt the trap table let through
+    kernel::software_interrupt_arrived(frame);
+    return;
   }
   if (!frame.from_user()) {
     if (kernel::probe_fixup(frame) || kernel::hostile_probe_fixup(frame)) return;

@@ -6,6 +6,7 @@ extern "C" char probe_wrmsr_insn[], probe_rdmsr_insn[], probe_msr_fixup[], probe
     probe_wbinvd_insn[];
 extern "C" char probe_cr_insn0[], probe_cr_insn1[], probe_cr_insn2[], probe_cr_insn3[], probe_cr_insn4[];
 extern "C" char probe_forced_insn[], probe_forced_cpuid_fixup[], probe_forced_bad_insn[];
+extern "C" char probe_int_insn0[], probe_int_insn1[], probe_int_insn2[], probe_int_insn3[];
 extern "C" bool probe_iret_armed;
 extern "C" uint64_t probe_iret_saved_rsp;
 
@@ -28,15 +29,17 @@ bool iret_probe(TrapFrame& frame) {
 }
 }  // namespace
 
-// A raw wrmsr, rdmsr, cli, sti, mov to / from a CR or wbinvd the hypervisor refused (it bounced the CPU's #GP): the
-// probe returns the vector and error code.
+// A raw wrmsr, rdmsr, cli, sti, mov to / from a CR, wbinvd or int $n the hypervisor refused (it bounced the CPU's #GP):
+// the probe returns the vector and error code.
 static bool msr_probe(TrapFrame& frame) {
   const uint64_t rip = frame.rip;
   if (rip != reinterpret_cast<uint64_t>(probe_wrmsr_insn) && rip != reinterpret_cast<uint64_t>(probe_rdmsr_insn) &&
       rip != reinterpret_cast<uint64_t>(probe_cli_insn) && rip != reinterpret_cast<uint64_t>(probe_sti_insn) &&
       rip != reinterpret_cast<uint64_t>(probe_cr_insn0) && rip != reinterpret_cast<uint64_t>(probe_cr_insn1) &&
       rip != reinterpret_cast<uint64_t>(probe_cr_insn2) && rip != reinterpret_cast<uint64_t>(probe_cr_insn3) &&
-      rip != reinterpret_cast<uint64_t>(probe_cr_insn4) && rip != reinterpret_cast<uint64_t>(probe_wbinvd_insn))
+      rip != reinterpret_cast<uint64_t>(probe_cr_insn4) && rip != reinterpret_cast<uint64_t>(probe_wbinvd_insn) &&
+      rip != reinterpret_cast<uint64_t>(probe_int_insn0) && rip != reinterpret_cast<uint64_t>(probe_int_insn1) &&
+      rip != reinterpret_cast<uint64_t>(probe_int_insn2) && rip != reinterpret_cast<uint64_t>(probe_int_insn3))
     return false;
   frame.rax = (frame.vector << 16) | (frame.error_code & 0xffff);
   frame.rip = reinterpret_cast<uint64_t>(probe_msr_fixup);

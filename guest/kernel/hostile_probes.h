@@ -26,6 +26,12 @@ long probe_forced_not_cpuid();
 // Raw mov from CR0 / CR3 / CR4 and to CR0 / CR4: 0, or (vector << 16 | error code).
 long probe_read_cr(unsigned cr, uint64_t* value);
 long probe_write_cr(unsigned cr, uint64_t value);
+// `int $n` from the kernel: kSoftwareInterruptDelivered (kernel/software_interrupts.h) when
+// the trap table's handler ran, or (vector << 16 | error code) of the #GP.
+long probe_int_0x80();
+long probe_int_0x81();
+long probe_int_0x90();
+long probe_int_0x91();
 extern char probe_iret_landing[];
 }
 

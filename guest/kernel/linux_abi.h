@@ -33,6 +33,7 @@ enum Syscall : uint64_t {
   kGetegid = 108,
   kGetppid = 110,
   kArchPrctl = 158,
+  kIopl = 172,
   kGettid = 186,
   kSetTidAddress = 218,
   kClockGettime = 228,

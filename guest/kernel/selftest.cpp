@@ -58,6 +58,7 @@ bool selftest_run(const char* name) {
                                  {"xdom-peer", selftest_xdom_peer},
                                  {"xdom-wait", selftest_xdom_wait},
                                  {"privop", selftest_privop},
+                                 {"swint", selftest_swint},
                                  {"msr", selftest_msr},
                                  {"ldt", selftest_ldt},
                                  {"ipi", selftest_ipi},

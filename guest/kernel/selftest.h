@@ -36,6 +36,7 @@ void selftest_tbuf(SelfTest& test);
 void selftest_unprivileged(SelfTest& test);
 void selftest_fpu(SelfTest& test);
 void selftest_privop(SelfTest& test);
+void selftest_swint(SelfTest& test);      // int $n, sysenter, virtual IOPL (selftest_swint.cpp)
 void selftest_msr(SelfTest& test);        // the MSRs Xen serves a PV kernel (selftest_msr.cpp)
 void selftest_ldt(SelfTest& test);        // MMUEXT_SET_LDT (selftest_ldt.cpp)
 void selftest_ipi(SelfTest& test);        // EVTCHNOP_bind_ipi (selftest_ipi.cpp)

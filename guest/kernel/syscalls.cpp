@@ -1,4 +1,5 @@
 #include "kernel/syscalls.h"
+#include "kernel/software_interrupts.h"
 
 #include "kernel/console.h"
 #include "kernel/linux_abi.h"
@@ -120,6 +121,7 @@ long dispatch(uint64_t number, TrapFrame& f) {
     case kGettid: return current_process().pid;
     case kSetTidAddress: return current_process().pid;
     case kArchPrctl: return sys_arch_prctl(f.rdi, f.rsi);
+    case kIopl: return sys_iopl(f, f.rdi);
     case kIoctl: return -kENOTTY;  // the console is not a terminal
     case kClose: return 0;         // the console stays open
     case kRtSigaction:

@@ -19,6 +19,7 @@ struct TrapFrame {
   static constexpr uint64_t kEventVector = 256;
   static constexpr uint64_t kSyscallVector = 257;
   static constexpr uint64_t kFailsafeVector = 258;
+  static constexpr uint64_t kSysenterVector = 259;
 
   // Xen clears the RPL of CS in frames it builds for guest-kernel context, so RPL 3 means
   // the frame was taken in user mode.

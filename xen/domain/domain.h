@@ -43,7 +43,8 @@ struct Vcpu {
   uint64_t kernel_ss = 0, kernel_sp = 0;  // from stack_switch: where bounces from user land
   trap_info_t trap_table[256]{};
   uint64_t event_callback = 0, failsafe_callback = 0, syscall_callback = 0, syscall32_callback = 0;
-  bool syscall_disables_events = false;
+  uint64_t sysenter_callback = 0;  // CALLBACKTYPE_sysenter (pv/software_interrupt)
+  bool syscall_disables_events = false, syscall32_disables_events = false, sysenter_disables_events = false;
   uint64_t fs_base = 0, gs_base_kernel = 0, gs_base_user = 0;
   msr_emulation::VcpuMsrs msrs;   // its vMCE state and MISC_FEATURES_ENABLES (pv/msr_emulation)
   bool fpu_switched_out = false;  // guest asked CR0.TS set (fpu_taskswitch)
@@ -57,7 +58,9 @@ struct Vcpu {
   unsigned gdt_entries = 0;
   ldt_rules::Ldt ldt;            // MMUEXT_SET_LDT's LDT: recorded, never loaded (pv/ldt_rules.h)
   debug_registers::State debug;  // set_debugreg's values: read back, not loaded (pv/debug_registers.h)
-  unsigned iopl = 0;             // PHYSDEVOP_set_iopl: I/O ports for the guest kernel when > 0
+  // Its virtual IOPL (0..3, pv/virtual_iopl.h): PHYSDEVOP_set_iopl's, or with
+  // VMASST_TYPE_architectural_iopl the IOPL of its last HYPERVISOR_iret frame.
+  unsigned iopl = 0;
   bool blocked = false;
   // Created by XEN_DOMCTL_max_vcpus (Xen's vcpu_create): createdomain only sizes the array.
   bool created = false;

@@ -18,6 +18,7 @@ namespace hypercall {
 namespace {
 
 using cpu::canonical;
+constexpr uint8_t nmi_vector = 2, trap_masks_events = 4;  // TI_SET_IF
 
 long register_callback(Vcpu& vcpu, const callback_register& cb) {
   if (!canonical(cb.address)) return -XEN_EINVAL;
@@ -30,7 +31,29 @@ long register_callback(Vcpu& vcpu, const callback_register& cb) {
       return 0;
     case CALLBACKTYPE_syscall32:  // a 32-bit user process's syscall (see pv::handle_syscall)
       vcpu.syscall32_callback = cb.address;
+      vcpu.syscall32_disables_events = cb.flags & CALLBACKF_mask_events;
       return 0;
+    case CALLBACKTYPE_sysenter:  // sysenter from the guest (pv/software_interrupt)
+      vcpu.sysenter_callback = cb.address;
+      vcpu.sysenter_disables_events = cb.flags & CALLBACKF_mask_events;
+      return 0;
+    case CALLBACKTYPE_nmi:  // Xen keeps it as the trap table's vector 2, events masked
+      vcpu.trap_table[nmi_vector] = trap_info_t{nmi_vector, trap_masks_events, FLAT_KERNEL_CS, cb.address};
+      return 0;
+    default: return -XEN_ENOSYS;
+  }
+}
+
+// As Xen 4.17: the callbacks a 64-bit PV guest has cannot be unregistered (-EINVAL; it
+// registers another address instead); NMI is the only one that can, and we deliver none.
+long unregister_callback(Vcpu& vcpu, unsigned type) {
+  switch (type) {
+    case CALLBACKTYPE_event:
+    case CALLBACKTYPE_failsafe:
+    case CALLBACKTYPE_syscall:
+    case CALLBACKTYPE_syscall32:
+    case CALLBACKTYPE_sysenter: return -XEN_EINVAL;
+    case CALLBACKTYPE_nmi: vcpu.trap_table[nmi_vector] = trap_info_t{}; return 0;
     default: return -XEN_ENOSYS;
   }
 }
@@ -81,7 +104,7 @@ long callback_op(Vcpu& vcpu, TrapFrame&, Arguments& args) {
     case CALLBACKOP_unregister: {
       callback_unregister cb;
       if (!guest_memory::read(vcpu, args.a[1], cb)) return -XEN_EFAULT;
-      return register_callback(vcpu, callback_register{uint16_t(cb.type), 0, 0});
+      return unregister_callback(vcpu, cb.type);
     }
     default: return -XEN_ENOSYS;
   }
@@ -154,6 +177,8 @@ long iret(Vcpu& vcpu, TrapFrame& frame, Arguments&) {
     }
     pv::toggle_guest_mode(vcpu);
   }
+  if (vcpu.domain->vm_assist & (1ul << VMASST_TYPE_architectural_iopl))
+    vcpu.iopl = unsigned((context.rflags & rflags::iopl) >> 12);  // as Xen's do_iret
   frame.rip = context.rip;
   frame.cs = context.cs | 3;
   frame.rflags = (context.rflags & rflags::defined & ~(rflags::iopl | rflags::virtual_8086)) | rflags::interrupt |

@@ -16,7 +16,8 @@ namespace {
 constexpr long version_major = 4, version_minor = 17;
 constexpr unsigned long supported_vm_assists =
     (1UL << VMASST_TYPE_4gb_segments) | (1UL << VMASST_TYPE_4gb_segments_notify) |
-    (1UL << VMASST_TYPE_writable_pagetables) | (1UL << VMASST_TYPE_pae_extended_cr3) | (1UL << VMASST_TYPE_m2p_strict);
+    (1UL << VMASST_TYPE_writable_pagetables) | (1UL << VMASST_TYPE_pae_extended_cr3) |
+    (1UL << VMASST_TYPE_architectural_iopl) | (1UL << VMASST_TYPE_m2p_strict);
 
 template <size_t N>
 long copy_string(Vcpu& vcpu, uint64_t to, const char* text) {

@@ -38,6 +38,9 @@ bool create_bounce_frame(Vcpu& vcpu, TrapFrame& frame, const Bounce& bounce) {
   uint8_t saved_mask = info->evtchn_upcall_mask;
   if (bounce.mask_events) info->evtchn_upcall_mask = 1;
   uint64_t saved_flags = (frame.rflags & ~(rflags::interrupt | rflags::iopl)) | (saved_mask ? 0 : rflags::interrupt);
+  // With architectural IOPL the frame carries the virtual IOPL, which the guest's iret
+  // gives back (Xen's create_bounce_frame); under the classic ABI the field reads 0.
+  if (vcpu.domain->vm_assist & (1ul << VMASST_TYPE_architectural_iopl)) saved_flags |= uint64_t(vcpu.iopl) << 12;
 
   uint64_t words[8];
   unsigned n = 0;

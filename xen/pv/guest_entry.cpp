@@ -14,6 +14,7 @@
 #include "pv/page_fault.h"
 #include "pv/privileged_op.h"
 #include "pv/return_to_guest.h"
+#include "pv/software_interrupt.h"
 #include "pv/unemulated_report.h"
 #include "emulate/instruction_fetch.h"
 #include "domain/shared_info.h"
@@ -40,8 +41,9 @@ bool from_compat_mode(const TrapFrame& frame) { return (frame.cs & 0xffff) == FL
 // Out of line: a hypercall passing through handle_syscall then needs no frame of its own.
 [[gnu::noinline]] void bounce_system_call(Vcpu& vcpu, TrapFrame& frame) {
   perf::add(perf::Counter::guest_syscalls);
-  uint64_t callback = from_compat_mode(frame) ? vcpu.syscall32_callback : vcpu.syscall_callback;
-  Bounce bounce{callback, false, 0, vcpu.syscall_disables_events};
+  const bool compat = from_compat_mode(frame);
+  uint64_t callback = compat ? vcpu.syscall32_callback : vcpu.syscall_callback;
+  Bounce bounce{callback, false, 0, compat ? vcpu.syscall32_disables_events : vcpu.syscall_disables_events};
   bool clear_df = true;
   if (!bounce.handler) {  // no callback registered: the guest sees #UD at the syscall
     const trap_info_t& ud = vcpu.trap_table[vector_invalid_opcode];
@@ -147,7 +149,9 @@ namespace {
 void handle_guest_exception(TrapFrame& frame) {
   Vcpu& vcpu = *domains::current();
   unsigned vector = unsigned(frame.vector);
-  if (vector == vector_general_protection && privileged_op::emulate(vcpu, frame)) return;
+  if (vector == vector_general_protection &&
+      (privileged_op::emulate(vcpu, frame) || software_interrupt::deliver(vcpu, frame)))
+    return;
   if (vector == vector_invalid_opcode && invalid_op::emulate(vcpu, frame)) return;
   if (vector == vector_general_protection || vector == vector_invalid_opcode) report_unemulated(vcpu, frame, vector);
   if (vector == 14) {

@@ -3,6 +3,9 @@
 #include "arch/x86/cpu/rflags.h"
 #include "domain/domain.h"
 #include "pv/guest_memory.h"
+#include "pv/virtual_iopl.h"
+#include "mm/xen_abi.h"
+#include <xen/xen.h>
 
 namespace port_io {
 namespace {
@@ -81,8 +84,13 @@ bool emulate_string(Vcpu& vcpu, TrapFrame& frame, const Access& access, bool pri
 }
 }  // namespace
 
+bool iopl_allows(const Vcpu& vcpu) {
+  const bool architectural = vcpu.domain->vm_assist & (1ul << VMASST_TYPE_architectural_iopl);
+  return virtual_iopl::allows(vcpu.iopl, vcpu.kernel_mode, architectural);
+}
+
 bool emulate(Vcpu& vcpu, TrapFrame& frame, const uint8_t* bytes, size_t available) {
-  if (!vcpu.kernel_mode || vcpu.iopl == 0) return false;
+  if (!iopl_allows(vcpu)) return false;
   bool privileged = vcpu.domain->privileged;
   Access access = decode(bytes, available);
   if (!access.valid) return false;

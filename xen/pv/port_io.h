@@ -1,5 +1,5 @@
-// I/O port access for a guest kernel that raised its virtual IOPL (PHYSDEVOP_set_iopl), as
-// Xen does it: the guest runs without I/O privilege, its in/out instructions fault with #GP,
+// I/O port access for guest code its virtual IOPL allows (pv/virtual_iopl.h), as Xen does it:
+// the guest runs without I/O privilege, its in/out instructions fault with #GP,
 // and the hypervisor decodes and performs them for a privileged domain, refusing the ports
 // it drives itself; for an unprivileged one (no I/O port permission) reads give all ones and
 // writes are dropped.
@@ -51,7 +51,11 @@ struct PortPlan {
 };
 PortPlan plan_access(bool privileged, uint32_t port, unsigned width);
 
-// Handles a #GP from the guest kernel, given the instruction bytes at rip (pv/privileged_op
+// Whether the vCPU's current code may use I/O instructions (and cli/sti): its virtual IOPL
+// against the level it counts as (pv/virtual_iopl.h), as Xen's iopl_ok.
+bool iopl_allows(const Vcpu& vcpu);
+
+// Handles a #GP from the guest (kernel or user mode), given the instruction bytes at rip (pv/privileged_op
 // fetches them once); true if it was an in/out, ins or outs it performed
 // (rip advanced, or left on a rep ins/outs that has more to do).
 bool emulate(Vcpu& vcpu, TrapFrame& frame, const uint8_t* bytes, size_t available);

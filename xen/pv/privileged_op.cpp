@@ -62,10 +62,10 @@ bool emulate_msr(Vcpu& vcpu, TrapFrame& frame, const FetchedInstruction& fetched
   frame.rip += decoded.length;
   return true;
 }
-// cli / sti: no-ops for a kernel with I/O privilege, as Xen's (pv/interrupt_flag.h).
+// cli / sti: no-ops for code its virtual IOPL allows them to, as Xen's (pv/interrupt_flag.h).
 bool emulate_interrupt_flag(const Vcpu& vcpu, TrapFrame& frame, const FetchedInstruction& fetched) {
   const unsigned length = interrupt_flag::instruction_length(fetched.bytes, fetched.count);
-  if (length == 0 || !interrupt_flag::permitted(vcpu.iopl)) return false;
+  if (length == 0 || !port_io::iopl_allows(vcpu)) return false;
   frame.rip += length;
   return true;
 }
@@ -118,12 +118,16 @@ bool emulate_control_register(Vcpu& vcpu, TrapFrame& frame, const FetchedInstruc
 }  // namespace
 
 bool emulate(Vcpu& vcpu, TrapFrame& frame) {
-  // Guest user code gets no help: only a kernel may think it runs in ring 0 (Xen's check).
-  if (!vcpu.kernel_mode || frame.error_code != 0) return false;
+  if (frame.error_code != 0) return false;
   FetchedInstruction fetched;  // the same fetch the PTE-write emulation makes
   if (!instruction_fetch::fetch(vcpu, frame.rip, fetched)) return false;
-  return port_io::emulate(vcpu, frame, fetched.bytes, fetched.count) || emulate_msr(vcpu, frame, fetched) ||
-         emulate_interrupt_flag(vcpu, frame, fetched) || emulate_control_register(vcpu, frame, fetched) ||
+  // I/O and cli/sti for whichever code the virtual IOPL allows them to, user mode included.
+  if (port_io::emulate(vcpu, frame, fetched.bytes, fetched.count) || emulate_interrupt_flag(vcpu, frame, fetched))
+    return true;
+  // Guest user code gets no more help: only a kernel may think it runs in ring 0 (Xen's
+  // emulator sees CPL 3 there and refuses the rest).
+  if (!vcpu.kernel_mode) return false;
+  return emulate_msr(vcpu, frame, fetched) || emulate_control_register(vcpu, frame, fetched) ||
          emulate_cache_flush(vcpu, frame, fetched);
 }
 
