@@ -81,6 +81,9 @@ void selftest_lifecycle_unprivileged(SelfTest& test);
 // pvhv's ptwr-mode domctl (selftest_ptwr_mode.cpp): dom0 flips its own mode; a domU is refused.
 void selftest_ptwr_mode(SelfTest& test);
 
+// The FIFO event-channel ABI (selftest_evtchn_fifo.cpp); the kernel stays on FIFO after it.
+void selftest_evtchn_fifo(SelfTest& test);
+
 // Work across domains (selftest_xdom.cpp): dom0 alone, dom0 beside domain 1, domain 1.
 void selftest_xdom_self(SelfTest& test);
 void selftest_xdom_domu(SelfTest& test);
