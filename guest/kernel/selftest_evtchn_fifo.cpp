@@ -9,9 +9,10 @@
 // real FIFO delivery on queue 2: unmask links a pending event as HEAD with READY and the
 // upcall flag set, a second event is LINKed behind it, the guest consumes both (clearing
 // LINKED), a consumed tail makes the next event HEAD again, a masked event stays unlinked until
-// unmasked, priority 0 is its own queue, close clears PENDING; an IPI handled by the kernel's
-// upcall and the timer's VIRQ both arrive through the queues. The kernel keeps using FIFO for
-// the rest of its life (init runs on it). The same checks run on Xen 4.17.
+// unmasked, priority 0 is its own queue, close clears PENDING, an interdomain channel to
+// ourselves delivers; an IPI handled by the kernel's upcall and the timer's VIRQ both arrive
+// through the queues. The kernel keeps using FIFO for the rest of its life (init runs on it).
+// The same checks run on Xen 4.17.
 #include "arch/hypercall.h"
 #include "arch/xen.h"
 #include "kernel/event_channel_ops.h"
@@ -185,6 +186,22 @@ void queues(SelfTest& test, Fifo& fifo, evtchn_port_t p, evtchn_port_t q) {
   test.check("  loses its PENDING", fifo.flags(q), kMasked);
 }
 
+// An interdomain channel to ourselves: the bind marks the new port pending (as Xen does), and
+// a send on the other end reaches its word.
+void interdomain(SelfTest& test, Fifo& fifo) {
+  evtchn_port_t remote = 0, local = 0;
+  test.check("an interdomain channel to ourselves",
+             evtchn::alloc_unbound(DOMID_SELF, DOMID_SELF, remote) == 0 &&
+                 evtchn::bind_interdomain(DOMID_SELF, remote, local) == 0,
+             true);
+  test.check("  its new port is pending in its word", (fifo.flags(local) & kPending) != 0, true);
+  events_mask(local);
+  fifo.ack(local);
+  test.check("  a send on the other end works", evtchn::send(remote), 0);
+  test.check("  and reaches the word (pending, masked)", fifo.flags(local) & (kPending | kMasked), kPending | kMasked);
+  test.check("  both ends closed", evtchn::close(local) == 0 && evtchn::close(remote) == 0, true);
+}
+
 volatile unsigned handled;
 void on_ipi(uint32_t) { handled = handled + 1; }
 
@@ -237,6 +254,7 @@ void selftest_evtchn_fifo(SelfTest& test) {
   priorities(test, unbound, closed);
   array_pages(test, fifo);
   queues(test, fifo, p, q);
+  interdomain(test, fifo);
   delivery(test, fifo, p);
   page_table_tests::check_audit(test);
 }

@@ -3,6 +3,8 @@
 // them, priorities, events raised before their array page exists, and a guest that scribbles
 // on its words.
 #include <gtest/gtest.h>
+#include <atomic>
+#include <thread>
 #include "domain/event_fifo.h"
 
 namespace evtchn_fifo {
@@ -225,6 +227,32 @@ TEST_F(Fifo, GarbageInTheWordsIsNeverFollowed) {
   EXPECT_FALSE(set_pending(fifo, 11));
   EXPECT_EQ(word(9), kLinked | 11u);
   EXPECT_EQ(fifo.tails[EVTCHN_FIFO_PRIORITY_DEFAULT], 11u);
+}
+
+// A hostile guest flipping MASKED on the tail word as fast as it can while the hypervisor links
+// behind it: every link ends after a bounded number of tries, linked or given up (counted),
+// and never leaves BUSY set.
+TEST_F(Fifo, ATailTheGuestKeepsChangingCostsBoundedTries) {
+  start_with_page();
+  std::atomic<bool> stop{false};
+  std::thread guest([&] {
+    while (!stop.load()) __atomic_fetch_xor(&word(5), kMasked, __ATOMIC_SEQ_CST);
+  });
+  constexpr unsigned kRounds = 2000;
+  unsigned linked = 0;
+  for (unsigned round = 0; round < kRounds; ++round) {
+    __atomic_and_fetch(&word(5), kMasked, __ATOMIC_SEQ_CST);
+    __atomic_or_fetch(&word(5), kPending | kLinked, __ATOMIC_SEQ_CST);
+    fifo.tails[EVTCHN_FIFO_PRIORITY_DEFAULT] = 5;
+    word(6) = 0;
+    EXPECT_FALSE(set_pending(fifo, 6));
+    const event_word_t tail = __atomic_load_n(&word(5), __ATOMIC_SEQ_CST);
+    EXPECT_EQ(tail & kBusy, 0u);
+    linked += (tail & kLinkMask) == 6;
+  }
+  stop = true;
+  guest.join();
+  EXPECT_EQ(linked + fifo.links_given_up, kRounds);
 }
 
 TEST_F(Fifo, AResetPortHasTheDefaultPriorityAgain) {
