@@ -1,7 +1,11 @@
 #pragma once
 // 2-level event channels: the upcall scans evtchn_pending_sel, then the pending words it
-// selects, and calls the handler bound to each pending, unmasked port.
+// selects, and calls the handler bound to each pending, unmasked port. After
+// events_use_fifo (only selftest=evtchn-fifo switches: the kernel's own ABI is 2-level) the
+// upcall drains the FIFO queues instead, as a FIFO guest does.
 #include <stdint.h>
+
+#include "arch/xen.h"
 
 namespace kernel {
 
@@ -16,6 +20,13 @@ void events_detach(uint32_t port);  // no handler, masked
 void events_mask(uint32_t port);
 long events_unmask(uint32_t port);  // EVTCHNOP_unmask: an event pending meanwhile is delivered
 void events_handle_upcall();
+// From now on the domain's events arrive in the FIFO queues of `control` (the hypervisor
+// accepted it with EVTCHNOP_init_control) with the words of `array` (ports 0..1023, the first
+// page given with EVTCHNOP_expand_array). Masking then sets MASKED in the port's word.
+void events_use_fifo(evtchn_fifo_control_block* control, event_word_t* array);
+// The FIFO upcall's steps, for the self-test: the next port of queue `priority` with its
+// word's LINKED cleared (0: none), and whether the queue still has more after it.
+uint32_t events_fifo_take(unsigned priority, bool& more);
 uint64_t events_delivered();
 
 }  // namespace kernel

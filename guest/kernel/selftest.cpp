@@ -62,6 +62,7 @@ bool selftest_run(const char* name) {
                                  {"msr", selftest_msr},
                                  {"ldt", selftest_ldt},
                                  {"ipi", selftest_ipi},
+                                 {"evtchn-fifo", selftest_evtchn_fifo},
                                  {"debugreg", selftest_debugreg},
                                  {"time-area", selftest_time_area},
                                  {"cpuid", selftest_cpuid},

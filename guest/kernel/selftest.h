@@ -89,6 +89,8 @@ void selftest_ptwr_mode(SelfTest& test);
 // sequences, and a flood of console_io and ring notifications (a domU).
 void selftest_console_filter(SelfTest& test);
 void selftest_console_flood(SelfTest& test);
+// The FIFO event-channel ABI (selftest_evtchn_fifo.cpp); the kernel stays on FIFO after it.
+void selftest_evtchn_fifo(SelfTest& test);
 
 // Work across domains (selftest_xdom.cpp): dom0 alone, dom0 beside domain 1, domain 1.
 void selftest_xdom_self(SelfTest& test);

@@ -9,7 +9,9 @@ shared_info page, foreigndom 1): the domain stays, dead (XEN_DOMINF_dying, one f
 until dom0 unmaps it. Then it is gone from getdomaininfo, the domain count drops by one, the frames physinfo finds back are the ones the hypervisor says it
 gave back ("Domain 1 destroyed"), and the frame audit is clean then and at the end. A timer dom0
 sets just before makes the teardown stop part way and be continued (-ERESTART's way here). The domU
-runs selftest=lifecycle-unprivileged first: createdomain, destroydomain, set/getvcpucontext,
+runs selftest=evtchn-fifo first (so it is destroyed with its FIFO control block and event
+array frames held by the hypervisor, which must give them back with the rest), then
+selftest=lifecycle-unprivileged: createdomain, destroydomain, set/getvcpucontext,
 hypercall_init and set_address_size are -EPERM (-EACCES for a stale interface version first,
 -ESRCH for a domain that does not exist). Both ptwr= modes.
 """
@@ -34,10 +36,11 @@ def main():
     for mode in ("ptwr=emulate", "ptwr=writable"):
         # pte=direct: the domU writes its page tables directly, so under ptwr=writable its
         # writable-pagetable slots are in use when it is destroyed.
-        result = boot_two(build, "selftest=lifecycle-domu", "selftest=lifecycle-unprivileged pte=direct init=/forktest",
+        result = boot_two(build, "selftest=lifecycle-domu", "selftest=evtchn-fifo+lifecycle-unprivileged pte=direct init=/forktest",
                           mode, domu_ending="Domain 1 destroyed", extra=DETERMINISTIC)
         dom0_checks = guest_boot.check_selftest(result, "lifecycle-domu", 8)
         domu_checks = guest_boot.check_selftest(result, "lifecycle-unprivileged", 8, prefix="(d1) ")
+        guest_boot.check_selftest(result, "evtchn-fifo", 60, prefix="(d1) ")
         destroyed = re.search(r"Domain 1 destroyed: (\d+) frames back to the allocator", result.serial)
         machine.expect(destroyed is not None, "no count of the frames given back", result)
         seen = re.search(r"selftest lifecycle-domu: frames back: (\d+)", result.serial)

@@ -13,6 +13,7 @@
 #include "console/output_limit.h"
 #include "control/pause_count.h"
 #include "domain/event_channel_table.h"
+#include "domain/event_fifo.h"
 #include "memory/domain_memory_map.h"
 #include "mm/frame_table.h"
 #include "mm/guest_frame_write_ref.h"
@@ -172,6 +173,10 @@ struct Domain {
   EventChannel event_channels[max_event_channels]{};
   unsigned valid_event_channels = evtchn::first_bucket_end(max_event_channels);  // the buckets Xen would have
   evtchn::Table channel_table() { return evtchn::Table{event_channels, max_event_channels, id, &valid_event_channels}; }
+  // The FIFO ABI's queues once the guest asked for them (EVTCHNOP_init_control): delivery then
+  // goes there instead of the 2-level bitmaps (domain/event_fifo, domain/event_channels_fifo).
+  evtchn_fifo::DomainFifo fifo;
+  static_assert(max_event_channels <= evtchn_fifo::kPortCapacity);
   // The console ring of a domain built at boot (start_info->console.domU), drained by the
   // hypervisor when the domain notifies `console_port` (domain/guest_console). Held from
   // attach until teardown: the hypervisor stores the ring's out_cons into it.
@@ -192,9 +197,10 @@ inline vcpu_info_t* Vcpu::info() const {
 }
 
 namespace domains {
-// The domain slots. Each Domain holds its event-channel table and vCPU state (about 19 KiB),
-// so the table is kept modest: 32 slots, about 600 KiB, dom0 included. Ids are independent of
-// slots (createdomain chooses them as Xen does); a slot is reused once its domain is gone.
+// The domain slots. Each Domain holds its event-channel table, FIFO queue state and vCPU
+// state (about 23 KiB), so the table is kept modest: 32 slots, about 750 KiB, dom0 included.
+// Ids are independent of slots (createdomain chooses them as Xen does); a slot is reused once
+// its domain is gone.
 constexpr unsigned max_domains = 32;
 
 // The vCPU whose state the CPU holds; null while the CPU idles. Inline: every trap asks.

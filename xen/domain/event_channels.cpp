@@ -5,6 +5,7 @@
 #include <xen/xen.h>
 #include "domain/domain.h"
 #include "domain/event_channel_table.h"
+#include "domain/event_channels_fifo.h"
 #include "domain/guest_console.h"
 #include "domain/scheduler.h"
 #include "pv/guest_memory.h"
@@ -120,10 +121,22 @@ long unmask(Vcpu& vcpu, uint64_t argument) {
   if (!guest_memory::read(vcpu, argument, request)) return -XEN_EFAULT;
   Domain& domain = *vcpu.domain;
   if (!domain.channel_table().in_use(request.port)) return -XEN_EINVAL;
+  if (event_channels_fifo::active(domain)) {
+    event_channels_fifo::unmask(domain, request.port);
+    return 0;
+  }
   shared_info_t* shared = domain.shared_info;
   clear(shared->evtchn_mask, request.port);
   if (test(shared->evtchn_pending, request.port)) raise_upcall(vcpu, request.port);
   return 0;
+}
+
+// A closed port's pending event goes with it, in whichever ABI the domain uses.
+void forget_pending(Domain& domain, unsigned port) {
+  if (event_channels_fifo::active(domain))
+    event_channels_fifo::port_closed(domain, port);
+  else if (domain.shared_info)
+    clear(domain.shared_info->evtchn_pending, port);
 }
 
 // Xen's evtchn_close: a free port (or 0) is -EINVAL; the pending bit goes with the port.
@@ -136,7 +149,7 @@ long close(Vcpu& vcpu, uint64_t argument) {
   if (result.error) return result.error;
   if (result.closed.state == State::virq && result.closed.virq < NR_VIRQS) vcpu.virq_to_port[result.closed.virq] = 0;
   if (result.closed.state == State::hypervisor && domain.console_port == request.port) domain.console_port = 0;
-  if (domain.shared_info) clear(domain.shared_info->evtchn_pending, request.port);
+  forget_pending(domain, request.port);
   return 0;
 }
 
@@ -174,6 +187,10 @@ long status(Vcpu& vcpu, uint64_t argument) {
 }  // namespace
 
 void set_pending(Domain& domain, unsigned port) {
+  if (event_channels_fifo::active(domain)) {
+    event_channels_fifo::set_pending(domain, port);
+    return;
+  }
   shared_info_t* shared = domain.shared_info;
   if (!shared || port >= Domain::max_event_channels) return;
   if (test_and_set(shared->evtchn_pending, port)) return;
@@ -209,8 +226,9 @@ void close_all(Domain& domain) {
   for (unsigned port = 1; port < Domain::max_event_channels; ++port) {
     if (domain.event_channels[port].state == State::free) continue;
     evtchn::close(table, port, table_of);
-    if (domain.shared_info) clear(domain.shared_info->evtchn_pending, port);
+    forget_pending(domain, port);
   }
+  event_channels_fifo::release(domain);  // the control block and array frames given back
   for (uint64_t& port : domain.vcpu0.virq_to_port) port = 0;
   domain.console_port = 0;
 }
@@ -225,6 +243,9 @@ long hypercall(Vcpu& vcpu, int command, uint64_t argument) {
     case EVTCHNOP_close: return close(vcpu, argument);
     case EVTCHNOP_send: return send(vcpu, argument);
     case EVTCHNOP_status: return status(vcpu, argument);
+    case EVTCHNOP_init_control: return event_channels_fifo::init_control(vcpu, argument);
+    case EVTCHNOP_expand_array: return event_channels_fifo::expand_array(vcpu, argument);
+    case EVTCHNOP_set_priority: return event_channels_fifo::set_priority(vcpu, argument);
     default: return -XEN_ENOSYS;
   }
 }

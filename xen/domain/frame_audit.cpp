@@ -47,7 +47,8 @@ Result run_and_report() {
   // And each GDT frame its set_gdt holds (a general and a descriptor type reference).
   // And each guest frame the hypervisor writes through the direct map, a registered
   // vcpu_info's and a console ring (a general and a writable type reference).
-  static mm::ExternalHold holds[(5 + Vcpu::max_gdt_frames) * domains::max_domains];
+  // And each frame the FIFO event channels write (a general and a writable type reference).
+  static mm::ExternalHold holds[(5 + Vcpu::max_gdt_frames + evtchn_fifo::kMaxFramesHeld) * domains::max_domains];
   unsigned count = 0;
   domains::for_each([&](const Domain& domain) {
     const uint64_t bases[] = {domain.vcpu0.bases.kernel_mfn, domain.vcpu0.bases.user_mfn};
@@ -59,6 +60,9 @@ Result run_and_report() {
     for (unsigned i = 0; i < Vcpu::max_gdt_frames; ++i)
       if (domain.vcpu0.gdt_frames[i])
         holds[count++] = mm::ExternalHold{domain.vcpu0.gdt_frames[i], 1, 1, mm::PageType::SegmentDescriptor};
+    evtchn_fifo::for_each_frame(domain.fifo, [&](uint64_t mfn) {
+      holds[count++] = mm::ExternalHold{mfn, 1, 1, mm::PageType::Writable};
+    });
     if (domain.shared_info)
       holds[count++] = mm::ExternalHold{domain.shared_info_mfn, shared_info_page::hold_general_refs,
                                         shared_info_page::hold_type_refs, mm::PageType::Writable};

@@ -2,4 +2,5 @@
 # the host unit tests.
 list(APPEND PURE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/event_channel_table.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/event_fifo.cpp
   ${CMAKE_CURRENT_LIST_DIR}/run_queue.cpp)

@@ -1,0 +1,112 @@
+// The FIFO event-channel ABI of one domain (Xen 4.17's EVTCHNOP_init_control, expand_array,
+// set_priority; the semantics of xen/common/event_fifo.c, written here from the public header's
+// contract): a 32-bit event word per port in guest pages (PENDING, MASKED, LINKED, BUSY and a
+// 17-bit LINK to the next port of its queue), and per vCPU a control block in a guest page (a
+// READY bit per priority and the HEAD port of each of the 16 priority queues). The hypervisor
+// links a pending, unmasked, unlinked event behind the tail of its priority's queue (or makes
+// it the HEAD when the queue is empty), sets READY and asks for an upcall; the guest consumes
+// from HEAD, clearing LINKED as it goes.
+//
+// The guest is hostile and runs concurrently in principle: its words are only ever tested and
+// changed bit by bit with atomics, nothing read from them indexes anything (the tails are the
+// hypervisor's own, the LINK values its own writes), and the one cmpxchg loop (linking behind a
+// tail the guest may change) is bounded. Pure: no domain lookup, no frame references (the glue,
+// domain/event_channels_fifo, takes and drops them); guest frames are addressed through a base
+// pointer (the direct map in the hypervisor, a buffer in the unit tests).
+#pragma once
+#include <stdint.h>
+#include "mm/xen_abi.h"
+#include <xen/xen.h>
+#include <xen/event_channel.h>
+
+namespace evtchn_fifo {
+inline constexpr unsigned kPageSize = 4096;
+inline constexpr unsigned kWordsPerPage = kPageSize / sizeof(event_word_t);
+// The most array pages Xen accepts (the LINK field's reach); one more is -ENOSPC.
+inline constexpr unsigned kMaxArrayPages = EVTCHN_FIFO_NR_CHANNELS / kWordsPerPage;
+inline constexpr unsigned kQueues = EVTCHN_FIFO_MAX_QUEUES;
+// The ports whose queue state is kept (the domain's port table: Domain::max_event_channels).
+inline constexpr unsigned kPortCapacity = 1024;
+
+inline constexpr event_word_t kPending = 1u << EVTCHN_FIFO_PENDING;
+inline constexpr event_word_t kMasked = 1u << EVTCHN_FIFO_MASKED;
+inline constexpr event_word_t kLinked = 1u << EVTCHN_FIFO_LINKED;
+inline constexpr event_word_t kBusy = 1u << EVTCHN_FIFO_BUSY;
+inline constexpr event_word_t kLinkMask = EVTCHN_FIFO_LINK_MASK;
+
+// How often the hypervisor retries linking behind a tail the guest keeps changing (it may only
+// set or clear MASKED, clear PENDING, or clear LINKED: with BUSY set it cannot unmask, so an
+// honest guest makes a retry fail a few times at most).
+inline constexpr unsigned kLinkRetries = 4;
+
+// EVTCHNOP_init_control's argument rules before any frame is looked at: the control block must
+// lie within the page and on an 8-byte boundary (-EINVAL otherwise), as Xen 4.17.
+int check_control_offset(uint64_t offset);
+
+struct PortQueueState {
+  uint8_t priority = EVTCHN_FIFO_PRIORITY_DEFAULT;    // the queue its next link goes to
+  uint8_t last_queue = EVTCHN_FIFO_PRIORITY_DEFAULT;  // the queue it was last linked into
+  bool deferred = false;  // raised while its word had no array page: raised again when it gets one
+};
+
+// A domain's FIFO state (one vCPU: one control block). Inactive until init_control.
+struct DomainFifo {
+  bool active = false;
+  uint8_t* memory = nullptr;  // where machine frame 0 is addressed (frame n at memory + n * 4096)
+  uint64_t control_mfn = 0;
+  uint32_t control_offset = 0;
+  uint64_t array_mfns[kMaxArrayPages]{};
+  unsigned array_pages = 0;
+  uint32_t tails[kQueues]{};  // the last port linked into each queue (0: none known)
+  PortQueueState ports[kPortCapacity];
+  uint32_t links_given_up = 0;  // tails the guest kept changing (an event it then never sees)
+
+  unsigned word_count() const { return array_pages * kWordsPerPage; }
+  // The event word of `port`, or null when no array page holds it.
+  event_word_t* word(unsigned port) const;
+  evtchn_fifo_control_block* control() const;
+};
+
+// Starts FIFO on `fifo` with its control block (the glue holds the frame): every existing port
+// gets the default priority, and those of ports 1 .. ports-1 pending in the 2-level bitmap are
+// remembered, to be raised in their words once the guest supplies the array pages (the guest
+// owns MASKED: its new words say what is masked).
+void start(DomainFifo& fifo, uint8_t* memory, uint64_t control_mfn, uint32_t control_offset,
+           const xen_ulong_t* pending_2level, unsigned ports);
+
+// EVTCHNOP_expand_array's page count check: -ENOSPC once kMaxArrayPages are there.
+int check_room_for_page(const DomainFifo& fifo);
+// Adds the next array page (the glue holds the frame) and raises again the events that were
+// raised while their words had no page. True: the vCPU must be told (an upcall).
+bool add_array_page(DomainFifo& fifo, uint64_t mfn);
+
+// Marks `port` pending and links it into its queue unless masked or already linked. True: the
+// vCPU must be told (the queue was empty and its READY bit was clear).
+bool set_pending(DomainFifo& fifo, unsigned port);
+// Clears MASKED, and links the event if it is pending. True: the vCPU must be told.
+bool unmask(DomainFifo& fifo, unsigned port);
+// Clears PENDING (a closed port): the guest unlinks and ignores events no longer pending.
+void clear_pending(DomainFifo& fifo, unsigned port);
+// The port's priority for its next link: -EINVAL beyond EVTCHN_FIFO_PRIORITY_MIN. A linked
+// event stays in the queue it is in.
+int set_priority(DomainFifo& fifo, unsigned port, uint32_t priority);
+// A port (re)bound: default priority, nothing remembered.
+void reset_port(DomainFifo& fifo, unsigned port);
+// Whether `port`'s event is still in a queue (LINKED in its word).
+bool is_linked(const DomainFifo& fifo, unsigned port);
+bool is_pending(const DomainFifo& fifo, unsigned port);
+
+// Back to nothing (teardown, after the glue dropped its frames).
+void stop(DomainFifo& fifo);
+
+// Every guest frame the FIFO state writes (the control block's, then each array page's, a
+// frame given twice visited twice): each is held with a general and a writable type reference.
+template <typename Visit>
+void for_each_frame(const DomainFifo& fifo, Visit visit) {
+  if (!fifo.active) return;
+  visit(fifo.control_mfn);
+  for (unsigned i = 0; i < fifo.array_pages; ++i) visit(fifo.array_mfns[i]);
+}
+// How many that can be at most.
+inline constexpr unsigned kMaxFramesHeld = 1 + kMaxArrayPages;
+}  // namespace evtchn_fifo
