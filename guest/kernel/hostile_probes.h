@@ -26,6 +26,10 @@ long probe_forced_not_cpuid();
 // Raw mov from CR0 / CR3 / CR4 and to CR0 / CR4: 0, or (vector << 16 | error code).
 long probe_read_cr(unsigned cr, uint64_t* value);
 long probe_write_cr(unsigned cr, uint64_t value);
+// Raw mov from / to DR0-DR7, and DR8 (dr = 8, REX.R): 0, or (vector << 16 | error code)
+// (arch/debugreg_probes.S).
+long probe_read_dr(unsigned dr, uint64_t* value);
+long probe_write_dr(unsigned dr, uint64_t value);
 extern char probe_iret_landing[];
 }
 
