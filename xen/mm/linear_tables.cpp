@@ -40,8 +40,11 @@ bool take_linear_references(MmuContext& context, PagingLevel level, PageTableEnt
 bool is_linear_entry(const FrameTable& frames, PagingLevel level, PageTableEntry entry, uint64_t table_mfn) {
   if (level == PagingLevel::L1) return false;
   if (entry.mfn() == table_mfn) return true;
+  // A normal entry's target is of the next lower level, so the type alone tells; the count is
+  // asked too, so that the audit, which must not trust a type it checks, sees a corrupted type
+  // as the wrong type of a normal entry's target.
   const PageInfo* target = frames.find(entry.mfn());
-  return target != nullptr && target->type_refs > 0 && target->type == table_type(level);
+  return target != nullptr && target->type_refs > 0 && target->type == table_type(level) && target->linear_uses > 0;
 }
 
 void release_linear_references(FrameTable& frames, PageTableEntry entry, uint64_t table_mfn) {

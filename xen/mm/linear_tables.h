@@ -31,7 +31,8 @@ bool take_linear_references(MmuContext& context, PagingLevel level, PageTableEnt
                             domid_t table_owner);
 
 // Whether a present L2-L4 entry of the table at `table_mfn` (whose references are held) is a
-// linear one: its target is the table itself or a table of the same level.
+// linear one: its target is the table itself, or a table of the same level that linear entries
+// link (linear_uses).
 bool is_linear_entry(const FrameTable& frames, PagingLevel level, PageTableEntry entry, uint64_t table_mfn);
 
 // Releases what take_linear_references took for the same entry.
