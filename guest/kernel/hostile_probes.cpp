@@ -5,6 +5,7 @@ extern "C" char probe_iret_fixup[], probe_int3_resume[];
 extern "C" char probe_wrmsr_insn[], probe_rdmsr_insn[], probe_msr_fixup[], probe_cli_insn[], probe_sti_insn[],
     probe_wbinvd_insn[];
 extern "C" char probe_cr_insn0[], probe_cr_insn1[], probe_cr_insn2[], probe_cr_insn3[], probe_cr_insn4[];
+extern "C" char probe_dr_moves[], probe_dr_moves_end[], probe_dr_fixup[];
 extern "C" char probe_forced_insn[], probe_forced_cpuid_fixup[], probe_forced_bad_insn[];
 extern "C" char probe_int_insn0[], probe_int_insn1[], probe_int_insn2[], probe_int_insn3[];
 extern "C" bool probe_iret_armed;
@@ -57,8 +58,19 @@ static bool forced_emulation_probe(TrapFrame& frame) {
   return true;
 }
 
+// A debug-register move that faulted (arch/debugreg_probes.S): any instruction of its table.
+static bool debug_register_probe(TrapFrame& frame) {
+  if (frame.rip < reinterpret_cast<uint64_t>(probe_dr_moves) ||
+      frame.rip >= reinterpret_cast<uint64_t>(probe_dr_moves_end))
+    return false;
+  frame.rax = (frame.vector << 16) | (frame.error_code & 0xffff);
+  frame.rip = reinterpret_cast<uint64_t>(probe_dr_fixup);
+  return true;
+}
+
 bool hostile_probe_fixup(TrapFrame& frame) {
   if (iret_probe(frame)) return true;
+  if (debug_register_probe(frame)) return true;
   if (msr_probe(frame)) return true;
   if (forced_emulation_probe(frame)) return true;
   // int3 is a trap: the frame already points after it.

@@ -32,6 +32,10 @@ long probe_int_0x80();
 long probe_int_0x81();
 long probe_int_0x90();
 long probe_int_0x91();
+// Raw mov from / to DR0-DR7, and DR8 (dr = 8, REX.R): 0, or (vector << 16 | error code)
+// (arch/debugreg_probes.S).
+long probe_read_dr(unsigned dr, uint64_t* value);
+long probe_write_dr(unsigned dr, uint64_t value);
 extern char probe_iret_landing[];
 }
 

@@ -47,6 +47,7 @@ bool selftest_run(const char* name) {
                                  {"ptwr-alias", selftest_ptwr_alias},
                                  {"ptwr-links", selftest_ptwr_links},
                                  {"ptwr-unlink", selftest_ptwr_unlink},
+                                 {"linear-pt", selftest_linear_pt},
                                  {"flush-clock", selftest_flush_clock},
                                  {"emulation-caches", selftest_emulation_caches},
                                  {"domctl", selftest_domctl},

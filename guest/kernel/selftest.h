@@ -67,6 +67,8 @@ void selftest_ptwr_unlink(SelfTest& test);
 // Guest frames the hypervisor writes, turned against it (selftest_hostile_frames.cpp).
 void selftest_hostile_console_ring(SelfTest& test);
 void selftest_hostile_guest_frames(SelfTest& test);
+// Linear (recursive) page tables: a read-only self-map and Xen's refusals (selftest_linear_pt.cpp).
+void selftest_linear_pt(SelfTest& test);
 // A stale writable translation of a new page table (selftest_flush_clock.cpp).
 void selftest_flush_clock(SelfTest& test);
 // The emulated write path's caches never serve a stale answer (selftest_emulation_caches.cpp).

@@ -6,7 +6,9 @@ mmuext_op that, with the two writable-pagetable slots overlapping, released a ty
 never taken and let the guest read the hypervisor's frame 0x100), ptwr-alias (a writable TLB
 alias of a detached table surviving its reattach), ptwr-links (65,536 links wrapping an L1's
 16-bit link count, so a table the hardware walks was detached as unreachable) and ptwr-unlink
-(an inactive detach after an unlink the guest did not flush must flush, seen in our counters).
+(an inactive detach after an unlink the guest did not flush must flush, seen in our counters)
+and linear-pt (a read-only self-map of the kernel's L4 read through and refused a write, the
+writable self-map, XSA-182's RW flip and XSA-240's chains refused as Xen refuses them).
 Xen 4.17 emulates every page-table write; its answers are the expected values, so on ours each
 boot runs under ptwr=emulate, ptwr=writable and ptwr=adaptive (which detaches a table first)
 with the same checks, and must end by itself
@@ -19,7 +21,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import guest_boot  # noqa: E402
 import machine  # noqa: E402
 
-TESTS = ("ptwr-overlap", "ptwr-alias", "ptwr-links", "ptwr-unlink")
+TESTS = ("ptwr-overlap", "ptwr-alias", "ptwr-links", "ptwr-unlink", "linear-pt")
 
 
 def check_suite(result, prefix, name):

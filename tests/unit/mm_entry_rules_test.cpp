@@ -137,7 +137,9 @@ TEST(MmEntryRules, HarmlessChanges) {
   EXPECT_TRUE(is_harmless_change(PagingLevel::L1, base, base.with_flags(E::kDirty | E::kNoExecute)));
   EXPECT_FALSE(is_harmless_change(PagingLevel::L1, base, base.without_flags(E::kWritable)))
       << "L1 RW changes the writable type count";
-  EXPECT_TRUE(is_harmless_change(PagingLevel::L2, base, base.without_flags(E::kWritable)));
+  for (PagingLevel level : {PagingLevel::L2, PagingLevel::L3, PagingLevel::L4})
+    EXPECT_FALSE(is_harmless_change(level, base.without_flags(E::kWritable), base))
+        << "a directory entry may be a read-only linear one (XSA-182): RW is checked as a new entry";
   EXPECT_FALSE(is_harmless_change(PagingLevel::L1, base, base.with_mfn(6)));
   EXPECT_FALSE(is_harmless_change(PagingLevel::L1, E(), base));
   EXPECT_FALSE(is_harmless_change(PagingLevel::L1, base, base.without_flags(E::kPresent)));

@@ -1,5 +1,6 @@
 #include "mm/audit.h"
 
+#include "mm/linear_tables.h"
 #include "mm/table_access.h"
 #include "mm/table_validation.h"
 
@@ -34,12 +35,26 @@ class ReferenceTally {
       if (!entry.present()) continue;
       if (level == PagingLevel::L1 && is_io(entry.mfn())) continue;  // I/O: no refs
       if (level != PagingLevel::L1 && !frames_.contains(entry.mfn())) expected_[mfn].entry_outside_table = true;
+      if (level != PagingLevel::L1 && is_linear_entry(frames_, level, entry, mfn)) {
+        linear(mfn, entry.mfn(), level);
+        continue;
+      }
       general(entry.mfn());
       if (level != PagingLevel::L1)
         typed(entry.mfn(), table_type(next_lower(level)));
       else if (entry.writable())
         typed(entry.mfn(), PageType::Writable);
     }
+  }
+
+  // A linear entry of `table` (mm/linear_tables.h): a self-map holds nothing; one to another
+  // table a general and a type ref of the table's own level, and it counts on both.
+  void linear(uint64_t table, uint64_t target, PagingLevel level) {
+    if (target == table || !frames_.contains(target)) return;
+    general(target);
+    typed(target, table_type(level));
+    ++expected_[table].linear_entries;
+    ++expected_[target].linear_uses;
   }
 
  private:
@@ -70,6 +85,8 @@ bool matches(const PageInfo& actual, const ExpectedFrame& expected) {
   if (actual.validated && is_page_table(actual.type) && actual.type_refs == 0) return false;
   if (actual.type_refs > 0 && !actual.validated) return false;
   if (actual.pinned && !is_page_table(actual.type)) return false;
+  if (actual.linear_entries != expected.linear_entries || actual.linear_uses != expected.linear_uses) return false;
+  if (actual.linear_entries != 0 && actual.linear_uses != 0) return false;
   return true;
 }
 
@@ -85,6 +102,8 @@ void record(AuditReport& report, uint64_t mfn, const PageInfo& actual, const Exp
         actual.type_refs > 0 ? actual.type : PageType::None,
         expected.untracked_block,
         expected.entry_outside_table,
+        actual.linear_entries != expected.linear_entries || actual.linear_uses != expected.linear_uses ||
+            (actual.linear_entries != 0 && actual.linear_uses != 0),
     };
   }
   ++report.mismatches;

@@ -21,6 +21,8 @@ struct ExpectedFrame {
   bool type_conflict = false;        // two holders need different types
   bool untracked_block = false;      // a validated table holds an entry outside its nonzero_blocks
   bool entry_outside_table = false;  // a validated L2-L4 links a frame the frame table lacks
+  uint32_t linear_entries = 0;       // linear entries of this table to other tables (mm/linear_tables.h)
+  uint32_t linear_uses = 0;          // linear entries of other tables to this one
 };
 
 struct AuditMismatch {
@@ -33,6 +35,7 @@ struct AuditMismatch {
   PageType actual_type = PageType::None;
   bool untracked_block = false;
   bool entry_outside_table = false;
+  bool linear_counts = false;  // linear_entries / linear_uses disagree (or are both nonzero)
 };
 
 struct AuditReport {
@@ -48,7 +51,10 @@ struct AuditReport {
 //   general = allocation + pin + external holds + one per present entry of every validated
 //             table that maps or links to the frame;
 //   type    = pin + external holds + one per RW L1 mapping (Writable) or per L2-L4 entry
-//             pointing at it (next-lower table type).
+//             pointing at it (next-lower table type, or its own for a linear entry of
+//             another table; a linear self-map holds nothing);
+//   linear  = the linear entries a table holds and those linking it (PageInfo::linear_*),
+//             never both (XSA-240).
 // Pinned frames are found by their flag; base pointers and other holds come in `holds`.
 // A frame also mismatches if its type differs from what its holders need, if a table is
 // marked validated with no type ref, if two holders need different types, or if a

@@ -1,6 +1,7 @@
 #include "mm/entry_refs.h"
 
 #include "mm/entry_rules.h"
+#include "mm/linear_tables.h"
 #include "mm/page_refs.h"
 
 namespace mm {
@@ -69,12 +70,17 @@ int take_other_entry_references(MmuContext& context, PagingLevel level, PageTabl
   if (level == PagingLevel::L1) return take_l1_references(context, entry);
   int rc = get_page_and_type(context, entry.mfn(), table_owner, table_type(next_lower(level)));
   if (rc == 0) add_link(context.frames, entry.mfn(), slot_maddr);
+  // As Xen's get_page_from_l{2,3,4}e: only a refusal of the target's type may be a linear entry.
+  if (rc == error(XEN_EINVAL) && take_linear_references(context, level, entry, slot_maddr >> kPageShift, table_owner))
+    return 0;
   return rc;
 }
 
 void release_present_entry_references(FrameTable& frames, PagingLevel level, PageTableEntry entry,
                                       uint64_t slot_maddr) {
   if (level == PagingLevel::L1) return release_l1_entry_references(frames, entry);
+  const uint64_t table_mfn = slot_maddr >> kPageShift;
+  if (is_linear_entry(frames, level, entry, table_mfn)) return release_linear_references(frames, entry, table_mfn);
   // An L2-L4 entry took its references on a table frame, which is always in the frame table;
   // one naming a frame outside it took none (no validation accepts it) and is not looked up.
   PageInfo* target = frames.find(entry.mfn());

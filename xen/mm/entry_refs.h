@@ -8,7 +8,9 @@ namespace mm {
 // What a present entry holds:
 //   L1: a general ref on the mapped frame, plus a Writable type ref if the entry is RW.
 //   L2/L3/L4: a general ref and a type ref of the next-lower table type on the target
-//   (which validates the target if it was not yet a table of that type).
+//   (which validates the target if it was not yet a table of that type); or, read-only, a
+//   linear entry to a table of its own level (mm/linear_tables.h): nothing if it is the table
+//   itself, else a general and a type ref of that level.
 // The hypervisor's own L4 slots hold nothing.
 
 // Checks a present guest entry (bits and target) and takes its references. `table_owner`

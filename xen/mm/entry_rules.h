@@ -23,13 +23,13 @@ constexpr uint64_t guest_settable_flags(PagingLevel level) {
 }
 
 // Flags whose change leaves an existing mapping's meaning for isolation intact, so the entry
-// may be rewritten without taking or dropping references (Xen's FASTPATH_*_WHITELIST).
-// Directory entries may also flip RW: only L1 RW creates a writable mapping of a frame.
-constexpr uint64_t flags_changeable_without_revalidation(PagingLevel level) {
-  constexpr uint64_t leaf = PageTableEntry::kNoExecute | PageTableEntry::kAvailableHigh |
-                            PageTableEntry::kAvailableLow | PageTableEntry::kGlobal | PageTableEntry::kDirty |
-                            PageTableEntry::kAccessed | PageTableEntry::kUser;
-  return level == PagingLevel::L1 ? leaf : leaf | PageTableEntry::kWritable;
+// may be rewritten without taking or dropping references (Xen's FASTPATH_FLAG_WHITELIST).
+// Not RW, at any level: a directory entry may be a linear one (mm/linear_tables.h), which is
+// only ever read-only, so flipping its RW must be checked as a new entry (XSA-182; Xen's
+// FASTPATH_PDE_FLAG_WHITELIST with CONFIG_PV_LINEAR_PT).
+constexpr uint64_t flags_changeable_without_revalidation(PagingLevel) {
+  return PageTableEntry::kNoExecute | PageTableEntry::kAvailableHigh | PageTableEntry::kAvailableLow |
+         PageTableEntry::kGlobal | PageTableEntry::kDirty | PageTableEntry::kAccessed | PageTableEntry::kUser;
 }
 
 // The rules below are inline: every PTE write (hypercall, emulated, re-validation) runs them,

@@ -99,7 +99,9 @@ template <bool old_present = false>
   }
   if (releases_old) release_entry_references(context.frames, level, old, slot_maddr);
   if (level != PagingLevel::L1) context.frames.walks_changed();
-  if (level != PagingLevel::L1 && releases_old && old.present()) context.effects.table_unlinked = true;
+  // RW flipped on a directory entry is checked as a new entry (linear tables) but keeps its table linked.
+  const bool same_target = replacement.present() && replacement.mfn() == old.mfn();
+  if (level != PagingLevel::L1 && releases_old && old.present() && !same_target) context.effects.table_unlinked = true;
   if (level == PagingLevel::L4) context.effects.l4_entry_changed = true;
   return 0;
 }

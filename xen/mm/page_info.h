@@ -92,8 +92,13 @@ struct PageInfo {
   // (no writable mapping, not a table): the frame table ticks its code generation when it
   // takes one or is freed (FrameTable::code_may_change).
   bool decoded_code = false;
-  // The L2-L4 entries that link this frame as a page table (see TableLinks).
+  // The L2-L4 entries that link this frame as a page table (see TableLinks; not the linear ones).
   TableLinks links;
+  // Linear page tables (mm/linear_tables.h): how many entries of this table link another table
+  // of its own level, and how many such entries of other tables link this one. At most one of
+  // the two is nonzero (XSA-240); a self-map counts in neither.
+  uint16_t linear_entries = 0;
+  uint16_t linear_uses = 0;
   // Its place in its owner's page list (FrameTable's owner lists: Xen's d->page_list), so a
   // domain's teardown visits its own frames, not the whole table.
   bool listed = false;

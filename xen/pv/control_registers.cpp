@@ -2,19 +2,25 @@
 
 namespace control_registers {
 
-Decoded decode(const uint8_t* bytes, size_t available) {
+Decoded decode_move(const uint8_t* bytes, size_t available, uint8_t from_opcode) {
   size_t i = 0;
   uint8_t rex = 0;
   if (available > 0 && (bytes[0] & 0xf0) == 0x40) rex = bytes[i++];
-  if (available < i + 3 || bytes[i] != 0x0f || (bytes[i + 1] != 0x20 && bytes[i + 1] != 0x22)) return {};
-  if (rex & 0x4) return {};  // REX.R: CR8 and up
+  const uint8_t to_opcode = uint8_t(from_opcode + 2);
+  if (available < i + 3 || bytes[i] != 0x0f || (bytes[i + 1] != from_opcode && bytes[i + 1] != to_opcode)) return {};
   const uint8_t modrm = bytes[i + 2];
   Decoded decoded;
   decoded.valid = true;
-  decoded.to_cr = bytes[i + 1] == 0x22;
-  decoded.cr = (modrm >> 3) & 7;
+  decoded.to_cr = bytes[i + 1] == to_opcode;
+  decoded.cr = ((modrm >> 3) & 7) | ((rex & 0x4) << 1);
   decoded.gpr = emulate::Gpr((modrm & 7) | ((rex & 1) << 3));
   decoded.length = unsigned(i + 3);
+  return decoded;
+}
+
+Decoded decode(const uint8_t* bytes, size_t available) {
+  const Decoded decoded = decode_move(bytes, available, 0x20);
+  if (decoded.cr >= 8) return {};  // REX.R: CR8 and up
   return decoded;
 }
 

@@ -25,6 +25,9 @@ struct Decoded {
   unsigned length = 0;
 };
 Decoded decode(const uint8_t* bytes, size_t available);
+// The same form for either pair of opcodes: `from_opcode` (0f 20 for CRn, 0f 21 for DRn) and
+// from_opcode + 2 (mov to); REX.R adds 8 to the register number (`cr`), which decode refuses.
+Decoded decode_move(const uint8_t* bytes, size_t available, uint8_t from_opcode);
 
 inline constexpr uint64_t cr0_ts = 1u << 3;
 inline constexpr uint64_t cr4_tsd = 1u << 2, cr4_de = 1u << 3, cr4_pae = 1u << 5, cr4_mce = 1u << 6,

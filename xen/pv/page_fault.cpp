@@ -43,6 +43,14 @@ TableWrite find_table_write(const Vcpu& vcpu, uint64_t address) {
   if (!translate(vcpu, frames, address, translation)) return {};
   const mm::PageInfo* page = translation.target;
   if (!page || page->owner != vcpu.domain->id || !page->is_validated_table()) return {};
+  // Only through a read-only leaf, as Xen's pv_ro_page_fault: a writable leaf faulted for a
+  // read-only entry above it, a linear page table's (mm/linear_tables.h), whose window onto
+  // the tables stays read-only: the guest's own #PF.
+  if (mm::PageTableEntry(*machine::to_virtual<uint64_t>(translation.mapping_entry_maddr)).writable()) return {};
+  // An L2-L4 table (ours emulates writes to them, Xen only to L1s) only through an L1's entry:
+  // a write through a linear window onto a table (its leaf an L2-L4 entry) faults, as on Xen.
+  const mm::PageInfo* leaf_table = frames.find(translation.mapping_entry_maddr >> 12);
+  if (page->type != mm::PageType::L1 && (!leaf_table || !leaf_table->has_type(mm::PageType::L1))) return {};
   return TableWrite{translation.target_mfn, page, page->type, translation.mapping_entry_maddr};
 }
 

@@ -5,6 +5,8 @@
 #include "emulate/instruction_fetch.h"
 #include "emulate/register_operand.h"
 #include "pv/control_registers.h"
+#include "pv/debug_register_moves.h"
+#include "pv/guest_entry.h"
 #include "pv/interrupt_flag.h"
 #include "pv/invalid_op.h"
 #include "pv/msr_emulation.h"
@@ -115,6 +117,25 @@ bool emulate_control_register(Vcpu& vcpu, TrapFrame& frame, const FetchedInstruc
   frame.rip += decoded.length;
   return true;
 }
+
+// mov to and from DR0-DR7 (pv/debug_register_moves): the vCPU's set_debugreg state; a refusal
+// is the guest's #UD or #GP(0), raised here as Xen's emulator raises it.
+constexpr unsigned kInvalidOpcode = 6, kGeneralProtection = 13;
+bool emulate_debug_register(Vcpu& vcpu, TrapFrame& frame, const FetchedInstruction& fetched) {
+  const control_registers::Decoded move = debug_register_moves::decode(fetched.bytes, fetched.count);
+  if (!move.valid) return false;
+  const bool cr4_de = vcpu.guest_cr4 & control_registers::cr4_de;
+  switch (debug_register_moves::perform(vcpu.debug, move, emulate::gpr(frame, move.gpr), cr4_de)) {
+    case debug_register_moves::Outcome::done: frame.rip += move.length; return true;
+    case debug_register_moves::Outcome::invalid_opcode:
+      pv::inject_exception(vcpu, frame, kInvalidOpcode, 0);
+      return true;
+    case debug_register_moves::Outcome::general_protection:
+      pv::inject_exception(vcpu, frame, kGeneralProtection, 0);
+      return true;
+  }
+  return false;
+}
 }  // namespace
 
 bool emulate(Vcpu& vcpu, TrapFrame& frame) {
@@ -128,7 +149,7 @@ bool emulate(Vcpu& vcpu, TrapFrame& frame) {
   // emulator sees CPL 3 there and refuses the rest).
   if (!vcpu.kernel_mode) return false;
   return emulate_msr(vcpu, frame, fetched) || emulate_control_register(vcpu, frame, fetched) ||
-         emulate_cache_flush(vcpu, frame, fetched);
+         emulate_cache_flush(vcpu, frame, fetched) || emulate_debug_register(vcpu, frame, fetched);
 }
 
 }  // namespace privileged_op
