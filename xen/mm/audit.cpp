@@ -72,7 +72,7 @@ bool matches(const PageInfo& actual, const ExpectedFrame& expected) {
   return true;
 }
 
-void record(AuditReport& report, uint64_t mfn, const PageInfo& actual, const ExpectedFrame& expected) {
+void record(AuditReport& report, uint64_t mfn, const PageInfo& actual, const ExpectedFrame& expected, bool orphan) {
   if (report.recorded < AuditReport::kRecorded) {
     report.first[report.recorded++] = AuditMismatch{
         mfn,
@@ -83,6 +83,8 @@ void record(AuditReport& report, uint64_t mfn, const PageInfo& actual, const Exp
         expected.type,
         actual.type_refs > 0 ? actual.type : PageType::None,
         expected.untracked_block,
+        orphan,
+        actual.owner,
     };
   }
   ++report.mismatches;
@@ -102,7 +104,8 @@ AuditReport audit_frame_table(const FrameTable& frames, const ExternalHold* hold
   AuditReport report;
   for (uint64_t mfn = 0; mfn < frames.size(); ++mfn) {
     const PageInfo& actual = frames.info(mfn);
-    if (!matches(actual, scratch[mfn])) record(report, mfn, actual, scratch[mfn]);
+    const bool orphan = frames.orphaned(mfn);
+    if (orphan || !matches(actual, scratch[mfn])) record(report, mfn, actual, scratch[mfn], orphan);
   }
   return report;
 }

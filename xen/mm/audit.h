@@ -31,6 +31,10 @@ struct AuditMismatch {
   PageType expected_type = PageType::None;
   PageType actual_type = PageType::None;
   bool untracked_block = false;
+  // Owned by a guest domain while it is on none of that domain's lists (FrameTable::orphaned):
+  // left behind by a domain that is gone, or by an earlier domain with the same id.
+  bool orphan = false;
+  domid_t owner = kNoOwner;
 };
 
 struct AuditReport {
@@ -52,6 +56,8 @@ struct AuditReport {
 // marked validated with no type ref, if two holders need different types, or if a
 // validated table holds a nonzero entry in a block its nonzero_blocks does not name. Tables
 // that are validated but unreachable show up as type_refs without any expected holder.
+// Where the frame table lists owners, a frame owned by a guest domain must also be on that
+// domain's list: one that is not is owned by no live domain (an orphan) and mismatches.
 // `scratch` must have frames.size() elements.
 AuditReport audit_frame_table(const FrameTable& frames, const ExternalHold* holds, unsigned hold_count,
                               ExpectedFrame* scratch);
