@@ -522,6 +522,10 @@ void dead_but_held(SelfTest& test, uint64_t baseline_free, long baseline_domains
   get_info(id, info);
   test.check("... still one page", long(info.tot_pages), 1);
   if (on_ours()) test.check("... frame audit clean while it is held", sys_pvhv_audit(), 0);
+  test.check("decrease_reservation of the held page for the dead domain: 1 (freed when dom0 lets go)",
+             decrease_one(id, held), 1);
+  get_info(id, info);
+  test.check("... still one page while mapped", long(info.tot_pages), 1);
   unmap_foreign(1);
   unmap_foreign(0);
   check_destroyed(test, id, baseline_free, baseline_domains, "dom0 unmapped it: the dead domain is gone");

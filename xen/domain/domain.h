@@ -137,6 +137,7 @@ struct Domain {
   control::DomainTeardown teardown;               // alive, dying (destroydomain under way), dead
   // A dead domain whose frames another holder still references (a foreign mapping) stays,
   // dead, until they are released: its page list is then empty (domain_lifecycle::reap_dead).
+  uint64_t frames_held = 0;                                   // how many it still had when last looked at, dead
   uint64_t frames_given_back = 0, module_frames_unowned = 0;  // by its destroydomain, for the report
   ptwr::WritablePagetables writable_pagetables;
   uint64_t ptwr_snapshot_mfns[2]{};    // the hypervisor frames holding its two snapshots (0: none)

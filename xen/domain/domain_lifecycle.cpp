@@ -131,11 +131,15 @@ void carry_out(Domain& domain, const control::TeardownWork& work) {
 uint64_t frames_still_held(Domain& domain) {
   mm::FrameTable& frames = boot_memory::frame_table();
   const uint64_t listed = domain.pages.count;  // a frame given back leaves the list
+  // Those that left since the last visit were freed by their last holder (the release hook
+  // gave them back to the allocator): counted for the report too.
+  if (listed < domain.frames_held) domain.frames_given_back += domain.frames_held - listed;
   for (uint64_t i = 0; i < listed && !domain.pages.empty(); ++i) {
     const uint64_t mfn = frames.rotate(domain.pages);
     if (owned_by(frames, mfn, domain)) give_back(domain, mfn);
   }
   const uint64_t held = domain.pages.count;
+  domain.frames_held = held;
   domain.tot_pages = held;
   if (!held) domain.shared_info_mfn = 0;
   return held;
