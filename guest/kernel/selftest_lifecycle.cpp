@@ -14,7 +14,9 @@
 // other page tables (-EOPNOTSUPP); destroydomain of itself (-EINVAL), of a domain that does
 // not exist (-ESRCH), of the new domain: gone afterwards, free pages and the domain count back
 // at their baseline, the frame audit clean (ours); an id of 1000 (ids are not slots); on ours
-// the 32-slot table filled until -ENOMEM and emptied; then 10 create/destroy cycles, the same.
+// the 32-slot table filled until -ENOMEM and emptied; then 10 create/destroy cycles, the same;
+// then a domain destroyed while dom0 maps one of its pages, refused what Xen's is_dying rules
+// refuse while it is dead, gone once dom0 lets go, and its id reused cleanly (dead_but_held).
 //
 // selftest=lifecycle-100: the 100-cycle loop alone (by hand, for its figures).
 //
@@ -142,6 +144,34 @@ uint64_t populate_one(domid_t domain, long& rc) {
   return rc == 1 ? frame : 0;
 }
 
+// XENMEM_increase_reservation of one page for `domain`, no extent list: the extents done.
+long increase_one(domid_t domain) {
+  xen_memory_reservation_t reservation{};
+  reservation.nr_extents = 1;
+  reservation.domid = domain;
+  return xen::memory_op(XENMEM_increase_reservation, &reservation);
+}
+
+// XENMEM_decrease_reservation of frame `mfn` on behalf of `domain`: the extents done.
+long decrease_one(domid_t domain, uint64_t mfn) {
+  xen_pfn_t frame = mfn;
+  xen_memory_reservation_t reservation{};
+  set_xen_guest_handle(reservation.extent_start, &frame);
+  reservation.nr_extents = 1;
+  reservation.domid = domain;
+  return xen::memory_op(XENMEM_decrease_reservation, &reservation);
+}
+
+long maximum_gpfn(domid_t domain) { return xen::memory_op(XENMEM_maximum_gpfn, &domain); }
+
+// One mmuext_op with `foreigndom` naming another domain (a pin or unpin on its behalf).
+long mmuext_for(domid_t domain, unsigned command, uint64_t mfn) {
+  mmuext_op_t op{};
+  op.cmd = command;
+  op.arg1.mfn = mfn;
+  return arch::hypercall(__HYPERVISOR_mmuext_op, arch::arg(&op), 1, 0, domain);
+}
+
 // A first context: kernel mode, the L4 at `l4_mfn`, entry and stack somewhere canonical (the
 // domain stays paused: it never runs them).
 vcpu_guest_context first_context(uint64_t l4_mfn) {
@@ -162,6 +192,26 @@ vcpu_guest_context first_context(uint64_t l4_mfn) {
 }
 
 vcpu_guest_context context_buffer;
+
+// Pages of dom0's kernel range where it maps frames of another domain (foreigndom): `page` 0
+// or 1.
+constexpr uint64_t kForeignWindowVa = kVirtBase + (1ull << 30) - (16ull << 20);
+
+pv::PageTableSlot foreign_window(unsigned page = 0) {
+  const uint64_t va = kForeignWindowVa + page * 4096ull;
+  return table_slot(kernel_l1_for(va), lib::table_index(va, Level::l1), Level::l1);
+}
+
+long map_foreign_read_only(domid_t owner, uint64_t mfn, unsigned page = 0) {
+  long rc = pv::ops.map_foreign(foreign_window(page), PageTableEntry::make(Mfn{mfn}, PageTableEntry::kPresent), owner);
+  pv::ops.invalidate_page(kForeignWindowVa + page * 4096ull);
+  return rc;
+}
+
+void unmap_foreign(unsigned page = 0) {
+  pv::ops.raw_mmu_update(foreign_window(page).machine_address, 0);
+  pv::ops.invalidate_page(kForeignWindowVa + page * 4096ull);
+}
 
 // ---------------------------------------------------------------------------------------------
 
@@ -421,6 +471,78 @@ void cycles(SelfTest& test, uint64_t baseline_free, long baseline_domains, unsig
   test.check("... domain count back at its baseline", domain_count(), baseline_domains);
   if (on_ours()) test.check("... frame audit clean", sys_pvhv_audit(), 0);
 }
+
+// What a dying domain may still be given, with Xen 4.17's is_dying rules: a domain destroyed
+// while dom0 maps one of its frames stays, dead, until dom0 lets go; meanwhile it gets no new
+// memory (assign_pages: 0 extents), no port (get_free_port: -EINVAL), and a pin on its behalf is
+// dropped at once (do_mmuext_op: rc 0, not pinned). Once dom0 unmaps the frame it is gone with
+// all its memory, and a new domain with the same id starts clean: nothing the dead one was
+// given is left for it to take (ours faulted at that domain's destroy when it was).
+void dead_but_held(SelfTest& test, uint64_t baseline_free, long baseline_domains) {
+  domid_t id = 0;
+  test.check("createdomain of a domain to hold and destroy", create(pv_config(), 0, id), 0);
+  xen_domctl_t op = domctl_request(XEN_DOMCTL_max_vcpus, id);
+  op.u.max_vcpus.max = 1;
+  test.check("... max_vcpus 1", domctl(op), 0);
+  test.check("XENMEM_maximum_gpfn of a domain with no memory: 0 (its shared_info's max_pfn is 0)", maximum_gpfn(id), 0);
+  test.check("... max_mem 4 MiB", max_mem(id, 4096), 0);
+  long rc = 0;
+  const uint64_t held = populate_one(id, rc);
+  test.check("... populate_physmap of one page", rc, 1);
+  if (!held) return;
+  test.check("XENMEM_maximum_gpfn with one page: still 0 (max_pfn, not tot_pages)", maximum_gpfn(id), 0);
+  test.check("dom0 maps that page (foreigndom = the domain)", map_foreign_read_only(id, held), 0);
+  test.check("destroydomain of it", destroy(id), 0);
+  xen_domctl_getdomaininfo info;
+  domid_t reported = id;
+  rc = get_info(id, info, &reported);
+  test.check("... still there while dom0 maps its page", rc == 0 && reported == id, true);
+  test.check("... dead: XEN_DOMINF_dying", flag(info, XEN_DOMINF_dying), true);
+  test.check("... one page left", long(info.tot_pages), 1);
+
+  const uint64_t given = populate_one(id, rc);
+  test.check("populate_physmap for the dead domain: 0 extents (assign_pages refuses a dying domain)", rc, 0);
+  test.check("increase_reservation for it: 0 extents", increase_one(id), 0);
+  evtchn_alloc_unbound_t alloc{};
+  alloc.dom = id;
+  alloc.remote_dom = 0;
+  test.check("EVTCHNOP_alloc_unbound in the dead domain: -EINVAL (get_free_port)",
+             xen::event_channel_op(EVTCHNOP_alloc_unbound, &alloc), -XEN_EINVAL);
+  evtchn_bind_interdomain_t bind{};
+  bind.remote_dom = id;
+  bind.remote_port = alloc.port ? alloc.port : 1;
+  test.check("EVTCHNOP_bind_interdomain to a port of the dead domain: -EINVAL",
+             xen::event_channel_op(EVTCHNOP_bind_interdomain, &bind), -XEN_EINVAL);
+  test.check("pinning the held page as its L1 (foreigndom = the dead domain): 0, dropped at once",
+             mmuext_for(id, MMUEXT_PIN_L1_TABLE, held), 0);
+  test.check("... unpinning it: -EINVAL (it is not pinned)", mmuext_for(id, MMUEXT_UNPIN_TABLE, held), -XEN_EINVAL);
+  test.check("dom0 maps the held page a second time (foreigndom = the dead domain): 0",
+             map_foreign_read_only(id, held, 1), 0);
+  test.check("max_mem of the dead domain: 0 (only the limit changes)", max_mem(id, 8192), 0);
+  get_info(id, info);
+  test.check("... still one page", long(info.tot_pages), 1);
+  if (on_ours()) test.check("... frame audit clean while it is held", sys_pvhv_audit(), 0);
+  test.check("decrease_reservation of the held page for the dead domain: 1 (freed when dom0 lets go)",
+             decrease_one(id, held), 1);
+  get_info(id, info);
+  test.check("... still one page while mapped", long(info.tot_pages), 1);
+  unmap_foreign(1);
+  unmap_foreign(0);
+  check_destroyed(test, id, baseline_free, baseline_domains, "dom0 unmapped it: the dead domain is gone");
+
+  domid_t again = 0;
+  test.check("createdomain with the same id again", create(pv_config(), id, again), 0);
+  test.check("... that id", again, id);
+  test.check("... max_mem", max_mem(id, 4096), 0);
+  populate_one(id, rc);
+  test.check("... populate_physmap of one page", rc, 1);
+  if (given)
+    test.check("decrease_reservation of the page the dead domain was given: 0 extents", decrease_one(id, given), 0);
+  get_info(id, info);
+  test.check("... its tot_pages 1", long(info.tot_pages), 1);
+  test.check("destroydomain of the new domain", destroy(id), 0);
+  check_destroyed(test, id, baseline_free, baseline_domains, "... gone from getdomaininfo");
+}
 }  // namespace
 
 void selftest_lifecycle(SelfTest& test) {
@@ -463,6 +585,7 @@ void selftest_lifecycle(SelfTest& test) {
   sparse_ids(test);
   if (on_ours()) table_full(test, baseline_free, baseline_domains);
   cycles(test, baseline_free, baseline_domains);
+  dead_but_held(test, baseline_free, baseline_domains);
 }
 
 // The 100-cycle loop (by hand: make test runs the 10 of selftest=lifecycle).
@@ -490,24 +613,6 @@ bool console_ring_has(const char* needle) {
   for (uint32_t at = 0; at + needle_length <= length; ++at)
     if (__builtin_memcmp(text + at, needle, needle_length) == 0) return true;
   return false;
-}
-
-// A page of dom0's kernel range where it maps a frame of another domain (foreigndom).
-constexpr uint64_t kForeignWindowVa = kVirtBase + (1ull << 30) - (16ull << 20);
-
-pv::PageTableSlot foreign_window() {
-  return table_slot(kernel_l1_for(kForeignWindowVa), lib::table_index(kForeignWindowVa, Level::l1), Level::l1);
-}
-
-long map_foreign_read_only(domid_t owner, uint64_t mfn) {
-  long rc = pv::ops.map_foreign(foreign_window(), PageTableEntry::make(Mfn{mfn}, PageTableEntry::kPresent), owner);
-  pv::ops.invalidate_page(kForeignWindowVa);
-  return rc;
-}
-
-void unmap_foreign() {
-  pv::ops.raw_mmu_update(foreign_window().machine_address, 0);
-  pv::ops.invalidate_page(kForeignWindowVa);
 }
 
 // dom0 beside the boot domain 1: destroyed while it runs.

@@ -11,7 +11,11 @@ getvcpucontext before a context; setvcpucontext's checks and, with memory given 
 context set and read back; destroydomain of itself -EINVAL, of a domain that does not exist
 -ESRCH; after destroy the domain is gone and physinfo's free pages and the domain count are back
 at their baseline; then 10 create/destroy cycles (make test's short version of the 100-cycle
-loop), the same. On ours every boot runs under both ptwr= modes, the frame audit is clean after
+loop), the same; then Xen's is_dying rules on a domain destroyed while dom0 maps one of its
+pages (dead but held): populate_physmap and increase_reservation do 0 extents, alloc_unbound
+and bind_interdomain are -EINVAL, a pin on its behalf answers 0 and is dropped at once (unpin
+-EINVAL), XENMEM_maximum_gpfn is 0; once dom0 unmaps the page the domain is gone with all its
+memory, and a new domain with the same id is created and destroyed with no hypervisor fault. On ours every boot runs under both ptwr= modes, the frame audit is clean after
 each destroy and at the end.
 """
 import os

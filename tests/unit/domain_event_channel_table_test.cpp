@@ -55,6 +55,23 @@ TEST_F(TwoDomains, BindingRefusesWhatIsNotUnboundForUs) {
   EXPECT_EQ(dom0.count_in_use(), 1u) << "the failed binds took no port";
 }
 
+// Xen's get_free_port: a dying domain's table allocates no port, whatever asks for one, and
+// an unbound port it still has cannot be bound (its teardown is closing them).
+TEST_F(TwoDomains, ADyingDomainGetsNoPortAndCannotBeBoundTo) {
+  const int waiting = alloc_unbound(domu, 0);
+  ASSERT_GT(waiting, 0);
+  domu.dying = true;
+  EXPECT_EQ(alloc_unbound(domu, 0), -XEN_EINVAL);
+  EXPECT_EQ(bind_ipi(domu, 0), -XEN_EINVAL);
+  EXPECT_EQ(bind_to_hypervisor(domu), -XEN_EINVAL);
+  EXPECT_EQ(domu.allocate(), -XEN_EINVAL) << "bind_virq's way";
+  EXPECT_EQ(bind_interdomain(dom0, domu, evtchn_port_t(waiting)), -XEN_EINVAL) << "towards the dying domain";
+  EXPECT_EQ(bind_interdomain(domu, dom0, 1), -XEN_EINVAL) << "from it";
+  EXPECT_EQ(dom0.count_in_use(), 0u) << "the refused binds took no port";
+  EXPECT_EQ(domu.count_in_use(), 1u);
+  EXPECT_EQ(close(domu, evtchn_port_t(waiting), find).error, 0) << "closing still works (teardown)";
+}
+
 TEST_F(TwoDomains, ADomainMayBindToItself) {
   int unbound = alloc_unbound(dom0, 0);
   int local = bind_interdomain(dom0, dom0, evtchn_port_t(unbound));

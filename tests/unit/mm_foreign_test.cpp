@@ -7,7 +7,7 @@ namespace mm::testing {
 namespace {
 struct Released {
   static inline std::vector<std::pair<uint64_t, domid_t>> frames;
-  static void record(uint64_t mfn, domid_t owner) { frames.emplace_back(mfn, owner); }
+  static void record(uint64_t mfn, domid_t owner, bool) { frames.emplace_back(mfn, owner); }
 };
 
 class MmForeign : public MmuTest {

@@ -141,12 +141,9 @@ struct Domain {
   uint32_t max_vcpus = 1;                         // fixed at creation; one vCPU per domain here
   control::DomainConfig config;                   // what createdomain was given, checked
   control::DomainTeardown teardown;               // alive, dying (destroydomain under way), dead
-  // A dead domain's frames another holder still referenced (a foreign mapping): it stays, dead,
-  // until they are released. The first few are remembered so they can be looked at cheaply.
-  static constexpr unsigned max_held_frames = 16;
-  uint64_t held_frames[max_held_frames]{};
-  unsigned held_count = 0;
-  bool held_overflow = false;                                 // more than max_held_frames: a full scan finds them
+  // A dead domain whose frames another holder still references (a foreign mapping) stays,
+  // dead, until they are released: its page list is then empty (domain_lifecycle::reap_dead).
+  uint64_t frames_held = 0;                                   // how many it still had when last looked at, dead
   uint64_t frames_given_back = 0, module_frames_unowned = 0;  // by its destroydomain, for the report
   ptwr::WritablePagetables writable_pagetables;
   uint64_t ptwr_snapshot_mfns[2]{};    // the hypervisor frames holding its two snapshots (0: none)
@@ -172,7 +169,9 @@ struct Domain {
   static constexpr unsigned max_event_channels = 1024;
   EventChannel event_channels[max_event_channels]{};
   unsigned valid_event_channels = evtchn::first_bucket_end(max_event_channels);  // the buckets Xen would have
-  evtchn::Table channel_table() { return evtchn::Table{event_channels, max_event_channels, id, &valid_event_channels}; }
+  evtchn::Table channel_table() {
+    return evtchn::Table{event_channels, max_event_channels, id, &valid_event_channels, dying()};
+  }
   // The FIFO ABI's queues once the guest asked for them (EVTCHNOP_init_control): delivery then
   // goes there instead of the 2-level bitmaps (domain/event_fifo, domain/event_channels_fifo).
   evtchn_fifo::DomainFifo fifo;

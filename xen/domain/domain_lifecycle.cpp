@@ -52,7 +52,10 @@ bool give_back(Domain& domain, uint64_t mfn) {
   return true;
 }
 
-bool owned_by(const mm::PageInfo& info, const Domain& domain) { return !info.is_free() && info.owner == domain.id; }
+// The domain's own frame: on its list (mm::FrameTable::on_list), not merely carrying its id.
+bool owned_by(const mm::FrameTable& frames, uint64_t mfn, const Domain& domain) {
+  return !frames.info(mfn).is_free() && frames.info(mfn).owner == domain.id && frames.on_list(mfn, domain.pages);
+}
 
 // Timers, writable-pagetable slots, CR3s (Xen's vcpu_destroy_pagetables): the vCPU goes down.
 void release_vcpu_state(Domain& domain) {
@@ -85,7 +88,7 @@ void unpin_tables(Domain& domain, uint64_t visits) {
   for (uint64_t i = 0; i < visits && !domain.pages.empty(); ++i) {
     const uint64_t mfn = frames.rotate(domain.pages);
     mm::PageInfo& info = frames.info(mfn);
-    if (!info.pinned || !owned_by(info, domain)) continue;
+    if (!info.pinned || !owned_by(frames, mfn, domain)) continue;
     info.pinned = false;
     mm::put_page_and_type(frames, mfn);
   }
@@ -95,7 +98,7 @@ void release_frames(Domain& domain, uint64_t visits) {
   mm::FrameTable& frames = boot_memory::frame_table();
   for (uint64_t i = 0; i < visits && !domain.pages.empty(); ++i) {
     const uint64_t mfn = frames.rotate(domain.pages);
-    if (!owned_by(frames.info(mfn), domain) || mfn == domain.shared_info_mfn) continue;
+    if (!owned_by(frames, mfn, domain) || mfn == domain.shared_info_mfn) continue;
     give_back(domain, mfn);  // tot_pages drops in the frame table's release hook
   }
 }
@@ -104,8 +107,10 @@ void release_frames(Domain& domain, uint64_t visits) {
 void release_shared_info(Domain& domain) {
   if (!domain.shared_info_mfn) return;
   shared_info_page::release(domain);
-  const mm::PageInfo* info = boot_memory::frame_table().find(domain.shared_info_mfn);
-  if (info && owned_by(*info, domain) && give_back(domain, domain.shared_info_mfn)) domain.shared_info_mfn = 0;
+  const mm::FrameTable& frames = boot_memory::frame_table();
+  if (frames.contains(domain.shared_info_mfn) && owned_by(frames, domain.shared_info_mfn, domain) &&
+      give_back(domain, domain.shared_info_mfn))
+    domain.shared_info_mfn = 0;
 }
 
 void carry_out(Domain& domain, const control::TeardownWork& work) {
@@ -119,47 +124,27 @@ void carry_out(Domain& domain, const control::TeardownWork& work) {
   }
 }
 
-// Frames of a dead domain that another domain still referenced when it died are given back
-// once that holder let go; the slot goes when none is left (Xen frees the domain when its
-// last page goes: tot_pages 0, then put_domain).
+// What a dead domain still owns: the frames another domain referenced when it died. Each one
+// whose other holders have let go since is given back; a frame whose last holder let go has
+// left the list already (FrameTable::release). The list is all the domain owns (a frame joins
+// it when assigned, leaves it when freed, and a dying domain is assigned nothing), so the slot
+// can go when it is empty: Xen frees the domain when its last page goes (tot_pages 0, then
+// put_domain). Visits what the domain holds, which is little once it is dead.
 uint64_t frames_still_held(Domain& domain) {
   mm::FrameTable& frames = boot_memory::frame_table();
   const uint64_t listed = domain.pages.count;  // a frame given back leaves the list
+  // Those that left since the last visit were freed by their last holder (the release hook
+  // gave them back to the allocator): counted for the report too.
+  if (listed < domain.frames_held) domain.frames_given_back += domain.frames_held - listed;
   for (uint64_t i = 0; i < listed && !domain.pages.empty(); ++i) {
     const uint64_t mfn = frames.rotate(domain.pages);
-    if (owned_by(frames.info(mfn), domain)) give_back(domain, mfn);
+    if (owned_by(frames, mfn, domain)) give_back(domain, mfn);
   }
-  // What is left is held elsewhere.
-  domain.held_count = 0;
-  domain.held_overflow = domain.pages.count > Domain::max_held_frames;
-  for (uint64_t mfn = domain.pages.head; mfn != mm::kNoListFrame && domain.held_count < Domain::max_held_frames;
-       mfn = frames.info(mfn).list_next)
-    domain.held_frames[domain.held_count++] = mfn;
   const uint64_t held = domain.pages.count;
+  domain.frames_held = held;
   domain.tot_pages = held;
   if (!held) domain.shared_info_mfn = 0;
   return held;
-}
-
-// The remembered frames of a dead domain: those whose last holder let go (put_page left them
-// unowned, still the allocator's to take back) or whose allocation is all that holds them now.
-uint64_t recheck_held_frames(Domain& domain) {
-  mm::FrameTable& frames = boot_memory::frame_table();
-  unsigned kept = 0;
-  for (unsigned i = 0; i < domain.held_count; ++i) {
-    const uint64_t mfn = domain.held_frames[i];
-    const mm::PageInfo& info = frames.info(mfn);
-    if (info.is_free()) {  // its last holder let go: the release hook gave it back
-      if (boot_memory::allocator().is_allocated(mfn)) boot_memory::allocator().free(mfn);
-      ++domain.frames_given_back;
-      continue;
-    }
-    if (owned_by(info, domain) && give_back(domain, mfn)) continue;
-    domain.held_frames[kept++] = mfn;
-  }
-  domain.held_count = kept;
-  domain.tot_pages = kept;
-  return kept;
 }
 
 void report_destroyed(const Domain& domain) {
@@ -266,6 +251,7 @@ long destroy(Domain& target, const Domain* caller, bool preemptible) {
   const bool was_alive = target.teardown.alive();
   if (long error = target.teardown.begin(&target == caller)) return error;
   if (was_alive) target.stop_reported = true;  // it leaves without a "shut down" line
+  target.pages.closed = true;                  // dying: no new frame (Xen's assign_pages)
   bool progressed = false;
   for (control::TeardownWork work = target.teardown.next(target.pages.count); work.step != control::TeardownStep::done;
        work = target.teardown.next(target.pages.count)) {
@@ -287,9 +273,8 @@ long destroy(Domain& target, const Domain* caller, bool preemptible) {
 
 void reap_dead() {
   domains::for_each([](Domain& domain) {
-    if (domain.teardown.state() != control::Dying::dead || domain.held_overflow) return;
-    if (recheck_held_frames(domain) != 0) return;
-    domain.shared_info_mfn = 0;
+    if (domain.teardown.state() != control::Dying::dead) return;
+    if (frames_still_held(domain) != 0) return;
     report_destroyed(domain);
     domains::release(domain);
   });

@@ -26,14 +26,16 @@ long create_with_id(domid_t id, const xen_domctl_createdomain& config, bool priv
 long create_vcpus(Domain& target);
 
 // XEN_DOMCTL_destroydomain: 0 once the domain is dead, hypercall::restart when preempted
-// (`preemptible`), -EINVAL on the caller's own domain. The slot is given back when no frame
-// of the domain is left (frames another domain still maps keep it, dead, until a later call).
+// (`preemptible`), -EINVAL on the caller's own domain. From its start the domain is dying: its
+// page list is closed (no frame is assigned to it any more, Xen's assign_pages). The slot is
+// given back when its page list is empty (frames another domain still maps keep it, dead,
+// until a later call).
 long destroy(Domain& target, const Domain* caller, bool preemptible);
 
 // Frees the slots of dead domains whose last frames have been let go since (Xen frees a domain
 // when its last page goes): run before the control hypercalls look at the domain table, so a
-// domain another holder kept alive vanishes once that holder unmaps its frames. A dead domain
-// with more held frames than it remembers waits for the next destroydomain's full scan.
+// domain another holder kept alive vanishes once that holder unmaps its frames. Each visit
+// walks what the dead domain still holds (its page list), however many frames that is.
 void reap_dead();
 
 // XEN_DOMCTL_setvcpucontext's work on vCPU 0 of `target` (the caller checked it is not its

@@ -5,6 +5,7 @@ namespace evtchn {
 using State = Channel::State;
 
 int Table::allocate() {
+  if (dying) return -XEN_EINVAL;  // Xen's get_free_port
   unsigned port = 1;
   for (; port < *valid_end; ++port)
     if (ports[port].state == State::free) return int(port);
@@ -43,7 +44,7 @@ int bind_ipi(Table& table, uint32_t vcpu) {
 int bind_interdomain(Table& local, Table& remote, evtchn_port_t remote_port) {
   int port = local.allocate();
   if (port < 0) return port;
-  if (!remote.valid(remote_port)) return -XEN_EINVAL;
+  if (remote.dying || !remote.valid(remote_port)) return -XEN_EINVAL;
   Channel& theirs = remote.ports[remote_port];
   if (theirs.state != State::unbound || theirs.remote_domain != local.owner) return -XEN_EINVAL;
   Channel& ours = local.ports[port];

@@ -41,11 +41,12 @@ struct Table {
   unsigned capacity;
   domid_t owner;
   unsigned* valid_end;
+  bool dying = false;  // the owner is being destroyed: no port is allocated in it (-EINVAL)
 
   bool valid(evtchn_port_t port) const { return port < *valid_end; }
   bool in_use(evtchn_port_t port) const { return port > 0 && valid(port) && ports[port].state != Channel::State::free; }
   // Lowest free port (Xen's get_free_port), a new bucket's first when the existing ones are
-  // full, or -ENOSPC.
+  // full, or -ENOSPC; -EINVAL in a dying domain's table.
   int allocate();
   unsigned count_in_use() const;
 };
@@ -64,6 +65,7 @@ int bind_to_hypervisor(Table& table);
 // EVTCHNOP_bind_interdomain: connects a new port of `local` to `remote_port` of `remote`, which
 // must be unbound and waiting for `local` (-EINVAL otherwise, also for a port out of range).
 // `local` and `remote` may be the same table (a domain binding to itself, which Xen allows).
+// A dying remote is -EINVAL too (its ports are closed or about to be).
 // The new local port, or the error; on error nothing changed.
 int bind_interdomain(Table& local, Table& remote, evtchn_port_t remote_port);
 

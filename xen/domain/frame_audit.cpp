@@ -80,10 +80,13 @@ Result run_and_report() {
   printk("audit: %lu frames disagree with the page tables\n", report.mismatches);
   for (unsigned i = 0; i < report.recorded; ++i) {
     const mm::AuditMismatch& m = report.first[i];
-    printk("  mfn %lx: general %u expected %u, type %s x%u expected %s x%u%s%s\n", m.mfn, m.actual_general,
+    printk("  mfn %lx: general %u expected %u, type %s x%u expected %s x%u%s%s%s", m.mfn, m.actual_general,
            m.expected_general, type_name(m.actual_type), m.actual_type_refs, type_name(m.expected_type),
            m.expected_type_refs, m.untracked_block ? ", an entry outside its nonzero blocks" : "",
-           m.entry_outside_table ? ", an entry linking a frame outside the frame table" : "");
+           m.entry_outside_table ? ", an entry linking a frame outside the frame table" : "",
+           m.linear_counts ? ", linear entry counts disagree" : "");
+    if (m.orphan) printk(", owned by d%u but on no list of a live domain", unsigned(m.owner));
+    printk("\n");
   }
   return result;
 }

@@ -26,6 +26,14 @@ long read_domid(Vcpu& vcpu, uint64_t argument, Domain*& domain) {
   return 0;
 }
 
+// XENMEM_maximum_gpfn of a PV domain (Xen's domain_get_maximum_gpfn): the number of pfns the
+// domain (or its builder) wrote into its shared_info's arch.max_pfn, less one; 0 when it wrote
+// none. Not its tot_pages: a domain without memory would answer -1, read as -EPERM.
+long maximum_gpfn(const Domain& domain) {
+  const uint64_t max_pfn = domain.shared_info ? domain.shared_info->arch.max_pfn : 0;
+  return long((max_pfn ? max_pfn : 1) - 1);
+}
+
 // Copies at most the guest's nr_entries and reports how many it got, as Xen does.
 template <typename Entry>
 long write_memory_map(Vcpu& vcpu, uint64_t argument, const Entry* entries, unsigned count) {
@@ -90,7 +98,7 @@ long memory_op(Vcpu& vcpu, TrapFrame&, Arguments& args) {
       if ((error = read_domid(vcpu, args.a[1], domain))) return error;
       if (command.op == XENMEM_current_reservation) return long(domain->tot_pages);
       if (command.op == XENMEM_maximum_reservation) return long(domain->max_pages);
-      return long(domain->tot_pages - 1);
+      return maximum_gpfn(*domain);
     // arch_memory_op matches the whole command word: with a start extent these are unknown.
     case XENMEM_set_memory_map: return command.start_extent ? -XEN_ENOSYS : set_memory_map(vcpu, args.a[1]);
     case XENMEM_memory_map: return command.start_extent ? -XEN_ENOSYS : memory_map(vcpu, args.a[1]);

@@ -140,9 +140,9 @@ bool frames_released_since_flush = false;
 
 // Local, so its address is taken RIP-relative (an external function's goes through a GOT
 // entry the static link of this position-independent image cannot resolve this high).
-void release_domain_frame(uint64_t mfn, domid_t owner) {
+void release_domain_frame(uint64_t mfn, domid_t owner, bool counted) {
   if (!mm::is_guest_domain(owner)) return;
-  reservation::frame_released(mfn, owner);
+  reservation::frame_released(mfn, owner, counted);
   frames_released_since_flush = true;
 }
 
@@ -225,7 +225,10 @@ uint64_t allocate_frame(domid_t owner) {
   before_reuse();
   uint64_t mfn;
   if (frame_allocator.allocate_zeroed(mfn, zero_when_allocated) != boot::FrameAllocatorError::none) return 0;
-  if (frames) frames->assign(mfn, owner);
+  if (frames && !frames->assign(mfn, owner)) {  // a dying owner, or none: it takes nothing
+    frame_allocator.free(mfn);
+    return 0;
+  }
   return mfn;
 }
 

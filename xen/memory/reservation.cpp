@@ -18,8 +18,11 @@ void set_m2p(uint64_t mfn, uint64_t pfn) {
 }
 
 // 2^order fresh frames for `domain`, aligned on their size (Xen's alloc_domheap_pages), or 0
-// when the domain would exceed max_pages or the allocator has no such run.
+// when the domain is dying (Xen's assign_pages: it gets nothing new, so its extents fail and
+// the call answers how many were done), would exceed max_pages, or the allocator has no such
+// run.
 uint64_t allocate_extent(Domain& domain, unsigned order) {
+  if (domain.pages.closed) return 0;
   if (!memory::fits_reservation(domain.tot_pages, domain.max_pages, order)) return 0;
   uint64_t count = uint64_t(1) << order, first = 0;
   if (!boot_memory::allocate_zeroed_run(count, count, first)) return 0;
@@ -33,13 +36,17 @@ uint64_t allocate_extent(Domain& domain, unsigned order) {
 }
 
 // Xen's guest_remove_page for a PV domain (the "gmfn" is a machine frame): a frame that is
-// not in the table is -EINVAL, one that is not the domain's -ENXIO. The shared_info frame is
-// the hypervisor's page shared with the domain, not part of its reservation: refused here.
+// not in the table is -EINVAL, one that is not the domain's -ENXIO. The domain's is on its
+// list: the owner id alone would take a frame an earlier domain of the same id left behind.
+// The shared_info frame is the hypervisor's page shared with the domain, not part of its
+// reservation: refused here.
 int remove_page(Domain& domain, uint64_t mfn) {
   mm::FrameTable& frames = boot_memory::frame_table();
   mm::PageInfo* page = frames.find(mfn);
   if (!page) return -XEN_EINVAL;
-  if (page->is_free() || page->owner != domain.id || mfn == domain.shared_info_mfn) return -XEN_ENXIO;
+  if (page->is_free() || page->owner != domain.id || !frames.on_list(mfn, domain.pages) ||
+      mfn == domain.shared_info_mfn)
+    return -XEN_ENXIO;
   if (!page->allocated) return 0;  // given back already, still referenced: nothing more to do
   set_m2p(mfn, invalid_m2p_entry);
   mm::drop_allocation(frames, mfn);  // freed now, or when the last mapping or type ref goes
@@ -121,11 +128,11 @@ mm::PageList* page_list_of(domid_t owner) {
   return domain ? &domain->pages : nullptr;
 }
 
-void frame_released(uint64_t mfn, domid_t owner) {
+void frame_released(uint64_t mfn, domid_t owner, bool counted) {
   if (!mm::is_guest_domain(owner)) return;
   set_m2p(mfn, invalid_m2p_entry);
   boot_memory::allocator().free(mfn);  // refused (and kept out of use) if it never was the allocator's
-  Domain* domain = domains::find(owner);
+  Domain* domain = counted ? domains::find(owner) : nullptr;
   if (domain && domain->tot_pages && mfn != domain->shared_info_mfn) --domain->tot_pages;
 }
 }  // namespace reservation

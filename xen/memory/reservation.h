@@ -29,8 +29,9 @@ enum class Operation { increase, decrease, populate };
 // The hypercall: `args.a[0]` the command word, `args.a[1]` the xen_memory_reservation.
 long run(Vcpu& vcpu, hypercall::Arguments& args, Operation operation, uint64_t start_extent);
 // mm::FrameTable's release hook: a guest domain's frame lost its last reference. It goes back
-// to the boot allocator, out of its domain's tot_pages, and its M2P entry is invalidated.
-void frame_released(uint64_t mfn, domid_t owner);
+// to the boot allocator, out of its domain's tot_pages when it was on the domain's list
+// (`counted`), and its M2P entry is invalidated.
+void frame_released(uint64_t mfn, domid_t owner, bool counted);
 // The frame table's owner lists: a guest domain's page list (null for other owners).
 mm::PageList* page_list_of(domid_t owner);
 }  // namespace reservation

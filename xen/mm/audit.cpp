@@ -90,7 +90,7 @@ bool matches(const PageInfo& actual, const ExpectedFrame& expected) {
   return true;
 }
 
-void record(AuditReport& report, uint64_t mfn, const PageInfo& actual, const ExpectedFrame& expected) {
+void record(AuditReport& report, uint64_t mfn, const PageInfo& actual, const ExpectedFrame& expected, bool orphan) {
   if (report.recorded < AuditReport::kRecorded) {
     report.first[report.recorded++] = AuditMismatch{
         mfn,
@@ -104,6 +104,8 @@ void record(AuditReport& report, uint64_t mfn, const PageInfo& actual, const Exp
         expected.entry_outside_table,
         actual.linear_entries != expected.linear_entries || actual.linear_uses != expected.linear_uses ||
             (actual.linear_entries != 0 && actual.linear_uses != 0),
+        orphan,
+        actual.owner,
     };
   }
   ++report.mismatches;
@@ -123,7 +125,8 @@ AuditReport audit_frame_table(const FrameTable& frames, const ExternalHold* hold
   AuditReport report;
   for (uint64_t mfn = 0; mfn < frames.size(); ++mfn) {
     const PageInfo& actual = frames.info(mfn);
-    if (!matches(actual, scratch[mfn])) record(report, mfn, actual, scratch[mfn]);
+    const bool orphan = frames.orphaned(mfn);
+    if (orphan || !matches(actual, scratch[mfn])) record(report, mfn, actual, scratch[mfn], orphan);
   }
   return report;
 }

@@ -36,6 +36,10 @@ struct AuditMismatch {
   bool untracked_block = false;
   bool entry_outside_table = false;
   bool linear_counts = false;  // linear_entries / linear_uses disagree (or are both nonzero)
+  // Owned by a guest domain while it is on none of that domain's lists (FrameTable::orphaned):
+  // left behind by a domain that is gone, or by an earlier domain with the same id.
+  bool orphan = false;
+  domid_t owner = kNoOwner;
 };
 
 struct AuditReport {
@@ -62,6 +66,8 @@ struct AuditReport {
 // validated L2-L4 holds a present entry naming a frame outside the frame table (no validation
 // accepts one: the entry was forged, and releasing it must not look that frame up). Tables
 // that are validated but unreachable show up as type_refs without any expected holder.
+// Where the frame table lists owners, a frame owned by a guest domain must also be on that
+// domain's list: one that is not is owned by no live domain (an orphan) and mismatches.
 // `scratch` must have frames.size() elements.
 AuditReport audit_frame_table(const FrameTable& frames, const ExternalHold* holds, unsigned hold_count,
                               ExpectedFrame* scratch);

@@ -7,9 +7,16 @@ void FrameTable::reset() {
   ++code_generation_;
 }
 
+bool FrameTable::assign(uint64_t mfn, domid_t owner) {
+  PageList* list = list_of(owner);
+  if (list == nullptr && owners_listed() && is_guest_domain(owner)) return false;  // no such domain
+  return assign(mfn, owner, list);
+}
+
 bool FrameTable::assign(uint64_t mfn, domid_t owner, PageList* list) {
   PageInfo* page = find(mfn);
   if (page == nullptr || !page->is_free()) return false;
+  if (list != nullptr && list->closed) return false;  // Xen's assign_pages: "dying"
   *page = PageInfo{};
   page->owner = owner;
   page->allocated = true;
@@ -22,11 +29,20 @@ void FrameTable::release(uint64_t mfn) {
   PageInfo& page = infos_[mfn];
   const domid_t owner = page.owner;
   code_may_change(page);  // its next owner writes it
-  if (page.listed) {
-    if (PageList* list = list_of(owner)) unlink(*list, mfn);
-  }
+  PageList* list = page.listed() ? list_of(owner) : nullptr;
+  // Only the list the frame is on: a frame of an earlier domain with the same id is on no
+  // live list, and unlinking it from the later domain's would corrupt that list.
+  const bool counted = list != nullptr && on_list(mfn, *list);
+  if (counted) unlink(*list, mfn);
   page = PageInfo{};
-  released(mfn, owner);
+  released(mfn, owner, counted);
+}
+
+bool FrameTable::orphaned(uint64_t mfn) const {
+  const PageInfo& page = infos_[mfn];
+  if (!owners_listed() || page.is_free() || !is_guest_domain(page.owner)) return false;
+  const PageList* list = list_of(page.owner);
+  return list == nullptr || !on_list(mfn, *list);
 }
 
 uint64_t FrameTable::rotate(PageList& list) {
@@ -40,6 +56,10 @@ uint64_t FrameTable::rotate(PageList& list) {
 }
 
 void FrameTable::link(PageList& list, uint64_t mfn) {
+  if (list.generation == 0) {  // the list's first frame: a name no list had before (0 is none)
+    if (++last_list_generation_ == 0) ++last_list_generation_;
+    list.generation = last_list_generation_;
+  }
   PageInfo& page = infos_[mfn];
   page.list_prev = list.tail;
   page.list_next = kNoListFrame;
@@ -48,10 +68,11 @@ void FrameTable::link(PageList& list, uint64_t mfn) {
   else
     list.head = uint32_t(mfn);
   list.tail = uint32_t(mfn);
-  page.listed = true;
+  page.list_generation = list.generation;
   ++list.count;
 }
 
+// Precondition: on_list(mfn, list) (so the list holds at least this frame: the count cannot wrap).
 void FrameTable::unlink(PageList& list, uint64_t mfn) {
   PageInfo& page = infos_[mfn];
   if (page.list_prev != kNoListFrame)
@@ -63,7 +84,7 @@ void FrameTable::unlink(PageList& list, uint64_t mfn) {
   else
     list.tail = page.list_prev;
   page.list_prev = page.list_next = kNoListFrame;
-  page.listed = false;
+  page.list_generation = 0;
   --list.count;
 }
 

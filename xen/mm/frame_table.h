@@ -1,4 +1,5 @@
 #pragma once
+#include "mm/domain_identity.h"
 #include "mm/page_info.h"
 #include "mm/tlb_flush_clock.h"
 
@@ -6,9 +7,14 @@ namespace mm {
 
 // The frames one owner holds, linked through their PageInfo (Xen's d->page_list). The list
 // lives with its owner (a Domain); the frame table keeps it in step with ownership.
+//   generation: which list this is (0 until its first frame: the frame table then gives it
+//               one no list had before), recorded in each frame on it (PageInfo::list_generation).
+//   closed:     its owner is dying and takes no new frame (Xen's is_dying in assign_pages).
 struct PageList {
   uint32_t head = kNoListFrame, tail = kNoListFrame;
   uint64_t count = 0;
+  uint32_t generation = 0;
+  bool closed = false;
   bool empty() const { return count == 0; }
 };
 
@@ -61,15 +67,17 @@ class FrameTable {
 
   // Marks every frame free and unowned.
   void reset();
-  // Called when a frame's last general reference goes (put_page), with the owner it had:
-  // the hypervisor gives a guest domain's frame back to its allocator there (Xen's
-  // free_domheap_page). Unset in the unit tests unless a test installs one.
+  // Called when a frame's last general reference goes (put_page), with the owner it had and
+  // whether it was on that owner's list (counted in what the owner holds; false for a frame
+  // left by an earlier domain of the same id, which no domain counts): the hypervisor gives a
+  // guest domain's frame back to its allocator there (Xen's free_domheap_page). Unset in the
+  // unit tests unless a test installs one.
   struct ReleaseHook {
-    void (*released)(uint64_t mfn, domid_t owner) = nullptr;
+    void (*released)(uint64_t mfn, domid_t owner, bool counted) = nullptr;
   };
   void set_release_hook(ReleaseHook hook) { release_hook_ = hook; }
-  void released(uint64_t mfn, domid_t owner) const {
-    if (release_hook_.released != nullptr) release_hook_.released(mfn, owner);
+  void released(uint64_t mfn, domid_t owner, bool counted) const {
+    if (release_hook_.released != nullptr) release_hook_.released(mfn, owner, counted);
   }
 
   // Where an owner's page list is: null for owners whose frames are not listed (the
@@ -82,15 +90,30 @@ class FrameTable {
 
   // Hands a free frame to `owner`; the allocation holds one general ref (Xen's
   // PGC_allocated). The frame joins the owner's page list. Returns false if the frame does
-  // not exist or is in use.
-  bool assign(uint64_t mfn, domid_t owner) { return assign(mfn, owner, list_of(owner)); }
+  // not exist or is in use, if the owner's list is closed (a dying domain gets nothing new),
+  // or if the owner is a guest domain with no list while owners are listed (no such domain:
+  // nothing would ever give the frame back).
+  bool assign(uint64_t mfn, domid_t owner);
   // The same where the caller holds the owner's list (`list` is list_of(owner)): a domain's
   // populate hands it thousands of frames, and looking the owner up for each was a fifth of
   // what a frame cost it.
   bool assign(uint64_t mfn, domid_t owner, PageList* list);
-  // The frame's last general reference went: it leaves its owner's list, becomes free and
-  // unowned, and the release hook is told.
+  // The frame's last general reference went: it leaves the list it is on if that is its
+  // owner's list (never another: see on_list), becomes free and unowned, and the release hook
+  // is told.
   void release(uint64_t mfn);
+
+  // Whether `mfn` is on `list` (the frame records the list's generation): what makes a frame
+  // a domain's own, beyond the owner id a later domain of the same id shares.
+  bool on_list(uint64_t mfn, const PageList& list) const {
+    return list.generation != 0 && contains(mfn) && infos_[mfn].list_generation == list.generation;
+  }
+  // The list of `owner` where owners are listed (null otherwise, or for no such owner).
+  const PageList* owner_list(domid_t owner) const { return list_of(owner); }
+  bool owners_listed() const { return owner_lists_.list_of != nullptr; }
+  // A frame owned by a guest domain while owners are listed must be on its owner's list: one
+  // that is not was left behind by a domain that is gone (an orphan, which the audit reports).
+  bool orphaned(uint64_t mfn) const;
 
   // Moves the first frame of `list` to its end and returns it: the way to visit every frame
   // of a list while visiting may free frames of it (each freed frame leaves the list, so no
@@ -111,6 +134,7 @@ class FrameTable {
   uint64_t contained_end_;  // the lesser of nr_frames_ and memory_.nr_frames
   ReleaseHook release_hook_{};
   OwnerLists owner_lists_{};
+  uint32_t last_list_generation_ = 0;  // the last generation given to a list
   TlbFlushClock flush_clock_{};
   uint64_t walk_generation_ = 0;
   uint64_t code_generation_ = 0;

@@ -100,8 +100,11 @@ struct PageInfo {
   uint16_t linear_entries = 0;
   uint16_t linear_uses = 0;
   // Its place in its owner's page list (FrameTable's owner lists: Xen's d->page_list), so a
-  // domain's teardown visits its own frames, not the whole table.
-  bool listed = false;
+  // domain's teardown visits its own frames, not the whole table. The list is named by its
+  // generation (PageList::generation, 0: on no list), not by the owner's id: a domain id is
+  // reused, and a later domain with the same id must never take a frame of an earlier one's
+  // list for its own (nor unlink it from its own list).
+  uint32_t list_generation = 0;
   uint32_t list_prev = kNoListFrame, list_next = kNoListFrame;
   // While a validated table: the blocks of its entries that may hold a nonzero entry, a
   // superset kept by validation and every store through table_access (table_blocks.h).
@@ -111,6 +114,7 @@ struct PageInfo {
   uint64_t flush_stamp = 0;
 
   constexpr bool is_free() const { return general_refs == 0; }
+  constexpr bool listed() const { return list_generation != 0; }
   constexpr bool has_type(PageType t) const { return type_refs > 0 && type == t; }
   constexpr bool is_validated_table() const { return type_refs > 0 && is_page_table(type) && validated; }
 };
