@@ -58,6 +58,8 @@ void events_detach(uint32_t port) {
   handlers[port] = nullptr;
 }
 
+EventHandler events_handler(uint32_t port) { return port < kMaxHandledPorts ? handlers[port] : nullptr; }
+
 void events_mask(uint32_t port) {
   __atomic_fetch_or(&shared_info()->evtchn_mask[port / kBitsPerWord], xen_ulong_t{1} << (port % kBitsPerWord),
                     __ATOMIC_SEQ_CST);
