@@ -140,8 +140,26 @@ void prepare(Campaign& c, unsigned frame, HvRun& run) {
   for (unsigned i = 0; i < 512; ++i) words[i] = 0;
 }
 
+// Every present entry of the scratch tables naming `mfn` given change(entry) (the tree is the
+// fuzzer's: rebuild restores it).
+template <typename Change>
+void rewrite_scratch_entries(Campaign& c, uint64_t mfn, Change change) {
+  const Pool& pool = c.pool;
+  for (unsigned t = 0; t < pool.table_count; ++t) {
+    auto* entries = reinterpret_cast<volatile uint64_t*>(readable_va(c, pool.table_mfn[t]));
+    for (unsigned k = 0; entries && k < 512; ++k) {
+      uint64_t entry = entries[k], ma = pool.table_mfn[t] * 4096 + k * 8ull;
+      if (!(entry & kPresentBit) || ((entry & kAddressBits) >> 12) != mfn || !is_scratch_table_slot(pool, ma)) continue;
+      if (change(entry) != entry) pv::ops.raw_mmu_update(ma, change(entry));
+    }
+  }
+}
+
 void unmap_own(Campaign& c, unsigned frame, HvRun& run) {
   const HvFrame& hv = c.pool.hv_frames[frame];
+  // A scratch frame's writable mappings in the fuzzed tree made read-only too: with its own
+  // mapping gone, nothing then refuses it a type.
+  if (hv.scratch) rewrite_scratch_entries(c, hv.mfn, [](uint64_t entry) { return entry & ~kWritableBit; });
   volatile uint64_t* slot = slot_va_of(hv);
   if (!slot || ((run.unmapped >> frame) & 1) || !(*slot & kPresentBit)) return;
   run.own_entry[frame] = *slot;
@@ -245,16 +263,8 @@ void step(Campaign& c, const HvStep& s, HvRun& run) {
 
 // Whatever still gives a frame a type: the scratch entries naming it cleared, its pin dropped.
 void untype(Campaign& c, unsigned frame) {
-  const Pool& pool = c.pool;
-  uint64_t mfn = pool.hv_frames[frame].mfn;
-  for (unsigned t = 0; t < pool.table_count; ++t) {
-    auto* entries = reinterpret_cast<volatile uint64_t*>(readable_va(c, pool.table_mfn[t]));
-    if (!entries) continue;
-    for (unsigned k = 0; k < 512; ++k)
-      if ((entries[k] & kPresentBit) && ((entries[k] & kAddressBits) >> 12) == mfn &&
-          is_scratch_table_slot(pool, pool.table_mfn[t] * 4096 + k * 8ull))
-        pv::ops.raw_mmu_update(pool.table_mfn[t] * 4096 + k * 8ull, 0);
-  }
+  uint64_t mfn = c.pool.hv_frames[frame].mfn;
+  rewrite_scratch_entries(c, mfn, [](uint64_t) { return uint64_t(0); });
   for (unsigned i = 0; i < 3; ++i) mmuext(MMUEXT_UNPIN_TABLE, mfn);
 }
 
