@@ -4,9 +4,11 @@ Six campaigns by default: the fuzzer as dom0, as domain 1 beside a dom0 that aud
 then runs its own work, and as dom0 running the destroy class only (role "destroy": domains
 created, fed, held and destroyed while calls for them race the teardown), each under
 ptwr=emulate and ptwr=writable; --ops operations each (10^6; the destroy role --destroy-ops,
-whose operations each build a domain), in chunks of --chunk operations (one boot each: a hang
-costs one chunk), chunk k running operations k*chunk .. (k+1)*chunk-1 of the one seed. Operation N of a seed is the same whichever
-chunk it is in, so every failure is "seed S, operation N" and replays with the command printed.
+--ops/50 by default, whose operations each build a domain, in chunks, audits and progress
+lines 50 times smaller), in chunks of --chunk operations (one boot each: a hang costs one
+chunk), chunk k running operations k*chunk .. (k+1)*chunk-1 of the one seed. Operation N of a
+seed is the same whichever chunk it is in, so every failure is "seed S, operation N" and
+replays with the command printed.
 
 Results go to build/fuzz/state.json as chunks finish: running the same command again skips the
 chunks already done by the same hypervisor and guest images (--fresh starts over); failed

@@ -54,8 +54,8 @@ def expect_passed(outcome, operations=OPERATIONS, audit_every=AUDIT_EVERY):
     machine.expect(summary is not None, f"{name}: no summary of the hv_frames and destroy classes", boot)
     typed, checks, created, destroyed, racing, dead, again = (int(g) for g in summary.groups())
     if chunk.role == "destroy":
-        machine.expect(created >= operations and destroyed >= operations and racing > 0 and dead > 0 and again > 0,
-                       f"{name}: the destroy class did little: {summary.group(0)}", boot)
+        busy = created >= operations // 2 and destroyed >= operations // 2 and racing > 0 and dead > 0 and again > 0
+        machine.expect(busy, f"{name}: the destroy class did little: {summary.group(0)}", boot)
     elif "hv_frames" not in chunk.skip:
         machine.expect(typed > 0 and checks > 0, f"{name}: no frame the hypervisor writes was retyped", boot)
     machine.expect("forktest: passed" in outcome.serial, f"{name}: dom0's fork test did not pass", boot)
