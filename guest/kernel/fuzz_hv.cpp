@@ -18,6 +18,7 @@
 #include "kernel/console.h"
 #include "kernel/fuzz_internal.h"
 #include "kernel/fuzz_mailbox.h"
+#include "kernel/page_allocator.h"
 #include "kernel/shared_info.h"
 #include "lib/fuzz_entries.h"
 #include "pv-kernel-patches/pv_ops.h"
@@ -331,6 +332,17 @@ void setup_hv_frames(Campaign& c) {
   add_frame(c, HvFrameKind::time_area, pool.data_mfn[1], pool.data_va[1], false, true);
   add_frame(c, HvFrameKind::hypercall_page, va_to_mfn(reinterpret_cast<uint64_t>(hypercall_page)).value,
             reinterpret_cast<uint64_t>(hypercall_page), true, false);
+  // vcpu_info moved into a frame of its own (VCPUOP_register_vcpu_info; the kernel follows it):
+  // the hypervisor writes it at every event and time update; the kernel cannot spare its mapping.
+  if (!registered_vcpu_info) {
+    Pfn pfn = allocate_zeroed_frame();
+    vcpu_register_vcpu_info_t request{};
+    request.mfn = pfn_to_mfn(pfn).value;
+    if (xen::vcpu_op(VCPUOP_register_vcpu_info, 0, &request) == 0) {
+      registered_vcpu_info = reinterpret_cast<vcpu_info_t*>(pfn_to_va(pfn));
+      add_frame(c, HvFrameKind::vcpu_info, request.mfn, pfn_to_va(pfn), true, false);
+    }
+  }
   // The timer's port (VIRQ_TIMER), which the destroy class borrows during a destroy.
   for (uint32_t port = 1; port < 64 && !c.timer_port; ++port) {
     evtchn_status_t status{};

@@ -2,7 +2,7 @@
 // domain's behalf rather than at its answers:
 //
 //  - hv_frames: the frames the hypervisor writes for us (the console ring, shared_info, the
-//    runstate and time areas, the hypercall page) kept in the pool and retyped between its
+//    runstate and time areas, the hypercall page, vcpu_info) kept in the pool and retyped between its
 //    writes: our own mapping of one removed, the frame pinned as a table, used as a GDT, mapped
 //    or linked from the scratch tables, with the console notified, yields, blocks and event
 //    sends in between (the writes). The executor snapshots a frame that took a table type and
@@ -43,8 +43,8 @@ void Generator::hv_step(Op& op, unsigned primary, uint32_t& unmapped) {
                step.kind == Kind::link || step.kind == Kind::map_fuzz;
   if (named && frame.read_only) step.kind = Kind::yield;
   if ((step.kind == Kind::unmap_own || step.kind == Kind::remap_own) && frame.kernel_needs) step.kind = Kind::yield;
-  if (step.kind == Kind::prepare && (frame.read_only || frame.kind == HvFrameKind::shared_info))
-    step.kind = Kind::yield;
+  bool clearable = frame.kind == HvFrameKind::console_ring || frame.scratch;  // the others hold live state
+  if (step.kind == Kind::prepare && !clearable) step.kind = Kind::yield;
   bool area = frame.kind == HvFrameKind::runstate || frame.kind == HvFrameKind::time_area;
   if (step.kind == Kind::register_area && !area) step.kind = Kind::yield;
   if (step.kind == Kind::notify && !pool_.console_port) step.kind = Kind::send;
@@ -105,7 +105,7 @@ void Generator::hv_frames(Op& op) {
     opening(Kind::register_area);
     op.restore |= kRestoreVcpuAreas;
   }
-  if (!frame.read_only && frame.kind != HvFrameKind::shared_info && random_.percent(70)) opening(Kind::prepare);
+  if ((frame.kind == HvFrameKind::console_ring || frame.scratch) && random_.percent(70)) opening(Kind::prepare);
   if (!frame.kernel_needs && random_.percent(80)) {
     opening(Kind::unmap_own);
     unmapped |= 1u << primary;

@@ -135,7 +135,7 @@ struct OtherFrame {
 // hypervisor write it, then puts everything back. A correct hypervisor holds a writable type
 // on a frame it writes (so the retyping is refused) or writes through our mappings (which no
 // longer reach it): a table of ours must never change under it.
-enum class HvFrameKind : uint8_t { console_ring, shared_info, runstate, time_area, hypercall_page };
+enum class HvFrameKind : uint8_t { console_ring, shared_info, runstate, time_area, hypercall_page, vcpu_info };
 struct HvFrame {
   uint64_t mfn = 0;
   uint64_t va = 0;       // the kernel's mapping of it
@@ -145,7 +145,7 @@ struct HvFrame {
   bool read_only = false;     // mapped read-only only (kernel text): no type may be taken on it
   bool scratch = false;       // one of the scratch data frames (may be mapped writable anywhere)
 };
-constexpr unsigned kMaxHvFrames = 6;
+constexpr unsigned kMaxHvFrames = 8;
 
 // Consecutive machine frames [first, first + count).
 struct FrameRun {
@@ -350,7 +350,8 @@ struct Insn {
 // One step of an hv_frames operation, on frame `frame` of Pool::hv_frames.
 struct HvStep {
   enum class Kind : uint8_t {
-    prepare,        // the frame's contents made table-like first (console: drained, text cleared)
+    prepare,        // the frame's contents made table-like first (console: drained, text cleared;
+                    // a scratch area frame zeroed)
     unmap_own,      // the kernel's own mapping of it removed
     remap_own,      // ... and put back
     pin,            // MMUEXT_PIN_L<level>_TABLE

@@ -43,8 +43,8 @@ const char* check_hv_frames(const Pool& pool, const Op& op) {
       shared_info_unmapped |= ((unmapped >> f) & 1) && pool.hv_frames[f].kind == HvFrameKind::shared_info;
     switch (step.kind) {
       case Kind::prepare:
-        if (frame.read_only || frame.kind == HvFrameKind::shared_info)
-          return "an hv_frames prepare of a frame we cannot clear";
+        if (frame.kind != HvFrameKind::console_ring && !frame.scratch)
+          return "an hv_frames prepare of a frame that holds live state";
         break;
       case Kind::unmap_own:
         if (frame.kernel_needs) return "the kernel's mapping of a frame it runs on removed";
@@ -108,7 +108,8 @@ const char* check_destroy(const Pool&, const Op& op) {
 }
 
 const char* hv_frame_name(HvFrameKind kind) {
-  static const char* const kNames[] = {"console ring", "shared_info", "runstate area", "time area", "hypercall page"};
+  static const char* const kNames[] = {"console ring", "shared_info",    "runstate area",
+                                       "time area",    "hypercall page", "vcpu_info"};
   return unsigned(kind) < sizeof(kNames) / sizeof(kNames[0]) ? kNames[unsigned(kind)] : "?";
 }
 
