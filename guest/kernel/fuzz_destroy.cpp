@@ -185,7 +185,7 @@ void check_fresh(Campaign& c, uint8_t domain) {
   }
   if (!pages && !open_port) return;
   if (c.stats.oracle_violations++ < 20)
-    print("fuzz: op %lu: domain %u created again owns what the destroyed one had: %lu pages, port %u open\n",
+    print("fuzz: op %lu found domain %u created again owning what the destroyed one had: %lu pages, port %u open\n",
           fuzz_mailbox.op, id_of(domain), pages ? uint64_t(info.tot_pages) : 0, open_port);
 }
 
@@ -243,7 +243,7 @@ void judge_dead_call(Campaign& c, const DomStep& step, long rc) {
   ++c.stats.dead_calls;
   if (!took) return;
   if (c.stats.oracle_violations++ < 20)
-    print("fuzz: op %lu: domain %u got something after its destroy: %s answered %ld\n", fuzz_mailbox.op,
+    print("fuzz: op %lu gave domain %u something after its destroy: %s answered %ld\n", fuzz_mailbox.op,
           id_of(step.domain), dom_step_name(step.kind), rc);
 }
 

@@ -102,7 +102,7 @@ void report(Campaign& c, const HvRun& run) {
     const auto& change = run.changes[i];
     const HvFrame& frame = c.pool.hv_frames[change.frame];
     print(
-        "fuzz: op %lu: the hypervisor wrote into our %s (mfn %lx) while it was typed as a table (%s): word %u "
+        "fuzz: op %lu saw the hypervisor write into our %s (mfn %lx) while it was typed as a table (%s): word %u "
         "%lx -> %lx\n",
         fuzz_mailbox.op, hv_frame_name(frame.kind), frame.mfn, change.when, change.word, change.then, change.now);
   }
