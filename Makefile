@@ -54,7 +54,8 @@ profile: build
 	@python3 bench/run_profile.py --build $(BUILD) --modes $(PROFILE_MODES) --benchmarks $(PROFILE_BENCHMARKS)
 
 # The fuzzing domain (tests/fuzz/campaign.py): FUZZ_OPS operations per ptwr= mode as dom0 and
-# as a domU beside a working dom0 (four campaigns), in chunks of FUZZ_CHUNK (one boot each).
+# as a domU beside a working dom0, and FUZZ_OPS/50 as dom0 racing domain destruction (the
+# destroy class alone: six campaigns), in chunks of FUZZ_CHUNK (one boot each).
 # Resumable: chunks already done (build/fuzz/state.json) are not run again; FUZZ_FRESH=1 starts
 # over. FUZZ_SKIP=nt+iret_selectors leaves kinds of operation out (nothing by default). Fails
 # on any hypervisor fault, hang, audit mismatch or failed check of the fuzzer.

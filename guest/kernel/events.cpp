@@ -117,6 +117,8 @@ void events_detach(uint32_t port) {
   handlers[port] = nullptr;
 }
 
+EventHandler events_handler(uint32_t port) { return port < kMaxHandledPorts ? handlers[port] : nullptr; }
+
 void events_mask(uint32_t port) {
   if (fifo_control) {
     if (port < kFifoPorts) __atomic_fetch_or(&fifo_array[port], kFifoMasked, __ATOMIC_SEQ_CST);

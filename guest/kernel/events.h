@@ -17,6 +17,8 @@ uint32_t events_bind_virq(uint32_t virq, EventHandler handler);
 // unmasks the port; false if the port is beyond the handler table.
 bool events_attach(uint32_t port, EventHandler handler);
 void events_detach(uint32_t port);  // no handler, masked
+// The handler installed for `port` (null: none), so that one borrowing the port can give it back.
+EventHandler events_handler(uint32_t port);
 void events_mask(uint32_t port);
 long events_unmask(uint32_t port);  // EVTCHNOP_unmask: an event pending meanwhile is delivered
 void events_handle_upcall();

@@ -211,6 +211,11 @@ void fuzz_run_if_requested() {
       "%lu protected changes, %lu frames left typed, %lu ms\n",
       options.seed, options.start, end - 1, s.ops, s.rejected, s.audits, s.audit_mismatches, s.oracle_violations,
       s.protected_changes, left, seconds_ms);
+  print(
+      "fuzz: hv_frames: %lu retypings of frames the hypervisor writes took, %lu checks after its writes; destroy: "
+      "%lu domains created, %lu destroyed, %lu calls racing a destroy, %lu calls for destroyed domains, %lu ids "
+      "created again\n",
+      s.hv_typed, s.hv_compared, s.domains_created, s.destroys, s.racing_calls, s.dead_calls, s.recreations);
   bool passed =
       s.rejected == 0 && s.audit_mismatches == 0 && s.oracle_violations == 0 && s.protected_changes == 0 && left == 0;
   print("fuzz: result: %s\n", passed ? "passed" : "failed");

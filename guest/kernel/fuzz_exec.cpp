@@ -453,6 +453,7 @@ void restore(Campaign& c, uint32_t what) {
     op.cmd = MMUEXT_SET_LDT;
     raw(__HYPERVISOR_mmuext_op, reinterpret_cast<uint64_t>(&op), 1, 0, DOMID_SELF);
   }
+  if (what & kRestoreGdt) arch::hypercall(__HYPERVISOR_set_gdt, 0, 0);  // no frames: the reserved entries only
   if (what & kRestoreVcpuAreas) {
     vcpu_register_runstate_memory_area_t area{};
     xen::vcpu_op(VCPUOP_register_runstate_memory_area, 0, &area);
@@ -486,6 +487,8 @@ void execute(Campaign& c, const Op& op) {
     case OpKind::iret: iret(c, op); break;
     case OpKind::ports: port(c, op); break;
     case OpKind::insn: instruction(c, op); break;
+    case OpKind::hv_frames: execute_hv_frames(c, op); break;
+    case OpKind::destroy: execute_destroy(c, op); break;
   }
   // The kernel runs with events masked (an iret, sti or block may have unmasked them).
   pv::ops.disable_events();

@@ -3,6 +3,7 @@
 // teardown; fuzz_exec.cpp: running one operation; fuzz_check.cpp: the check of its own tables).
 #include <stdint.h>
 
+#include "kernel/boot_info.h"
 #include "kernel/physical_memory.h"
 #include "kernel/trap_frame.h"
 #include "lib/fuzz_model.h"
@@ -35,6 +36,14 @@ struct Stats {
   uint64_t slow_ops =
       0;  // operations that took more than 200 ms  // protected entries found changed after an operation
   uint64_t unexpected = 0;  // traps of ours the hypervisor should not have caused
+  // The hv_frames and destroy classes: what took effect (so a campaign shows it reached them).
+  uint64_t hv_typed = 0;         // frames the hypervisor writes that took a table or GDT type
+  uint64_t hv_compared = 0;      // ... compared with their snapshot after a write
+  uint64_t domains_created = 0;  // destroy class: createdomain that succeeded (recreations too)
+  uint64_t destroys = 0;         // destroydomain that succeeded
+  uint64_t racing_calls = 0;     // calls for the domain run from the timer during a destroy
+  uint64_t dead_calls = 0;       // calls for it after its destroy (all must fail)
+  uint64_t recreations = 0;      // ids created again and checked
 };
 
 // The last trap a probe took.
@@ -65,6 +74,7 @@ struct Campaign {
   uint64_t nr_pages = 0;
   bool own_runs_complete = false;  // pool.own_runs hold all our memory
   uint32_t vm_assists_touched = 0;
+  uint32_t timer_port = 0;  // the kernel's VIRQ_TIMER port (the destroy class borrows it)
 };
 
 extern Campaign campaign;
@@ -75,6 +85,19 @@ bool setup(Campaign& c);
 uint64_t teardown(Campaign& c);
 // The scratch tables back towards the tree setup built (a step of some ptwrite operations).
 void rebuild(Campaign& c);
+// Window pages (the kernel's last 8 MiB, its own L1): a new frame, or a given one, mapped there.
+uint64_t map_window_page(uint64_t va, uint64_t flags);
+void map_window_frame(uint64_t va, uint64_t mfn, uint64_t flags);
+constexpr uint64_t kWindowVa = kVirtBase + (1ull << 30) - (8ull << 20);
+// The frames the hypervisor writes for us (fuzz_hv.cpp): the pool's hv_frames, their read-only
+// views and snapshot pages in the window; undone by teardown_hv_frames.
+void setup_hv_frames(Campaign& c);
+void teardown_hv_frames(Campaign& c);
+// The two classes of lib/fuzz_generate_hv.cpp (fuzz_hv.cpp, fuzz_destroy.cpp).
+void execute_hv_frames(Campaign& c, const Op& op);
+void execute_destroy(Campaign& c, const Op& op);
+// Where the destroy class maps a frame of the domain it destroys (two window pages).
+constexpr uint64_t kHoldVa = kWindowVa + 0x5000, kForeignVa = kWindowVa + 0x6000;
 
 // One operation (fuzz_exec.cpp), and the state it may have changed put back.
 void execute(Campaign& c, const Op& op);

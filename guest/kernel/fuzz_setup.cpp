@@ -24,7 +24,6 @@ using namespace lib::fuzz;
 constexpr uint64_t kReadOnly = PageTableEntry::kPresent | PageTableEntry::kAccessed;
 constexpr uint64_t kWritable = kReadOnly | PageTableEntry::kWritable | PageTableEntry::kDirty;
 // The window: fixed pages the operations use, in the kernel's last 8 MiB (no other user).
-constexpr uint64_t kWindowVa = kVirtBase + (1ull << 30) - (8ull << 20);
 constexpr uint64_t kTextPage = kWindowVa, kEdgePage = kWindowVa + 0x1000, kHolePage = kWindowVa + 0x2000;
 constexpr uint64_t kReadOnlyPage = kWindowVa + 0x3000;
 // Memory of the campaign's own, mapped in the window rather than carried in every kernel's
@@ -73,17 +72,6 @@ void protect_kernel_page(Campaign& c, uint64_t va, bool maps_table) {
   if (entry & 1)
     add_protected_frame(pool, PageTableEntry(entry).mfn().value, maps_table ? 0xff : 0,
                         !maps_table && !(entry & PageTableEntry::kWritable));
-}
-
-// Maps a new frame at a window page (the window's L1 is the kernel's: a protected table).
-uint64_t map_window_page(uint64_t va, uint64_t flags) {
-  Pfn pfn = allocate_zeroed_frame();
-  Mfn l1 = kernel_l1_for(va);
-  pv::PageTableSlot slot = table_slot(l1, lib::table_index(va, Level::l1), Level::l1);
-  if (pv::ops.set_entry(slot, PageTableEntry::make(pfn_to_mfn(pfn), flags)) < 0 || pv::ops.flush() < 0)
-    panic("fuzz: window page");
-  pv::ops.invalidate_page(va);
-  return pfn_to_mfn(pfn).value;
 }
 
 void fill_text(uint8_t* page) {
@@ -306,6 +294,20 @@ void build_tables(Campaign& c) {
 
 }  // namespace
 
+uint64_t map_window_page(uint64_t va, uint64_t flags) {
+  Pfn pfn = allocate_zeroed_frame();
+  map_window_frame(va, pfn_to_mfn(pfn).value, flags);
+  return pfn_to_mfn(pfn).value;
+}
+
+void map_window_frame(uint64_t va, uint64_t mfn, uint64_t flags) {
+  Mfn l1 = kernel_l1_for(va);
+  pv::PageTableSlot slot = table_slot(l1, lib::table_index(va, Level::l1), Level::l1);
+  if (pv::ops.set_entry(slot, PageTableEntry::make(Mfn{mfn}, flags)) < 0 || pv::ops.flush() < 0)
+    panic("fuzz: window page %lx", va);
+  pv::ops.invalidate_page(va);
+}
+
 void settle() { pv::ops.raw_mmuext(MMUEXT_TLB_FLUSH_LOCAL, 0); }
 
 // Back towards the initial tree, so the structure the operations need (L1s linked once, pinned,
@@ -416,6 +418,7 @@ bool setup(Campaign& c) {
   collect_protected(c);
   collect_ports(pool);
   build_tables(c);
+  setup_hv_frames(c);
   print(
       "fuzz: pool: %u tables (%u clones of the kernel L4), %u data frames, %u protected slots, %u protected frames, "
       "%u kernel event channels, memory mfns %lx+%lx in %u runs, max_ram_page %lx\n",
@@ -427,6 +430,7 @@ bool setup(Campaign& c) {
 uint64_t teardown(Campaign& c) {
   Pool& pool = c.pool;
   restore(c, ~0u);
+  teardown_hv_frames(c);
   pv::ops.raw_mmuext(MMUEXT_NEW_USER_BASEPTR, 0);
   pv::ops.raw_mmuext(MMUEXT_NEW_BASEPTR, pool.kernel_l4_mfn);
   for (unsigned i = 0; i < kFuzzSlotCount; ++i) mmu_update_raw(pool.fuzz_slot_ma[i], 0);

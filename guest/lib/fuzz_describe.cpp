@@ -147,6 +147,30 @@ size_t describe(const Pool& pool, const Op& op, char* buffer, size_t capacity) {
       text.add(" kind %u vector 0x%x rax 0x%lx rcx 0x%lx rdx 0x%lx", unsigned(op.insn.kind), op.insn.vector,
                op.insn.rax, op.insn.rcx, op.insn.rdx);
       break;
+    case OpKind::hv_frames:
+      for (unsigned i = 0; i < op.hv_count && i < kMaxHvSteps; ++i) {
+        const HvStep& step = op.hv[i];
+        const HvFrame* frame = step.frame < pool.hv_frame_count ? &pool.hv_frames[step.frame] : nullptr;
+        text.add("\n  %s %s (mfn 0x%lx)", hv_step_name(step.kind), frame ? hv_frame_name(frame->kind) : "?",
+                 frame ? frame->mfn : 0);
+        if (step.kind == HvStep::Kind::pin) text.add(" as L%u", step.level);
+        if (step.kind == HvStep::Kind::map_fuzz || step.kind == HvStep::Kind::link ||
+            step.kind == HvStep::Kind::unmap_fuzz)
+          text.add(" table %u slot %u value 0x%lx", step.table, step.slot, step.value);
+        if (step.kind == HvStep::Kind::send) text.add(" port %u", step.port);
+      }
+      break;
+    case OpKind::destroy:
+      for (unsigned i = 0; i < op.dom_count && i < kMaxDomSteps; ++i) {
+        const DomStep& step = op.dom[i];
+        text.add("\n  %s%s domain %u", step.racing ? "racing " : "", dom_step_name(step.kind),
+                 step.domain < kDestroyDomainCount ? kDestroyDomains[step.domain] : 0xffff);
+        if (step.kind == DomStep::Kind::max_mem) text.add(" %u KiB", step.count);
+        if (step.kind == DomStep::Kind::populate) text.add(" %u extents of order %u", step.count, step.order);
+        if (step.kind == DomStep::Kind::alloc_unbound) text.add(step.remote ? " (dom0's port)" : " (its port)");
+        if (step.kind == DomStep::Kind::destroy) text.add(" timer +%lu ns", step.delay_ns);
+      }
+      break;
   }
   return text.length();
 }

@@ -387,8 +387,10 @@ void Generator::finish() { copy_edge(); }
 void Generator::run(Op& op) {
   op = Op{};
   unsigned weights[kClassCount] = {};
-  static const unsigned kClassWeights[kClassCount] = {18, 14, 12, 8, 8, 16, 6, 4, 3, 3, 3, 5};
+  static const unsigned kClassWeights[kClassCount] = {18, 14, 12, 8, 8, 16, 6, 4, 3, 3, 3, 5, 5, 2};
   for (unsigned i = 0; i < kClassCount; ++i) weights[i] = on(Feature(i)) ? kClassWeights[i] : 0;
+  if (pool_.hv_frame_count == 0) weights[kHvFrames] = 0;
+  if (!pool_.privileged) weights[kDestroy] = 0;  // domain control is dom0's
   unsigned total = 0;
   for (unsigned weight : weights) total += weight;
   if (total == 0 || pool_.table_count == 0 || pool_.data_count == 0) {
@@ -420,6 +422,8 @@ void Generator::run(Op& op) {
     case OpKind::sched: sched(op); break;
     case OpKind::ports: ports(op); break;
     case OpKind::insn: insn(op); break;
+    case OpKind::hv_frames: hv_frames(op); break;
+    case OpKind::destroy: destruction(op); break;
   }
 }
 
@@ -428,8 +432,8 @@ void Generator::run(Op& op) {
 namespace lib::fuzz {
 
 const char* op_kind_name(OpKind kind) {
-  static const char* const kNames[] = {"call",  "mmu",  "mmuext", "va",    "multicall", "ptwrite",
-                                       "touch", "iret", "rflags", "sched", "ports",     "insn"};
+  static const char* const kNames[] = {"call", "mmu",    "mmuext", "va",    "multicall", "ptwrite",   "touch",
+                                       "iret", "rflags", "sched",  "ports", "insn",      "hv_frames", "destroy"};
   return unsigned(kind) < sizeof(kNames) / sizeof(kNames[0]) ? kNames[unsigned(kind)] : "?";
 }
 

@@ -6,6 +6,7 @@
 //   fuzz_generate_calls.cpp  the arguments of every other hypercall
 //   fuzz_generate_cpu.cpp    direct page-table stores and accesses, iret, RFLAGS, timers,
 //                            port I/O and trapping instructions
+//   fuzz_generate_hv.cpp     the frames the hypervisor writes for us, domain destruction races
 // Every operation draws from Random::for_operation(seed, op); the rules that keep the fuzzer
 // alive are applied here and checked again by check_rules (lib/fuzz_rules.cpp).
 #ifndef __XEN_TOOLS__
@@ -217,6 +218,15 @@ class Generator {
   void ports(Op& op);
   static bool dom0_may_write(uint16_t port, unsigned width);
   void insn(Op& op);
+
+  // ---- the frames the hypervisor writes, domain destruction (fuzz_generate_hv.cpp) ---------
+  void hv_frames(Op& op);
+  void hv_step(Op& op, unsigned primary, uint32_t& unmapped);
+  unsigned hv_frame_choice(unsigned primary);
+  // An entry naming frame `frame` for a scratch table of `level` (writable only for scratch).
+  void hv_entry(HvStep& step, unsigned level);
+  void destruction(Op& op);
+  DomStep race_step(uint8_t domain, bool racing);
 
   const Pool& pool_;
   const Options& options_;

@@ -41,6 +41,9 @@ enum Feature : unsigned {
   kSched,      // yield, block with a timer armed, timers
   kPorts,      // port I/O (dom0: only to ports the hypervisor must keep)
   kInsn,       // privileged / trapping instructions and software interrupts
+  kHvFrames,   // the frames the hypervisor writes for us (console ring, shared_info, vCPU areas)
+               // retyped, remapped and unmapped around the writes (lib/fuzz_generate_hv.cpp)
+  kDestroy,    // dom0: domains created, fed and destroyed while calls for them race the teardown
   kClassCount,
   // Hostile values inside the classes.
   kRaxHigh = kClassCount,  // hypercall numbers >= 2^32 (also multicall entry ops)
@@ -127,6 +130,23 @@ struct OtherFrame {
   bool read_only = false;
 };
 
+// A frame the hypervisor writes on our behalf, and the kernel's own mapping of it (va, and the
+// L1 slot holding it): the hv_frames class unmaps that mapping, retypes the frame and makes the
+// hypervisor write it, then puts everything back. A correct hypervisor holds a writable type
+// on a frame it writes (so the retyping is refused) or writes through our mappings (which no
+// longer reach it): a table of ours must never change under it.
+enum class HvFrameKind : uint8_t { console_ring, shared_info, runstate, time_area, hypercall_page, vcpu_info };
+struct HvFrame {
+  uint64_t mfn = 0;
+  uint64_t va = 0;       // the kernel's mapping of it
+  uint64_t slot_ma = 0;  // the L1 slot of that mapping
+  HvFrameKind kind = HvFrameKind::console_ring;
+  bool kernel_needs = false;  // the kernel cannot run a moment without its mapping (the hypercall page)
+  bool read_only = false;     // mapped read-only only (kernel text): no type may be taken on it
+  bool scratch = false;       // one of the scratch data frames (may be mapped writable anywhere)
+};
+constexpr unsigned kMaxHvFrames = 8;
+
 // Consecutive machine frames [first, first + count).
 struct FrameRun {
   uint64_t first = 0;
@@ -177,6 +197,11 @@ struct Pool {
   unsigned foreign_mfn_count = 0;
   uint16_t protected_ports[kMaxPorts] = {};  // event channels the kernel uses
   unsigned protected_port_count = 0;
+  // The frames the hypervisor writes on our behalf (HvFrame), and the console's event channel
+  // (a domU's; 0 for dom0, which has no ring).
+  HvFrame hv_frames[kMaxHvFrames] = {};
+  unsigned hv_frame_count = 0;
+  uint32_t console_port = 0;
 
   // Memory the operation may use. The buffer is rewritten by every operation; the edge page is
   // followed by an unmapped page; text is printable; read_only is mapped read-only.
@@ -206,7 +231,9 @@ enum class OpKind : uint8_t {
   rflags,
   sched,
   ports,
-  insn
+  insn,
+  hv_frames,
+  destroy
 };
 
 // CPU and domain state an operation may have changed, which the executor puts back after it.
@@ -224,6 +251,7 @@ enum Restore : uint32_t {
   kRestoreLdt = 1u << 10,        // MMUEXT_SET_LDT 0
   kRestoreVcpuAreas = 1u << 11,  // runstate / time areas unregistered
   kRestoreNmi = 1u << 12,        // NMI callback unregistered
+  kRestoreGdt = 1u << 13,        // set_gdt with no frames (the hypervisor's reserved entries only)
 };
 
 // A hypercall: rax and the argument registers (a multicall entry uses all six).
@@ -319,6 +347,68 @@ struct Insn {
   uint64_t rax = 0, rcx = 0, rdx = 0;
 };
 
+// One step of an hv_frames operation, on frame `frame` of Pool::hv_frames.
+struct HvStep {
+  enum class Kind : uint8_t {
+    prepare,        // the frame's contents made table-like first (console: drained, text cleared;
+                    // a scratch area frame zeroed)
+    unmap_own,      // the kernel's own mapping of it removed
+    remap_own,      // ... and put back
+    pin,            // MMUEXT_PIN_L<level>_TABLE
+    unpin,          // MMUEXT_UNPIN_TABLE
+    set_gdt,        // HYPERVISOR_set_gdt with it as the one frame (kRestoreGdt)
+    map_fuzz,       // an L1 entry of a scratch L1 (table, slot) mapping it (writable: scratch only)
+    link,           // an entry of a scratch table of `level` naming it (a table of the level below)
+    unmap_fuzz,     // that entry cleared again
+    register_area,  // VCPUOP_register_runstate / time memory area at its kernel address
+    notify,         // EVTCHNOP_send on the console's port (the hypervisor drains the ring)
+    yield,          // SCHEDOP_yield: a runstate change, the areas updated
+    block,          // SCHEDOP_block with the timer armed: time and vcpu_info updates
+    send,           // EVTCHNOP_send on one of the kernel's ports: pending bits set for us
+    count
+  } kind = Kind::yield;
+  uint8_t frame = 0;
+  uint8_t level = 1;
+  bool writable = false;
+  uint8_t table = 0;  // map_fuzz / link / unmap_fuzz
+  uint16_t slot = 0;
+  uint32_t port = 0;   // send
+  uint64_t value = 0;  // map_fuzz / link: the entry written
+};
+constexpr unsigned kMaxHvSteps = 12;
+
+// One step of a destroy operation (dom0), on domain kDestroyDomains[domain]. Steps marked
+// `racing` run from the timer's event between the continuations of the next destroy step (the
+// destroy is preempted when the timer fires), the others in order.
+struct DomStep {
+  enum class Kind : uint8_t {
+    create,         // XEN_DOMCTL_createdomain with that id
+    max_mem,        // XEN_DOMCTL_max_mem (`count` KiB)
+    populate,       // XENMEM_populate_physmap on its behalf (`count` extents of `order`)
+    decrease,       // XENMEM_decrease_reservation of one of its frames
+    hold,           // one of its frames mapped by a foreign mmu_update (the domain cannot go)
+    release,        // that mapping removed
+    destroy,        // XEN_DOMCTL_destroydomain (timer armed `delay_ns` ahead: continuations)
+    alloc_unbound,  // EVTCHNOP_alloc_unbound for it (dom = it, remote dom0), or of dom0's for it
+    bind,           // EVTCHNOP_bind_interdomain to a port allocated in it
+    foreign_map,    // mmu_update of a scratch L1 slot with its frame, foreigndom = it
+    pin,            // mmuext_op PIN_L1_TABLE of its frame, foreigndom = it
+    recreate,       // createdomain with the same id, then: the new domain owns nothing (no pages,
+                    // no open port): nothing of the dead one reached it
+    count
+  } kind = Kind::create;
+  uint8_t domain = 0;
+  uint8_t order = 0;
+  bool racing = false;
+  bool remote = false;  // alloc_unbound: dom0's port for it instead of its port for dom0
+  uint32_t count = 0;
+  uint64_t delay_ns = 0;
+};
+constexpr unsigned kMaxDomSteps = 16;
+// The ids the destroy class creates (never a boot domain's: those are 0..7).
+constexpr uint16_t kDestroyDomains[] = {0x7a1, 0x7a2};
+constexpr unsigned kDestroyDomainCount = 2;
+
 struct Op {
   OpKind kind = OpKind::call;
   uint32_t restore = 0;
@@ -335,6 +425,10 @@ struct Op {
   IretFrame iret;
   PortAccess port;
   Insn insn;
+  HvStep hv[kMaxHvSteps];
+  unsigned hv_count = 0;
+  DomStep dom[kMaxDomSteps];
+  unsigned dom_count = 0;
 };
 
 const char* op_kind_name(OpKind kind);
@@ -359,5 +453,11 @@ bool is_scratch_frame(const Pool& pool, uint64_t mfn);
 bool is_scratch_table_slot(const Pool& pool, uint64_t machine_address);  // writable by the fuzzer
 bool is_own_frame(const Pool& pool, uint64_t mfn);
 bool is_read_only_frame(const Pool& pool, uint64_t mfn);  // the kernel's text or a read_only protected frame
+// The rules of the two classes of lib/fuzz_generate_hv.cpp (lib/fuzz_rules_hv.cpp).
+const char* check_hv_frames(const Pool& pool, const Op& op);
+const char* check_destroy(const Pool& pool, const Op& op);
+const char* hv_frame_name(HvFrameKind kind);
+const char* hv_step_name(HvStep::Kind kind);
+const char* dom_step_name(DomStep::Kind kind);
 
 }  // namespace lib::fuzz

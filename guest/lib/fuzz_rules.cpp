@@ -545,6 +545,8 @@ const char* check_rules(const Pool& pool, const Op& op) {
           if (!hypervisor_owned_port(uint16_t(op.port.port + i))) return "dom0 writing a device port";
       }
       return "";
+    case OpKind::hv_frames: return check_hv_frames(pool, op);
+    case OpKind::destroy: return check_destroy(pool, op);
     case OpKind::insn:
       if (op.insn.kind == InsnKind::mov_cr3) {
         uint64_t mfn = op.insn.rax >> 12;

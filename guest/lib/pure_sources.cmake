@@ -18,6 +18,8 @@ list(APPEND PURE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/fuzz_generate_mmu.cpp
   ${CMAKE_CURRENT_LIST_DIR}/fuzz_generate_calls.cpp
   ${CMAKE_CURRENT_LIST_DIR}/fuzz_generate_cpu.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/fuzz_generate_hv.cpp
   ${CMAKE_CURRENT_LIST_DIR}/fuzz_rules.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/fuzz_rules_hv.cpp
   ${CMAKE_CURRENT_LIST_DIR}/fuzz_describe.cpp)
 list(APPEND PURE_SOURCES ${CMAKE_CURRENT_LIST_DIR}/xenbus.cpp)

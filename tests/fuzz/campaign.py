@@ -1,10 +1,14 @@
 """`make fuzz`: the fuzzing domain's campaigns (guest/kernel/fuzz*.cpp).
 
-Four campaigns by default: the fuzzer as dom0, and as domain 1 beside a dom0 that audits for it
-and then runs its own work, each under ptwr=emulate and ptwr=writable; --ops operations each
-(10^6), in chunks of --chunk operations (one boot each: a hang costs one chunk), chunk k running
-operations k*chunk .. (k+1)*chunk-1 of the one seed. Operation N of a seed is the same whichever
-chunk it is in, so every failure is "seed S, operation N" and replays with the command printed.
+Six campaigns by default: the fuzzer as dom0, as domain 1 beside a dom0 that audits for it and
+then runs its own work, and as dom0 running the destroy class only (role "destroy": domains
+created, fed, held and destroyed while calls for them race the teardown), each under
+ptwr=emulate and ptwr=writable; --ops operations each (10^6; the destroy role --destroy-ops,
+--ops/50 by default, whose operations each build a domain, in chunks, audits and progress
+lines 50 times smaller), in chunks of --chunk operations (one boot each: a hang costs one
+chunk), chunk k running operations k*chunk .. (k+1)*chunk-1 of the one seed. Operation N of a
+seed is the same whichever chunk it is in, so every failure is "seed S, operation N" and
+replays with the command printed.
 
 Results go to build/fuzz/state.json as chunks finish: running the same command again skips the
 chunks already done by the same hypervisor and guest images (--fresh starts over); failed
@@ -22,7 +26,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fuzz_boot  # noqa: E402
 
-ROLES = ("dom0", "domU")
+ROLES = ("dom0", "domU", "destroy")
 MODES = ("emulate", "writable")
 
 
@@ -95,6 +99,8 @@ def main():
     parser.add_argument("--seed", type=lambda s: int(s, 0), default=0x2026)
     parser.add_argument("--ops", type=int, default=1000000, help="operations per campaign")
     parser.add_argument("--chunk", type=int, default=100000, help="operations per boot")
+    parser.add_argument("--destroy-ops", type=int, default=None,
+                        help="operations of the destroy role (default: --ops / 50)")
     parser.add_argument("--audit", type=int, default=10000, help="audit every this many operations")
     parser.add_argument("--progress", type=int, default=10000)
     parser.add_argument("--roles", default=",".join(ROLES))
@@ -119,9 +125,15 @@ def main():
     for role in roles:
         for mode in modes:
             totals = {"ops": 0, "boots": 0, "reused": 0, "failures": {}, "failed_chunks": 0}
-            for start in range(0, args.ops, args.chunk):
-                ops = min(args.chunk, args.ops - start)
-                chunk = fuzz_boot.Chunk(role, mode, args.seed, start, ops, args.audit, args.progress, args.skip)
+            campaign_ops = args.ops
+            if role == "destroy":
+                campaign_ops = args.destroy_ops if args.destroy_ops is not None else max(1, args.ops // 50)
+            chunk_ops = args.chunk if role != "destroy" else max(1, args.chunk // 50)
+            for start in range(0, campaign_ops, chunk_ops):
+                ops = min(chunk_ops, campaign_ops - start)
+                scale = 50 if role == "destroy" else 1
+                chunk = fuzz_boot.Chunk(role, mode, args.seed, start, ops, max(1, args.audit // scale),
+                                        max(1, args.progress // scale), args.skip)
                 record = state.get(key(chunk, images))
                 if record is None:
                     record = run_chunk(args.build, out_dir, chunk, not args.no_locate)

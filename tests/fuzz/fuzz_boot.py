@@ -2,7 +2,9 @@
 
 A boot runs operations start..start+ops-1 of a seed, either as dom0 (the fuzzer audits itself
 through the hypervisor's private sysctl) or as domain 1 beside a dom0 that audits for it
-(fuzz_companion) and then runs its own work (init=/forktest). The machine must end by itself;
+(fuzz_companion) and then runs its own work (init=/forktest). The role "destroy" is dom0 running
+the destroy class only (fuzz_only=destroy): domains created, fed and destroyed while calls for
+them race the teardown's continuations. The machine must end by itself;
 a hypervisor fault ends the boot at once (the panic halts the machine), a hang by timeout.
 
     python3 tests/fuzz/fuzz_boot.py --role domU --mode writable --seed 7 --start 200000 --ops 1000 \
@@ -27,7 +29,7 @@ FAULT = "*** hypervisor fault"
 
 @dataclass
 class Chunk:
-    role: str            # "dom0" or "domU"
+    role: str            # "dom0", "domU" or "destroy" (dom0, fuzz_only=destroy)
     mode: str            # ptwr= mode: "emulate" or "writable"
     seed: int
     start: int
@@ -49,6 +51,8 @@ class Chunk:
             args.append(f"fuzz_log={self.log}")
         if self.audit_from:
             args.append(f"fuzz_audit_from={self.audit_from}")
+        if self.role == "destroy":
+            args.append("fuzz_only=destroy")
         if self.extra:
             args.append(self.extra)
         return " ".join(args)
@@ -56,7 +60,7 @@ class Chunk:
     def modules(self, build):
         kernel = os.path.join(build, "guest", "kernel")
         initrd = os.path.join(build, "guest", "initrd.cpio")
-        if self.role == "dom0":
+        if self.role in ("dom0", "destroy"):
             return [(kernel, f"{self.fuzzer_args()} init={self.dom0_init}"), (initrd, "")]
         return [(kernel, f"fuzz_companion init={self.dom0_init}"), (initrd, ""),
                 (kernel, f"{self.fuzzer_args()} init=/hello"), (initrd, "")]
@@ -118,7 +122,8 @@ def timeout_for(chunk):
     """Generous: the operations themselves run at about 20,000 a second under TCG; the
     audits (every frame of the machine) and dom0's work come on top."""
     audits = chunk.ops // chunk.audit_every + 2 if chunk.audit_every else 2
-    return 60 + chunk.ops / 2000 + audits * 2 + (60 if chunk.role == "domU" else 30)
+    per_op = 1 / 50 if chunk.role == "destroy" else 1 / 2000  # a destroy operation builds a domain
+    return 60 + chunk.ops * per_op + audits * 2 + (60 if chunk.role == "domU" else 30)
 
 
 def run_qemu(build, chunk, timeout):
@@ -281,7 +286,7 @@ def locate(build, outcome):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
-    parser.add_argument("--role", choices=["dom0", "domU"], default="dom0")
+    parser.add_argument("--role", choices=["dom0", "domU", "destroy"], default="dom0")
     parser.add_argument("--mode", choices=["emulate", "writable"], default="emulate")
     parser.add_argument("--seed", type=lambda s: int(s, 0), default=1)
     parser.add_argument("--start", type=int, default=0)

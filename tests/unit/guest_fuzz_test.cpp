@@ -90,6 +90,30 @@ struct TestPool {
     pool.kernel_image_va = kVirtBase;
     pool.kernel_image_size = 0x1b0000;
     pool.stack_va = kVirtBase + 0x1a0000;
+    // The frames the hypervisor writes: a domU's console ring (and its port), shared_info, two
+    // scratch data frames as the vCPU areas, the hypercall page (in the kernel's text).
+    auto hv = [&](HvFrameKind kind, uint64_t mfn, uint64_t va, bool needs, bool read_only, bool scratch) {
+      HvFrame& frame = pool.hv_frames[pool.hv_frame_count++];
+      frame.kind = kind;
+      frame.mfn = mfn;
+      frame.va = va;
+      frame.slot_ma = kernel_l1 * 4096 + ((va >> 12) & 511) * 8;
+      frame.kernel_needs = needs;
+      frame.read_only = read_only;
+      frame.scratch = scratch;
+    };
+    if (!privileged) {
+      hv(HvFrameKind::console_ring, 0x11bc, va_of(0x11bc), false, false, false);
+      pool.console_port = 2;
+      pool.protected_ports[pool.protected_port_count++] = 2;
+    }
+    hv(HvFrameKind::shared_info, 0x11bd, kVirtBase + 0x1bd000, false, false, false);
+    pool.shared_info_mfn = 0x11bd;
+    hv(HvFrameKind::runstate, pool.data_mfn[0], pool.data_va[0], false, false, true);
+    hv(HvFrameKind::time_area, pool.data_mfn[1], pool.data_va[1], false, false, true);
+    hv(HvFrameKind::hypercall_page, 0x1002, kVirtBase + 0x2000, true, true, false);
+    pool.protected_frames[pool.protected_frame_count++] = {0x1002, 0, true};  // kernel text: read-only only
+    hv(HvFrameKind::vcpu_info, 0x11be, va_of(0x11be), true, false, false);
   }
 };
 
@@ -258,7 +282,7 @@ TEST(guest_fuzz_generate, OperationStreamsAreStable) {
     generate(test.pool, options, n, op);
     for (char c : text_of(test.pool, op)) digest = (digest ^ uint8_t(c)) * 0x100000001b3ull;
   }
-  EXPECT_EQ(digest, 0xf24c61f66d56589eull) << std::hex << digest;
+  EXPECT_EQ(digest, 0x3ec8499f45f06df0ull) << std::hex << digest;
 }
 
 TEST(guest_fuzz_generate, KeepsTheRulesOnLongRuns) {
@@ -532,6 +556,12 @@ TEST(guest_fuzz_generate, SkipOptionsLeaveTheirKindOut) {
       ASSERT_EQ(op.call.args[3], uint64_t(DOMID_SELF));
     }
   }
+  Options no_new = options_with(5, "hv_frames+destroy");
+  for (uint64_t n = 0; n < 5000; ++n) {
+    Op op;
+    generate(test.pool, no_new, n, op);
+    ASSERT_TRUE(op.kind != OpKind::hv_frames && op.kind != OpKind::destroy);
+  }
   Options no_ptwrite = options_with(5, "ptwrite");
   for (uint64_t n = 0; n < 2000; ++n) {
     Op op;
@@ -669,4 +699,129 @@ TEST(guest_fuzz_describe, NamesTheCallAndItsRequests) {
     listed |= text.find("] ptr 0x") != std::string::npos;
   }
   EXPECT_TRUE(listed);
+}
+
+// The hv_frames class: every step kind appears; the kernel keeps what it runs on; no type on a
+// frame mapped read-only only; nothing unmasks events while shared_info is unmapped; a domU's
+// console ring is retyped and notified.
+TEST(guest_fuzz_hv_frames, CoversTheStepsAndKeepsTheKernelAlive) {
+  for (bool privileged : {true, false}) {
+    TestPool test(privileged);
+    Options options = options_with(0x4f);
+    options.only = 1ull << kHvFrames;
+    std::set<int> kinds;
+    bool console_pinned = false, console_notified_after_pin = false;
+    for (uint64_t n = 0; n < 20000; ++n) {
+      Op op;
+      generate(test.pool, options, n, op);
+      ASSERT_EQ(op.kind, OpKind::hv_frames);
+      ASSERT_STREQ(check_rules(test.pool, op), "") << text_of(test.pool, op);
+      bool pinned = false;
+      for (unsigned i = 0; i < op.hv_count; ++i) {
+        const HvStep& step = op.hv[i];
+        const HvFrame& frame = test.pool.hv_frames[step.frame];
+        kinds.insert(int(step.kind));
+        ASSERT_FALSE(frame.kernel_needs && step.kind == HvStep::Kind::unmap_own);
+        ASSERT_FALSE(frame.read_only && (step.kind == HvStep::Kind::pin || step.kind == HvStep::Kind::set_gdt ||
+                                         step.kind == HvStep::Kind::link || step.kind == HvStep::Kind::map_fuzz));
+        if (frame.kind == HvFrameKind::console_ring && step.kind == HvStep::Kind::pin) pinned = console_pinned = true;
+        if (pinned && step.kind == HvStep::Kind::notify) console_notified_after_pin = true;
+      }
+    }
+    EXPECT_EQ(kinds.size(), unsigned(HvStep::Kind::count) - (privileged ? 1u : 0u));  // dom0: no console
+    EXPECT_EQ(console_pinned, !privileged);
+    EXPECT_EQ(console_notified_after_pin, !privileged);
+  }
+}
+
+// The destroy class: dom0's only, on the class's own domain ids, racing steps before a destroy.
+TEST(guest_fuzz_destroy, RacesTheTeardownOfItsOwnDomains) {
+  TestPool dom0(true), domu(false);
+  Options options = options_with(0xd1e);
+  options.only = 1ull << kDestroy;
+  std::set<int> kinds;
+  unsigned racing = 0, recreated = 0;
+  for (uint64_t n = 0; n < 5000; ++n) {
+    Op op;
+    generate(dom0.pool, options, n, op);
+    ASSERT_EQ(op.kind, OpKind::destroy);
+    ASSERT_STREQ(check_rules(dom0.pool, op), "") << text_of(dom0.pool, op);
+    bool destroyed = false;
+    for (unsigned i = 0; i < op.dom_count; ++i) {
+      kinds.insert(int(op.dom[i].kind));
+      ASSERT_LT(op.dom[i].domain, kDestroyDomainCount);
+      if (op.dom[i].racing) {
+        ASSERT_FALSE(destroyed) << "a racing step after the destroy";
+        ++racing;
+      }
+      destroyed |= op.dom[i].kind == DomStep::Kind::destroy;
+      recreated += op.dom[i].kind == DomStep::Kind::recreate;
+    }
+    ASSERT_TRUE(destroyed);
+    Op other;
+    generate(domu.pool, options, n, other);
+    ASSERT_NE(other.kind, OpKind::destroy);  // a domU has no domain control
+  }
+  EXPECT_EQ(kinds.size(), unsigned(DomStep::Kind::count));
+  EXPECT_GT(racing, 5000u);
+  EXPECT_GT(recreated, 3000u);
+  for (uint16_t id : kDestroyDomains) EXPECT_GE(id, 8u);  // never a boot domain
+}
+
+TEST(guest_fuzz_rules, CatchBrokenHvFramesAndDestroyOperations) {
+  TestPool test(false);
+  auto one = [](HvStep::Kind kind, uint8_t frame) {
+    Op op;
+    op.kind = OpKind::hv_frames;
+    op.hv_count = 1;
+    op.hv[0].kind = kind;
+    op.hv[0].frame = frame;
+    return op;
+  };
+  // Frames: 0 console ring, 1 shared_info, 2 runstate, 3 time area, 4 hypercall page.
+  EXPECT_STRNE(check_rules(test.pool, one(HvStep::Kind::unmap_own, 4)), "");
+  EXPECT_STREQ(check_rules(test.pool, one(HvStep::Kind::unmap_own, 0)), "");
+  EXPECT_STRNE(check_rules(test.pool, one(HvStep::Kind::pin, 4)), "");
+  Op pin = one(HvStep::Kind::pin, 0);
+  pin.hv[0].level = 1;
+  EXPECT_STREQ(check_rules(test.pool, pin), "");
+  Op gdt = one(HvStep::Kind::set_gdt, 0);
+  EXPECT_STRNE(check_rules(test.pool, gdt), "");
+  gdt.restore = kRestoreGdt;
+  EXPECT_STREQ(check_rules(test.pool, gdt), "");
+  Op map = one(HvStep::Kind::map_fuzz, 0);
+  map.hv[0].table = 20;
+  map.hv[0].slot = 3;
+  map.hv[0].value = (0x11bcull << 12) | kPresentBit | kWritableBit;  // the console ring writable
+  EXPECT_STRNE(check_rules(test.pool, map), "");
+  map.hv[0].value &= ~kWritableBit;
+  EXPECT_STREQ(check_rules(test.pool, map), "");
+  map.hv[0].table = 0;
+  map.hv[0].slot = kKernelL4Slot;  // a clone's kernel slot
+  EXPECT_STRNE(check_rules(test.pool, map), "");
+  Op area = one(HvStep::Kind::register_area, 1);  // over shared_info
+  area.restore = kRestoreVcpuAreas;
+  EXPECT_STRNE(check_rules(test.pool, area), "");
+  area.hv[0].frame = 2;
+  EXPECT_STREQ(check_rules(test.pool, area), "");
+  Op block = one(HvStep::Kind::unmap_own, 1);
+  block.hv_count = 2;
+  block.hv[1].kind = HvStep::Kind::block;
+  block.arm_timer = true;
+  EXPECT_STRNE(check_rules(test.pool, block), "");  // the upcall would read an unmapped shared_info
+  block.hv[0].kind = HvStep::Kind::yield;
+  EXPECT_STREQ(check_rules(test.pool, block), "");
+
+  Op destroy;
+  destroy.kind = OpKind::destroy;
+  destroy.dom_count = 1;
+  destroy.dom[0].kind = DomStep::Kind::destroy;
+  EXPECT_STREQ(check_rules(test.pool, destroy), "");
+  destroy.dom[0].domain = kDestroyDomainCount;  // no domain of the class's
+  EXPECT_STRNE(check_rules(test.pool, destroy), "");
+  destroy.dom[0].domain = 0;
+  destroy.dom[0].kind = DomStep::Kind::populate;
+  destroy.dom[0].order = 9;
+  destroy.dom[0].count = 64;
+  EXPECT_STRNE(check_rules(test.pool, destroy), "");
 }
