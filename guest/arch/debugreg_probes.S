@@ -51,3 +51,5 @@ probe_dr_writes:
 probe_dr_moves_end:
 probe_dr_fixup:                         /* rax = vector << 16 | error code */
         ret
+
+        .section .note.GNU-stack, "", @progbits

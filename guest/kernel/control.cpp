@@ -4,6 +4,16 @@
 
 namespace kernel::control {
 
+xen_domctl_createdomain pv_domain_config() {
+  xen_domctl_createdomain config{};
+  config.max_vcpus = 1;
+  config.max_evtchn_port = 1023;
+  config.max_grant_frames = 32;
+  config.max_maptrack_frames = 1024;
+  config.grant_opts = XEN_DOMCTL_GRANT_version(1);
+  return config;
+}
+
 xen_domctl_t domctl_request(uint32_t cmd, domid_t domain) {
   xen_domctl_t op{};
   op.cmd = cmd;

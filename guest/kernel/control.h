@@ -19,6 +19,9 @@ long domctl(xen_domctl_t& op);
 long domctl_at(uint64_t address);  // a domctl structure at any address, good or bad
 long sysctl(xen_sysctl_t& op);
 
+// createdomain's configuration as xl gives a PV domain of one vCPU.
+xen_domctl_createdomain pv_domain_config();
+
 // A domctl with no argument but the domain (pause, unpause, destroy, ...).
 long simple_domctl(uint32_t cmd, domid_t domain);
 // getdomaininfo: the first domain at or above `domain`; `reported` gets the id answered for.

@@ -58,19 +58,9 @@ DestroyRun run;
 
 domid_t id_of(uint8_t domain) { return kDestroyDomains[domain]; }
 
-xen_domctl_createdomain pv_config() {
-  xen_domctl_createdomain config{};
-  config.max_vcpus = 1;
-  config.max_evtchn_port = 1023;
-  config.max_grant_frames = 4;
-  config.max_maptrack_frames = 16;
-  config.grant_opts = XEN_DOMCTL_GRANT_version(1);
-  return config;
-}
-
 long create(uint8_t domain) {
   xen_domctl_t op = control::domctl_request(XEN_DOMCTL_createdomain, id_of(domain));
-  op.u.createdomain = pv_config();
+  op.u.createdomain = control::pv_domain_config();
   long rc = control::domctl(op);
   if (rc == 0) {
     ++run.campaign->stats.domains_created;

@@ -56,17 +56,6 @@ constexpr domid_t kAbsent = 0x7000;  // no domain has this id in these tests
 constexpr unsigned kCycles = 10;     // make test's short version of the 100-cycle loop
 constexpr uint64_t kNonCanonical = 0x0000800000000000ull;
 
-// What xl gives a PV domain of one vCPU.
-xen_domctl_createdomain pv_config() {
-  xen_domctl_createdomain config{};
-  config.max_vcpus = 1;
-  config.max_evtchn_port = 1023;
-  config.max_grant_frames = 32;
-  config.max_maptrack_frames = 1024;
-  config.grant_opts = XEN_DOMCTL_GRANT_version(1);
-  return config;
-}
-
 long create(const xen_domctl_createdomain& config, domid_t requested, domid_t& created) {
   xen_domctl_t op = domctl_request(XEN_DOMCTL_createdomain, requested);
   op.u.createdomain = config;
@@ -218,35 +207,35 @@ void unmap_foreign(unsigned page = 0) {
 void bad_creations(SelfTest& test) {
   domid_t id = 0;
   xen_domctl_t op = domctl_request(XEN_DOMCTL_createdomain, 0);
-  op.u.createdomain = pv_config();
+  op.u.createdomain = control::pv_domain_config();
   op.interface_version = XEN_DOMCTL_INTERFACE_VERSION - 1;
   test.check("createdomain with the previous interface version: -EACCES", domctl(op), -XEN_EACCES);
-  xen_domctl_createdomain config = pv_config();
+  xen_domctl_createdomain config = control::pv_domain_config();
   config.flags = XEN_DOMCTL_CDF_hvm;
   test.check("createdomain of an HVM domain (no HVM support here): -EINVAL", create(config, 0, id), -XEN_EINVAL);
   config.flags = XEN_DOMCTL_CDF_hap;
   test.check("createdomain with HAP but not HVM: -EINVAL", create(config, 0, id), -XEN_EINVAL);
   config.flags = 1u << 12;
   test.check("createdomain with an unknown flag: -EINVAL", create(config, 0, id), -XEN_EINVAL);
-  config = pv_config();
+  config = control::pv_domain_config();
   config.max_vcpus = 0;
   test.check("createdomain with no vCPUs: -EINVAL", create(config, 0, id), -XEN_EINVAL);
-  config = pv_config();
+  config = control::pv_domain_config();
   config.grant_opts = 0;
   test.check("createdomain with grant version 0: -EINVAL", create(config, 0, id), -XEN_EINVAL);
-  config = pv_config();
+  config = control::pv_domain_config();
   config.max_grant_frames = 0;
   test.check("createdomain with no grant frames: -EINVAL", create(config, 0, id), -XEN_EINVAL);
-  config = pv_config();
+  config = control::pv_domain_config();
   config.max_maptrack_frames = 1 << 20;
   test.check("createdomain beyond the maptrack limit: -EINVAL", create(config, 0, id), -XEN_EINVAL);
-  config = pv_config();
+  config = control::pv_domain_config();
   config.arch.emulation_flags = XEN_X86_EMU_LAPIC;
   test.check("createdomain of a PV domain emulating a local APIC: -EOPNOTSUPP", create(config, 0, id), -XEN_EOPNOTSUPP);
-  config = pv_config();
+  config = control::pv_domain_config();
   config.cpupool_id = 7;
   test.check("createdomain in a cpupool that does not exist: -ESRCH", create(config, 0, id), -XEN_ESRCH);
-  config = pv_config();
+  config = control::pv_domain_config();
   config.max_vcpus = 2;
   long rc = create(config, 0, id);
   if (on_ours()) {
@@ -425,7 +414,7 @@ void check_destroyed(SelfTest& test, domid_t id, uint64_t baseline_free, long ba
 // below it with nothing in between reports it (4.17's search for the next one up).
 void sparse_ids(SelfTest& test) {
   domid_t id = 0;
-  test.check("createdomain with id 1000", create(pv_config(), 1000, id), 0);
+  test.check("createdomain with id 1000", create(control::pv_domain_config(), 1000, id), 0);
   test.check("... op->domain 1000", id, 1000);
   xen_domctl_getdomaininfo info;
   domid_t reported = 0;
@@ -440,7 +429,7 @@ void table_full(SelfTest& test, uint64_t baseline_free, long baseline_domains) {
   static domid_t ids[64];
   unsigned created = 0;
   long rc = 0;
-  while (created < 64 && (rc = create(pv_config(), 0, ids[created])) == 0) ++created;
+  while (created < 64 && (rc = create(control::pv_domain_config(), 0, ids[created])) == 0) ++created;
   test.check("createdomain until the table is full: 31 beside dom0", created, 31);
   test.check("... then -ENOMEM", rc, -XEN_ENOMEM);
   unsigned destroyed = 0;
@@ -455,7 +444,7 @@ void cycles(SelfTest& test, uint64_t baseline_free, long baseline_domains, unsig
   const uint64_t start_ns = system_time_ns();
   for (unsigned i = 0; i < count; ++i) {
     domid_t id = 0;
-    if (create(pv_config(), 0, id) != 0) break;
+    if (create(control::pv_domain_config(), 0, id) != 0) break;
     ++created;
     xen_domctl_t op = domctl_request(XEN_DOMCTL_max_vcpus, id);
     op.u.max_vcpus.max = 1;
@@ -480,7 +469,7 @@ void cycles(SelfTest& test, uint64_t baseline_free, long baseline_domains, unsig
 // given is left for it to take (ours faulted at that domain's destroy when it was).
 void dead_but_held(SelfTest& test, uint64_t baseline_free, long baseline_domains) {
   domid_t id = 0;
-  test.check("createdomain of a domain to hold and destroy", create(pv_config(), 0, id), 0);
+  test.check("createdomain of a domain to hold and destroy", create(control::pv_domain_config(), 0, id), 0);
   xen_domctl_t op = domctl_request(XEN_DOMCTL_max_vcpus, id);
   op.u.max_vcpus.max = 1;
   test.check("... max_vcpus 1", domctl(op), 0);
@@ -531,7 +520,7 @@ void dead_but_held(SelfTest& test, uint64_t baseline_free, long baseline_domains
   check_destroyed(test, id, baseline_free, baseline_domains, "dom0 unmapped it: the dead domain is gone");
 
   domid_t again = 0;
-  test.check("createdomain with the same id again", create(pv_config(), id, again), 0);
+  test.check("createdomain with the same id again", create(control::pv_domain_config(), id, again), 0);
   test.check("... that id", again, id);
   test.check("... max_mem", max_mem(id, 4096), 0);
   populate_one(id, rc);
@@ -560,13 +549,13 @@ void selftest_lifecycle(SelfTest& test) {
   test.check("... and left no domain", domain_count(), baseline_domains);
 
   domid_t id = 0;
-  test.check("createdomain with domid 0 (the next free id)", create(pv_config(), 0, id), 0);
+  test.check("createdomain with domid 0 (the next free id)", create(control::pv_domain_config(), 0, id), 0);
   test.check("... an ordinary id came back in op->domain", id > 0 && id < DOMID_FIRST_RESERVED, true);
   domid_t again = 0;
-  test.check("createdomain with that id: -EEXIST", create(pv_config(), id, again), -XEN_EEXIST);
+  test.check("createdomain with that id: -EEXIST", create(control::pv_domain_config(), id, again), -XEN_EEXIST);
   domid_t reserved_pick = 0;
   test.check("createdomain with DOMID_SELF (reserved: the next free id)",
-             create(pv_config(), DOMID_SELF, reserved_pick), 0);
+             create(control::pv_domain_config(), DOMID_SELF, reserved_pick), 0);
   test.check("... another ordinary id",
              reserved_pick != id && reserved_pick > 0 && reserved_pick < DOMID_FIRST_RESERVED, true);
   test.check("... destroyed", destroy(reserved_pick), 0);
@@ -690,10 +679,10 @@ void selftest_lifecycle_domu(SelfTest& test) {
 void selftest_lifecycle_unprivileged(SelfTest& test) {
   domid_t id = 0;
   xen_domctl_t op = domctl_request(XEN_DOMCTL_createdomain, 0);
-  op.u.createdomain = pv_config();
+  op.u.createdomain = control::pv_domain_config();
   op.interface_version = XEN_DOMCTL_INTERFACE_VERSION + 1;
   test.check("createdomain with a stale interface version: -EACCES", domctl(op), -XEN_EACCES);
-  test.check("createdomain by a domU: -EPERM", create(pv_config(), 0, id), -XEN_EPERM);
+  test.check("createdomain by a domU: -EPERM", create(control::pv_domain_config(), 0, id), -XEN_EPERM);
   test.check("destroydomain of dom0 by a domU: -EPERM", destroy(0), -XEN_EPERM);
   test.check("destroydomain of itself by a domU: -EPERM (privilege first)", destroy(1), -XEN_EPERM);
   test.check("destroydomain of a domain that does not exist: -ESRCH first", destroy(kAbsent), -XEN_ESRCH);
