@@ -218,9 +218,12 @@ void step(Campaign& c, const HvStep& s, HvRun& run) {
     case Kind::unmap_own: unmap_own(c, s.frame, run); break;
     case Kind::remap_own: remap_own(c, s.frame, run); break;
     case Kind::pin:
+      // A validation writes the frame itself (an L4 gets the hypervisor's slots 256-271, as in
+      // Xen): what came before is compared first, and the snapshot taken after the pin.
+      compare(c, run, "before a pin");
       if (mmuext(MMUEXT_PIN_L1_TABLE + s.level - 1, hv.mfn) == 0) {
         run.pinned |= bit;
-        if (!(run.typed & bit)) take_snapshot(s.frame);
+        take_snapshot(s.frame);
         run.typed |= bit;
       }
       break;
@@ -232,8 +235,9 @@ void step(Campaign& c, const HvStep& s, HvRun& run) {
       }
       break;
     case Kind::set_gdt:
+      compare(c, run, "before a set_gdt");
       if (set_gdt_to(hv.mfn) == 0) {
-        if (!(run.typed & bit)) take_snapshot(s.frame);
+        take_snapshot(s.frame);
         run.typed |= bit;
       }
       break;
