@@ -367,10 +367,9 @@ long hypercall_init(Domain& target, uint64_t gmfn) {
   const mm::PageInfo* frame = mmu.frames.find(gmfn);
   if (!frame || frame->is_free() || frame->owner != target.id) return -XEN_EINVAL;
   mm::GuestFrameWriteRef hold;  // refused now only for the frame's type: Xen's -EPERM
-  if (mm::take_guest_frame_write_ref(mmu, hold, gmfn, target.id) != 0) return -XEN_EPERM;
-  domain_mmu::flush_after_type_change();
+  if (domain_mmu::take_write_hold(target, hold, gmfn) != 0) return -XEN_EPERM;
   hypercall_page::fill(machine::to_virtual<uint8_t>(gmfn * page));
-  mm::release_guest_frame_write_ref(mmu.frames, hold);
+  domain_mmu::release_write_hold(hold);
   return 0;
 }
 }  // namespace domain_lifecycle

@@ -3,6 +3,7 @@
 #pragma once
 #include "domain/domain.h"
 #include "memory/boot_memory.h"
+#include "mm/guest_frame_write_ref.h"
 #include "mm/mmu_context.h"
 
 namespace domain_mmu {
@@ -94,5 +95,18 @@ void flush_for_type_change();
 inline void flush_after_type_change() {
   if (detail::type_change_flush_pending) [[unlikely]]
     detail::flush_for_type_change();
+}
+
+// The hypervisor's hold on a frame of `domain` it stores into through the direct map
+// (mm/guest_frame_write_ref.h), taken with the flush a type change away from a table asks for
+// done before the first store can happen. -EINVAL as take_guest_frame_write_ref.
+inline int take_write_hold(Domain& domain, mm::GuestFrameWriteRef& ref, uint64_t mfn) {
+  mm::MmuContext mmu = context(domain);
+  if (const int rc = mm::take_guest_frame_write_ref(mmu, ref, mfn, domain.id)) return rc;
+  flush_after_type_change();
+  return 0;
+}
+inline void release_write_hold(mm::GuestFrameWriteRef& ref) {
+  mm::release_guest_frame_write_ref(boot_memory::frame_table(), ref);
 }
 }  // namespace domain_mmu

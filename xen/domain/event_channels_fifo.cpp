@@ -21,14 +21,13 @@ void raise_upcall(Vcpu& vcpu) {
   scheduler::wake(vcpu);
 }
 
-// A frame of the domain the hypervisor will write for as long as the FIFO state holds it: a
-// general and a writable type reference, as Xen's map_guest_page (a PV guest's gfn is its
-// mfn). -EINVAL for a frame not the domain's, or one that is a page table or descriptor page.
+// A frame of the domain the hypervisor will write for as long as the FIFO state holds it: the
+// write hold of every such frame (domain_mmu::take_write_hold), as Xen's map_guest_page (a PV
+// guest's gfn is its mfn). The FIFO state keeps the frame number; release() gives the pair
+// back. -EINVAL for a frame not the domain's, or one that is a page table or descriptor page.
 int hold_writable(Domain& domain, uint64_t mfn) {
-  mm::MmuContext mmu = domain_mmu::context(domain);
-  if (mm::get_page_and_type(mmu, mfn, domain.id, mm::PageType::Writable) != 0) return -XEN_EINVAL;
-  if (mmu.effects.flush_domain_tlbs) domain_mmu::flush_after_type_change();
-  return 0;
+  mm::GuestFrameWriteRef hold;
+  return domain_mmu::take_write_hold(domain, hold, mfn);
 }
 
 uint8_t* machine_memory() { return machine::to_virtual<uint8_t>(0); }

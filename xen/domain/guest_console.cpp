@@ -24,21 +24,19 @@ xencons_interface* ring_of(Domain& domain) {
 }  // namespace
 
 int attach(Domain& domain, uint64_t mfn) {
-  mm::MmuContext mmu = domain_mmu::context(domain);
-  if (mm::take_guest_frame_write_ref(mmu, domain.console_ring, mfn, domain.id) != 0) return -XEN_EINVAL;
+  if (domain_mmu::take_write_hold(domain, domain.console_ring, mfn) != 0) return -XEN_EINVAL;
   int port = event_channels::bind_to_hypervisor(domain);
   if (port < 0) {
     detach(domain);
     return port;
   }
-  domain_mmu::flush_after_type_change();
   __builtin_memset(machine::to_virtual(mfn << 12), 0, 4096);
   domain.console_port = evtchn_port_t(port);
   domain.console_out_cons = 0;
   return port;
 }
 
-void detach(Domain& domain) { mm::release_guest_frame_write_ref(boot_memory::frame_table(), domain.console_ring); }
+void detach(Domain& domain) { domain_mmu::release_write_hold(domain.console_ring); }
 
 void notify(Domain& domain) {
   xencons_interface* ring = ring_of(domain);

@@ -21,10 +21,8 @@ long register_info(Vcpu& vcpu, uint64_t argument) {
   if (request.offset > page - sizeof(vcpu_info_t) || request.offset % alignof(vcpu_info_t) != 0) return -XEN_ENXIO;
   if (vcpu.registered_info) return -XEN_EINVAL;  // once only, as Xen
   Domain& domain = *vcpu.domain;
-  mm::MmuContext mmu = domain_mmu::context(domain);
   const uint64_t mfn = request.mfn;
-  if (mm::take_guest_frame_write_ref(mmu, vcpu.registered_info_frame, mfn, domain.id) != 0) return -XEN_EINVAL;
-  if (mmu.effects.flush_domain_tlbs) domain_mmu::flush_after_type_change();
+  if (domain_mmu::take_write_hold(domain, vcpu.registered_info_frame, mfn) != 0) return -XEN_EINVAL;
   auto* moved = reinterpret_cast<vcpu_info_t*>(machine::to_virtual<uint8_t>(mfn * page) + request.offset);
   __builtin_memcpy(moved, vcpu.info(), sizeof(vcpu_info_t));
   vcpu.registered_info = moved;
@@ -38,6 +36,6 @@ long register_info(Vcpu& vcpu, uint64_t argument) {
 void release(Vcpu& vcpu) {
   if (!vcpu.registered_info) return;
   vcpu.registered_info = nullptr;
-  mm::release_guest_frame_write_ref(boot_memory::frame_table(), vcpu.registered_info_frame);
+  domain_mmu::release_write_hold(vcpu.registered_info_frame);
 }
 }  // namespace vcpu_info_area
