@@ -1,8 +1,15 @@
 // The fuzzer's own check of its address space, independent of the hypervisor's audit: after
 // the hypervisor has reattached everything (settle), the kernel L4 must link only the kernel's
 // slot and the fuzz slots, every table it links must be one of our frames, no superpage may
-// exist, no present entry may map a page-table frame of this tree (or the L4) writable, and a
+// exist, no address may reach a page-table frame of this tree (or the L4) writable, and a
 // domU's entries may map only its own frames (and its shared info page).
+//
+// The walk reads the tree as the CPU does since read-only linear page tables are allowed
+// (xen/mm/linear_tables.h): an L4 entry naming a pinned L4 makes the CPU read that L4 as an
+// L3, its hypervisor slots as L3 entries, and its L2 entries as leaves that map L1 tables.
+// So a leaf counts as writable only if every entry on its path is (a linear entry never is),
+// and a table read below level 4 whose slots 256-271 are the kernel L4's, entry for entry (the
+// M2P slot may be empty), is an L4 seen through a linear entry: those slots are skipped there.
 #include "arch/xen.h"
 #include "kernel/console.h"
 #include "kernel/fuzz_internal.h"
@@ -73,16 +80,31 @@ struct Checker {
     if (c.stats.oracle_violations + violations <= 20)
       print("fuzz: oracle after op %lu: %s (table mfn %lx slot %u = %lx)\n", op, what, table, index, entry);
   }
-  // Pass 1 collects the tables (and checks links); pass 2 checks the leaves against them.
-  void walk(uint64_t mfn, int level, bool leaves) {
-    if (!visited.insert(mfn)) return;
+  bool holds_hypervisor_slots(volatile uint64_t* entries) const {
+    auto* kernel_l4 = reinterpret_cast<volatile uint64_t*>(c.kernel_l4_va);
+    for (unsigned index = kFirstHypervisorSlot; index <= kLastHypervisorSlot; ++index) {
+      uint64_t entry = entries[index];
+      // The read-only M2P slot is cleared in an L4 installed as a user base (m2p_strict).
+      bool m2p_hidden = index == kFirstHypervisorSlot && entry == 0;
+      if (entry != kernel_l4[index] && !m2p_hidden) return false;
+    }
+    return true;
+  }
+  // Pass 1 collects the tables (and checks links); pass 2 checks the leaves against them. A
+  // frame is walked once per (level, writable path): a linear entry reaches a table at a level
+  // below its own, read-only, and that visit must not hide the walk of its real level.
+  void walk(uint64_t mfn, int level, bool leaves, bool writable_path) {
+    if (!visited.insert(mfn << 3 | uint64_t(level) << 1 | (writable_path ? 1 : 0))) return;
     uint64_t va = readable_va(c, mfn);
     if (!va) return;  // a scratch table whose direct-map address the fuzzer moved: not readable now
     auto* entries = reinterpret_cast<volatile uint64_t*>(va);
+    bool linear_l4 = level < 4 && holds_hypervisor_slots(entries);
     for (unsigned index = 0; index < 512; ++index) {
       if (level == 4 && index >= kFirstHypervisorSlot && index <= kLastHypervisorSlot) continue;
       uint64_t entry = entries[index];
       if (!(entry & kPresentBit)) continue;
+      if (level < 4 && linear_l4 && index >= kFirstHypervisorSlot && index <= kLastHypervisorSlot) continue;
+      bool writable = writable_path && (entry & kWritableBit);
       uint64_t target = (entry & kAddressBits) >> 12;
       if (level == 4 && index != kKernelL4Slot && index != kFuzzL4Slots[0] && index != kFuzzL4Slots[1] && !leaves)
         report("a kernel L4 slot outside the kernel's and the fuzz slots is linked", mfn, index, entry);
@@ -96,11 +118,11 @@ struct Checker {
           continue;
         }
         if (!leaves) tables.insert(target);
-        walk(target, level - 1, leaves);
+        walk(target, level - 1, leaves, writable);
         continue;
       }
       if (!leaves) continue;
-      if ((entry & kWritableBit) && (tables.contains(target) || target == c.pool.kernel_l4_mfn))
+      if (writable && (tables.contains(target) || target == c.pool.kernel_l4_mfn))
         report("a page table is mapped writable", mfn, index, entry);
       if (!c.pool.privileged && !own(target)) report("a frame that is not ours is mapped", mfn, index, entry);
     }
@@ -198,9 +220,9 @@ uint64_t check_tables(Campaign& c, uint64_t op) {
   tables.clear();
   visited.clear();
   tables.insert(c.pool.kernel_l4_mfn);
-  checker.walk(c.pool.kernel_l4_mfn, 4, false);
+  checker.walk(c.pool.kernel_l4_mfn, 4, false, true);
   visited.clear();
-  checker.walk(c.pool.kernel_l4_mfn, 4, true);
+  checker.walk(c.pool.kernel_l4_mfn, 4, true, true);
   c.stats.oracle_violations += checker.violations;
   return checker.violations;
 }
