@@ -339,7 +339,9 @@ def describe_cycle(component, successors, edges):
     path = shortest_cycle(component[0], members, successors)
     lines = [f"folder cycle: {' -> '.join(path)}"]
     if len(component) > len(path) - 1:
-        lines.append(f"  the cycle holds {len(component)} folders: {' '.join(component)}")
+        inside = sum(1 for source, target in edges if source in members and target in members)
+        lines.append(f"  the cycle holds {len(component)} folders and {inside} folder edges: "
+                     f"{' '.join(component)}")
     for source, target in zip(path, path[1:]):
         example = edges[(source, target)]
         lines.append(f'  {source} -> {target}: {example.source}:{example.line} includes "{example.text}"')
