@@ -21,7 +21,7 @@ import stat
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "integration", "lib"))
 import cpio_newc  # noqa: E402
 
 INIT = """#!/bin/busybox sh
