@@ -22,7 +22,7 @@ and quoted includes that resolve to nothing are system headers):
 With no tree named, every top-level folder holding a LAYERS file is checked. A tree named on the
 command line without a LAYERS file (or a --map) is read with include-roots "<tree> ." and checked
 for cycles only. --report-only prints everything and exits 0, to measure a tree before its map
-exists. The map format is described in docs/architecture.md ("The layer check").
+exists. The format and the rules: docs/layers.md.
 """
 
 import argparse

@@ -1,4 +1,4 @@
-"""The dom0 relay's link under a test client (tests/integration/relay_client.py), on ours and on
+"""The dom0 relay's link under a test client (tests/integration/lib/relay_client.py), on ours and on
 Xen 4.17: first what a correct client does (buffers written, passed to a hypercall and read back;
 the trace buffers' t_info page read as a foreign frame; VIRQ_TBUF bound and its event pushed),
 then every kind of bad input: a request before OPEN, corrupt, truncated and oversized frames,
