@@ -35,6 +35,7 @@ from pathlib import PurePosixPath
 SOURCE_SUFFIXES = (".h", ".hpp", ".c", ".cc", ".cpp", ".S")
 INCLUDE_LINE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
 SKIPPED_TOP = {"build"}
+KEYS = ("include-roots", "may-use", "floor")
 
 
 @dataclass
@@ -73,29 +74,33 @@ class Report:
 
 def parse_layers(tree, text, where):
     """Returns (LayerMap, errors) for the text of <tree>/LAYERS; `where` names it in messages."""
-    layer_map = LayerMap(tree, include_roots=[], may_use=set(), floors=[])
+    layer_map = LayerMap(tree)
     errors = []
-    seen_roots = False
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.split("#", 1)[0].strip()
-        if not line:
-            continue
-        key, sep, value = line.partition(":")
-        words = value.split()
-        if not sep or key.strip() not in ("include-roots", "may-use", "floor"):
-            errors.append(f"{where}:{number}: expected 'include-roots:', 'may-use:' or 'floor:'")
-        elif not words:
-            errors.append(f"{where}:{number}: '{key.strip()}:' lists nothing")
-        elif key.strip() == "include-roots":
-            layer_map.include_roots.extend(words)
-            seen_roots = True
-        elif key.strip() == "may-use":
-            layer_map.may_use.update(words)
-        else:
-            layer_map.floors.append([normalise_entry(word) for word in words])
-    if not seen_roots:
+        error = add_line(layer_map, line) if line else None
+        if error:
+            errors.append(f"{where}:{number}: {error}")
+    if not layer_map.include_roots:
         layer_map.include_roots = ["."]
     return layer_map, errors
+
+
+def add_line(layer_map, line):
+    """Adds one `key: words` line to the map; returns what is wrong with it, or None."""
+    key, sep, value = line.partition(":")
+    key, words = key.strip(), value.split()
+    if not sep or key not in KEYS:
+        return "expected 'include-roots:', 'may-use:' or 'floor:'"
+    if not words:
+        return f"'{key}:' lists nothing"
+    if key == "include-roots":
+        layer_map.include_roots.extend(words)
+    elif key == "may-use":
+        layer_map.may_use.update(words)
+    else:
+        layer_map.floors.append([normalise_entry(word) for word in words])
+    return None
 
 
 def normalise_entry(word):
@@ -153,6 +158,8 @@ def quoted_includes(root, path):
 
 def resolve(root, source, text, include_roots):
     """Rule 1: the including file's folder, then each include-root; None for a system header."""
+    if os.path.isabs(text):
+        return None
     for folder in [os.path.dirname(source), *include_roots]:
         candidate = os.path.normpath(os.path.join(folder, text))
         if candidate.startswith("..") or candidate.split(os.sep)[0] in SKIPPED_TOP:
@@ -262,31 +269,36 @@ def folder_edges(includes):
 
 def strongly_connected(nodes, successors):
     """Tarjan's algorithm, iterative; returns the components, each a sorted list."""
-    index, low, on_stack, stack, components = {}, {}, set(), [], []
+    state = {"index": {}, "low": {}, "on_stack": set(), "stack": [], "components": []}
     for start in sorted(nodes):
-        if start in index:
-            continue
-        work = [(start, iter(successors.get(start, ())))]
-        index[start] = low[start] = len(index)
-        stack.append(start)
-        on_stack.add(start)
-        while work:
-            node, children = work[-1]
-            child = next(children, None)
-            if child is None:
-                work.pop()
-                if work:
-                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
-                if low[node] == index[node]:
-                    components.append(pop_component(node, stack, on_stack))
-            elif child not in index:
-                index[child] = low[child] = len(index)
-                stack.append(child)
-                on_stack.add(child)
-                work.append((child, iter(successors.get(child, ()))))
-            elif child in on_stack:
-                low[node] = min(low[node], index[child])
-    return components
+        if start not in state["index"]:
+            visit(start, successors, state)
+    return state["components"]
+
+
+def visit(start, successors, state):
+    index, low = state["index"], state["low"]
+    work = [enter(start, successors, state)]
+    while work:
+        node, children = work[-1]
+        child = next(children, None)
+        if child is None:
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                state["components"].append(pop_component(node, state["stack"], state["on_stack"]))
+        elif child not in index:
+            work.append(enter(child, successors, state))
+        elif child in state["on_stack"]:
+            low[node] = min(low[node], index[child])
+
+
+def enter(node, successors, state):
+    state["index"][node] = state["low"][node] = len(state["index"])
+    state["stack"].append(node)
+    state["on_stack"].add(node)
+    return node, iter(sorted(successors.get(node, ())))
 
 
 def pop_component(node, stack, on_stack):

@@ -132,6 +132,18 @@ class LayerCheckTest(unittest.TestCase):
         self.assertIn("folder cycle: kern/a -> kern/b -> kern/a", lines)
         self.assertEqual(lines[-1], "check_layers: kern: 2 files, 2 includes, 2 folder edges, 1 cycles, 0 other errors")
 
+    def test_a_cycle_of_several_folders_is_reported_whole(self):
+        # a <-> b <-> c is one component of three folders; d only hangs below it.
+        self.write("kern/a/x.h", '#include "b/y.h"\n')
+        self.write("kern/b/y.h", '#include "a/x.h"\n#include "c/z.h"\n')
+        self.write("kern/c/z.h", '#include "b/y.h"\n#include "d/w.h"\n')
+        self.write("kern/d/w.h", "#pragma once\n")
+        status, lines = self.run_checker("--report-only", "kern")
+        self.assertIn("folder cycle: kern/a -> kern/b -> kern/a", lines)
+        self.assertIn("  the cycle holds 3 folders and 4 folder edges: kern/a kern/b kern/c", lines)
+        self.assertIn('  kern/a -> kern/b: kern/a/x.h:1 includes "b/y.h"', lines)
+        self.assertIn("1 cycles", lines[-1])
+
     def test_resolution_prefers_the_including_folder(self):
         self.write("os/mm/bits.h", "#pragma once\n")  # shadows os/lib/bits.h for os/mm files
         self.write("os/mm/page.cpp", '#include "bits.h"\n#include "page.h"\n')
