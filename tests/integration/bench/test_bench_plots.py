@@ -1,5 +1,5 @@
 """make bench's pictures (bench/plot_bench.py, under Debian's Python and matplotlib) drawn from a
-results.json the real bench wrote (tests/integration/data/bench_results.json, bench/run_bench.py's
+results.json the real bench wrote (tests/integration/bench/data/bench_results.json, bench/run_bench.py's
 own output at the commit its metadata names), without QEMU: a picture for each benchmark some
 column measured and none for the others, each showing every column that measured it with its
 figure and its ratios to the Xen columns, in the bench's order (plots.json, checked against the
