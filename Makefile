@@ -21,10 +21,10 @@ build: deps
 # domUs from examples/*.cfg through xl, xl list, a console, shutdown, destroy, the daemon down.
 run:
 	@mkdir -p $(BUILD) && $(MAKE) build > $(BUILD)/build.log 2>&1 || { tail -n 40 $(BUILD)/build.log; echo "make run: the build failed (all of it: $(BUILD)/build.log)"; exit 1; }
-	@python3 tests/integration/boot.py --show
+	@python3 tests/integration/lib/boot.py --show
 	@python3 bench/run_bench.py --build $(BUILD)
 	@python3 bench/capture_traces.py --build $(BUILD)
-	@python3 tests/integration/toolstack_scenario.py --build $(BUILD)
+	@python3 tests/integration/lib/toolstack_scenario.py --build $(BUILD)
 
 # Fork benchmarks in every page-table mode, deterministic (-icount shift=0): the table goes to
 # the terminal and to build/bench/results.{json,md}. Fails when any mode or benchmark fails.

@@ -39,7 +39,7 @@ import cost_model  # noqa: E402
 import plot_bench  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "integration", "lib"))
 import machine  # noqa: E402
 
 # (name printed by /bench, row label, unit)

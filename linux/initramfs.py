@@ -9,7 +9,7 @@ words to init as its environment): 1000 in `make linux` and `make bench`, a few 
 `linux_init=shell` gives a busybox shell on the console instead of the loop
 (examples/linux.cfg); `linux_init=privop` runs /privop (guest/user/privop.c: privileged
 instructions from user mode), reads a port through /dev/port and prints a few /proc/kallsyms
-lines before the loop (tests/integration/test_linux_domu_privop.py); `linux_init=trace` waits
+lines before the loop (tests/integration/linux/test_linux_domu_privop.py); `linux_init=trace` waits
 for a line on the console, then runs only fork+execve, each iteration marked for the trace
 (linux/trace_loop.py). /sbin/poweroff is what Linux's orderly_poweroff runs when xenbus sees
 `control/shutdown = poweroff`: init here is a shell, not busybox's init, so it powers off
@@ -21,7 +21,7 @@ import stat
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "integration", "lib"))
 import cpio_newc  # noqa: E402
 
 INIT = """#!/bin/busybox sh

@@ -1,6 +1,6 @@
 // selftest=fpu: the x87/SSE state is the vCPU's own. SSE registers, MXCSR and the x87
 // control word are set to values of this domain's, then checked after sleeping, several
-// times: when another domain runs the same test meanwhile (tests/integration/
+// times: when another domain runs the same test meanwhile (tests/integration/domains/
 // test_domu_isolation.py), a hypervisor that did not switch FPU state would show it the other
 // domain's values. The kernel is built without SSE, so nothing else here touches them.
 #include <stdint.h>

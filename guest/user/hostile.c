@@ -2,7 +2,7 @@
  *   hostile: <check>: ok         or   hostile: <check>: FAIL (<why>)
  * and the run ends with "hostile: passed" (exit 0) or "hostile: failed" (exit 1). Whatever
  * happens, the hypervisor must keep running: these are the user-mode half of the
- * hostile-guest suite (tests/integration/test_guest_hostile.py). */
+ * hostile-guest suite (tests/integration/hostile/test_guest_hostile.py). */
 #include <signal.h>
 #include <stdio.h>
 #include <sys/syscall.h>

@@ -4,7 +4,7 @@
  * for guest user mode, so the guest kernel gets the fault (#GP, #UD for ud2) and kills the
  * child; the parent prints
  *   privop: <name> at 0x<rip>: signal <n>          or   privop: <name> at 0x<rip>: exit <n>
- * and, after all of them, "privop: done". tests/integration/test_linux_domu_privop.py. */
+ * and, after all of them, "privop: done". tests/integration/linux/test_linux_domu_privop.py. */
 #include <stdio.h>
 #include <sys/wait.h>
 #include <unistd.h>

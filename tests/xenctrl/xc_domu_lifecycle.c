@@ -6,7 +6,7 @@
  * inputs (a truncated, a non-ELF and a too-large kernel, populating beyond max_mem, destroying
  * dom0, a domctl whose buffer does not exist, max_vcpus other than createdomain's), each with
  * Xen 4.17's error and nothing leaked, and a short create/destroy loop.
- * tests/integration/test_guest_xenctrl_domu.py runs it on Xen 4.17 and on ours.
+ * tests/integration/toolstack/test_guest_xenctrl_domu.py runs it on Xen 4.17 and on ours.
  *
  *   xc_domu_lifecycle --kernel K --ramdisk R [--cmdline C] [--memory-mb N] [--cycles N]
  *                     [--bench [--builds N]: only N create/build/destroy rounds, then the cycles]

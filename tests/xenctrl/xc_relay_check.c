@@ -2,7 +2,7 @@
  * A program written against Debian's own <xenctrl.h>, as any Xen tool is: it opens the
  * interface, asks the hypervisor's version in every form, drives the trace buffers, and asks
  * for the information sysctls. Linked with our -lxenctrl it runs over the dom0 relay, on our
- * hypervisor and on Xen 4.17 alike (tests/integration/test_guest_relay_xenctrl.py).
+ * hypervisor and on Xen 4.17 alike (tests/integration/relay/test_guest_relay_xenctrl.py).
  *
  *   xc_relay_check [--commandline TEXT] [--tbuf-pages N] [--tbuf-preset] [--shutdown]
  *

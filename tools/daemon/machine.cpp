@@ -82,7 +82,7 @@ std::optional<Machine> start_machine(const MachineOptions& options, std::string&
   machine.hypervisor = options.hypervisor;
   unlink(machine.relay_socket.c_str());
   std::vector<std::string> print = {"python3",
-                                    options.source_dir + "/tests/integration/machine.py",
+                                    options.source_dir + "/tests/integration/lib/machine.py",
                                     "--print-command",
                                     "--build",
                                     options.build_dir,

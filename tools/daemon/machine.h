@@ -1,5 +1,5 @@
 // The machine the daemon owns: QEMU with the hypervisor and dom0 = the reference kernel as the
-// relay, started from the one QEMU command line (tests/integration/machine.py --print-command),
+// relay, started from the one QEMU command line (tests/integration/lib/machine.py --print-command),
 // or a running one attached to through its relay socket. machine.json in the state directory
 // says which QEMU it is, so a daemon restarted with --attach can still stop it.
 #pragma once
