@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """What a domain's life costs the control domain: `make bench`'s lifecycle table. dom0 runs
-selftest=lifecycle-100 (guest/kernel/selftest_lifecycle.cpp): 100 x createdomain (PV, no
+selftest=lifecycle-100 (guest/selftest/control/selftest_lifecycle.cpp): 100 x createdomain (PV, no
 memory), max_vcpus 1, destroydomain, timed with the guest's clock, on ours (both ptwr= modes)
 and on Xen 4.17, under -icount shift=0 (1 ns of virtual time per guest instruction: exact and
 repeatable, not hardware time). The self-test also checks free pages and the domain count back

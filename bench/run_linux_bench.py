@@ -46,7 +46,7 @@ COLUMNS = ("native", "xen417-domu", "ours-emulate", "ours-writable")
 # The trace (linux/trace_loop.py's run) of each column that has one.
 TRACE_RUNS = {"xen417-domu": "xen417", "ours-emulate": "ours-emulate", "ours-writable": "ours-writable"}
 BENCHMARKS = (("fork_execve", "fork+execve /bin/true"), ("fork_sh", "sh -c /bin/true"))
-# The hypervisor summary's counters (xen/hypervisor/summary.cpp) shown in the table.
+# The hypervisor summary's counters (xen/summary.cpp) shown in the table.
 COUNTERS = ("hypercalls", "mmu_hypercalls", "pv_page_faults", "ptwr_emulations", "ptwr_faults", "ptwr_unhooks",
             "ptwr_rehooks", "ptwr_revalidated", "tlb_flushes", "cr3_writes", "guest_syscalls")
 SUMMARY_LINE = re.compile(r"^\(XEN\)\s+([a-z0-9_]+)\s+(\d+)\s*$", re.M)

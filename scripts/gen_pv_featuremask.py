@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes xen/pv/pv_featuremask.h: which CPU features Xen 4.17 offers a PV guest by default,
+"""Writes xen/pv/rules/pv_featuremask.h: which CPU features Xen 4.17 offers a PV guest by default,
 one 32-bit mask per featureset word, read from the attribute of each XEN_CPUFEATURE line of
 the public header Debian ships (/usr/include/xen/arch-x86/cpufeatureset.h): an upper-case 'A'
 is "all guests, on by default", the only class a PV guest gets by default ('S' and 'H' are
@@ -55,7 +55,7 @@ def render(word_masks, header_path):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--header", default="/usr/include/xen/arch-x86/cpufeatureset.h")
-    parser.add_argument("--output", default=os.path.join(ROOT, "xen", "pv", "pv_featuremask.h"))
+    parser.add_argument("--output", default=os.path.join(ROOT, "xen", "pv", "rules", "pv_featuremask.h"))
     parser.add_argument("--check", action="store_true", help="compare with the committed file instead of writing")
     args = parser.parse_args(argv)
     with open(args.header) as f:

@@ -1,21 +1,27 @@
 // start_xen: the boot CPU's path from the multiboot entry to the first guest instruction.
-#include "arch/x86/apic/legacy_pic.h"
-#include "arch/x86/apic/local_apic.h"
+#include "arch/x86/platform/legacy_pic.h"
+#include "arch/x86/platform/local_apic.h"
 #include "arch/x86/cpu/cpu_tables.h"
 #include "arch/x86/cpu/fpu.h"
 #include "arch/x86/cpu/stacks.h"
 #include "arch/x86/layout.h"
-#include "arch/x86/power.h"
+#include "arch/x86/platform/power.h"
 #include "boot/command_line.h"
-#include "boot/multiboot_info.h"
+#include "arch/x86/boot/multiboot_info.h"
 #include "console/console.h"
 #include "boot/boot_domains.h"
 #include "domain/domain.h"
-#include "domain/domain_builder.h"
+#include "domain_console/guest_console.h"
+#include "event/event_channels.h"
+#include "boot/domain_builder.h"
 #include "emulate/instruction_decoder.h"
-#include "emulate/pte_emulation.h"
+#include "pv/pte_emulation.h"
 #include "memory/boot_memory.h"
+#include "domain/debug_register_cpu.h"
+#include "pv/debug_exception.h"
 #include "memory/hypervisor_page_tables.h"
+#include "sched/timers.h"
+#include "summary.h"
 #include "time/clock.h"
 
 const char* hypervisor_command_line = "";
@@ -31,6 +37,12 @@ const void* map_physical(void*, uint64_t physical, uint64_t size) {
   constexpr uint64_t limit = 4ULL << 30;
   if (physical >= limit || size > limit - physical) return nullptr;
   return reinterpret_cast<const void*>(DIRECTMAP_VIRT_START + physical);
+}
+
+// The hypervisor's own mappings made after boot (its guarded stacks), with page-table frames
+// from the boot allocator.
+bool map_hypervisor_pages(uint64_t va, uint64_t mfn, uint64_t pages, uint64_t flags) {
+  return hypervisor_page_tables::map(va, mfn, pages, flags, [] { return boot_memory::allocate_frame(DOMID_XEN); });
 }
 
 [[noreturn]] void boot_failure(const char* what) {
@@ -61,6 +73,16 @@ const void* map_physical(void*, uint64_t physical, uint64_t size) {
   printk("selftest: overflowing the hypervisor stack on purpose\n");
   asm volatile("mov %0, %%rsp\n call *%1" ::"r"(stacks::entry_stack_top()), "r"(recurse), "D"(0) : "memory");
   __builtin_unreachable();
+}
+
+// The hardware's answer to XSA-260's `mov %ss; syscall`, made under TCG: a write breakpoint on
+// the syscall entry's scratch slot raises #DB right after the entry's first instruction, on the
+// guest's rsp. It stays armed until a guest arms breakpoints of its own.
+extern "C" uint64_t syscall_scratch_rsp;
+void syscall_entry_debug_selftest() {
+  printk("selftest: a data breakpoint on the syscall entry's scratch slot: #DB on every guest syscall\n");
+  debug_register_cpu::watch_hypervisor_word(uint64_t(&syscall_scratch_rsp));
+  debug_exception::report_every_one();
 }
 
 static_assert(boot_memory::max_modules >= 2 * domains::max_domains, "a kernel and an initrd for every slot");
@@ -121,13 +143,24 @@ extern "C" [[noreturn]] void start_xen(uint32_t magic, uint32_t info_physical) {
 
   cpu_tables::init();
   fpu::init();
+  debug_register_cpu::init();
   if (options.selftest == boot::HypervisorSelftest::hypervisor_fault) hypervisor_fault_selftest();
   if (!boot_memory::init(info)) boot_failure("memory initialisation");
-  if (!stacks::guard([] { return boot_memory::allocate_frame(DOMID_XEN); })) boot_failure("hypervisor stacks");
+  if (!stacks::guard(map_hypervisor_pages)) boot_failure("hypervisor stacks");
   if (options.selftest == boot::HypervisorSelftest::stack_overflow) stack_overflow_selftest();
+  if (options.selftest == boot::HypervisorSelftest::syscall_entry_debug) syscall_entry_debug_selftest();
   system_clock::calibrate();
   legacy_pic::disable();
   local_apic::init();
+  // Each floor hands the floors below it what they call up to (docs/architecture.md, "Floors"):
+  // the APIC timer's expiry, the frame table's and the trace records' view of the domains, the
+  // events that timers, stopping domains and the trace buffers raise, the console ring's
+  // backend, the report of stopped domains.
+  timers::init();
+  domains::init();
+  event_channels::init();
+  guest_console::init();
+  summary::init();
   if (!instruction_decoder::self_check()) boot_failure("instruction decoder self-check");
   if (!options.instruction_cache) pte_emulation::set_instruction_cache_enabled(false);
 

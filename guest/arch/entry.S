@@ -5,7 +5,7 @@
  * Xen builds every bounce frame on the guest kernel stack as
  *     { RCX, R11, [ERRCODE,] RIP, CS, RFLAGS, RSP, SS }      (16-byte aligned)
  * (the failsafe callback adds DS, ES, FS, GS after R11). The stubs put RCX/R11 back into
- * the registers they came from and build a TrapFrame (kernel/trap_frame.h) so that all
+ * the registers they came from and build a TrapFrame (arch/trap_frame.h) so that all
  * registers of the interrupted context are visible to C++ and restored on return.
  */
 #define HYPERCALL_IRET     23
@@ -72,7 +72,7 @@ TRAP_NO_ERROR   trap_machine_check,       18
 TRAP_NO_ERROR   trap_simd_error,          19
 TRAP_NO_ERROR   event_callback_entry,     VECTOR_EVENT
 TRAP_NO_ERROR   syscall_callback_entry,   VECTOR_SYSCALL
-/* selftest=swint's software interrupts and sysenter callback (kernel/software_interrupts.h) */
+/* selftest=swint's software interrupts and sysenter callback (kernel/process/software_interrupts.h) */
 TRAP_NO_ERROR   trap_software_0x20,       0x20
 TRAP_NO_ERROR   trap_software_0x22,       0x22
 TRAP_NO_ERROR   trap_software_0x80,       0x80

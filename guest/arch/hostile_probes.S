@@ -1,5 +1,5 @@
 /*
- * Probes for the hostile-guest self-tests (kernel/hostile_probes.h): hypercalls made with
+ * Probes for the hostile-guest self-tests (arch/hostile_probes.h): hypercalls made with
  * state a well-behaved kernel never has (RFLAGS.NT set, a whole 64-bit rax), returns through
  * HYPERVISOR_iret with frames the CPU refuses, and an exception taken on a chosen stack.
  */

@@ -1,21 +1,21 @@
 // Start of day: from Xen's entry state to the first user process.
-#include "arch/callbacks.h"
-#include "arch/traps.h"
+#include "pv-kernel-patches/callbacks.h"
+#include "pv-kernel-patches/traps.h"
 #include "arch/xen.h"
-#include "kernel/boot_info.h"
-#include "kernel/console.h"
-#include "kernel/direct_map.h"
-#include "kernel/fuzz.h"
-#include "kernel/page_allocator.h"
-#include "kernel/panic.h"
-#include "kernel/process.h"
-#include "kernel/relay.h"
-#include "kernel/selftest.h"
-#include "kernel/trace_capture.h"
-#include "kernel/xenbus.h"
-#include "kernel/shared_info.h"
-#include "kernel/time.h"
-#include "kernel/timer.h"
+#include "kernel/boot/boot_info.h"
+#include "kernel/console/console.h"
+#include "kernel/memory/direct_map.h"
+#include "fuzz/fuzz.h"
+#include "kernel/memory/page_allocator.h"
+#include "kernel/console/panic.h"
+#include "kernel/process/process.h"
+#include "relay/relay.h"
+#include "selftest/runner/selftest_runner.h"
+#include "kernel/measurement/trace_capture.h"
+#include "xenbus/xenbus.h"
+#include "pv-kernel-patches/shared_info.h"
+#include "kernel/events/time.h"
+#include "kernel/events/timer.h"
 #include "lib/cmdline.h"
 #include "pv-kernel-patches/pv_ops.h"
 
@@ -62,9 +62,9 @@ extern "C" [[noreturn]] void kernel_main(start_info_t* start_info, uint64_t boot
   choose_pte_mode();
   print("pv: page-table updates by %s\n", pv::pte_mode_name(pv::ops.mode()));
 
-  arch::traps_install();
-  arch::callbacks_install();
-  arch::vm_assists_install();
+  pv::traps_install();
+  pv::callbacks_install();
+  pv::vm_assists_install();
   shared_info_map();
   pv::ops.disable_events();  // the kernel runs with events masked except while blocked
 

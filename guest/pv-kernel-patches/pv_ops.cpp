@@ -1,8 +1,8 @@
 #include "pv-kernel-patches/pv_ops.h"
 
 #include "arch/xen.h"
-#include "kernel/panic.h"
-#include "kernel/shared_info.h"
+#include "kernel/console/panic.h"
+#include "pv-kernel-patches/shared_info.h"
 
 #include <stddef.h>
 #include "lib/cmdline.h"

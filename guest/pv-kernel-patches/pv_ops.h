@@ -15,7 +15,7 @@
 // Reads of page tables are always plain loads: tables stay mapped read-only in the kernel.
 #include <stdint.h>
 
-#include "kernel/trap_frame.h"
+#include "arch/trap_frame.h"
 #include "lib/page_table_entry.h"
 
 namespace pv {

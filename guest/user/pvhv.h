@@ -11,6 +11,11 @@
  *   long syscall(PVHV_SYS_audit)
  *       the hypervisor audits every frame's reference and type counts against the page
  *       tables now; returns the number of frames that disagree (0: clean), or -ENOSYS.
+ *   long syscall(PVHV_SYS_debugreg, PVHV_DEBUGREG_set, int reg, unsigned long value)
+ *   long syscall(PVHV_SYS_debugreg, PVHV_DEBUGREG_get, int reg)
+ *       HYPERVISOR_set_debugreg / get_debugreg on the kernel's vCPU, the hypervisor's answer
+ *       returned as is (Linux's ptrace breakpoints, in one step): a user program arms its own
+ *       breakpoints (init=/debugreg). The registers are the vCPU's, not the process's.
  */
 #ifndef PVHV_H
 #define PVHV_H
@@ -36,5 +41,8 @@ struct pvhv_counters {
 #define PVHV_SYS_counters 1000
 #define PVHV_SYS_pte_bench 1001
 #define PVHV_SYS_audit 1002
+#define PVHV_SYS_debugreg 1003
+#define PVHV_DEBUGREG_set 0
+#define PVHV_DEBUGREG_get 1
 
 #endif

@@ -1,4 +1,4 @@
-/* User-mode half of selftest=swint (guest/kernel/selftest_swint.cpp, which registers the
+/* User-mode half of selftest=swint (guest/selftest/cpu/selftest_swint.cpp, which registers the
  * vectors, the sysenter callback and VMASST_TYPE_architectural_iopl first): run as init=/swint.
  * Each instruction runs in a child of its own; the parent prints
  *   swint: <check>: ok      or   swint: <check>: FAIL (got <what>)
@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define DELIVERED 0x5157 /* kernel/software_interrupts.h */
+#define DELIVERED 0x5157 /* kernel/process/software_interrupts.h */
 #define SIGSEGV_STATUS (-11)
 
 static int failures;

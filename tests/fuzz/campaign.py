@@ -1,4 +1,4 @@
-"""`make fuzz`: the fuzzing domain's campaigns (guest/kernel/fuzz*.cpp).
+"""`make fuzz`: the fuzzing domain's campaigns (guest/fuzz/).
 
 Six campaigns by default: the fuzzer as dom0, as domain 1 beside a dom0 that audits for it and
 then runs its own work, and as dom0 running the destroy class only (role "destroy": domains

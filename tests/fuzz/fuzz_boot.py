@@ -1,4 +1,4 @@
-"""One boot of the fuzzing domain (guest/kernel/fuzz*.cpp) and what it says.
+"""One boot of the fuzzing domain (guest/fuzz/) and what it says.
 
 A boot runs operations start..start+ops-1 of a seed, either as dom0 (the fuzzer audits itself
 through the hypervisor's private sysctl) or as domain 1 beside a dom0 that audits for it

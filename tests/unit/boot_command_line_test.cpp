@@ -199,6 +199,7 @@ TEST(BootCommandLine, Selftest) {
   EXPECT_EQ(parse("").selftest, HypervisorSelftest::none);
   EXPECT_EQ(parse("selftest=hypervisor-fault").selftest, HypervisorSelftest::hypervisor_fault);
   EXPECT_EQ(parse("selftest=stack-overflow").selftest, HypervisorSelftest::stack_overflow);
+  EXPECT_EQ(parse("selftest=syscall-entry-debug").selftest, HypervisorSelftest::syscall_entry_debug);
   CommandLine bad = parse("selftest=reboot-the-moon");
   EXPECT_EQ(bad.selftest, HypervisorSelftest::none);
   ASSERT_EQ(bad.diagnostic_count, 1u);

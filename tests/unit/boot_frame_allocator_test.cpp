@@ -4,7 +4,7 @@
 #include <set>
 #include <vector>
 
-#include "boot/frame_allocator.h"
+#include "memory/frame_allocator.h"
 
 using namespace boot;
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "boot/multiboot_info.h"
+#include "arch/x86/boot/multiboot_info.h"
 
 using namespace boot;
 

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "mm/xen_abi.h"
+#include "abi/xen_abi.h"
 
 namespace {
 using control::DomainTeardown;

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "mm/xen_abi.h"
+#include "abi/xen_abi.h"
 
 namespace {
 using control::ControllerPauseCount;

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "tools/daemon/relay_rules.h"
-#include "tools/relay/protocol.h"
+#include "common/relay/protocol.h"
 
 namespace {
 using pvhv::daemon::RelayDecision;

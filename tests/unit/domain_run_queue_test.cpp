@@ -1,4 +1,4 @@
-#include "domain/run_queue.h"
+#include "sched/run_queue.h"
 
 #include <gtest/gtest.h>
 

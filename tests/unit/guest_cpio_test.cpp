@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <string>
 
-#include "guest/lib/cpio.h"
+#include "guest/kernel/process/cpio.h"
 
 namespace {
 

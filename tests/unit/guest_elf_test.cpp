@@ -5,7 +5,7 @@
 #include <cstring>
 #include <vector>
 
-#include "guest/lib/elf.h"
+#include "guest/kernel/process/elf.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// The fuzzing domain's pure part (guest/lib/fuzz_*): the seeded random numbers, the options,
+// The fuzzing domain's pure part (guest/fuzz/generator/): the seeded random numbers, the options,
 // and the generated operations: deterministic per (seed, operation), every class and hostile
 // kind present, the skip options honoured, and the rules that keep the fuzzer alive kept on
 // every operation of long runs (check_rules, which re-derives them from the buffers).
@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "guest/lib/fuzz_entries.h"
-#include "guest/lib/fuzz_model.h"
-#include "guest/lib/fuzz_random.h"
+#include "guest/fuzz/generator/fuzz_entries.h"
+#include "guest/fuzz/generator/fuzz_model.h"
+#include "guest/fuzz/generator/fuzz_random.h"
 
 using namespace lib::fuzz;
 
@@ -22,7 +22,7 @@ namespace {
 constexpr uint64_t kVirtBase = 0xffffffff80000000ull;
 constexpr uint64_t kOwnFirst = 0x1000, kOwnCount = 16384;
 
-// A pool laid out as the kernel lays it out (kernel/fuzz.cpp), with made-up frame numbers.
+// A pool laid out as the kernel lays it out (fuzz/fuzz.cpp), with made-up frame numbers.
 struct TestPool {
   Pool pool;
   std::vector<uint8_t> buffer = std::vector<uint8_t>(16384);

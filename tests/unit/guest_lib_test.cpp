@@ -8,7 +8,7 @@
 
 #include "guest/lib/cmdline.h"
 #include "guest/lib/page_table_entry.h"
-#include "guest/lib/region_set.h"
+#include "guest/kernel/process/region_set.h"
 
 TEST(guest_cmdline, FindsValues) {
   char value[16];

@@ -1,4 +1,4 @@
-#include "pv/guest_page_walk.h"
+#include "pv/rules/guest_page_walk.h"
 #include <gtest/gtest.h>
 #include <cstdlib>
 #include <memory>

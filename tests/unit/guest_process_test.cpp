@@ -5,9 +5,9 @@
 #include <cstring>
 #include <vector>
 
-#include "lib/copy_on_write.h"
-#include "lib/process_table.h"
-#include "lib/user_stack.h"
+#include "kernel/process/copy_on_write.h"
+#include "kernel/process/process_table.h"
+#include "kernel/process/user_stack.h"
 
 using lib::FaultAction;
 using lib::PageTableEntry;

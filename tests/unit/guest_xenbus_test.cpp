@@ -1,4 +1,4 @@
-// The guest's xenbus client (guest/lib/xenbus), alone and against the host's store through a
+// The guest's xenbus client (guest/xenbus/xenbus_protocol), alone and against the host's store through a
 // shared ring page: the same bytes a domU and pvhv-xenstored exchange.
 #include <gtest/gtest.h>
 #include <string.h>
@@ -8,7 +8,7 @@
 
 #include <xen/sched.h>
 
-#include "guest/lib/xenbus.h"
+#include "guest/xenbus/xenbus_protocol.h"
 #include "tools/xenstore/xenstore.h"
 
 namespace {

@@ -1,4 +1,4 @@
-#include "pv/hypercall_page.h"
+#include "pv/rules/hypercall_page.h"
 #include <gtest/gtest.h>
 #include <xen/xen.h>
 #include <vector>

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "hypervisor/feature_submap.h"
+#include "hypercall/feature_submap.h"
 
 namespace {
 TEST(HypervisorFeatureSubmap, XensBitsForAPvGuest) {

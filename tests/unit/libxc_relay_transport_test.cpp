@@ -1,5 +1,5 @@
 // The library's relay transport (tools/libxc/relay_transport.h) against the relay's own request
-// handling (guest/lib/relay_server.h) with a fake dom0, over a real Unix socket: sessions,
+// handling (guest/relay/server/relay_server.h) with a fake dom0, over a real Unix socket: sessions,
 // pieces of large transfers, relay errors turned into errno as tools/README.md says, timeouts.
 #include <gtest/gtest.h>
 
@@ -20,10 +20,10 @@
 #include <thread>
 #include <vector>
 
-#include "lib/relay_server.h"
+#include "relay/server/relay_server.h"
 #include "tools/libxc/relay_transport.h"
-#include "tools/relay/frame_receiver.h"
-#include "tools/relay/window.h"
+#include "common/relay/frame_receiver.h"
+#include "common/relay/window.h"
 
 namespace {
 namespace proto = ::relay;

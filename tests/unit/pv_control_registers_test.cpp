@@ -1,6 +1,6 @@
-// mov to and from the control registers of a PV kernel (pv/control_registers), as Xen 4.17's
+// mov to and from the control registers of a PV kernel (pv/rules/control_registers), as Xen 4.17's
 // read_cr / write_cr: decoding, CR0's TS, CR4's guest view, refusals.
-#include "pv/control_registers.h"
+#include "pv/rules/control_registers.h"
 
 #include <gtest/gtest.h>
 

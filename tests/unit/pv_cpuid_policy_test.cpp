@@ -1,14 +1,14 @@
-// Xen 4.17's PV CPUID policy (pv/cpuid_policy) on a fake host, and the forced-emulation
-// prefix (pv/forced_emulation), including bytes that run into an unreadable page.
-#include "pv/cpuid_policy.h"
-#include "pv/forced_emulation.h"
+// Xen 4.17's PV CPUID policy (pv/rules/cpuid_policy) on a fake host, and the forced-emulation
+// prefix (pv/rules/forced_emulation), including bytes that run into an unreadable page.
+#include "pv/rules/cpuid_policy.h"
+#include "pv/rules/forced_emulation.h"
 
 #include <gtest/gtest.h>
 
 #include <map>
 #include <utility>
 
-#include "pv/pv_featuremask.h"
+#include "pv/rules/pv_featuremask.h"
 
 namespace {
 using cpuid_policy::Asker;

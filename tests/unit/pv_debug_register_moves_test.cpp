@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "pv/debug_register_moves.h"
+#include "pv/rules/debug_register_moves.h"
 
 namespace {
 using debug_register_moves::Outcome;

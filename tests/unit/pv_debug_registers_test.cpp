@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "mm/xen_abi.h"
-#include "pv/debug_registers.h"
+#include "abi/xen_abi.h"
+#include "pv/rules/debug_registers.h"
 
 namespace {
 using debug_registers::State;
@@ -75,5 +75,42 @@ TEST(PvDebugRegisters, Dr4AndDr5AreUndefinedWithCr4DeAndOthersAlways) {
     EXPECT_EQ(debug_registers::set(state, reg, 0, false), -XEN_ENODEV);
     EXPECT_EQ(debug_registers::get(state, reg, false, value), -XEN_ENODEV);
   }
+}
+}  // namespace
+
+namespace {
+// Xen's do_debug: the CPU's DR6 at a #DB into what the guest reads back.
+TEST(PvDebugRegisters, StatusOfADebugExceptionIsAddedToTheGuestsDr6) {
+  State state;
+  debug_registers::record_status(state, 0xffff0ff1);  // B0: a data breakpoint in DR0
+  EXPECT_EQ(state.dr6, 0xffff0ff1u);
+  debug_registers::record_status(state, 0xffff4ff0);  // BS: a single step, B0 not repeated
+  EXPECT_EQ(state.dr6, 0xffff4ff1u);                  // status bits stay until the guest clears them
+  EXPECT_EQ(debug_registers::set(state, 6, 0, false), 0);
+  EXPECT_EQ(state.dr6, 0xffff0ff0u);
+  debug_registers::record_status(state, 0xfffe0ff0);  // RTM (bit 16) reads 0: cleared
+  EXPECT_EQ(state.dr6, 0xfffe0ff0u);
+  debug_registers::record_status(state, 0xffff0ff0);  // and not set again by a later #DB
+  EXPECT_EQ(state.dr6, 0xfffe0ff0u);
+}
+
+TEST(PvDebugRegisters, ActiveMeansAnyLocalOrGlobalEnable) {
+  EXPECT_FALSE(debug_registers::active(0x400));
+  EXPECT_FALSE(debug_registers::active(0x300 | (3u << 16)));  // LE, GE and a type enable nothing
+  for (unsigned bit = 0; bit < 8; ++bit) EXPECT_TRUE(debug_registers::active(0x400 | (1u << bit)));
+}
+
+// A #DB in hypervisor context: only an enabled instruction breakpoint the CPU reports counts;
+// DR6's other bits (BD, BS, a data breakpoint's B0) are guest-controlled or sticky (XSA-265).
+TEST(PvDebugRegisters, InstructionBreakpointHitNeedsStatusEnableAndExecuteType) {
+  const uint64_t execute_dr2 = 0x400 | (1u << 4);                        // L2, R/W2 = 00 (execute)
+  const uint64_t write_dr2 = 0x400 | (1u << 4) | (1u << 24);             // L2, R/W2 = 01 (write)
+  const uint64_t read_write_dr0 = 0x400 | 2u | (3u << 16) | (3u << 18);  // G0, R/W0 = 11, LEN0 = 4
+  EXPECT_TRUE(debug_registers::instruction_breakpoint_hit(0xffff0ff4, execute_dr2));
+  EXPECT_FALSE(debug_registers::instruction_breakpoint_hit(0xffff0ff4, write_dr2));
+  EXPECT_FALSE(debug_registers::instruction_breakpoint_hit(0xffff0ff4, 0x400));                 // not enabled
+  EXPECT_FALSE(debug_registers::instruction_breakpoint_hit(0xffff0ff1, execute_dr2));           // B0, not B2
+  EXPECT_FALSE(debug_registers::instruction_breakpoint_hit(0xffff2ff0 | 0x4000, execute_dr2));  // BD, BS
+  EXPECT_FALSE(debug_registers::instruction_breakpoint_hit(0xffff0ff1, read_write_dr0));        // XSA-265's
 }
 }  // namespace

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "mm/xen_abi.h"
-#include "pv/ldt_rules.h"
+#include "abi/xen_abi.h"
+#include "pv/rules/ldt_rules.h"
 
 namespace {
 using ldt_rules::Ldt;

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "pv/msr_emulation.h"
+#include "pv/rules/msr_emulation.h"
 
 namespace {
 using msr_emulation::Instruction;
@@ -191,7 +191,7 @@ TEST(PvMsrEmulation, ReadsAreFakedOnlyBeforeTheGuestHasAGpHandler) {
 }
 }  // namespace
 
-#include "pv/interrupt_flag.h"
+#include "pv/rules/interrupt_flag.h"
 
 namespace {
 TEST(PvInterruptFlag, CliAndStiAreOneByteWithoutPrefix) {

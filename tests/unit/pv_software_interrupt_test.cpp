@@ -1,10 +1,10 @@
-// The rules of pv/software_interrupt.h and pv/virtual_iopl.h: Xen 4.17's permit_softint for a
+// The rules of pv/software_interrupt.h and pv/rules/virtual_iopl.h: Xen 4.17's permit_softint for a
 // guest's `int $n`, the vector taken from the instruction (QEMU TCG's error code names 2n),
 // sysenter's bytes, and iopl_ok for the kernel (classic and architectural IOPL) and user mode.
 #include <gtest/gtest.h>
 
 #include "pv/software_interrupt.h"
-#include "pv/virtual_iopl.h"
+#include "pv/rules/virtual_iopl.h"
 
 namespace {
 TEST(PvSoftwareInterrupt, ErrorCodeNamesAnIdtEntryOnlyFromSoftware) {

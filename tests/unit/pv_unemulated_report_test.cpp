@@ -1,4 +1,4 @@
-#include "pv/unemulated_report.h"
+#include "pv/rules/unemulated_report.h"
 #include <gtest/gtest.h>
 #include <string>
 

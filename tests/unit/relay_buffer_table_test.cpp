@@ -1,11 +1,11 @@
-// The dom0 relay's hypercall buffers (guest/lib/relay_buffer_table.h): placement in the window,
+// The dom0 relay's hypercall buffers (guest/relay/server/relay_buffer_table.h): placement in the window,
 // and every access checked against one existing buffer.
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <vector>
 
-#include "lib/relay_buffer_table.h"
+#include "relay/server/relay_buffer_table.h"
 
 namespace {
 using lib::relay::BufferTable;

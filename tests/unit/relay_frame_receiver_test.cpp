@@ -1,11 +1,11 @@
-// The link's incremental receiver (tools/relay/frame_receiver.h): whole frames out, and for
+// The link's incremental receiver (common/relay/frame_receiver.h): whole frames out, and for
 // every kind of bad input an error, after which the next good frame still comes through.
 #include <gtest/gtest.h>
 
 #include <vector>
 
 #include "relay_test_support.h"
-#include "tools/relay/frame_receiver.h"
+#include "common/relay/frame_receiver.h"
 
 namespace {
 using relay::Error;

@@ -1,4 +1,4 @@
-// What the dom0 relay forwards and what it refuses (guest/lib/relay_policy.h).
+// What the dom0 relay forwards and what it refuses (guest/relay/server/relay_policy.h).
 #define __XEN_TOOLS__ 1
 #include <gtest/gtest.h>
 
@@ -14,7 +14,7 @@
 #include <xen/version.h>
 
 #include "common/xen/pvhv_domctl.h"
-#include "lib/relay_policy.h"
+#include "relay/server/relay_policy.h"
 
 namespace {
 using lib::relay::BufferTable;

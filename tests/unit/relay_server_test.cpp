@@ -1,4 +1,4 @@
-// The dom0 relay's request handling (guest/lib/relay_server.h) against a fake dom0: every
+// The dom0 relay's request handling (guest/relay/server/relay_server.h) against a fake dom0: every
 // request is answered once, bad ones with an error frame, and the relay keeps serving.
 #define __XEN_TOOLS__ 1
 #include <gtest/gtest.h>
@@ -12,7 +12,7 @@
 #include <xen/version.h>
 #include <xen/errno.h>
 
-#include "lib/relay_server.h"
+#include "relay/server/relay_server.h"
 #include "relay_test_support.h"
 
 namespace {

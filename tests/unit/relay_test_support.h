@@ -5,7 +5,7 @@
 #include <initializer_list>
 #include <vector>
 
-#include "tools/relay/protocol.h"
+#include "common/relay/protocol.h"
 
 namespace relay_test {
 

@@ -1,4 +1,4 @@
-// The bulk window's rings (tools/relay/window.h): bytes in order across the wrap, a full ring
+// The bulk window's rings (common/relay/window.h): bytes in order across the wrap, a full ring
 // takes nothing more, and a peer's impossible index (a head more than a ring ahead, a tail
 // ahead of the head) is a broken ring, never a read or write outside it.
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 #include <cstring>
 #include <vector>
 
-#include "tools/relay/window.h"
+#include "common/relay/window.h"
 
 namespace {
 namespace win = relay::window;

@@ -152,7 +152,7 @@ static void check_hostile(xc_interface* xch, const struct options* o, const stru
 
   errno = 0;
   /* Refused by dom0's relay before any hypervisor sees it (a domctl on dom0 outside its
-   * allow-list: guest/lib/relay_policy.cpp); Xen would answer EINVAL. */
+   * allow-list: guest/relay/server/relay_policy.cpp); Xen would answer EINVAL. */
   CHECK(xc_domain_destroy(xch, 0) == -1 && errno == EPERM, "destroying dom0 (itself): EPERM, refused by the relay");
   errno = 0;
   CHECK(xc_domain_setmaxmem(xch, 0, 1024) == -1 && errno == EPERM, "max_mem of dom0: EPERM, refused by the relay");

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "tools/daemon/relay_rules.h"
-#include "tools/relay/frame_receiver.h"
+#include "common/relay/frame_receiver.h"
 
 namespace pvhv::daemon {
 namespace asio = boost::asio;

@@ -1,6 +1,6 @@
 #include "tools/daemon/relay_rules.h"
 
-#include "tools/relay/protocol.h"
+#include "common/relay/protocol.h"
 
 namespace pvhv::daemon {
 namespace {

@@ -18,7 +18,7 @@
 
 #include <xenctrl_pvhv.h>
 
-#include "tools/relay/window.h"
+#include "common/relay/window.h"
 
 namespace pvhv::daemon {
 

@@ -1,6 +1,6 @@
 #include "tools/libxc/relay_transport.h"
 
-#include "tools/relay/window.h"
+#include "common/relay/window.h"
 
 #include <fcntl.h>
 #include <poll.h>

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "tools/libxc/transport.h"
-#include "tools/relay/frame_receiver.h"
+#include "common/relay/frame_receiver.h"
 
 namespace pvhv::xc {
 

@@ -96,7 +96,7 @@ class Builder {
     if (boot::XenNoteError e = boot::parse_xen_kernel(elf_, offered_features(), kernel_); e != boot::XenNoteError::none)
       return fail(XC_INVALID_KERNEL, EINVAL, "kernel: bad Xen notes: %s", boot::describe(e));
     // INIT_P2M only says the kernel can also take its p2m list at that address; like the
-    // hypervisor's own builder (xen/domain/domain_builder.cpp), this one keeps the list in the
+    // hypervisor's own builder (xen/boot/domain_builder.cpp), this one keeps the list in the
     // start-of-day mapping, which such kernels (Linux) accept as well.
     return 0;
   }

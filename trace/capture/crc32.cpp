@@ -1,6 +1,6 @@
 #include "trace/capture/crc32.h"
 
-#include "trace/format/stream_frame.h"
+#include "common/stream/stream_frame.h"
 
 namespace trace {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "trace/format/stream_frame.h"
+#include "common/stream/stream_frame.h"
 
 namespace trace::stream {
 

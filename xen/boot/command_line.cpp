@@ -202,6 +202,8 @@ bool parse_selftest(Text value, HypervisorSelftest& selftest) {
     selftest = HypervisorSelftest::hypervisor_fault;
   else if (value.equals("stack-overflow"))
     selftest = HypervisorSelftest::stack_overflow;
+  else if (value.equals("syscall-entry-debug"))
+    selftest = HypervisorSelftest::syscall_entry_debug;
   else
     return false;
   return true;

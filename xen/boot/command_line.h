@@ -48,7 +48,11 @@ struct Dom0MemorySpec {
 //   print the registers and a backtrace and halt.
 //   stack-overflow: unbounded recursion on the hypervisor's entry stack once its guard page is
 //   in place, which must end in a double fault with a report, not a triple fault.
-enum class HypervisorSelftest : uint8_t { none, hypervisor_fault, stack_overflow };
+//   syscall-entry-debug: a data breakpoint on the word the syscall entry's first instruction
+//   writes, so every guest syscall raises #DB in the entry while it still runs on the guest's
+//   rsp: what a `mov %ss` right before a `syscall` does on hardware (XSA-260), which QEMU's TCG
+//   does not reproduce. Guests must run on regardless (the #DB has its own stack).
+enum class HypervisorSelftest : uint8_t { none, hypervisor_fault, stack_overflow, syscall_entry_debug };
 
 struct CommandLineDiagnostic {
   enum class Kind : uint8_t { unknown_option, bad_value };

@@ -2,6 +2,4 @@
 list(APPEND PURE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/dom0_layout.cpp
   ${CMAKE_CURRENT_LIST_DIR}/command_line.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/boot_domains.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/frame_allocator.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/multiboot_info.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/boot_domains.cpp)

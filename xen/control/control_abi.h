@@ -6,7 +6,7 @@
 #ifndef __XEN_TOOLS__
 #define __XEN_TOOLS__ 1
 #endif
-#include "mm/xen_abi.h"
+#include "abi/xen_abi.h"
 #include <xen/domctl.h>
 #include <xen/sysctl.h>
 

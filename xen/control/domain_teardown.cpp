@@ -1,5 +1,5 @@
 #include "control/domain_teardown.h"
-#include "mm/xen_abi.h"
+#include "abi/xen_abi.h"
 
 namespace control {
 namespace {

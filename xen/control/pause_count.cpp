@@ -1,5 +1,5 @@
 #include "control/pause_count.h"
-#include "mm/xen_abi.h"
+#include "abi/xen_abi.h"
 
 namespace control {
 long ControllerPauseCount::pause() {

@@ -1,6 +1,6 @@
 // Pure: the rules of pvhv's ptwr-mode domctl (common/xen/pvhv_domctl.h), after do_domctl's
 // own admission (interface version -EACCES, no such domain -ESRCH, not the control domain
-// -EPERM: control/domctl_rules.h). The glue (domain/ptwr_mode_switch.cpp) applies the answer.
+// -EPERM: control/domctl_rules.h). The glue (hypercall/ptwr_mode_switch.cpp) applies the answer.
 #pragma once
 #include <stdint.h>
 

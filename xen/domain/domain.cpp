@@ -1,20 +1,54 @@
 #include "domain/domain.h"
 #include "common/placement_new.h"
-#include "mm/xen_abi.h"
+#include "abi/xen_abi.h"
 #include <xen/sched.h>
 #include "arch/x86/cpu/fpu.h"
 #include "console/console.h"
-#include "domain/event_channels.h"
+#include "memory/boot_memory.h"
+#include "mm/domain_identity.h"
+#include "tracing/trace_buffers.h"
 
 namespace domains {
 namespace {
 Domain table[max_domains];
 bool in_use[max_domains];
+StopNotifier stop_notifier;
 }  // namespace
 
 namespace detail {
 Vcpu* running = nullptr;
 }  // namespace detail
+
+namespace {
+trace_buffers::Running running_ids() {
+  const Vcpu* vcpu = current();
+  return trace_buffers::Running{uint16_t(vcpu ? vcpu->domain->id : DOMID_IDLE), uint16_t(vcpu ? vcpu->id : 0)};
+}
+
+// The frame table's view of the guest domains (installed by init; local, so their addresses
+// are taken RIP-relative where an external function's would need a GOT entry): a domain's
+// frames are on its page list, and a frame it lost goes back out of its tot_pages.
+mm::PageList* page_list_of(domid_t owner) {
+  if (!mm::is_guest_domain(owner)) return nullptr;  // the hypervisor's and I/O frames are not listed
+  Domain* domain = find(owner);
+  return domain ? &domain->pages : nullptr;
+}
+
+void frame_released(uint64_t mfn, domid_t owner, bool counted) {
+  if (!mm::is_guest_domain(owner)) return;
+  boot_memory::free_guest_frame(mfn);
+  Domain* domain = counted ? find(owner) : nullptr;
+  if (domain && domain->tot_pages && mfn != domain->shared_info_mfn) --domain->tot_pages;
+}
+}  // namespace
+
+void init() {
+  mm::FrameTable& frames = boot_memory::frame_table();
+  frames.set_release_hook({frame_released});  // a domain's freed frame goes back
+  frames.set_owner_lists({page_list_of});     // a domain's frames are listed with it
+  trace_buffers::set_running_source(running_ids);
+}
+
 Domain* dom0() { return find(0); }
 
 Domain* find(domid_t id) {
@@ -61,18 +95,20 @@ void release(Domain& domain) {
   if (domain.slot < max_domains && &table[domain.slot] == &domain) in_use[domain.slot] = false;
 }
 
+void set_stop_notifier(StopNotifier notify) { stop_notifier = notify; }
+
 void crash(Domain& domain, const char* why) {
   if (!domain.alive()) return;
   printk("Domain %u crashed: %s\n", domain.id, why);
   domain.state = DomainState::crashed;
   domain.shutdown_reason = SHUTDOWN_crash;
-  event_channels::raise_domain_exception();  // VIRQ_DOM_EXC, as Xen's domain_shutdown
+  stop_notifier();  // VIRQ_DOM_EXC, as Xen's domain_shutdown
 }
 
 void shutdown(Domain& domain, unsigned reason) {
   if (!domain.alive()) return;
   domain.state = reason == SHUTDOWN_crash ? DomainState::crashed : DomainState::shut_down;
   domain.shutdown_reason = reason;
-  event_channels::raise_domain_exception();
+  stop_notifier();
 }
 }  // namespace domains

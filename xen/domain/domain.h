@@ -1,10 +1,10 @@
 // Domains and their virtual CPUs: the state the PV ABI gives a guest. A fixed table of
 // domain slots (domains::max_domains), each domain with one vCPU, shares the boot CPU
-// (domain/scheduler). Ids are Xen's (1 .. DOMID_FIRST_RESERVED - 1 for domUs, given by
+// (sched/scheduler). Ids are Xen's (1 .. DOMID_FIRST_RESERVED - 1 for domUs, given by
 // createdomain): a slot holds whichever id it was given, so slot and id differ.
 #pragma once
 #include <stdint.h>
-#include "mm/xen_abi.h"
+#include "abi/xen_abi.h"
 #include <xen/xen.h>
 #include <xen/event_channel.h>
 #include "arch/x86/cpu/trap_frame.h"
@@ -18,9 +18,9 @@
 #include "mm/frame_table.h"
 #include "mm/guest_frame_write_ref.h"
 #include "mm/vcpu_base_pointers.h"
-#include "pv/debug_registers.h"
-#include "pv/ldt_rules.h"
-#include "pv/msr_emulation.h"
+#include "pv/rules/debug_registers.h"
+#include "pv/rules/ldt_rules.h"
+#include "pv/rules/msr_emulation.h"
 #include "ptwr/adaptive_policy.h"
 #include "ptwr/writable_pagetables.h"
 
@@ -47,19 +47,19 @@ struct Vcpu {
   uint64_t sysenter_callback = 0;  // CALLBACKTYPE_sysenter (pv/software_interrupt)
   bool syscall_disables_events = false, syscall32_disables_events = false, sysenter_disables_events = false;
   uint64_t fs_base = 0, gs_base_kernel = 0, gs_base_user = 0;
-  msr_emulation::VcpuMsrs msrs;   // its vMCE state and MISC_FEATURES_ENABLES (pv/msr_emulation)
+  msr_emulation::VcpuMsrs msrs;   // its vMCE state and MISC_FEATURES_ENABLES (pv/rules/msr_emulation)
   bool fpu_switched_out = false;  // guest asked CR0.TS set (fpu_taskswitch)
-  // Its CR4 as it reads it (Xen's ctrlreg[4], pv/control_registers): its own TSD, DE,
+  // Its CR4 as it reads it (Xen's ctrlreg[4], pv/rules/control_registers): its own TSD, DE,
   // FSGSBASE and OSXSAVE choices; the hardware's visible bits are added when it is read.
   uint64_t guest_cr4 = 0;
   // HYPERVISOR_set_gdt's frames (each with a general and a SegmentDescriptor type reference)
-  // and its entry count (pv/descriptor_tables): 0 entries = only Xen's reserved selectors.
+  // and its entry count (domain/descriptor_tables): 0 entries = only Xen's reserved selectors.
   static constexpr unsigned max_gdt_frames = 14;  // FIRST_RESERVED_GDT_PAGE
   uint64_t gdt_frames[max_gdt_frames]{};
   unsigned gdt_entries = 0;
-  ldt_rules::Ldt ldt;            // MMUEXT_SET_LDT's LDT: recorded, never loaded (pv/ldt_rules.h)
-  debug_registers::State debug;  // set_debugreg's values: read back, not loaded (pv/debug_registers.h)
-  // Its virtual IOPL (0..3, pv/virtual_iopl.h): PHYSDEVOP_set_iopl's, or with
+  ldt_rules::Ldt ldt;            // MMUEXT_SET_LDT's LDT: recorded, never loaded (pv/rules/ldt_rules.h)
+  debug_registers::State debug;  // set_debugreg's values, on the CPU while it runs (domain/debug_register_cpu.h)
+  // Its virtual IOPL (0..3, pv/rules/virtual_iopl.h): PHYSDEVOP_set_iopl's, or with
   // VMASST_TYPE_architectural_iopl the IOPL of its last HYPERVISOR_iret frame.
   unsigned iopl = 0;
   bool blocked = false;
@@ -153,18 +153,18 @@ struct Domain {
   // Xen's creation_finished: set at the first unpause by the toolstack (a boot-built domain is
   // born finished). What only a domain being built may be told is refused after it.
   bool creation_finished = false;
-  uint32_t unemulated_reported = 0;  // lines printed about faults not emulated (pv/unemulated_report)
+  uint32_t unemulated_reported = 0;  // lines printed about faults not emulated (pv/rules/unemulated_report)
   // An unprivileged domain's console output, printed a line at a time with its "(dN) " prefix.
   static constexpr unsigned console_line_capacity = 160;
   char console_line[console_line_capacity + 1]{};  // room for the terminator
   unsigned console_line_length = 0;
-  // How much it may make the console print (domain/console_output): its text, the hypervisor's
+  // How much it may make the console print (domain_console/console_output): its text, the hypervisor's
   // messages it provokes, and the lines that report what these limits dropped.
   console::OutputLimit console_text_limit{console::guest_text_burst, console::guest_text_ns_per_byte};
   console::OutputLimit console_message_limit{console::guest_message_burst, console::guest_message_ns_apart};
   console::OutputLimit console_drop_reports{1, console::guest_message_ns_apart};
 
-  // Event channels (domain/event_channel_table: the rules; domain/event_channels: the glue).
+  // Event channels (domain/event_channel_table: the rules; event/event_channels: the glue).
   using EventChannel = evtchn::Channel;
   static constexpr unsigned max_event_channels = 1024;
   EventChannel event_channels[max_event_channels]{};
@@ -173,16 +173,16 @@ struct Domain {
     return evtchn::Table{event_channels, max_event_channels, id, &valid_event_channels, dying()};
   }
   // The FIFO ABI's queues once the guest asked for them (EVTCHNOP_init_control): delivery then
-  // goes there instead of the 2-level bitmaps (domain/event_fifo, domain/event_channels_fifo).
+  // goes there instead of the 2-level bitmaps (domain/event_fifo, event/event_channels_fifo).
   evtchn_fifo::DomainFifo fifo;
   static_assert(max_event_channels <= evtchn_fifo::kPortCapacity);
   // The console ring of a domain built at boot (start_info->console.domU), drained by the
-  // hypervisor when the domain notifies `console_port` (domain/guest_console). Held from
+  // hypervisor when the domain notifies `console_port` (domain_console/guest_console). Held from
   // attach until teardown: the hypervisor stores the ring's out_cons into it.
   mm::GuestFrameWriteRef console_ring;
   evtchn_port_t console_port = 0;
   uint32_t console_out_cons = 0;  // the hypervisor's own consumer index (the page's is the guest's to scribble)
-  // XENMEM_set_memory_map's per-domain e820 (memory/reservation): none set is Xen's -ENOSYS.
+  // XENMEM_set_memory_map's per-domain e820 (hypercall/memory_op): none set is Xen's -ENOSYS.
   memory::DomainMemoryMap memory_map;
 
   // Running: neither shut down nor crashed, nor being destroyed.
@@ -208,6 +208,10 @@ extern Vcpu* running;
 }
 inline Vcpu* current() { return detail::running; }
 inline void set_current(Vcpu* vcpu) { detail::running = vcpu; }
+// At boot, once the frame table exists and before any domain does: tells the floors below what
+// they need to know of the domains (the frame table: whose page list a frame joins and what a
+// released frame does to its domain; the trace records: who runs).
+void init();
 Domain* dom0();
 // A new domain with one vCPU in a free slot; null when no slot is free or `id` is taken or
 // reserved. The rules createdomain applies first are domain_lifecycle's.
@@ -230,4 +234,8 @@ void for_each(Visit visit) {
 // Stops a domain for good with a message; the hypervisor carries on.
 void crash(Domain& domain, const char* why);
 void shutdown(Domain& domain, unsigned reason);
+// Who is told that a domain crashed or shut down (Xen's VIRQ_DOM_EXC to the control domain's
+// toolstack): the event channels, a floor above the domains, say so at boot.
+using StopNotifier = void (*)();
+void set_stop_notifier(StopNotifier notify);
 }  // namespace domains

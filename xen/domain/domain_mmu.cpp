@@ -1,13 +1,13 @@
 #include "domain/domain_mmu.h"
-#include "arch/x86/apic/local_apic.h"
+#include "arch/x86/platform/local_apic.h"
 #include "arch/x86/cpu/registers.h"
 #include "common/placement_new.h"
 #include "domain/domain.h"
-#include "hypervisor/perf_counters.h"
+#include "perf/perf_counters.h"
 #include "trace/format/events.h"
 #include "tracing/trace_buffers.h"
 #include "memory/boot_memory.h"
-#include "pv/bounce.h"
+#include "domain/guest_mode.h"
 
 namespace domain_mmu {
 namespace {
@@ -95,7 +95,7 @@ namespace {
 [[gnu::always_inline]] inline void carry_out(const mm::MmuEffects& effects) {
   Vcpu* vcpu = domains::current();
   if (effects.load_kernel_base || effects.user_base_changed) {
-    if (vcpu) pv::load_guest_page_table(*vcpu);  // a CR3 load: flushes all but global entries (PGE is off)
+    if (vcpu) guest_mode::load(*vcpu);  // a CR3 load: flushes all but global entries (PGE is off)
     perf::add(perf::Counter::tlb_flushes);
     if (vcpu) detail::type_change_flush_pending = false;
   } else if (effects.flush_local_tlb || effects.flush_all_vcpu_tlbs ||

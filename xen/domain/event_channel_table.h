@@ -1,11 +1,11 @@
 // One domain's 2-level event channels as a table of ports, and the rules of Xen 4.17's
 // EVTCHNOP_alloc_unbound, bind_interdomain, bind_ipi, close and status on them (xen/common/event_channel.c).
-// Pure: no domain lookup, no guest memory, no delivery; the glue (domain/event_channels) finds
+// Pure: no domain lookup, no guest memory, no delivery; the glue (event/event_channels) finds
 // the domains, checks privilege, copies the requests and raises the events. Unit-tested on the
 // host (tests/unit/domain_event_channel_table_test.cpp).
 #pragma once
 #include <stdint.h>
-#include "mm/xen_abi.h"
+#include "abi/xen_abi.h"
 #include <xen/xen.h>
 #include <xen/event_channel.h>
 

@@ -11,11 +11,11 @@
 // changed bit by bit with atomics, nothing read from them indexes anything (the tails are the
 // hypervisor's own, the LINK values its own writes), and the one cmpxchg loop (linking behind a
 // tail the guest may change) is bounded. Pure: no domain lookup, no frame references (the glue,
-// domain/event_channels_fifo, takes and drops them); guest frames are addressed through a base
+// event/event_channels_fifo, takes and drops them); guest frames are addressed through a base
 // pointer (the direct map in the hypervisor, a buffer in the unit tests).
 #pragma once
 #include <stdint.h>
-#include "mm/xen_abi.h"
+#include "abi/xen_abi.h"
 #include <xen/xen.h>
 #include <xen/event_channel.h>
 

@@ -1,9 +1,9 @@
 #include "domain/runstate_area.h"
-#include "mm/xen_abi.h"
+#include "abi/xen_abi.h"
 #include <xen/vcpu.h>
 #include "arch/x86/cpu/canonical.h"
 #include "domain/domain.h"
-#include "pv/guest_memory.h"
+#include "domain/guest_memory.h"
 
 namespace runstate_area {
 namespace {

@@ -1,5 +1,5 @@
 #include "domain/shared_info.h"
-#include "mm/xen_abi.h"
+#include "abi/xen_abi.h"
 #include <xen/errno.h>
 #include <xen/vcpu.h>
 #include <xen/xen.h>
@@ -8,8 +8,8 @@
 #include "memory/boot_memory.h"
 #include "memory/machine.h"
 #include "mm/page_refs.h"
-#include "pv/guest_address.h"
-#include "pv/guest_memory.h"
+#include "pv/rules/guest_address.h"
+#include "domain/guest_memory.h"
 #include "time/clock.h"
 #include "time/wallclock.h"
 

@@ -1,5 +1,5 @@
 #include "domain/vcpu_info_area.h"
-#include "mm/xen_abi.h"
+#include "abi/xen_abi.h"
 #include <xen/vcpu.h>
 #include "domain/domain.h"
 #include "domain/domain_mmu.h"
@@ -7,7 +7,7 @@
 #include "memory/boot_memory.h"
 #include "memory/machine.h"
 #include "mm/guest_frame_write_ref.h"
-#include "pv/guest_memory.h"
+#include "domain/guest_memory.h"
 
 namespace vcpu_info_area {
 namespace {

@@ -1,7 +1,7 @@
 // Hypercalls that set up the PV CPU: trap table, callbacks, kernel stack, segment bases,
 // the FPU switch flag and the return from a bounce frame (iret).
 #include "arch/x86/cpu/canonical.h"
-#include "mm/xen_abi.h"
+#include "abi/xen_abi.h"
 #include <xen/callback.h>
 #include <xen/errno.h>
 #include <xen/xen.h>
@@ -10,9 +10,10 @@
 #include "arch/x86/cpu/rflags.h"
 #include "domain/domain.h"
 #include "hypercall/dispatch.h"
-#include "pv/descriptor_tables.h"
-#include "pv/bounce.h"
-#include "pv/guest_memory.h"
+#include "domain/descriptor_tables.h"
+#include "domain/guest_mode.h"
+#include "domain/guest_memory.h"
+#include "domain/debug_register_cpu.h"
 
 namespace hypercall {
 namespace {
@@ -111,12 +112,15 @@ long callback_op(Vcpu& vcpu, TrapFrame&, Arguments& args) {
 }
 
 // HYPERVISOR_set_debugreg(reg, value) / get_debugreg(reg): Xen's `int reg` (32 bits), its
-// checks and values (pv/debug_registers); CR4.DE is the guest's own view.
+// checks and values (pv/rules/debug_registers); CR4.DE is the guest's own view. What it sets takes
+// effect on the CPU at once (domain/debug_register_cpu), as Xen writes the register.
 namespace {
 constexpr uint64_t cr4_de = 1u << 3;
 }
 long set_debugreg(Vcpu& vcpu, TrapFrame&, Arguments& args) {
-  return debug_registers::set(vcpu.debug, uint32_t(args.a[0]), args.a[1], vcpu.guest_cr4 & cr4_de);
+  const long rc = debug_registers::set(vcpu.debug, uint32_t(args.a[0]), args.a[1], vcpu.guest_cr4 & cr4_de);
+  if (rc == 0) debug_register_cpu::load(vcpu.debug);
+  return rc;
 }
 long get_debugreg(Vcpu& vcpu, TrapFrame&, Arguments& args) {
   uint64_t value = 0;
@@ -155,7 +159,7 @@ long set_segment_base(Vcpu& vcpu, TrapFrame&, Arguments& args) {
   }
 }
 
-// The GDT hypercalls (pv/descriptor_tables).
+// The GDT hypercalls (domain/descriptor_tables).
 long set_gdt(Vcpu& vcpu, TrapFrame&, Arguments& args) { return descriptor_tables::set_gdt(vcpu, args.a[0], args.a[1]); }
 long update_descriptor(Vcpu& vcpu, TrapFrame&, Arguments& args) {
   return descriptor_tables::update_descriptor(vcpu, args.a[0], args.a[1]);
@@ -175,7 +179,7 @@ long iret(Vcpu& vcpu, TrapFrame& frame, Arguments&) {
       domains::crash(*vcpu.domain, "guest switching to user mode with no user page tables");
       return 0;
     }
-    pv::toggle_guest_mode(vcpu);
+    guest_mode::toggle(vcpu);
   }
   if (vcpu.domain->vm_assist & (1ul << VMASST_TYPE_architectural_iopl))
     vcpu.iopl = unsigned((context.rflags & rflags::iopl) >> 12);  // as Xen's do_iret

@@ -1,13 +1,13 @@
 #include "hypercall/dispatch.h"
 #include "hypercall/guest_call.h"
-#include "mm/xen_abi.h"
+#include "abi/xen_abi.h"
 #include <xen/errno.h>
 #include <xen/xen.h>
-#include "arch/x86/apic/local_apic.h"
+#include "arch/x86/platform/local_apic.h"
 #include "domain/domain.h"
-#include "hypervisor/perf_counters.h"
-#include "hypervisor/summary.h"
-#include "pv/guest_memory.h"
+#include "perf/perf_counters.h"
+#include "hypercall/call_counts.h"
+#include "domain/guest_memory.h"
 #include "trace/format/events.h"
 #include "tracing/trace_buffers.h"
 
@@ -87,7 +87,7 @@ namespace {
 // A call inside a multicall (recorded by run_calls' own trace site) runs the plain handler.
 // Each caller records the call first, before a handler rewrites its arguments.
 [[gnu::always_inline]] inline long call_handler(Vcpu& vcpu, TrapFrame& frame, uint64_t number, Arguments& args) {
-  summary::count_hypercall(number);
+  count_call(number);
   return call(plain_handler(number), vcpu, frame, args);
 }
 
@@ -110,6 +110,7 @@ constexpr HandlerTable untraced_guest_calls() {
 // The slots of untraced_guest_calls while tracing is off; while it is on, record_guest_call in
 // every slot (an empty slot too: Xen records a call it then refuses).
 HandlerTable detail::guest_call_handlers = untraced_guest_calls();
+uint64_t detail::call_counts[kCountedCalls];
 
 // A number beyond the table: refused, and recorded while tracing is on (out of line, so the
 // trace site is on this path only). A handler's signature: the arguments are where they are

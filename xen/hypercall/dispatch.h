@@ -9,7 +9,7 @@
 // pending interrupt or the scheduler had its turn: no hypercall holds the CPU for long.
 #pragma once
 #include <stdint.h>
-#include "arch/x86/apic/local_apic.h"
+#include "arch/x86/platform/local_apic.h"
 #include "arch/x86/cpu/trap_frame.h"
 
 struct Vcpu;

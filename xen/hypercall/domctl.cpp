@@ -3,19 +3,19 @@
 // the glue: copy in, look up, apply to the Domain, copy back where Xen copies back.
 // Served: createdomain, destroydomain, getdomaininfo, pausedomain / unpausedomain, max_mem,
 // max_vcpus, setdomainhandle, getvcpuinfo, setvcpucontext / getvcpucontext, set_address_size /
-// get_address_size, hypercall_init (domain/domain_lifecycle), and ours, outside Xen's numbers:
-// the ptwr mode (domain/ptwr_mode_switch). Xen's other sub-ops are
+// get_address_size, hypercall_init (hypercall/domain_lifecycle), and ours, outside Xen's numbers:
+// the ptwr mode (hypercall/ptwr_mode_switch). Xen's other sub-ops are
 // -EOPNOTSUPP, numbers it does not know -ENOSYS.
 #include "control/control_abi.h"
 #include "control/domctl_rules.h"
 #include "control/vcpu_context.h"
 #include "domain/domain.h"
-#include "domain/domain_control.h"
-#include "domain/domain_lifecycle.h"
-#include "domain/ptwr_mode_switch.h"
-#include "domain/scheduler.h"
+#include "hypercall/domain_control.h"
+#include "hypercall/domain_lifecycle.h"
+#include "hypercall/ptwr_mode_switch.h"
+#include "sched/scheduler.h"
 #include "hypercall/dispatch.h"
-#include "pv/guest_memory.h"
+#include "domain/guest_memory.h"
 
 namespace hypercall {
 namespace {

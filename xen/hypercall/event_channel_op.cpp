@@ -1,4 +1,4 @@
-#include "domain/event_channels.h"
+#include "event/event_channels.h"
 #include "hypercall/dispatch.h"
 
 namespace hypercall {

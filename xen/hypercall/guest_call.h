@@ -5,7 +5,7 @@
 #pragma once
 #include <stddef.h>
 #include "hypercall/dispatch.h"
-#include "hypervisor/summary.h"
+#include "hypercall/call_counts.h"
 
 namespace hypercall {
 struct HandlerTable {
@@ -37,7 +37,7 @@ inline Arguments& arguments_of(TrapFrame& frame) { return *reinterpret_cast<Argu
 [[gnu::always_inline]] inline void dispatch(Vcpu& vcpu, TrapFrame& frame) {
   Arguments& args = arguments_of(frame);
   const uint64_t number = frame.rax;
-  summary::count_hypercall(number);
+  count_call(number);
   const long result = number < detail::kTableSize ? detail::guest_call_handlers.h[number](vcpu, frame, args)
                                                   : detail::refuse_unknown_call(vcpu, frame, args);
   if (result == restart) [[unlikely]]

@@ -1,13 +1,13 @@
 // Hypercalls that describe the hypervisor: xen_version, vm_assist (memory_op: memory_op.cpp).
-#include "mm/xen_abi.h"
+#include "abi/xen_abi.h"
 #include <xen/errno.h>
 #include <xen/features.h>
 #include <xen/version.h>
 #include <xen/xen.h>
 #include "domain/domain.h"
 #include "hypercall/dispatch.h"
-#include "pv/guest_memory.h"
-#include "hypervisor/feature_submap.h"
+#include "domain/guest_memory.h"
+#include "hypercall/feature_submap.h"
 
 extern const char* hypervisor_command_line;
 

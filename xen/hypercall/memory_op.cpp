@@ -1,18 +1,18 @@
 // HYPERVISOR_memory_op as Xen 4.17's do_memory_op and arch_memory_op serve a PV domain: the
-// reservation calls on the caller or (for the control domain) any domain (memory/reservation),
+// reservation calls on the caller or (for the control domain) any domain (hypercall/reservation),
 // the reservation queries, the per-domain e820 (set_memory_map / memory_map) and the machine's.
 // The sub-op is bits 5:0 of the command; above them a continuation's start extent, which only
 // the reservation calls accept (-EINVAL for the others that look, as Xen).
-#include "mm/xen_abi.h"
+#include "abi/xen_abi.h"
 #include <xen/errno.h>
 #include <xen/memory.h>
 #include <xen/xen.h>
 #include "domain/domain.h"
 #include "hypercall/dispatch.h"
 #include "memory/machine.h"
-#include "memory/reservation.h"
+#include "hypercall/reservation.h"
 #include "memory/reservation_rules.h"
-#include "pv/guest_memory.h"
+#include "domain/guest_memory.h"
 
 namespace hypercall {
 namespace {

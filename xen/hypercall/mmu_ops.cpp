@@ -1,19 +1,19 @@
 // The PV MMU hypercalls: mmu_update, mmuext_op, update_va_mapping (and _otherdomain). Requests are copied
 // out of guest memory and handed to the pure rules in mm/; what those say the hardware must
 // do (CR3 loads, flushes) is applied before returning.
-#include "mm/xen_abi.h"
+#include "abi/xen_abi.h"
 #include <xen/errno.h>
 #include <xen/xen.h>
 #include "domain/domain.h"
 #include "domain/domain_mmu.h"
 #include "hypercall/dispatch.h"
-#include "hypervisor/perf_counters.h"
+#include "perf/perf_counters.h"
 #include "mm/mmu_update.h"
 #include "mm/mmuext_op.h"
 #include "mm/page_owner.h"
 #include "mm/va_mapping.h"
-#include "pv/guest_memory.h"
-#include "ptwr/writable_page_tables_glue.h"
+#include "domain/guest_memory.h"
+#include "domain/writable_page_tables_glue.h"
 
 namespace hypercall {
 namespace {

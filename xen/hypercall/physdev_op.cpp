@@ -4,11 +4,11 @@
 // its kernel mode; real IOPL would also hand it cli/sti and the hypervisor's timer. Any
 // domain may set it (Xen 4.17's physdev.c checks nothing but the range); what a port access
 // then does depends on the domain's I/O port permission, which only dom0 has.
-#include "mm/xen_abi.h"
+#include "abi/xen_abi.h"
 #include <xen/physdev.h>
 #include "domain/domain.h"
 #include "hypercall/dispatch.h"
-#include "pv/guest_memory.h"
+#include "domain/guest_memory.h"
 
 namespace hypercall {
 long physdev_op(Vcpu& vcpu, TrapFrame&, Arguments& args) {

@@ -1,18 +1,17 @@
 // Scheduling and timer hypercalls: sched_op, set_timer_op, vcpu_op (timers, is_up).
 #include "domain/runstate_area.h"
 #include "domain/vcpu_info_area.h"
-#include "mm/xen_abi.h"
+#include "abi/xen_abi.h"
 #include <xen/errno.h>
 #include <xen/sched.h>
 #include <xen/vcpu.h>
 #include <xen/xen.h>
 #include "domain/domain.h"
 #include "domain/shared_info.h"
-#include "domain/scheduler.h"
-#include "domain/timers.h"
+#include "sched/scheduler.h"
+#include "sched/timers.h"
 #include "hypercall/dispatch.h"
-#include "hypervisor/summary.h"
-#include "pv/guest_memory.h"
+#include "domain/guest_memory.h"
 #include "time/clock.h"
 
 namespace hypercall {
@@ -34,8 +33,8 @@ long remote_shutdown(Vcpu& vcpu, uint64_t argument) {
   Domain* target = domains::find(request.domain_id);
   if (!target) return -XEN_ESRCH;
   if (!vcpu.domain->privileged) return -XEN_EPERM;
-  domains::shutdown(*target, uint8_t(request.reason));          // Xen's domain_shutdown takes a u8
-  if (target != vcpu.domain) summary::domain_stopped(*target);  // it will not run again to report it
+  domains::shutdown(*target, uint8_t(request.reason));            // Xen's domain_shutdown takes a u8
+  if (target != vcpu.domain) scheduler::report_stopped(*target);  // it will not run again to report it
   return 0;
 }
 

@@ -5,22 +5,23 @@
 // (sysctl_pvhv_audit). Anything else is Xen's arch_do_sysctl answer, -ENOSYS.
 #include "control/control_abi.h"
 #include "arch/x86/cpu/registers.h"
-#include "boot/frame_allocator.h"
+#include "memory/frame_allocator.h"
 #include "console/console.h"
 #include "console/console_ring.h"
 #include "control/domctl_rules.h"
 #include "control/physinfo.h"
 #include "domain/domain.h"
-#include "domain/domain_control.h"
+#include "hypercall/domain_control.h"
 #include "memory/boot_memory.h"
 #include "memory/machine.h"
 #include "time/clock.h"
 #include "hypercall/dispatch.h"
-#include "hypervisor/perf_counters.h"
-#include "pv/guest_memory.h"
+#include "perf/perf_counters.h"
+#include "domain/guest_memory.h"
+#include "tracing/control/trace_control.h"
 #include "tracing/trace_buffers.h"
 #include "domain/frame_audit.h"
-#include "ptwr/writable_page_tables_glue.h"
+#include "domain/writable_page_tables_glue.h"
 
 namespace hypercall {
 // Ours, outside Xen's sysctl numbering (which ends below 64): run the frame-table audit now
@@ -54,10 +55,10 @@ long perfc_query(Vcpu& vcpu, xen_sysctl_perfc_op& op) {
 
 // Trace buffers, as Xen's tb_control: set the size before enabling; get_info gives the t_info
 // frame dom0 maps to find the per-CPU buffers.
-long tbuf_op(Vcpu& vcpu, xen_sysctl_tbuf_op& op) {
+long control_trace_buffers(Vcpu& vcpu, xen_sysctl_tbuf_op& op) {
   switch (op.cmd) {
     case XEN_SYSCTL_TBUFOP_get_info: {
-      trace_buffers::Info info = trace_buffers::info();
+      trace_control::Info info = trace_control::info();
       op.evt_mask = info.event_mask;
       op.buffer_mfn = info.t_info_mfn;
       op.size = info.t_info_bytes;
@@ -68,15 +69,23 @@ long tbuf_op(Vcpu& vcpu, xen_sysctl_tbuf_op& op) {
       uint32_t bytes = (op.cpu_mask.nr_bits + 7) / 8;
       if (bytes > sizeof(mask)) bytes = sizeof(mask);
       if (bytes && !guest_memory::copy_from(vcpu, &mask, uint64_t(op.cpu_mask.bitmap.p), bytes)) return -XEN_EFAULT;
-      trace_buffers::set_cpu_mask(mask);
+      trace_control::set_cpu_mask(mask);
       return 0;
     }
     case XEN_SYSCTL_TBUFOP_set_evt_mask: trace_buffers::set_event_mask(op.evt_mask); return 0;
-    case XEN_SYSCTL_TBUFOP_set_size: return trace_buffers::set_size(op.size);
-    case XEN_SYSCTL_TBUFOP_enable: return trace_buffers::enable();
-    case XEN_SYSCTL_TBUFOP_disable: return trace_buffers::disable();
+    case XEN_SYSCTL_TBUFOP_set_size: return trace_control::set_size(op.size);
+    case XEN_SYSCTL_TBUFOP_enable: return trace_control::enable();
+    case XEN_SYSCTL_TBUFOP_disable: return trace_control::disable();
     default: return -XEN_EINVAL;
   }
+}
+
+// The guest's hypercalls are the one trace site that is a table, not a NOP (dispatch.cpp): it
+// follows the trace points whenever an operation may have switched them.
+long tbuf_op(Vcpu& vcpu, xen_sysctl_tbuf_op& op) {
+  const long result = control_trace_buffers(vcpu, op);
+  if constexpr (trace_points::compiled_in) trace_guest_calls(trace_buffers::recording());
+  return result;
 }
 
 // Xen's read_console_ring: up to `count` bytes from the consumer (or from `index` when

@@ -1,11 +1,10 @@
 #include "memory/boot_memory.h"
-#include "hypervisor/perf_counters.h"
+#include "perf/perf_counters.h"
 #include "common/placement_new.h"
 #include "arch/x86/layout.h"
 #include "console/console.h"
 #include "memory/hypervisor_page_tables.h"
 #include "memory/machine.h"
-#include "memory/reservation.h"
 #include "arch/x86/cpu/registers.h"
 #include "mm/domain_identity.h"
 
@@ -22,7 +21,6 @@ namespace {
 constexpr uint64_t page = 4096;
 constexpr uint64_t directmap_limit = 4ULL << 30;  // what the boot page tables map
 constexpr unsigned max_ranges = 64;
-constexpr uint64_t invalid_m2p_entry = ~0ULL;
 
 Module modules[max_modules];
 unsigned nr_modules;
@@ -138,16 +136,6 @@ void assign_boot_owners(uint64_t nr_frames) {
 // timestamp per page for this): the next allocation flushes first (before_reuse).
 bool frames_released_since_flush = false;
 
-// Local, so its address is taken RIP-relative (an external function's goes through a GOT
-// entry the static link of this position-independent image cannot resolve this high).
-void release_domain_frame(uint64_t mfn, domid_t owner, bool counted) {
-  if (!mm::is_guest_domain(owner)) return;
-  reservation::frame_released(mfn, owner, counted);
-  frames_released_since_flush = true;
-}
-
-mm::PageList* domain_page_list(domid_t owner) { return reservation::page_list_of(owner); }
-
 bool init_frame_table(uint64_t nr_frames) {
   uint64_t table_frames = round_up(nr_frames * sizeof(mm::PageInfo), page) / page;
   uint64_t first;
@@ -156,8 +144,6 @@ bool init_frame_table(uint64_t nr_frames) {
   frames = new (frame_table_storage)
       mm::FrameTable(infos, nr_frames, mm::MachineMemory{reinterpret_cast<uint8_t*>(DIRECTMAP_VIRT_START), nr_frames});
   frames->reset();
-  frames->set_release_hook({release_domain_frame});  // a domain's freed frame goes back
-  frames->set_owner_lists({domain_page_list});       // a domain's frames are listed with it
   assign_boot_owners(nr_frames);
   printk("Frame table: %lu frames, %lu KiB at %lx\n", nr_frames, table_frames * 4, first * page);
   return true;
@@ -200,6 +186,12 @@ void seal_hypervisor_slots() {
   uint64_t* l4 = hypervisor_page_tables::l4();
   for (unsigned i = 0; i < mm::kHypervisorSlotCount; ++i)
     slots.entries[i] = mm::PageTableEntry(l4[mm::kFirstHypervisorSlot + i]);
+}
+
+void free_guest_frame(uint64_t mfn) {
+  set_m2p(mfn, invalid_m2p_entry);
+  frame_allocator.free(mfn);  // refused (and kept out of use) if it never was the allocator's
+  frames_released_since_flush = true;
 }
 
 void before_reuse() {

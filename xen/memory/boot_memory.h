@@ -2,8 +2,8 @@
 // frame table (one PageInfo per machine frame) and the read-only machine-to-phys table.
 #pragma once
 #include <stdint.h>
-#include "boot/frame_allocator.h"
-#include "boot/multiboot_info.h"
+#include "memory/frame_allocator.h"
+#include "arch/x86/boot/multiboot_info.h"
 #include "mm/frame_table.h"
 #include "mm/hypervisor_slots.h"
 #include "mm/mmu_context.h"
@@ -36,11 +36,23 @@ inline mm::FrameTable& frame_table() { return *detail::frames; }
 inline mm::MachToPhysTable m2p() { return detail::machine_to_phys; }
 // Valid after seal_hypervisor_slots().
 inline const mm::HypervisorL4Slots& hypervisor_slots() { return detail::slots; }
+// An M2P entry that maps no guest frame.
+inline constexpr uint64_t invalid_m2p_entry = ~0ULL;
+// Sets the M2P entry of `mfn` (nothing beyond the table).
+inline void set_m2p(uint64_t mfn, uint64_t pfn) {
+  mm::MachToPhysTable table = m2p();
+  if (table.entries && mfn < table.nr_entries) table.entries[mfn] = pfn;
+}
 void seal_hypervisor_slots();
 // Flushes the TLB if a guest's frame went back to the allocator since the last flush (a stale
 // translation of the domain that mapped it must not reach its next owner). Whoever takes
 // frames from allocator() for a new owner calls it first; allocate_frame does.
 void before_reuse();
+// A guest's frame no domain holds any more (the frame table released it; domain/ keeps the
+// domains' side of that): its M2P entry invalidated, back to the allocator (which refuses, and
+// keeps out of use, a frame that never was its own), and the TLB flushed before it is handed out
+// again (before_reuse).
+void free_guest_frame(uint64_t mfn);
 // A zeroed frame owned by `owner` (DOMID_XEN for the hypervisor's own use), or 0.
 uint64_t allocate_frame(domid_t owner);
 // `count` zeroed frames from `first`, aligned on `alignment` frames, owned by nobody yet:

@@ -1,5 +1,5 @@
 #include "mm/descriptor_rules.h"
-#include "mm/xen_abi.h"
+#include "abi/xen_abi.h"
 
 namespace mm {
 namespace {

@@ -1,6 +1,7 @@
 #include "mm/entry_refs.h"
 
 #include "mm/entry_rules.h"
+#include "mm/error.h"
 #include "mm/linear_tables.h"
 #include "mm/page_refs.h"
 

@@ -1,5 +1,6 @@
 #pragma once
 #include "mm/entry_rules.h"
+#include "mm/error.h"
 #include "mm/mmu_context.h"
 #include "mm/page_refs.h"
 

@@ -1,5 +1,6 @@
 #pragma once
 #include "mm/domain_identity.h"
+#include "mm/error.h"
 #include "mm/hypervisor_slots.h"
 #include "mm/interrupt_hardware.h"
 #include "mm/page_table_entry.h"

@@ -1,6 +1,7 @@
 #include "mm/entry_update.h"
 
 #include "mm/entry_update_inline.h"
+#include "mm/error.h"
 
 namespace mm {
 

@@ -6,6 +6,7 @@
 #include "mm/entry_refs.h"
 #include "mm/entry_rules.h"
 #include "mm/entry_update.h"
+#include "mm/error.h"
 #include "mm/page_refs.h"
 #include "mm/table_access.h"
 #include "mm/table_validation.h"

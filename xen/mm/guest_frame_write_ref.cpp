@@ -1,5 +1,6 @@
 #include "mm/guest_frame_write_ref.h"
 
+#include "mm/error.h"
 #include "mm/page_refs.h"
 
 namespace mm {

@@ -7,7 +7,7 @@
 // Xen holds the same pair for the same frames (get_page_and_type(..., PGT_writable_page) in
 // map_vcpu_info, hypercall_init; xenconsoled's writable mapping of the console ring).
 //
-// Stores through the guest's own virtual addresses (pv/guest_memory) need no hold: they obey
+// Stores through the guest's own virtual addresses (domain/guest_memory) need no hold: they obey
 // the guest's own mappings (CR0.WP), which never map a table or a descriptor frame writable.
 #pragma once
 #include "mm/audit.h"

@@ -1,6 +1,7 @@
 #include "mm/mmu_update.h"
 
 #include "mm/entry_update.h"
+#include "mm/error.h"
 #include "mm/page_refs.h"
 #include "mm/table_access.h"
 

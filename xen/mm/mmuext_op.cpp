@@ -1,5 +1,6 @@
 #include "mm/mmuext_op.h"
 
+#include "mm/error.h"
 #include "mm/page_refs.h"
 #include "mm/table_access.h"
 

@@ -1,4 +1,5 @@
 #include "mm/page_owner.h"
+#include "mm/error.h"
 
 namespace mm {
 

@@ -1,6 +1,7 @@
 #include "mm/page_refs.h"
 
 #include "mm/descriptor_rules.h"
+#include "mm/error.h"
 #include "mm/table_access.h"
 #include "mm/table_validation.h"
 

@@ -1,4 +1,5 @@
 #pragma once
+#include "mm/error.h"
 #include "mm/mmu_context.h"
 
 namespace mm {

@@ -1,6 +1,7 @@
 #include "mm/va_mapping.h"
 
 #include "mm/entry_update.h"
+#include "mm/error.h"
 #include "mm/hypervisor_slots.h"
 #include "mm/table_access.h"
 

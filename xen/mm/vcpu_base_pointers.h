@@ -1,5 +1,5 @@
 #pragma once
-#include "mm/xen_abi.h"
+#include "abi/xen_abi.h"
 
 namespace mm {
 

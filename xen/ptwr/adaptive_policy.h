@@ -1,5 +1,5 @@
 // ptwr=adaptive: per L1 table, which PTE-write path a guest kernel's write fault takes.
-// Pure logic, no hardware: the fault path asks it (ptwr/adaptive_glue), the writable path tells
+// Pure logic, no hardware: the fault path asks it (domain/adaptive_glue), the writable path tells
 // it what each detach period changed.
 //
 // Why: a detach (writable pagetables) costs a fixed price (unhook, a 512-entry snapshot, the

@@ -1,26 +1,12 @@
 #include "pv/bounce.h"
-#include "mm/xen_abi.h"
+#include "abi/xen_abi.h"
 #include <xen/xen.h>
-#include "arch/x86/cpu/registers.h"
 #include "arch/x86/cpu/rflags.h"
 #include "domain/domain.h"
-#include "hypervisor/perf_counters.h"
-#include "memory/boot_memory.h"
-#include "pv/guest_memory.h"
+#include "domain/guest_mode.h"
+#include "domain/guest_memory.h"
 
 namespace pv {
-void load_guest_page_table(const Vcpu& vcpu) {
-  cpu::write_cr3(vcpu.active_table_mfn() << 12);
-  boot_memory::frame_table().flush_clock().full_flush();  // a CR3 load keeps nothing (PGE is off)
-  perf::add(perf::Counter::cr3_writes);
-  cpu::write_msr(cpu::msr::gs_base, vcpu.active_gs_base());
-}
-
-void toggle_guest_mode(Vcpu& vcpu) {
-  vcpu.kernel_mode = !vcpu.kernel_mode;
-  load_guest_page_table(vcpu);
-}
-
 bool create_bounce_frame(Vcpu& vcpu, TrapFrame& frame, const Bounce& bounce) {
   if (!bounce.handler) return false;
   uint64_t cs = frame.cs;
@@ -29,7 +15,7 @@ bool create_bounce_frame(Vcpu& vcpu, TrapFrame& frame, const Bounce& bounce) {
     stack = frame.rsp;
     cs &= ~3ULL;  // tells the guest the interrupted context was its kernel
   } else {
-    toggle_guest_mode(vcpu);
+    guest_mode::toggle_inline(vcpu);
     stack = vcpu.kernel_sp;
   }
   stack &= ~0xfULL;  // a stack in the hypervisor's range, or one that wraps, fails in copy_to

@@ -18,6 +18,4 @@ struct Bounce {
 // Rewrites `frame` so the guest kernel continues at the handler. Returns false when the guest
 // stack cannot take the frame or there is no handler; the caller then crashes the domain.
 bool create_bounce_frame(Vcpu& vcpu, TrapFrame& frame, const Bounce& bounce);
-void toggle_guest_mode(Vcpu& vcpu);
-void load_guest_page_table(const Vcpu& vcpu);
 }  // namespace pv

@@ -1,24 +1,25 @@
 #include "pv/guest_entry.h"
-#include "mm/xen_abi.h"
+#include "abi/xen_abi.h"
 #include <xen/xen.h>
 #include "arch/x86/cpu/cpu_tables.h"
-#include "arch/x86/traps.h"
+#include "pv/traps.h"
 #include "arch/x86/cpu/registers.h"
 #include "arch/x86/cpu/rflags.h"
 #include "console/console.h"
 #include "domain/domain.h"
-#include "domain/scheduler.h"
+#include "sched/scheduler.h"
 #include "hypercall/guest_call.h"
 #include "pv/bounce.h"
+#include "pv/debug_exception.h"
 #include "pv/invalid_op.h"
 #include "pv/page_fault.h"
 #include "pv/privileged_op.h"
 #include "pv/return_to_guest.h"
 #include "pv/software_interrupt.h"
-#include "pv/unemulated_report.h"
-#include "emulate/instruction_fetch.h"
+#include "pv/rules/unemulated_report.h"
+#include "pv/instruction_fetch.h"
 #include "domain/shared_info.h"
-#include "hypervisor/perf_counters.h"
+#include "perf/perf_counters.h"
 #include "trace/format/events.h"
 #include "tracing/trace_buffers.h"
 
@@ -153,6 +154,7 @@ void handle_guest_exception(TrapFrame& frame) {
       (privileged_op::emulate(vcpu, frame) || software_interrupt::deliver(vcpu, frame)))
     return;
   if (vector == vector_invalid_opcode && invalid_op::emulate(vcpu, frame)) return;
+  if (vector == vectors::debug) debug_exception::record_from_guest(vcpu);
   if (vector == vector_general_protection || vector == vector_invalid_opcode) report_unemulated(vcpu, frame, vector);
   if (vector == 14) {
     perf::add(perf::Counter::pv_page_faults);

@@ -1,10 +1,10 @@
 #include "pv/invalid_op.h"
 #include "arch/x86/cpu/registers.h"
 #include "domain/domain.h"
-#include "emulate/instruction_fetch.h"
+#include "pv/instruction_fetch.h"
 #include "memory/machine.h"
-#include "pv/cpuid_policy.h"
-#include "pv/forced_emulation.h"
+#include "pv/rules/cpuid_policy.h"
+#include "pv/rules/forced_emulation.h"
 #include "pv/guest_entry.h"
 #include "time/clock.h"
 

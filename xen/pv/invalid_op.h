@@ -1,6 +1,6 @@
 // A PV guest's #UD, as Xen 4.17's pv/emul-inv-op.c takes it: the forced-emulation prefix
-// before a cpuid (pv/forced_emulation) is answered with the guest's CPUID policy
-// (pv/cpuid_policy); bytes that run into an unreadable page are the guest's #PF there; any
+// before a cpuid (pv/rules/forced_emulation) is answered with the guest's CPUID policy
+// (pv/rules/cpuid_policy); bytes that run into an unreadable page are the guest's #PF there; any
 // other #UD is the guest's.
 #pragma once
 #include "arch/x86/cpu/trap_frame.h"

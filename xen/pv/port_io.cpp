@@ -2,9 +2,9 @@
 #include "arch/x86/cpu/io_port.h"
 #include "arch/x86/cpu/rflags.h"
 #include "domain/domain.h"
-#include "pv/guest_memory.h"
-#include "pv/virtual_iopl.h"
-#include "mm/xen_abi.h"
+#include "domain/guest_memory.h"
+#include "pv/rules/virtual_iopl.h"
+#include "abi/xen_abi.h"
 #include <xen/xen.h>
 
 namespace port_io {

@@ -1,4 +1,4 @@
-// I/O port access for guest code its virtual IOPL allows (pv/virtual_iopl.h), as Xen does it:
+// I/O port access for guest code its virtual IOPL allows (pv/rules/virtual_iopl.h), as Xen does it:
 // the guest runs without I/O privilege, its in/out instructions fault with #GP,
 // and the hypervisor decodes and performs them for a privileged domain, refusing the ports
 // it drives itself; for an unprivileged one (no I/O port permission) reads give all ones and
@@ -52,7 +52,7 @@ struct PortPlan {
 PortPlan plan_access(bool privileged, uint32_t port, unsigned width);
 
 // Whether the vCPU's current code may use I/O instructions (and cli/sti): its virtual IOPL
-// against the level it counts as (pv/virtual_iopl.h), as Xen's iopl_ok.
+// against the level it counts as (pv/rules/virtual_iopl.h), as Xen's iopl_ok.
 bool iopl_allows(const Vcpu& vcpu);
 
 // Handles a #GP from the guest (kernel or user mode), given the instruction bytes at rip (pv/privileged_op

@@ -2,14 +2,15 @@
 #include "arch/x86/cpu/fpu.h"
 #include "arch/x86/cpu/registers.h"
 #include "domain/domain.h"
-#include "emulate/instruction_fetch.h"
+#include "pv/instruction_fetch.h"
 #include "emulate/register_operand.h"
-#include "pv/control_registers.h"
-#include "pv/debug_register_moves.h"
+#include "pv/rules/control_registers.h"
+#include "pv/rules/debug_register_moves.h"
+#include "domain/debug_register_cpu.h"
 #include "pv/guest_entry.h"
-#include "pv/interrupt_flag.h"
+#include "pv/rules/interrupt_flag.h"
 #include "pv/invalid_op.h"
-#include "pv/msr_emulation.h"
+#include "pv/rules/msr_emulation.h"
 #include "pv/port_io.h"
 
 namespace privileged_op {
@@ -64,7 +65,7 @@ bool emulate_msr(Vcpu& vcpu, TrapFrame& frame, const FetchedInstruction& fetched
   frame.rip += decoded.length;
   return true;
 }
-// cli / sti: no-ops for code its virtual IOPL allows them to, as Xen's (pv/interrupt_flag.h).
+// cli / sti: no-ops for code its virtual IOPL allows them to, as Xen's (pv/rules/interrupt_flag.h).
 bool emulate_interrupt_flag(const Vcpu& vcpu, TrapFrame& frame, const FetchedInstruction& fetched) {
   const unsigned length = interrupt_flag::instruction_length(fetched.bytes, fetched.count);
   if (length == 0 || !port_io::iopl_allows(vcpu)) return false;
@@ -90,7 +91,7 @@ control_registers::Cr4Policy cr4_policy(const Vcpu& vcpu) {
   return {bool(leaf1_edx & (1u << 4)), bool(leaf1_edx & (1u << 2)), bool(leaf7_ebx & 1), bool(leaf1_ecx & (1u << 26))};
 }
 
-// mov to and from CR0, CR2, CR3, CR4 (pv/control_registers).
+// mov to and from CR0, CR2, CR3, CR4 (pv/rules/control_registers).
 bool emulate_control_register(Vcpu& vcpu, TrapFrame& frame, const FetchedInstruction& fetched) {
   const control_registers::Decoded decoded = control_registers::decode(fetched.bytes, fetched.count);
   if (!decoded.valid) return false;
@@ -118,15 +119,19 @@ bool emulate_control_register(Vcpu& vcpu, TrapFrame& frame, const FetchedInstruc
   return true;
 }
 
-// mov to and from DR0-DR7 (pv/debug_register_moves): the vCPU's set_debugreg state; a refusal
-// is the guest's #UD or #GP(0), raised here as Xen's emulator raises it.
+// mov to and from DR0-DR7 (pv/rules/debug_register_moves): the vCPU's set_debugreg state, loaded
+// into the CPU after a move to one (domain/debug_register_cpu); a refusal is the guest's #UD or
+// #GP(0), raised here as Xen's emulator raises it.
 constexpr unsigned kInvalidOpcode = 6, kGeneralProtection = 13;
 bool emulate_debug_register(Vcpu& vcpu, TrapFrame& frame, const FetchedInstruction& fetched) {
   const control_registers::Decoded move = debug_register_moves::decode(fetched.bytes, fetched.count);
   if (!move.valid) return false;
   const bool cr4_de = vcpu.guest_cr4 & control_registers::cr4_de;
   switch (debug_register_moves::perform(vcpu.debug, move, emulate::gpr(frame, move.gpr), cr4_de)) {
-    case debug_register_moves::Outcome::done: frame.rip += move.length; return true;
+    case debug_register_moves::Outcome::done:
+      if (move.to_cr) debug_register_cpu::load(vcpu.debug);
+      frame.rip += move.length;
+      return true;
     case debug_register_moves::Outcome::invalid_opcode:
       pv::inject_exception(vcpu, frame, kInvalidOpcode, 0);
       return true;

@@ -1,11 +1,4 @@
-list(APPEND PURE_SOURCES ${CMAKE_CURRENT_LIST_DIR}/guest_page_walk.cpp)
-list(APPEND PURE_SOURCES ${CMAKE_CURRENT_LIST_DIR}/hypercall_page.cpp)
+# The decoding of a guest's in/out instructions (port_io.h holds it with the glue that performs
+# them): compiled freestanding into the hypervisor and for the host unit tests. The PV CPU's
+# other pure rules are pv/rules/'s.
 list(APPEND PURE_SOURCES ${CMAKE_CURRENT_LIST_DIR}/port_io_decode.cpp)
-list(APPEND PURE_SOURCES ${CMAKE_CURRENT_LIST_DIR}/msr_emulation.cpp)
-list(APPEND PURE_SOURCES ${CMAKE_CURRENT_LIST_DIR}/cpuid_policy.cpp)
-list(APPEND PURE_SOURCES ${CMAKE_CURRENT_LIST_DIR}/forced_emulation.cpp)
-list(APPEND PURE_SOURCES ${CMAKE_CURRENT_LIST_DIR}/control_registers.cpp)
-list(APPEND PURE_SOURCES ${CMAKE_CURRENT_LIST_DIR}/ldt_rules.cpp)
-list(APPEND PURE_SOURCES ${CMAKE_CURRENT_LIST_DIR}/debug_registers.cpp)
-list(APPEND PURE_SOURCES ${CMAKE_CURRENT_LIST_DIR}/unemulated_report.cpp)
-list(APPEND PURE_SOURCES ${CMAKE_CURRENT_LIST_DIR}/debug_register_moves.cpp)

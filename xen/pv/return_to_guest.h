@@ -5,7 +5,7 @@
 #pragma once
 #include "arch/x86/cpu/trap_frame.h"
 #include "domain/domain.h"
-#include "domain/schedule_check.h"
+#include "sched/schedule_check.h"
 
 namespace pv {
 namespace detail {

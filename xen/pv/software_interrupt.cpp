@@ -1,9 +1,9 @@
 #include "pv/software_interrupt.h"
-#include "mm/xen_abi.h"
+#include "abi/xen_abi.h"
 #include <xen/xen.h>
 #include "arch/x86/cpu/rflags.h"
 #include "domain/domain.h"
-#include "emulate/instruction_fetch.h"
+#include "pv/instruction_fetch.h"
 #include "pv/bounce.h"
 
 namespace software_interrupt {

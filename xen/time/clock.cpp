@@ -1,5 +1,5 @@
 #include "time/clock.h"
-#include "arch/x86/apic/pit.h"
+#include "time/pit.h"
 #include "arch/x86/cpu/registers.h"
 #include "console/console.h"
 

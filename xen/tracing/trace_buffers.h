@@ -3,26 +3,38 @@
 // by the record ring. dom0 controls them with XEN_SYSCTL_tbuf_op and maps the pages (they are
 // shared with privileged domains) to read records out, exactly as it would on Xen.
 //
-// While tracing is off a trace point costs one NOP (tracing/trace_points.h).
+// This is the recording side, which every floor from here up traces into: the ring, the event
+// mask and the switch of the trace points. The buffers' control (allocating and sharing them,
+// the CPU mask, what get_info reports) is tracing/control's, a floor above the machine memory it
+// allocates from. While tracing is off a trace point costs one NOP (tracing/trace_points.h).
 #pragma once
 #include <stdint.h>
+#include "abi/xen_abi.h"
+#include <xen/trace.h>
 #include "tracing/trace_points.h"
 
 namespace trace_buffers {
-
-struct Info {
-  uint64_t t_info_mfn = 0;
-  uint32_t t_info_bytes = 0;
-  uint32_t event_mask = 0;
+// Who a record is of (the running domain and vCPU) and who reads the ring (dom0, woken with
+// VIRQ_TBUF once per crossing of half the ring): the domains and the event channels know,
+// floors above this one, and tell it at boot.
+struct Running {
+  uint16_t domain = 0;
+  uint16_t vcpu = 0;
 };
+using RunningSource = Running (*)();
+using ConsumerNotifier = void (*)();
+void set_running_source(RunningSource source);
+void set_consumer_notifier(ConsumerNotifier notify);
 
-// Control, for XEN_SYSCTL_tbuf_op. Return 0 or a negative Xen errno.
-long set_size(uint32_t pages_per_cpu);  // allocates them, once, and enables (Xen's rules)
-long enable();                          // -EINVAL before set_size, as on Xen
-long disable();
+// The ring records go to, once tracing/control allocated it: `header` then `data_bytes` of
+// records, emptied here.
+void attach(t_buf* header, uint32_t data_bytes);
+// Recording on (every trace point patched into a jump to its recording code) or off.
+void set_recording(bool on);
+bool recording();
+// Which event classes are recorded (XEN_SYSCTL_TBUFOP_set_evt_mask; all at first).
 void set_event_mask(uint32_t mask);
-void set_cpu_mask(uint64_t mask);
-Info info();
+uint32_t event_mask();
 
 // Records an event with TSC and up to 7 extra words (call through trace::event below). A
 // record that does not fit is counted by the ring and reported in a TRC_LOST_RECORDS record.

@@ -2,7 +2,7 @@
 built at boot, and that domU is refused every control operation. Ours only: Xen 4.17 builds no
 domU at boot on x86 (its single-domain answers are checked by test_guest_domctl.py).
 
-dom0 runs selftest=domctl-domu (guest/kernel/selftest_domctl.cpp): getdomaininfo and
+dom0 runs selftest=domctl-domu (guest/selftest/control/selftest_domctl.cpp): getdomaininfo and
 getdomaininfolist of both domains with the right flags, max_vcpus (only the created count),
 getvcpuinfo, setdomainhandle and max_mem of the domU; pausing it, nested and up to Xen's 255
 (then -EOVERFLOW), so that its cpu time stands still while paused and grows again once

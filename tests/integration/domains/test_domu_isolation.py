@@ -2,7 +2,7 @@
 multiboot modules of docs/architecture.md, "Domains built at boot") share the CPU under the
 round-robin scheduler, and the domU is refused what only a privileged domain may do.
 
-The domU runs the guest's selftest=unprivileged (guest/kernel/selftest_unprivileged.cpp, whose
+The domU runs the guest's selftest=unprivileged (guest/selftest/control/selftest_unprivileged.cpp, whose
 expected values are Xen 4.17's): sysctl tbuf_op (get_info, enable) and perfc_op -> -EPERM; a
 stale sysctl interface version -> -EACCES first; PHYSDEVOP_set_iopl accepted but port reads
 give all ones; mmu_update on behalf of dom0 (foreigndom) -> -EPERM, of no domain -> -ESRCH;

@@ -1,7 +1,7 @@
 """destroydomain of a domain that runs (issue 9, scope item 1), and a domU refused the whole
 lifecycle. Ours only: Xen 4.17 builds no domU at boot on x86.
 
-dom0 runs selftest=lifecycle-domu (guest/kernel/selftest_lifecycle.cpp): it lets the boot
+dom0 runs selftest=lifecycle-domu (guest/selftest/control/selftest_lifecycle.cpp): it lets the boot
 domain 1 run its selftest and then the fork test, and destroys it in the middle of that, with
 its page tables validated and pinned, its event channels bound, its timers set and, under
 ptwr=writable, its writable-pagetable slots in use, while dom0 maps one of its frames (its

@@ -1,7 +1,7 @@
 """Work across domains with two domains (issue 9, scope items 1 and 6), ours only: Xen 4.17
 builds no domU at boot (dom0 alone runs the parts Xen can check, test_guest_xdom.py).
 
-dom0 runs selftest=xdom-domu (guest/kernel/selftest_xdom.cpp) beside the domain built at boot
+dom0 runs selftest=xdom-domu (guest/selftest/control/selftest_xdom.cpp) beside the domain built at boot
 as domain 1: populate_physmap for it beyond its max_mem (Xen's partial count 0), within a
 raised max_mem (the partial count where it ends), order 1, 2048 extents (preemptible), a frame
 given back while dom0 maps it with foreigndom, frames it does not own refused; the builder's

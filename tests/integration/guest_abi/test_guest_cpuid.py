@@ -1,4 +1,4 @@
-"""selftest=cpuid (guest/kernel/selftest_cpuid.cpp): Xen's forced-emulation CPUID from the guest
+"""selftest=cpuid (guest/selftest/cpu/selftest_cpuid.cpp): Xen's forced-emulation CPUID from the guest
 kernel (`ud2; .ascii "xen"; cpuid`, as Linux's xen_cpuid), answered with Xen 4.17's PV policy:
 the hypervisor leaves, the HYPERVISOR bit, hidden VMX/MONITOR, zeros for unknown leaves; the
 prefix before anything but cpuid stays #UD. The same assertions on ours (both ptwr= modes) and

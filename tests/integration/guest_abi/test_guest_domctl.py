@@ -1,7 +1,7 @@
 """The control hypercalls (issue 9, scope item 1: domctl and sysctl with Xen 4.17's
 structures, interface version 0x15), on ours and on Xen 4.17, from dom0 alone.
 
-dom0 runs guest/kernel/selftest_domctl.cpp's selftest=domctl, whose expected values are Xen
+dom0 runs guest/selftest/control/selftest_domctl.cpp's selftest=domctl, whose expected values are Xen
 4.17's: bad pointers -EFAULT, a stale interface version -EACCES, an unknown sub-op -ENOSYS, a
 domain that does not exist -ESRCH; getdomaininfo of itself field by field (flags with the
 never-set shutdown code, pages against start_info and XENMEM, the shared_info frame, cpu time,

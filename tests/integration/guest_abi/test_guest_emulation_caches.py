@@ -1,7 +1,7 @@
 """The caches of the emulated page-table write path never serve a stale answer: on ours under
 ptwr=emulate and ptwr=writable, and on Xen 4.17.
 
-dom0 runs guest/kernel/selftest_emulation_caches.cpp. Translation cache
+dom0 runs guest/selftest/memory/selftest_emulation_caches.cpp. Translation cache
 (xen/emulate/translation_cache.h): a window of a free kernel L2 slot maps an L1 T1 read-only;
 plain stores through it are emulated, then the walk is changed without touching the window
 and without a flush (the L2 slot relinked through the L2; the mapping L1's entry changed

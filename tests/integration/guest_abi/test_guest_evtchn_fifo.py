@@ -1,4 +1,4 @@
-"""selftest=evtchn-fifo (guest/kernel/selftest_evtchn_fifo.cpp): the FIFO event-channel ABI as Xen
+"""selftest=evtchn-fifo (guest/selftest/events/selftest_evtchn_fifo.cpp): the FIFO event-channel ABI as Xen
 4.17 serves it: EVTCHNOP_init_control, expand_array and set_priority refusing hostile arguments
 (bad vCPU, misaligned or overflowing offsets, XSA-188's bad gfn, page tables, a second call, the
 129th page, bad priorities and ports), the control block's frame held writable (pinning it as an

@@ -2,7 +2,7 @@
 (mm/tlb_flush_clock.h) skipping the type-change flushes it can: on ours under ptwr=emulate and
 ptwr=writable, and on Xen 4.17.
 
-dom0 runs guest/kernel/selftest_flush_clock.cpp: three ways to leave a data frame's writable
+dom0 runs guest/selftest/memory/selftest_flush_clock.cpp: three ways to leave a data frame's writable
 translation in the TLB (mapping removed by mmu_update; by update_va_mapping with UVMF_INVLPG
 while the frame is also mapped at an alias through a second link of its L1; the same with the
 second link removed first, without a flush), then the frame pinned as an L1 and a writable

@@ -1,4 +1,4 @@
-"""selftest=gdt (guest/kernel/selftest_gdt.cpp): HYPERVISOR_set_gdt and update_descriptor as Xen
+"""selftest=gdt (guest/selftest/cpu/selftest_gdt.cpp): HYPERVISOR_set_gdt and update_descriptor as Xen
 4.17 serves them: descriptor frames only without writable mappings, descriptors checked (DPL
 raised to 3, system descriptors other than call gates refused), a selector of the new GDT loads;
 bad lists, too many entries, page tables and foreign frames refused. The same assertions on ours

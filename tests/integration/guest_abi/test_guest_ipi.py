@@ -1,4 +1,4 @@
-"""selftest=ipi (guest/kernel/selftest_ipi.cpp): EVTCHNOP_bind_ipi as Xen 4.17 serves it, the four
+"""selftest=ipi (guest/selftest/events/selftest_ipi.cpp): EVTCHNOP_bind_ipi as Xen 4.17 serves it, the four
 IPI ports Linux's xen_smp_intr_init binds on one vCPU, self-sends delivered to it, status, close,
 a vCPU the domain does not have (-ENOENT) and an unreadable request (-EFAULT). The same
 assertions on ours (both ptwr= modes) and on Xen 4.17.

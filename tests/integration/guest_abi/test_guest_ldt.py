@@ -1,4 +1,4 @@
-"""selftest=ldt (guest/kernel/selftest_ldt.cpp): MMUEXT_SET_LDT's argument checks as Xen 4.17's
+"""selftest=ldt (guest/selftest/cpu/selftest_ldt.cpp): MMUEXT_SET_LDT's argument checks as Xen 4.17's
 do_mmuext_op makes them (the empty LDT Linux's load_mm_ldt sets, 8192 entries at most, a
 page-aligned address outside the hypervisor's range, a batch stopping at a bad one, a foreign
 domain that does not exist). The same assertions on ours (both ptwr= modes) and on Xen 4.17.

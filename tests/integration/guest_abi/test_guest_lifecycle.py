@@ -2,7 +2,7 @@
 destroydomain, setvcpucontext / getvcpucontext, set_address_size, hypercall_init), on ours and
 on Xen 4.17, from dom0 alone.
 
-dom0 runs guest/kernel/selftest_lifecycle.cpp's selftest=lifecycle, whose expected values are
+dom0 runs guest/selftest/control/selftest_lifecycle.cpp's selftest=lifecycle, whose expected values are
 Xen 4.17's: bad createdomain requests (-EACCES, -EINVAL for HVM / HAP / unknown flags / no vCPUs
 / grant limits, -EOPNOTSUPP for a PV domain emulating a local APIC, -ESRCH for a cpupool that
 does not exist), the id handed back, an id in use -EEXIST, a reserved id allocating the next

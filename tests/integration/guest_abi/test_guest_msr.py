@@ -1,4 +1,4 @@
-"""selftest=msr (guest/kernel/selftest_msr.cpp): the MSRs Xen 4.17 serves a PV kernel after the
+"""selftest=msr (guest/selftest/cpu/selftest_msr.cpp): the MSRs Xen 4.17 serves a PV kernel after the
 #GP of its raw rdmsr / wrmsr: the vMCE MSRs Linux's mcheck_cpu_init reads (it panics with "MCA
 architectural violation" on a #GP from one), PAT, EFER, APIC_BASE, MISC_ENABLE, the microcode
 revision, FEATURE_CONTROL, PLATFORM_INFO, the TSC; reserved bits, read-only and refused MSRs

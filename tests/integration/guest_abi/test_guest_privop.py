@@ -1,4 +1,4 @@
-"""selftest=privop (guest/kernel/selftest_privop.cpp): raw rdmsr / wrmsr of the segment bases
+"""selftest=privop (guest/selftest/cpu/selftest_privop.cpp): raw rdmsr / wrmsr of the segment bases
 from the guest kernel, as Linux's startup_xen does one, performed by the hypervisor after their
 #GP and checked through the segments themselves; non-canonical bases and MSRs that are not the
 guest's stay its #GP(0). The same assertions on ours (both ptwr= modes) and on Xen 4.17.

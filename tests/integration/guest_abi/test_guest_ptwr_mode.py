@@ -1,5 +1,5 @@
 """pvhv's per-domain ptwr mode at run time (issue 10, "xl ptwr-mode"): its domctl, outside Xen's
-numbers (common/xen/pvhv_domctl.h), from dom0's kernel (guest/kernel/selftest_ptwr_mode.cpp).
+numbers (common/xen/pvhv_domctl.h), from dom0's kernel (guest/selftest/memory/selftest_ptwr_mode.cpp).
 
 On ours, under the three boot modes: do_domctl's admission (-EACCES, -ESRCH, -EFAULT), garbage
 (-EINVAL, the mode unchanged), dom0's own mode flipped ten times through emulate, writable and

@@ -6,7 +6,7 @@ tables, reserved address bits, superpages, foreign and hypervisor frames, pinnin
 selftest=tbuf: the trace buffers through XEN_SYSCTL_tbuf_op as dom0's tools use them: the
 one-shot size, t_info and the ring mapped with foreigndom DOMID_XEN, VIRQ_TBUF at half full,
 lost records counted in TRC_LOST_RECORDS, nothing recorded while disabled.
-The expected values in guest/kernel/selftest_*.cpp are what Xen 4.17 returns.
+The expected values in guest/selftest/*/selftest_*.cpp are what Xen 4.17 returns.
 """
 import os
 import sys

@@ -1,4 +1,4 @@
-"""selftest=swint with init=/swint (guest/kernel/selftest_swint.cpp, guest/user/swint.c): what
+"""selftest=swint with init=/swint (guest/selftest/cpu/selftest_swint.cpp, guest/user/swint.c): what
 reaches a PV kernel besides exceptions and system calls, as Xen 4.17 delivers it. `int $n`
 through the trap table's DPL (from the kernel, which counts as ring 1, and from user mode),
 CALLBACKTYPE_sysenter and a user-mode sysenter delivered to it with Xen's frame (rip 0, rsp 0:

@@ -1,4 +1,4 @@
-"""selftest=vcpu-areas (guest/kernel/selftest_vcpu_areas.cpp): VCPUOP_register_runstate_memory_area
+"""selftest=vcpu-areas (guest/selftest/events/selftest_vcpu_areas.cpp): VCPUOP_register_runstate_memory_area
 and VCPUOP_register_vcpu_info as Xen 4.17 serves them (the areas written at once and kept up to
 date, bad offsets, page tables, foreign frames, hypervisor addresses and a second registration
 refused), after which the kernel runs to its end on the moved vcpu_info. The same assertions on

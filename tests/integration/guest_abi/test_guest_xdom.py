@@ -2,7 +2,7 @@
 a domain, event channels between domains, remote shutdown, foreign page-table work), on ours
 and on Xen 4.17: what Xen 4.17 answers is the specification.
 
-dom0 runs guest/kernel/selftest_xdom.cpp's selftest=xdom-self: populate_physmap and
+dom0 runs guest/selftest/control/selftest_xdom.cpp's selftest=xdom-self: populate_physmap and
 decrease_reservation on itself (frames counted in current_reservation and physinfo's free
 pages and back, the M2P entry of a populated frame, order 1, a frame given back while mapped
 that leaves with its mapping, frames written and given back reading as zeros when populated

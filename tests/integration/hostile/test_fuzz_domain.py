@@ -1,4 +1,4 @@
-"""The fuzzing domain (guest/kernel/fuzz*.cpp, tests/fuzz/): a short, fixed-seed campaign per
+"""The fuzzing domain (guest/fuzz/, tests/fuzz/): a short, fixed-seed campaign per
 ptwr= mode, as dom0 (auditing itself through the hypervisor's audit sysctl) and as domain 1
 beside a dom0 that audits for it (fuzz_companion) and then runs its fork test. Each boot must
 end by itself with no hypervisor fault, every audit clean (the fuzzer's, the companion's and

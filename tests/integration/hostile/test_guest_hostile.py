@@ -1,6 +1,6 @@
 """The hostile-guest suite, CPU paths (issue 8 items 1, 2, 6, 7, 12), on ours and on Xen 4.17.
 
-dom0 runs the guest's selftest=hostile-cpu (guest/kernel/selftest_hostile_cpu.cpp: hypercalls
+dom0 runs the guest's selftest=hostile-cpu (guest/selftest/cpu/selftest_hostile_cpu.cpp: hypercalls
 with RFLAGS.NT set, HYPERVISOR_iret to frames the CPU refuses, 64-bit hypercall numbers,
 multicall ops with high bits and nested multicalls, 32-bit counts, batches that run across
 many time slices, guest memory in a range whose L1 was just written directly, one mmu_update

@@ -1,13 +1,13 @@
 """dom0 is a guest too: it never reaches the devices the hypervisor drives, through ports or
 memory, and gets Xen 4.17's answers (the same assertions run on both hypervisors).
 
-selftest=ioports (guest/kernel/selftest_ioports.cpp): with virtual IOPL, wide in/out whose
+selftest=ioports (guest/selftest/cpu/selftest_ioports.cpp): with virtual IOPL, wide in/out whose
 first port is free but whose last bytes fall on COM1 (0x3f8), the PIC (0x20) or our exit
 device (0xf4), and a read reaching past port 0xffff. Every port of an access is checked
 (Xen's admin_io_okay); a partly denied access is split, denied bytes read all ones and their
 writes are dropped. The machine runs on and ends normally.
 
-selftest=iomem (guest/kernel/selftest_iomem.cpp): mmu_update and plain PTE stores mapping the
+selftest=iomem (guest/selftest/memory/selftest_iomem.cpp): mmu_update and plain PTE stores mapping the
 local APIC page or the MSI range are refused with -EPERM (Xen's dom0_setup_permissions);
 the IO-APIC is read-only MMIO: a writable mapping is stored without RW.
 

@@ -1,5 +1,5 @@
-"""Guest frames the hypervisor writes, turned against it (issue 28; guest/kernel/
-selftest_hostile_frames.cpp).
+"""Guest frames the hypervisor writes, turned against it (issue 28;
+guest/selftest/memory/selftest_hostile_frames.cpp).
 
 On ours, in both ptwr= modes, a domU built at boot runs selftest=hostile-console-ring (its
 console ring, read-only, pinned as L1 .. L4 and made its GDT, the console port notified after

@@ -1,7 +1,7 @@
 """The hostile-guest suite, writable-pagetable paths (issue 8 items 3, 4, 5, 10), on ours and on
 Xen 4.17.
 
-dom0 runs guest/kernel/selftest_ptwr_hostile.cpp: ptwr-overlap (three plain stores and an empty
+dom0 runs guest/selftest/memory/selftest_ptwr_hostile.cpp: ptwr-overlap (three plain stores and an empty
 mmuext_op that, with the two writable-pagetable slots overlapping, released a type reference
 never taken and let the guest read the hypervisor's frame 0x100), ptwr-alias (a writable TLB
 alias of a detached table surviving its reattach), ptwr-links (65,536 links wrapping an L1's

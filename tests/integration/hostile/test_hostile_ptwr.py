@@ -7,7 +7,7 @@ no writable pagetables).
    store's own code and stack, so every unhook made the retried store fault on its instruction
    fetch, which reattached the table, ~30,000 times in 15 s. It must finish in both modes, as
    dom0 and as a domU beside dom0, with a clean audit and the machine ending by itself.
-2. The writable-pagetable attacks of guest/kernel/selftest_ptwr_hostile.cpp from a domU beside
+2. The writable-pagetable attacks of guest/selftest/memory/selftest_ptwr_hostile.cpp from a domU beside
    a working dom0 (dom0 runs the fork test), in both modes: the domU gets Xen's answers, dom0
    finishes, the machine ends with a clean audit.
 """

@@ -208,7 +208,7 @@ class Client:
         self.request(SHUTDOWN, struct.pack("<I", reason))
 
 
-# The bulk window (tools/PROTOCOL.md "The bulk window", tools/relay/window.h): the file behind
+# The bulk window (tools/PROTOCOL.md "The bulk window", common/relay/window.h): the file behind
 # QEMU's ivshmem-plain, two byte rings carrying the same frames as the socket.
 WINDOW_MAGIC, WINDOW_BYTES, WINDOW_RING = 0x57525650, 1 << 20, 256 * 1024
 WINDOW_TO_DOM0, WINDOW_TO_HOST = 0x1000, 0x1000 + 256 * 1024

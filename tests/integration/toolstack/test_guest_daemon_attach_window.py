@@ -20,7 +20,7 @@ import relay_client  # noqa: E402
 import toolstack_scenario  # noqa: E402
 
 WAITING = "xenbus: waiting for control/shutdown (store connected)"
-# tools/relay/window.h: the ring to dom0's head (the host's) at 64, its tail (dom0's) at 128,
+# common/relay/window.h: the ring to dom0's head (the host's) at 64, its tail (dom0's) at 128,
 # its bytes at 0x1000, 256 KiB.
 TO_DOM0_HEAD, TO_DOM0_TAIL, TO_DOM0_RING, RING_BYTES = 64, 128, 0x1000, 256 * 1024
 

@@ -1,5 +1,5 @@
 """Hostile xenstore clients against pvhvd's store, from inside real guests (our kernel with
-`xenbus=hostile hostile=KIND`, guest/kernel/xenbus_hostile.cpp): a domU that fills its node
+`xenbus=hostile hostile=KIND`, guest/xenbus/xenbus_hostile.cpp): a domU that fills its node
 quota, opens transactions it never ends and floods requests without reading answers (the
 store answers ENOSPC, stops reading while answers pile up, answers every request once the
 guest reads, and still serves it), one that writes a header announcing an oversized payload

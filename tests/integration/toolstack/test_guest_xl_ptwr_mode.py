@@ -6,8 +6,8 @@ it; then, while it forks, its mode is flipped between writable and emulate, each
 an unpause and a pause) with its counters read from the daemon's `ptwr_mode` answers: no detach while emulate but emulations, detaches while writable; the guest
 still ends with init's status 0. Refusals: `xl ptwr-mode` with a bad mode (status 2), of a
 domain that does not exist (status 1), the daemon's op with garbage. A domU running
-selftest=ptwr-mode is refused the domctl (-EPERM, -ESRCH, -EACCES: guest/kernel/
-selftest_ptwr_mode.cpp). The machine ends with a clean frame audit.
+selftest=ptwr-mode is refused the domctl (-EPERM, -ESRCH, -EACCES:
+guest/selftest/memory/selftest_ptwr_mode.cpp). The machine ends with a clean frame audit.
 
 On Xen 4.17 (no such domctl): `xl ptwr-mode` says so in one line and exits 1, a config asking
 for writable is refused (nothing leaked), one asking for emulate (what Xen does) is created,

@@ -8,6 +8,8 @@
 #define __ASSEMBLY__ 1  /* the Xen header then gives only its constants */
 #include <xen/arch-x86/xen-x86_64.h>
 
+#define TRAP_FRAME_BYTES (22 * 8)  /* sizeof(TrapFrame), checked there */
+
         .text
 .macro  ENTRY_NO_ERROR vector
         .align 16
@@ -101,6 +103,33 @@ exit_iretq:
         iretq
 
 /*
+ * #DB (vector 1; its slot among the stubs above is unused) arrives on a stack of its own (IST),
+ * wherever it was raised. In hypervisor context (a guest's data breakpoint on guest memory the
+ * hypervisor touched, or a #DB a `mov %ss` delayed into the first instruction of an entry,
+ * possibly on the guest's rsp) it is handled there and returns to where it came from. From a
+ * guest it continues on the entry stack, where every other entry from a guest lands (the
+ * scheduler and the return path expect the guest frame at its top), before anything can
+ * touch guest memory and raise another #DB onto the same IST stack.
+ */
+        .align 16
+        .global debug_entry
+debug_entry:
+        push    $0
+        push    $1
+        testb   $3, 24(%rsp)            /* the interrupted CS */
+        jz      common_entry
+        SAVE_REGISTERS
+        mov     %rsp, %rsi
+        mov     hypervisor_stack_top(%rip), %rdi
+        sub     $TRAP_FRAME_BYTES, %rdi
+        mov     %rdi, %rsp
+        mov     $TRAP_FRAME_BYTES / 8, %ecx
+        rep movsq
+        mov     %rsp, %rdi
+        call    trap_dispatch
+        jmp     return_from_trap
+
+/*
  * The guest kernel's `syscall` (a hypercall) and a guest user's `syscall` (to be bounced to the
  * guest kernel) arrive here with the guest's rsp, rcx = rip, r11 = rflags. SFMASK has cleared
  * IF, DF, TF, NT, AC, RF and VM, so nothing here runs with a flag the guest chose. The first
@@ -134,5 +163,6 @@ exit_iretq:
 
         .data
         .align 8
+        .global syscall_scratch_rsp     /* selftest=syscall-entry-debug watches it */
 syscall_scratch_rsp:
         .quad 0

@@ -5,10 +5,10 @@
 #include "arch/x86/cpu/stacks.h"
 #include "arch/x86/cpu/trap_frame.h"
 #include "arch/x86/layout.h"
-#include "mm/xen_abi.h"
-#include "pv/msr_emulation.h"
+#include "abi/xen_abi.h"
 
 extern "C" char exception_stubs[];
+extern "C" char debug_entry[];
 extern "C" char syscall_entry[];
 extern "C" char syscall_compat_entry[];
 
@@ -70,9 +70,11 @@ void load_gdt() {
 
 // NMI, double fault and machine check can interrupt anything, even an instruction that runs
 // on a stack the guest chose (the first of the syscall entry) or an overflowed one: each gets
-// a stack of its own.
+// a stack of its own. So does #DB: a `mov %ss` / `pop %ss` delays it to the first instruction
+// of a following `syscall`'s entry, on the guest's rsp (XSA-260).
 unsigned ist_of(unsigned vector) {
   switch (vector) {
+    case vectors::debug: return unsigned(stacks::Ist::debug);
     case vectors::double_fault: return unsigned(stacks::Ist::double_fault);
     case vectors::nmi: return unsigned(stacks::Ist::nmi);
     case vectors::machine_check: return unsigned(stacks::Ist::machine_check);
@@ -84,7 +86,8 @@ void build_idt() {
   for (unsigned v = 0; v < 256; ++v) {
     unsigned dpl = (v == 3 || v == 4) ? 3 : 0;  // int3 and into from the guest, as Xen allows
     unsigned ist = ist_of(v);
-    idt[v] = GateDescriptor::interrupt(uint64_t(exception_stubs) + v * stub_size, SELECTOR_HYPERVISOR_CS, dpl, ist);
+    uint64_t stub = v == vectors::debug ? uint64_t(debug_entry) : uint64_t(exception_stubs) + v * stub_size;
+    idt[v] = GateDescriptor::interrupt(stub, SELECTOR_HYPERVISOR_CS, dpl, ist);
   }
   DescriptorTablePointer pointer{uint16_t(sizeof(idt) - 1), uint64_t(idt)};
   asm volatile("lidt %0" ::"m"(pointer));
@@ -103,9 +106,7 @@ void enable_syscall() {
                              rflags::alignment_check | rflags::resume | rflags::virtual_8086);
 }
 
-// Xen's PAT layout (XEN_MSR_PAT), which a PV guest reads back (pv/msr_emulation): WB, WT,
-// UC-, UC as at reset in entries 0-3 (all the hypervisor's own mappings use), then WC, WP.
-void load_pat() { cpu::write_msr(0x277, msr_emulation::kXenPat); }
+void load_pat() { cpu::write_msr(cpu::msr::pat, cpu::xen_pat); }
 }  // namespace
 
 namespace cpu_tables {

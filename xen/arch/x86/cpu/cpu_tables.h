@@ -9,7 +9,7 @@ void init();
 // arch/x86/cpu/stacks.
 void load_stacks();
 // The guest's part of the GDT (the entries below FIRST_RESERVED_GDT_ENTRY): the running
-// vCPU's set_gdt descriptors are copied there (pv/descriptor_tables).
+// vCPU's set_gdt descriptors are copied there (domain/descriptor_tables).
 uint64_t* guest_gdt_entries();
 }  // namespace cpu_tables
 

@@ -1,7 +1,7 @@
 /*
  * rdmsr of an MSR the CPU may not have (Xen's rdmsr_safe), for the MSRs a PV guest reads
- * through the hypervisor (pv/msr_emulation): the #GP of a missing MSR resumes at the fixup,
- * through the same fixup table as the guest accesses (pv/guest_access.S).
+ * through the hypervisor (pv/rules/msr_emulation): the #GP of a missing MSR resumes at the fixup,
+ * through the same fixup table as the guest accesses (domain/guest_access.S).
  */
         .text
         .global msr_read_safe

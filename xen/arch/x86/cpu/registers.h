@@ -1,4 +1,4 @@
-// Control registers, MSRs, CPUID and the TSC.
+// Control and debug registers, MSRs, CPUID and the TSC.
 #pragma once
 #include <stdint.h>
 
@@ -26,6 +26,17 @@ inline uint64_t read_cr4() {
   return v;
 }
 inline void write_cr4(uint64_t v) { asm volatile("mov %0, %%cr4" ::"r"(v) : "memory"); }
+// DR0-DR3, DR6, DR7: the instruction names the register, so the number is a constant.
+template <unsigned number>
+inline uint64_t read_dr() {
+  uint64_t v;
+  asm volatile("mov %%dr%c1, %0" : "=r"(v) : "i"(number));
+  return v;
+}
+template <unsigned number>
+inline void write_dr(uint64_t v) {
+  asm volatile("mov %0, %%dr%c1" ::"r"(v), "i"(number) : "memory");
+}
 inline void invlpg(uint64_t va) { asm volatile("invlpg (%0)" ::"r"(va) : "memory"); }
 inline void flush_tlb_local() { write_cr3(read_cr3()); }
 
@@ -71,5 +82,11 @@ constexpr uint32_t fs_base = 0xc0000100;
 constexpr uint32_t gs_base = 0xc0000101;
 constexpr uint32_t kernel_gs_base = 0xc0000102;
 constexpr uint32_t apic_base = 0x1b;
+constexpr uint32_t pat = 0x277;
 }  // namespace msr
+
+// Xen's PAT layout (XEN_MSR_PAT): WB, WT, UC-, UC as at reset in entries 0-3 (all the
+// hypervisor's own mappings use), then WC, WP. The hypervisor loads it (cpu_tables) and a PV
+// guest reads it back (pv/rules/msr_emulation).
+constexpr uint64_t xen_pat = 0x050100070406ull;
 }  // namespace cpu

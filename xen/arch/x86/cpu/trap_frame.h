@@ -15,6 +15,7 @@ struct TrapFrame {
 static_assert(sizeof(TrapFrame) == 22 * 8);
 
 namespace vectors {
+constexpr uint64_t debug = 1;
 constexpr uint64_t page_fault = 14;
 constexpr uint64_t nmi = 2;
 constexpr uint64_t double_fault = 8;

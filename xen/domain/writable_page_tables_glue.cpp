@@ -1,0 +1,175 @@
+#include "domain/writable_page_tables_glue.h"
+#include "console/console.h"
+#include "domain/domain.h"
+#include "domain/domain_mmu.h"
+#include "perf/perf_counters.h"
+#include "memory/boot_memory.h"
+#include "memory/machine.h"
+#include "mm/page_refs.h"
+#include "domain/adaptive_glue.h"
+#include "trace/format/events.h"
+#include "tracing/trace_buffers.h"
+
+namespace writable_page_tables {
+namespace {
+// How a path writes its records: `site` tests a trace point at each record (the paths that are
+// not split in two); `record` and `skip` are the two copies of a path split at one trace point
+// at its start (detach, the writable path's fault), so its untraced copy costs that NOP alone.
+enum class Tracing { site, record, skip };
+
+template <Tracing tracing, typename... Words>
+[[gnu::always_inline]] inline void emit(uint32_t id, Words... words) {
+  if constexpr (tracing == Tracing::site)
+    trace::event(id, words...);
+  else if constexpr (tracing == Tracing::record)
+    trace::record_words(id, uint32_t(words)...);
+}
+
+// A slot that held nothing reattached nothing, changed nothing and refused nothing.
+template <Tracing tracing = Tracing::site>
+void count(Domain& domain, const ptwr::ReattachStats& stats, uint64_t table_mfn) {
+  if (!stats.reattached) return;
+  adaptive_ptwr::reattached(domain, table_mfn, stats.changed);
+  emit<tracing>(trace::events::kPtwrRehook, trace::low(table_mfn), trace::high(table_mfn), stats.changed,
+                stats.revalidated, stats.refused);
+  log_debug("ptwr: reattached %u (rehooked %u), %u changed, %u refused\n", stats.reattached, stats.rehooked,
+            stats.changed, stats.refused);
+  perf::add(perf::Counter::ptwr_rehooks, stats.reattached);
+  perf::add(perf::Counter::ptwr_revalidated, stats.changed);
+  if (stats.refused) {
+    perf::add(perf::Counter::ptwr_emulation_refusals, stats.refused);
+    log_warning("ptwr: %u entries written directly were refused at reattach (old values kept)\n", stats.refused);
+  }
+}
+
+const char* decline_reason(ptwr::Decline declined) {
+  switch (declined) {
+    case ptwr::Decline::none: break;
+    case ptwr::Decline::ineligible: return "not eligible";
+    case ptwr::Decline::cuts_off_guest: return "unhook would cut off its code or stack";
+    case ptwr::Decline::would_unhook: return "reachable, and the guest does not read unhooked entries";
+    case ptwr::Decline::no_progress: return "last batch changed nothing";
+  }
+  return "detached";
+}
+
+void apply(Domain& domain, mm::MmuContext& context, const ptwr::ReattachStats& stats, uint64_t table_mfn) {
+  domain_mmu::apply_effects(context.effects, domain_mmu::FlushReason::unhook);
+  count(domain, stats, table_mfn);
+}
+
+// Reattaches one slot (the table it held is named in the trace record).
+void reattach_slot(Domain& domain, mm::MmuContext& context, ptwr::SlotKind kind) {
+  if (!domain.writable_pagetables.in_use(kind)) return;
+  uint64_t table = domain.writable_pagetables.slot(kind).table_mfn;
+  apply(domain, context, domain.writable_pagetables.reattach(context, kind), table);
+}
+
+}  // namespace
+
+namespace detail {
+// Both slots' hardware work is applied once, together.
+void reattach_both_slots(Domain& domain) {
+  mm::MmuContext context = domain_mmu::context(domain);
+  ptwr::ReattachStats stats[2];
+  uint64_t tables[2] = {};
+  for (ptwr::SlotKind kind : ptwr::kSlotKinds) {
+    if (!domain.writable_pagetables.in_use(kind)) continue;
+    tables[unsigned(kind)] = domain.writable_pagetables.slot(kind).table_mfn;
+    stats[unsigned(kind)] = domain.writable_pagetables.reattach(context, kind);
+  }
+  domain_mmu::apply_effects(context.effects, domain_mmu::FlushReason::unhook);
+  for (ptwr::SlotKind kind : ptwr::kSlotKinds) count(domain, stats[unsigned(kind)], tables[unsigned(kind)]);
+}
+}  // namespace detail
+
+bool enable(Domain& domain) {
+  uint64_t active = boot_memory::allocate_frame(DOMID_XEN);
+  uint64_t inactive = boot_memory::allocate_frame(DOMID_XEN);
+  domain.ptwr_snapshot_mfns[0] = active;
+  domain.ptwr_snapshot_mfns[1] = inactive;
+  if (!active || !inactive) {
+    disable(domain);
+    return false;
+  }
+  domain.writable_pagetables.set_snapshot_storage(machine::to_virtual<uint64_t>(active << 12),
+                                                  machine::to_virtual<uint64_t>(inactive << 12));
+  return true;
+}
+
+void disable(Domain& domain) {
+  reattach_all(domain);
+  domain.writable_pagetables.set_snapshot_storage(nullptr, nullptr);
+  mm::FrameTable& frames = boot_memory::frame_table();
+  for (uint64_t& mfn : domain.ptwr_snapshot_mfns) {
+    if (!mfn) continue;
+    mm::drop_allocation(frames, mfn);
+    boot_memory::allocator().free(mfn);
+    mfn = 0;
+  }
+}
+
+namespace {
+template <Tracing tracing>
+[[gnu::always_inline]] inline bool detach_table(Vcpu& vcpu, const TableWriteFault& write) {
+  Domain& domain = *vcpu.domain;
+  // The fault path's own context: nothing on it nests another user (reattach_unhooked, which
+  // a guest access may call, builds its own).
+  mm::MmuContext& context = domain_mmu::reused_context(domain);
+  const uint64_t table_mfn = write.table_mfn;
+  ptwr::DetachResult result = domain.writable_pagetables.detach(
+      context, vcpu.bases,
+      ptwr::WriteFault{table_mfn, write.mapping_entry_maddr, write.address & ~0xfffULL, write.rip, write.rsp});
+  bool evicted = false;
+  for (ptwr::SlotKind kind : ptwr::kSlotKinds) {
+    uint64_t evicted_table = result.evicted_table_mfn[unsigned(kind)];
+    if (!result.evicted[unsigned(kind)].reattached) continue;
+    emit<tracing>(trace::events::kPtwrSlotEvict, trace::low(evicted_table), trace::high(evicted_table), unsigned(kind));
+    evicted = true;
+  }
+  if (result.detached) {
+    const ptwr::Slot& slot =
+        domain.writable_pagetables.slot(result.unhooked ? ptwr::SlotKind::active : ptwr::SlotKind::inactive);
+    if (result.unhooked)
+      emit<tracing>(trace::events::kPtwrUnhook, trace::low(table_mfn), trace::high(table_mfn),
+                    uint32_t(slot.unhooked_slot_maddr & 0xfff) / 8);
+    else
+      emit<tracing>(trace::events::kPtwrDetachInactive, trace::low(table_mfn), trace::high(table_mfn));
+    log_debug("ptwr: detach l1 %lx via %lx (%s)\n", table_mfn, write.address,
+              result.unhooked ? "unhooked" : "inactive");
+    perf::add(perf::Counter::ptwr_faults);
+    if (result.unhooked) perf::add(perf::Counter::ptwr_unhooks);
+  } else if (result.declined != ptwr::Decline::ineligible) {
+    log_debug("ptwr: l1 %lx written at %lx by rip %lx is emulated (%s)\n", table_mfn, write.address, write.rip,
+              decline_reason(result.declined));
+  }
+  if (!result.detached && !evicted) return false;  // nothing changed: the emulation does the rest
+  // Slots evicted on the way were reattached even when the write is emulated after all.
+  if constexpr (tracing == Tracing::skip)
+    domain_mmu::apply_effects_untraced(context.effects);
+  else
+    domain_mmu::apply_effects(context.effects, domain_mmu::FlushReason::unhook);
+  for (ptwr::SlotKind kind : ptwr::kSlotKinds)
+    if (result.evicted[unsigned(kind)].reattached)
+      count<tracing>(domain, result.evicted[unsigned(kind)], result.evicted_table_mfn[unsigned(kind)]);
+  return result.detached;
+}
+
+[[gnu::noinline]] bool detach_traced(Vcpu& vcpu, const TableWriteFault& write) {
+  return detach_table<Tracing::record>(vcpu, write);
+}
+}  // namespace
+
+bool detach(Vcpu& vcpu, const TableWriteFault& write) {
+  if (trace_points::on()) [[unlikely]]
+    return detach_traced(vcpu, write);
+  return detach_table<Tracing::skip>(vcpu, write);
+}
+
+bool reattach_unhooked(Domain& domain) {
+  if (!domain.writable_pagetables.in_use(ptwr::SlotKind::active)) return false;
+  mm::MmuContext context = domain_mmu::context(domain);
+  reattach_slot(domain, context, ptwr::SlotKind::active);
+  return true;
+}
+}  // namespace writable_page_tables

@@ -1,0 +1,95 @@
+#include "event/event_channels_fifo.h"
+#include "abi/xen_abi.h"
+#include <xen/errno.h>
+#include <xen/event_channel.h>
+#include <xen/xen.h>
+#include "domain/domain.h"
+#include "domain/domain_mmu.h"
+#include "domain/event_fifo.h"
+#include "sched/scheduler.h"
+#include "memory/boot_memory.h"
+#include "memory/machine.h"
+#include "mm/page_refs.h"
+#include "domain/guest_memory.h"
+
+namespace event_channels_fifo {
+namespace {
+// Xen's vcpu_mark_events_pending: the FIFO ABI uses only the upcall flag of the vcpu_info
+// (the guest reads the control block's READY word, not the 2-level selector).
+void raise_upcall(Vcpu& vcpu) {
+  __atomic_store_n(&vcpu.info()->evtchn_upcall_pending, 1, __ATOMIC_SEQ_CST);
+  scheduler::wake(vcpu);
+}
+
+// A frame of the domain the hypervisor will write for as long as the FIFO state holds it: the
+// write hold of every such frame (domain_mmu::take_write_hold), as Xen's map_guest_page (a PV
+// guest's gfn is its mfn). The FIFO state keeps the frame number; release() gives the pair
+// back. -EINVAL for a frame not the domain's, or one that is a page table or descriptor page.
+int hold_writable(Domain& domain, uint64_t mfn) {
+  mm::GuestFrameWriteRef hold;
+  return domain_mmu::take_write_hold(domain, hold, mfn);
+}
+
+uint8_t* machine_memory() { return machine::to_virtual<uint8_t>(0); }
+}  // namespace
+
+bool active(const Domain& domain) { return domain.fifo.active; }
+
+long init_control(Vcpu& vcpu, uint64_t argument) {
+  evtchn_init_control_t request;
+  if (!guest_memory::read(vcpu, argument, request)) return -XEN_EFAULT;
+  request.link_bits = EVTCHN_FIFO_LINK_BITS;
+  if (request.vcpu != 0) return -XEN_ENOENT;  // one vCPU per domain here
+  if (const int rc = evtchn_fifo::check_control_offset(request.offset)) return rc;
+  Domain& domain = *vcpu.domain;
+  if (domain.fifo.active || domain.dying() || !domain.shared_info) return -XEN_EINVAL;
+  if (const int rc = hold_writable(domain, request.control_gfn)) return rc;
+  evtchn_fifo::start(domain.fifo, machine_memory(), request.control_gfn, request.offset,
+                     domain.shared_info->evtchn_pending, domain.valid_event_channels);
+  return guest_memory::write(vcpu, argument, request) ? 0 : -XEN_EFAULT;
+}
+
+long expand_array(Vcpu& vcpu, uint64_t argument) {
+  evtchn_expand_array_t request;
+  if (!guest_memory::read(vcpu, argument, request)) return -XEN_EFAULT;
+  Domain& domain = *vcpu.domain;
+  if (!domain.fifo.active) return -XEN_EOPNOTSUPP;
+  if (domain.dying()) return -XEN_EINVAL;
+  if (const int rc = evtchn_fifo::check_room_for_page(domain.fifo)) return rc;
+  if (const int rc = hold_writable(domain, request.array_gfn)) return rc;
+  if (evtchn_fifo::add_array_page(domain.fifo, request.array_gfn)) raise_upcall(domain.vcpu0);
+  return 0;
+}
+
+// Xen's evtchn_set_priority: the port must exist (-EINVAL), the ABI have priorities (-ENOSYS),
+// the port be bound (-EACCES: port 0 and free ports are not), the priority be one of the 16.
+long set_priority(Vcpu& vcpu, uint64_t argument) {
+  evtchn_set_priority_t request;
+  if (!guest_memory::read(vcpu, argument, request)) return -XEN_EFAULT;
+  Domain& domain = *vcpu.domain;
+  const evtchn::Table table = domain.channel_table();
+  if (!table.valid(request.port)) return -XEN_EINVAL;
+  if (!domain.fifo.active) return -XEN_ENOSYS;
+  if (!table.in_use(request.port)) return -XEN_EACCES;
+  return evtchn_fifo::set_priority(domain.fifo, request.port, request.priority);
+}
+
+void set_pending(Domain& domain, unsigned port) {
+  if (evtchn_fifo::set_pending(domain.fifo, port)) raise_upcall(domain.vcpu0);
+}
+
+void unmask(Domain& domain, unsigned port) {
+  if (evtchn_fifo::unmask(domain.fifo, port)) raise_upcall(domain.vcpu0);
+}
+
+void port_closed(Domain& domain, unsigned port) {
+  evtchn_fifo::clear_pending(domain.fifo, port);
+  evtchn_fifo::reset_port(domain.fifo, port);
+}
+
+void release(Domain& domain) {
+  mm::FrameTable& frames = boot_memory::frame_table();
+  evtchn_fifo::for_each_frame(domain.fifo, [&](uint64_t mfn) { mm::put_page_and_type(frames, mfn); });
+  evtchn_fifo::stop(domain.fifo);
+}
+}  // namespace event_channels_fifo

@@ -1,0 +1,154 @@
+#include "pv/pte_emulation.h"
+#include "domain/domain.h"
+#include "domain/domain_mmu.h"
+#include "emulate/decode_cache.h"
+#include "pv/instruction_fetch.h"
+#include "emulate/pte_write.h"
+#include "mm/entry_update_inline.h"
+#include "mm/table_access.h"
+#include "memory/boot_memory.h"
+#include "memory/machine.h"
+#include "pv/rules/guest_page_walk.h"
+
+#ifndef PTE_DECODE_CACHE
+#define PTE_DECODE_CACHE 1
+#endif
+
+namespace pte_emulation {
+namespace {
+// One CPU runs one vCPU today, so one cache; with SMP it becomes per-CPU (it is not locked).
+constinit pte_write::DecodeCache decode_cache;
+constinit bool cache_enabled = PTE_DECODE_CACHE != 0;
+// Write-protected slots (decode_cache.h), the boot option instruction_cache=0|1.
+constinit bool instruction_cache_enabled = true;
+// cache_enabled && instruction_cache_enabled, kept by the two setters: one test per fault.
+constinit bool protected_slots_on = PTE_DECODE_CACHE != 0;
+// Where a decode that did not come from the cache is kept (with the cache off, or when the
+// instruction's slot could not take it): one CPU, one emulation at a time.
+constinit pte_write::DecodedWrite uncached_decode;
+
+// Only the guest's 64-bit code segment is decoded as 64-bit code; a compat-mode user
+// process (FLAT_RING3_CS32) would be misread, so it is not emulated.
+bool runs_64bit_code(const TrapFrame& frame) { return (frame.cs & 0xffff) == FLAT_RING3_CS64; }
+
+pte_write::SegmentBases segment_bases(const Vcpu& vcpu) { return {vcpu.fs_base, vcpu.active_gs_base()}; }
+
+// The decoded instruction at frame.rip, from the cache or from Zydis; null if unsupported.
+const pte_write::DecodedWrite* decoded_instruction(const instruction_fetch::FetchedInstruction& fetched, uint64_t rip) {
+  if (cache_enabled) {
+    if (const pte_write::DecodedWrite* cached = decode_cache.find(rip, fetched.bytes, fetched.count)) return cached;
+  }
+  const pte_write::DecodeResult decoded = pte_write::decode(fetched.bytes, fetched.count);
+  if (decoded.status != pte_write::Status::ok) return nullptr;
+  uncached_decode = decoded.write;
+  if (cache_enabled) decode_cache.insert(rip, fetched.bytes, uncached_decode);
+  return &uncached_decode;
+}
+
+bool uses_protected_slots() { return protected_slots_on; }
+
+// The decode of `rip` without its bytes, when its slot is write-protected and still valid.
+[[gnu::always_inline]] inline const pte_write::DecodedWrite* protected_decode(const Vcpu& vcpu, uint64_t rip,
+                                                                              const mm::FrameTable& frames) {
+  if (!uses_protected_slots()) return nullptr;
+  return decode_cache.find_protected(vcpu.active_table_mfn(), rip, pte_emulation::WalkGeneration::of(frames),
+                                     frames.code_generation(), frames.memory());
+}
+
+// After a decode from fetched bytes: if the instruction lies in one frame of the domain's
+// with no typed use (nothing can write it without the frame table noticing), mark the frame
+// and let its slot answer without the bytes from now on.
+void protect_decode(const Vcpu& vcpu, uint64_t rip, const pte_write::DecodedWrite& write) {
+  if (!uses_protected_slots() || (rip & (mm::kPageBytes - 1)) + write.length > mm::kPageBytes) return;
+  const GuestWalk walk = walk_guest(machine::frames(), vcpu.active_table_mfn(), rip, false);
+  if (!walk.ok) return;
+  mm::FrameTable& frames = boot_memory::frame_table();
+  const mm::PageInfo* page = frames.find(walk.mfn);
+  if (page == nullptr || page->owner != vcpu.domain->id || page->type_refs != 0) return;
+  // A writable mapping dropped since the last full flush may still be in the TLB: the guest
+  // could rewrite the bytes through it without the frame taking a type (the generation would
+  // not tick). Trusted without the bytes only once no such translation can be left.
+  if (frames.flush_clock().may_hold(page->flush_stamp)) return;
+  frames.note_decoded_code(walk.mfn);
+  decode_cache.protect(vcpu.active_table_mfn(), rip, pte_emulation::WalkGeneration::of(frames),
+                       frames.code_generation(), walk.l1_entry_maddr, machine::frames());
+}
+
+// The decode of the instruction at frame.rip from its bytes (fetched from the guest), which
+// then write-protects its slot where it can; null if it cannot be emulated. Out of line: the
+// write-protected slot answers every write after the first of each instruction.
+[[gnu::noinline]] const pte_write::DecodedWrite* decode_from_bytes(const Vcpu& vcpu, const TrapFrame& frame) {
+  instruction_fetch::FetchedInstruction fetched;
+  if (!instruction_fetch::fetch(vcpu, frame.rip, fetched)) return nullptr;
+  const pte_write::DecodedWrite* decoded = decoded_instruction(fetched, frame.rip);
+  if (decoded != nullptr) protect_decode(vcpu, frame.rip, *decoded);
+  return decoded;
+}
+
+// The caller found a validated table of this type; reattaching detached tables since may have
+// changed that, and reading the entry of some other frame would read memory no MMU rule vouches for.
+// (write.type is a table type, so the same type is a table: is_validated_table folded.)
+bool still_the_table(const TableWrite& write) {
+  return write.table->type_refs > 0 && write.table->validated && write.table->type == write.type;
+}
+
+// Both entry points in one body: the context is built and its effects carried out here, so
+// the hot path has one frame; `traced` only decides whether the effects are traced.
+template <bool traced>
+[[gnu::always_inline]] inline Outcome emulate_write(Vcpu& vcpu, TrapFrame& frame, uint64_t address,
+                                                    const TableWrite& write) {
+  if (!runs_64bit_code(frame)) return Outcome::unsupported;
+  const pte_write::DecodedWrite* decoded = protected_decode(vcpu, frame.rip, boot_memory::frame_table());
+  if (decoded == nullptr) decoded = decode_from_bytes(vcpu, frame);
+  if (decoded == nullptr || !still_the_table(write)) return Outcome::unsupported;
+
+  mm::MmuContext& context = domain_mmu::reused_context(*vcpu.domain);
+  const unsigned index = static_cast<unsigned>((address & (mm::kPageBytes - 1)) / pte_write::kEntryBytes);
+  const mm::PageTableEntry old = mm::load_entry(context.frames, write.table_mfn, index);
+  const pte_write::WriteResult result = pte_write::execute(*decoded, frame, segment_bases(vcpu), address, old.raw());
+  if (result.status != pte_write::Status::ok) return Outcome::unsupported;
+
+  // A cmpxchg that found another value writes nothing (and has no effects to carry out).
+  if (result.writes) {
+    // The guest's value is authoritative, as for a native store: A/D are not preserved.
+    // still_the_table said the frame is a validated table, and the index is within it.
+    const int rc =
+        mm::update_validated_table_entry_inline(context, write.table_mfn, context.frames.info(write.table_mfn), index,
+                                                mm::PageTableEntry(result.new_entry), false);
+    if (rc != 0) return Outcome::refused;
+    if constexpr (traced) {
+      domain_mmu::apply_effects(context.effects);
+    } else {
+      domain_mmu::apply_effects_untraced(context.effects);
+    }
+  }
+  pte_write::apply(result, frame);
+  return Outcome::emulated;
+}
+}  // namespace
+
+Outcome emulate(Vcpu& vcpu, TrapFrame& frame, uint64_t address, const TableWrite& write) {
+  return emulate_write<false>(vcpu, frame, address, write);
+}
+
+Outcome emulate_traced(Vcpu& vcpu, TrapFrame& frame, uint64_t address, const TableWrite& write) {
+  return emulate_write<true>(vcpu, frame, address, write);
+}
+
+void set_decode_cache_enabled(bool enabled) {
+  cache_enabled = enabled;
+  protected_slots_on = cache_enabled && instruction_cache_enabled;
+  decode_cache.clear();
+}
+bool decode_cache_enabled() { return cache_enabled; }
+void set_instruction_cache_enabled(bool enabled) {
+  instruction_cache_enabled = enabled;
+  protected_slots_on = cache_enabled && instruction_cache_enabled;
+  decode_cache.clear();
+}
+bool instruction_cache_on() { return instruction_cache_enabled; }
+uint64_t cache_hits() { return decode_cache.hits() + decode_cache.protected_hits(); }
+uint64_t cache_protected_hits() { return decode_cache.protected_hits(); }
+uint64_t cache_misses() { return decode_cache.misses(); }
+
+}  // namespace pte_emulation

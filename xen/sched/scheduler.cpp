@@ -1,0 +1,301 @@
+#include "domain/runstate_area.h"
+#include "sched/scheduler.h"
+#include "abi/xen_abi.h"
+#include <xen/trace.h>
+#include <xen/vcpu.h>
+#include "arch/x86/cpu/registers.h"
+#include "sched/context_switch.h"
+#include "domain/domain.h"
+#include "sched/run_queue.h"
+#include "sched/schedule_check.h"
+#include "sched/timers.h"
+#include "perf/perf_counters.h"
+#include "memory/boot_memory.h"
+#include "console/console.h"
+#include "console/serial.h"
+#include "domain/writable_page_tables_glue.h"
+#include "time/clock.h"
+#include "trace/format/events.h"
+#include "tracing/trace_buffers.h"
+
+namespace scheduler {
+namespace detail {
+bool reschedule_requested = false;
+}
+
+namespace {
+Runstate idle_runstate{RUNSTATE_running, 0};
+bool slice_ended = false;
+uint64_t slice_end_ns = 0;
+DomainStopped domain_stopped;
+NoDomainLeft no_domain_left;
+
+// Trace records name a vCPU as domain and vcpu id; the idle vCPU of CPU 0 is d32767v0.
+struct VcpuName {
+  uint32_t domain, vcpu;
+};
+VcpuName name_of(const Vcpu* vcpu) { return vcpu ? VcpuName{vcpu->domain->id, vcpu->id} : VcpuName{DOMID_IDLE, 0}; }
+Runstate& runstate_of(Vcpu* vcpu) { return vcpu ? vcpu->runstate : idle_runstate; }
+
+// TRC_SCHED_RUNSTATE_CHANGE: old and new state in the event number, one word vcpu | domain << 16.
+void change_runstate(Vcpu* vcpu, unsigned to, uint64_t now) {
+  Runstate& runstate = runstate_of(vcpu);
+  if (runstate.state == to) return;
+  VcpuName name = name_of(vcpu);
+  trace::event(trace::events::sched_runstate_change(runstate.state, to), name.vcpu | (name.domain << 16));
+  runstate.time_ns[runstate.state] += now - runstate.entry_ns;
+  runstate.state = to;
+  runstate.entry_ns = now;
+}
+
+// Up: it has a context and is online (Xen: is_initialised and not VPF_down). A domain
+// created at run time has neither until the toolstack sets its vCPU context.
+bool up(const Vcpu& vcpu) { return vcpu.initialised && vcpu.online; }
+
+bool runnable(const Vcpu& vcpu) { return vcpu.domain->alive() && up(vcpu) && !vcpu.blocked && !vcpu.domain->paused(); }
+
+// Slots of the run queue are domain table slots (not ids: those are sparse).
+int slot_of(const Vcpu* vcpu) { return vcpu ? int(vcpu->domain->slot) : run_queue::none; }
+
+void runnable_slots(bool (&slots)[domains::max_domains]) {
+  for (unsigned i = 0; i < domains::max_domains; ++i) {
+    Domain* domain = domains::at(i);
+    slots[i] = domain && runnable(domain->vcpu0);
+  }
+}
+
+Vcpu* pick_after(const Vcpu* previous) {
+  bool slots[domains::max_domains];
+  runnable_slots(slots);
+  int slot = run_queue::next_round_robin(slots, domains::max_domains, slot_of(previous));
+  return slot == run_queue::none ? nullptr : &domains::at(unsigned(slot))->vcpu0;
+}
+
+// A paused vCPU is offline, as Xen's vcpu_sleep_nosync makes it, unless it is also blocked.
+unsigned state_when_descheduled(const Vcpu& vcpu) {
+  if (!vcpu.domain->alive() || !up(vcpu)) return RUNSTATE_offline;
+  if (vcpu.blocked) return RUNSTATE_blocked;
+  return vcpu.domain->paused() ? RUNSTATE_offline : RUNSTATE_runnable;
+}
+
+// Xen's 32-bit "next_time": the slice the vCPU now on the CPU gets, or -1 for no limit (no
+// other vCPU waits).
+uint32_t granted_slice(const Vcpu* running) {
+  bool slots[domains::max_domains];
+  runnable_slots(slots);
+  bool limited = running && run_queue::others_runnable(slots, domains::max_domains, slot_of(running));
+  return limited ? uint32_t(time_slice_ns) : ~0u;
+}
+
+// Xen's sched_switch_units order: TRC_SCHED_SWITCH_INFPREV (how long prev ran),
+// TRC_SCHED_SWITCH_INFNEXT (how long next waited if runnable, its slice), TRC_SCHED_SWITCH,
+// then the two runstate changes. Times are ns truncated to 32 bits, as Xen's TRACE_nD do.
+void trace_switch(Vcpu* previous, Vcpu* next, uint64_t now) {
+  perf::add(perf::Counter::sched_ctx);
+  VcpuName from = name_of(previous), to = name_of(next);
+  const Runstate& waited = runstate_of(next);
+  trace::event(TRC_SCHED_SWITCH_INFPREV, from.domain, from.vcpu, uint32_t(now - runstate_of(previous).entry_ns));
+  trace::event(TRC_SCHED_SWITCH_INFNEXT, to.domain, to.vcpu,
+               waited.state == RUNSTATE_runnable ? uint32_t(now - waited.entry_ns) : 0u, granted_slice(next));
+  trace::event(trace::events::kSchedSwitch, from.domain, from.vcpu, to.domain, to.vcpu);
+  change_runstate(previous, previous ? state_when_descheduled(*previous) : RUNSTATE_runnable, now);
+  change_runstate(next, RUNSTATE_running, now);
+}
+
+void start_slice(uint64_t now) {
+  slice_end_ns = now + time_slice_ns;
+  timers::reprogram();
+}
+
+// The machine ends when no domain can run again; a domain still paused when the last control
+// domain stopped is reported and its detached tables validated for the audit.
+[[noreturn]] void end_with_paused_domains() {
+  domains::for_each([](Domain& domain) {
+    if (!domain.alive()) return;
+    printk("Domain %u is paused and no control domain is left to unpause it\n", domain.id);
+    writable_page_tables::reattach_all(domain);
+  });
+  no_domain_left();
+}
+
+// The idle CPU's work, as Xen's idle loop: zeroing free frames that are not known clean (those
+// domains gave back, and at first all RAM), a few at a time with interrupts off, so that
+// allocation finds them zeroed. Between two batches a pending interrupt is taken (STI holds
+// interrupts off for one more instruction, the NOP), so a guest waits at most one batch.
+bool scrub_while_idle() {
+  constexpr unsigned frames_per_batch = 4;
+  unsigned scrubbed = 0;
+  while (scrubbed < frames_per_batch && boot_memory::scrub_free_frame()) ++scrubbed;
+  if (scrubbed == 0) return false;
+  asm volatile("sti; nop; cli" ::: "memory");
+  return true;
+}
+
+// Nothing is runnable: the CPU belongs to the idle vCPU until an interrupt (a guest timer)
+// makes a vCPU runnable. The machine ends here once every domain has stopped.
+Vcpu* idle_until_runnable(Vcpu& previous) {
+  trace_switch(&previous, nullptr, system_clock::now_ns());
+  domains::set_current(nullptr);
+  timers::reprogram();  // a guest's timer interrupts the scrubbing too (an interrupt reprograms it again)
+  for (;;) {
+    if (!domains::any_can_run()) end_with_paused_domains();
+    if (Vcpu* next = pick_after(&previous)) {
+      trace_switch(nullptr, next, system_clock::now_ns());
+      return next;
+    }
+    serial::poll();  // console output waiting for the line, a FIFO's worth per pass
+    if (scrub_while_idle()) continue;
+    timers::reprogram();
+    asm volatile("sti; hlt; cli" ::: "memory");
+  }
+}
+}  // namespace
+
+void set_stop_reports(DomainStopped stopped, NoDomainLeft none_left) {
+  domain_stopped = stopped;
+  no_domain_left = none_left;
+}
+
+void report_stopped(Domain& domain) { domain_stopped(domain); }
+
+void start(Vcpu& first) {
+  uint64_t now = system_clock::now_ns();
+  domains::for_each([&](Domain& domain) {
+    domain.vcpu0.runstate =
+        Runstate{runnable(domain.vcpu0) ? unsigned(RUNSTATE_runnable) : unsigned(RUNSTATE_offline), now};
+  });
+  first.runstate = Runstate{RUNSTATE_running, now};
+  idle_runstate = Runstate{RUNSTATE_runnable, now};
+  domains::set_current(&first);
+  slice_end_ns = now + time_slice_ns;
+}
+
+namespace {
+// Everything but the common case, out of line: schedule() runs before every return to a
+// guest (after each hypercall and trap), and inlined, this body made every one of them save
+// and restore five registers.
+[[gnu::noinline]] void reschedule(Vcpu& previous, TrapFrame& frame) {
+  if (!previous.domain->alive()) domain_stopped(*previous.domain);
+  if (keeps_cpu(previous)) return;
+  detail::reschedule_requested = false;
+  bool preempted = slice_ended && may_keep_cpu(previous);
+  slice_ended = false;
+  uint64_t now = system_clock::now_ns();
+  Vcpu* next = pick_after(&previous);
+  if (next == &previous) {  // yielded or out of time, but nobody else wants the CPU
+    VcpuName name = name_of(next);
+    trace::event(TRC_SCHED_SWITCH_INFCONT, name.domain, name.vcpu, uint32_t(now - next->runstate.entry_ns),
+                 granted_slice(next));
+    trace::event(trace::events::kSchedContinueRunning, name.vcpu | (name.domain << 16));
+    start_slice(now);
+    return;
+  }
+  if (preempted) perf::add(perf::Counter::sched_preempt);
+  context_switch::save(previous, frame);
+  if (next) {
+    trace_switch(&previous, next, now);
+    runstate_area::update(previous);  // its new state, while its address space is still loaded
+  } else
+    next = idle_until_runnable(previous);
+  context_switch::load(*next, frame);
+  start_slice(system_clock::now_ns());
+}
+}  // namespace
+
+void schedule(TrapFrame& frame) {
+  Vcpu& previous = *domains::current();
+  if (keeps_cpu(previous)) [[likely]]
+    return;
+  reschedule(previous, frame);
+}
+
+void block() {
+  Vcpu* vcpu = domains::current();
+  vcpu_info_t* info = vcpu->info();
+  info->evtchn_upcall_mask = 0;
+  if (info->evtchn_upcall_pending) return;
+  vcpu->blocked = true;
+  VcpuName name = name_of(vcpu);
+  trace::event(TRC_SCHED_BLOCK, name.domain, name.vcpu);
+}
+
+void yield() {
+  VcpuName name = name_of(domains::current());
+  trace::event(TRC_SCHED_YIELD, name.domain, name.vcpu);
+  detail::reschedule_requested = true;
+}
+
+void wake(Vcpu& vcpu) {
+  if (!vcpu.blocked) return;
+  VcpuName name = name_of(&vcpu);
+  trace::event(TRC_SCHED_WAKE, name.domain, name.vcpu);
+  vcpu.blocked = false;
+  // Blocked in the runstate sense only once descheduled (the same hypercall may block and wake).
+  if (!vcpu.domain->alive() || vcpu.runstate.state != RUNSTATE_blocked) return;
+  if (vcpu.domain->paused()) {  // woken but paused: offline until unpaused, as Xen's vcpu_wake
+    change_runstate(&vcpu, RUNSTATE_offline, system_clock::now_ns());
+    return;
+  }
+  change_runstate(&vcpu, RUNSTATE_runnable, system_clock::now_ns());
+  // Another vCPU holds the CPU: from now on its slice is bounded.
+  Vcpu* running = domains::current();
+  if (running && running != &vcpu) timers::reprogram();
+}
+
+// Xen's vcpu_sleep_nosync: a runnable vCPU goes offline. The vCPU is never the running one
+// (a domain cannot pause itself, and there is one CPU).
+void paused(Vcpu& vcpu) {
+  VcpuName name = name_of(&vcpu);
+  trace::event(TRC_SCHED_SLEEP, name.domain, name.vcpu);
+  if (vcpu.runstate.state == RUNSTATE_runnable) change_runstate(&vcpu, RUNSTATE_offline, system_clock::now_ns());
+}
+
+// Xen's vcpu_wake after the last unpause: runnable again unless blocked; the running vCPU's
+// slice is bounded from now on.
+void unpaused(Vcpu& vcpu) {
+  VcpuName name = name_of(&vcpu);
+  trace::event(TRC_SCHED_WAKE, name.domain, name.vcpu);
+  if (!runnable(vcpu) || vcpu.runstate.state < RUNSTATE_blocked) return;
+  change_runstate(&vcpu, RUNSTATE_runnable, system_clock::now_ns());
+  Vcpu* running = domains::current();
+  if (running && running != &vcpu) timers::reprogram();
+}
+
+// A vCPU created down, or taken down (destroydomain): offline, and never picked.
+void vcpu_down(Vcpu& vcpu) {
+  uint64_t now = system_clock::now_ns();
+  if (vcpu.runstate.entry_ns == 0)
+    vcpu.runstate = Runstate{RUNSTATE_offline, now};
+  else if (&vcpu != domains::current())
+    change_runstate(&vcpu, RUNSTATE_offline, now);
+}
+
+// A vCPU given its context online (setvcpucontext): runnable from now on unless the domain is
+// paused (the new domain's controller pause holds it until the toolstack unpauses it).
+void vcpu_up(Vcpu& vcpu) {
+  if (!runnable(vcpu) || vcpu.runstate.state != RUNSTATE_offline) return;
+  change_runstate(&vcpu, RUNSTATE_runnable, system_clock::now_ns());
+  Vcpu* running = domains::current();
+  if (running && running != &vcpu) timers::reprogram();
+}
+
+uint64_t running_ns(const Vcpu& vcpu) {
+  const Runstate& runstate = vcpu.runstate;
+  uint64_t total = runstate.time_ns[RUNSTATE_running];
+  if (runstate.state == RUNSTATE_running) total += system_clock::now_ns() - runstate.entry_ns;
+  return total;
+}
+
+void slice_expired() {
+  detail::reschedule_requested = true;
+  slice_ended = true;
+}
+
+uint64_t slice_deadline_ns() {
+  Vcpu* running = domains::current();
+  if (!running) return 0;
+  bool slots[domains::max_domains];
+  runnable_slots(slots);
+  return run_queue::others_runnable(slots, domains::max_domains, slot_of(running)) ? slice_end_ns : 0;
+}
+}  // namespace scheduler

@@ -1,0 +1,20 @@
+// Per-vCPU singleshot and periodic timers (set_timer_op, VCPUOP_set_*_timer), delivered as
+// VIRQ_TIMER, the scheduler's time slice, and the feeding of the serial line while console
+// output waits for it: one local APIC one-shot timer, programmed for the earliest deadline of
+// all of them.
+#pragma once
+#include <stdint.h>
+
+struct Vcpu;
+
+namespace timers {
+// How a vCPU timer that is due reaches its vCPU (VIRQ_TIMER, through the event channels, a
+// floor above the scheduler, which say so at boot).
+using EventSender = void (*)(Vcpu& vcpu, unsigned virq);
+void set_event_sender(EventSender send);
+void set_singleshot(Vcpu& vcpu, uint64_t deadline_ns);  // 0 cancels
+void set_periodic(Vcpu& vcpu, uint64_t period_ns);      // 0 stops
+void init();                                            // the local APIC timer's expiry runs expire()
+void expire();                                          // from the timer interrupt
+void reprogram();
+}  // namespace timers
