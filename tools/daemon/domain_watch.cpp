@@ -44,7 +44,7 @@ void DomainWatch::run() {
       }
       if (errno == ETIMEDOUT) continue;
       // dom0 or the machine went away, or the link dropped (the daemon reconnects, then starts
-      // the watch again: daemon.cpp "The relay link").
+      // the watch again: link_recovery.cpp).
       if (errno == ESHUTDOWN || errno == ECONNRESET || errno == EAGAIN || errno == EPIPE) return;
       std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the link's trouble: try again
       continue;

@@ -1,6 +1,6 @@
 // The daemon's calls into the hypervisor, over our libxenctrl on the relay session the daemon
 // holds. Each is a few relay requests and blocks its caller: the daemon makes them on its link
-// threads, never on the event loop (daemon.cpp). The library serializes requests on the link.
+// threads, never on the event loop (server.h). The library serializes requests on the link.
 #pragma once
 extern "C" {  // Debian's xenctrl.h declares C functions without extern "C" of its own
 #include <xenctrl.h>
