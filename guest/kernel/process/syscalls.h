@@ -6,5 +6,7 @@
 namespace kernel {
 
 void syscall_dispatch(TrapFrame& frame);
+// PVHV_SYS_counters: the hypervisor's counters copied out to a user buffer.
+long sys_pvhv_counters(uint64_t out);
 
 }  // namespace kernel
