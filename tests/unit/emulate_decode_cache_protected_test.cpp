@@ -84,6 +84,21 @@ TEST_F(ProtectedDecodeCache, ANewDecodeInTheSlotIsNotProtectedAndClearDrops) {
   EXPECT_EQ(cache_->find_protected(kL4, kRip + 64, {1}, 3, memory_), nullptr);
 }
 
+TEST_F(ProtectedDecodeCache, BothSitesOfOneSetStayProtected) {
+  // A second RIP of kRip's set: decoded after it, so kRip's slot is now the set's second.
+  const auto set_of = [](uint64_t rip) { return unsigned((rip * 0x9e3779b97f4a7c15ULL) >> 58) % DecodeCache::kSets; };
+  uint64_t other = kRip + 1;
+  while (set_of(other) != set_of(kRip)) ++other;
+  cache_->insert(other, kMovStoreRdx, pte_write::decode(kMovStoreRdx, sizeof kMovStoreRdx).write);
+  cache_->protect(kL4, kRip, {1}, 3, kMaddr, memory_);
+  cache_->protect(kL4, other, {1}, 3, kMaddr, memory_);
+  ASSERT_NE(find(), nullptr) << "the older site, in the second slot";
+  const pte_write::DecodedWrite* newer = cache_->find_protected(kL4, other, {1}, 3, memory_);
+  ASSERT_NE(newer, nullptr);
+  EXPECT_NE(newer->source.reg.gpr, find()->source.reg.gpr);
+  EXPECT_EQ(cache_->find_protected(kL4 + 1, other, {1}, 3, memory_), nullptr) << "another address space";
+}
+
 // FrameTable's side: the code generation ticks when a marked frame takes a type or is freed.
 class CodeGeneration : public mm::testing::MmuTest {};
 

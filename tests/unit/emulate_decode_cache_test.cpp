@@ -3,6 +3,7 @@
 #include "emulate/decode_cache.h"
 #include <gtest/gtest.h>
 #include <memory>
+#include <vector>
 
 namespace {
 using pte_write::DecodeCache;
@@ -93,6 +94,43 @@ TEST_F(EmulateDecodeCache, ManyRipsKeepTheirOwnDecodes) {
     ASSERT_NE(hit, nullptr);
     EXPECT_EQ(hit->length, 3);
   }
+}
+
+// The RIPs of one set: the hash's top six bits equal (found by search, as the linker may place two
+// hot PTE-writing sites).
+static std::vector<uint64_t> rips_of_one_set(unsigned count) {
+  std::vector<uint64_t> rips;
+  const auto set_of = [](uint64_t rip) { return unsigned((rip * 0x9e3779b97f4a7c15ULL) >> 58) % DecodeCache::kSets; };
+  for (uint64_t rip = kRip; rips.size() < count; ++rip)
+    if (set_of(rip) == set_of(kRip)) rips.push_back(rip);
+  return rips;
+}
+
+TEST_F(EmulateDecodeCache, TwoSitesOfOneSetAlternateWithoutMisses) {
+  const uint8_t mov[] = {0x48, 0x89, 0x07};
+  const std::vector<uint64_t> rips = rips_of_one_set(3);
+  cache_->insert(rips[0], mov, decoded(mov, sizeof mov));
+  cache_->insert(rips[1], bytes_, decoded(bytes_, sizeof bytes_));
+  for (int round = 0; round < 4; ++round) {
+    const DecodedWrite* first = cache_->find(rips[0], mov, sizeof mov);
+    ASSERT_NE(first, nullptr);
+    EXPECT_EQ(first->length, 3);
+    const DecodedWrite* second = cache_->find(rips[1], bytes_, sizeof bytes_);
+    ASSERT_NE(second, nullptr);
+    EXPECT_EQ(second->length, 5);
+  }
+  EXPECT_EQ(cache_->misses(), 0u);
+  // A third site drops the older of the two; nothing answers for a RIP it does not hold.
+  cache_->insert(rips[2], mov, decoded(mov, sizeof mov));
+  EXPECT_EQ(cache_->find(rips[0], mov, sizeof mov), nullptr);
+  EXPECT_NE(cache_->find(rips[1], bytes_, sizeof bytes_), nullptr);
+  EXPECT_NE(cache_->find(rips[2], mov, sizeof mov), nullptr);
+  // New code at a RIP the second slot holds replaces that decode: never two decodes of one RIP.
+  const uint8_t other[] = {0x48, 0x89, 0x17};  // mov %rdx,(%rdi)
+  cache_->insert(rips[1], other, decoded(other, sizeof other));
+  EXPECT_EQ(cache_->find(rips[1], bytes_, sizeof bytes_), nullptr);
+  EXPECT_NE(cache_->find(rips[1], other, sizeof other), nullptr);
+  EXPECT_NE(cache_->find(rips[2], mov, sizeof mov), nullptr);
 }
 
 TEST_F(EmulateDecodeCache, ClearForgetsEverything) {

@@ -20,8 +20,12 @@
 // guest write to memory goes through a writable mapping, which takes the Writable type.
 // So the fault path skips fetching and comparing the bytes; a miss falls back to them.
 //
-// Direct-mapped, one slot per hash bucket, newest wins. One instance per physical CPU: it
-// is not locked (one vCPU on one CPU today).
+// Two-way set-associative: a RIP hashes to a set of two slots; a new decode takes the first
+// slot and pushes the set's other one out. Direct-mapped (one slot per set), whether two hot
+// sites shared a slot, and so missed on every alternate write, depended on where the linker
+// put the guest kernel's code: a reorganisation of the reference kernel's sources cost
+// emulate-mode fork+exit 12% that way (two Zydis decodes per fork). Two ways keep any two
+// sites of one set. One instance per physical CPU: it is not locked (one vCPU on one CPU today).
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
@@ -32,13 +36,15 @@ namespace pte_write {
 
 class DecodeCache {
  public:
-  static constexpr unsigned kSlots = 64;  // a kernel has a handful of PTE-writing sites
+  static constexpr unsigned kSets = 64;  // a kernel has a handful of PTE-writing sites
+  static constexpr unsigned kWays = 2;
+  static constexpr unsigned kSlots = kSets * kWays;
 
   // The decoded form of the instruction at `rip` whose first `available` bytes are `bytes`,
   // or null. Counts a hit or a miss.
   const DecodedWrite* find(uint64_t rip, const uint8_t* bytes, size_t available);
-  // Stores `write`, decoded from `bytes` (write.length of them are kept), replacing whatever
-  // shared its slot.
+  // Stores `write`, decoded from `bytes` (write.length of them are kept), in the first slot of
+  // its set: the slot that held `rip` is replaced, else the set's older entry is dropped.
   void insert(uint64_t rip, const uint8_t* bytes, const DecodedWrite& write);
   void clear();
 
@@ -47,13 +53,17 @@ class DecodeCache {
   // Inline: every emulated write after an instruction's first asks.
   const DecodedWrite* find_protected(uint64_t l4_mfn, uint64_t rip, pte_emulation::WalkGeneration walks,
                                      uint64_t code_generation, const mm::MachineMemory& memory) {
-    const Slot& slot = slots_[slot_index(rip)];
-    // Only protect() sets write_protected, on a used slot; insert() and clear() drop it.
-    if (!slot.write_protected || slot.rip != rip || slot.l4_mfn != l4_mfn || slot.code_generation != code_generation ||
-        !slot.code_walk.holds(walks, memory))
-      return nullptr;
-    ++protected_hits_;
-    return &slot.write;
+    const Slot* set = set_of(rip);
+    for (unsigned way = 0; way < kWays; ++way) {
+      const Slot& slot = set[way];
+      // Only protect() sets write_protected, on a used slot; insert() and clear() drop it.
+      if (!slot.write_protected || slot.rip != rip) continue;
+      if (slot.l4_mfn != l4_mfn || slot.code_generation != code_generation || !slot.code_walk.holds(walks, memory))
+        return nullptr;
+      ++protected_hits_;
+      return &slot.write;
+    }
+    return nullptr;
   }
   // Makes the slot holding `rip` write-protected: the caller found RIP's page mapped by the
   // L1 entry at `mapping_entry_maddr` (a walk of `l4_mfn` just now) to a frame it marked.
@@ -76,10 +86,12 @@ class DecodeCache {
     uint64_t code_generation = 0;
     pte_emulation::WalkStamp code_walk{};
   };
-  static unsigned slot_index(uint64_t rip) {
-    // Fibonacci hashing spreads nearby RIPs (several PTE writes in one function) over slots.
-    return static_cast<unsigned>((rip * 0x9e3779b97f4a7c15ULL) >> 58) % kSlots;
+  static unsigned set_index(uint64_t rip) {
+    // Fibonacci hashing spreads nearby RIPs (several PTE writes in one function) over sets.
+    return static_cast<unsigned>((rip * 0x9e3779b97f4a7c15ULL) >> 58) % kSets;
   }
+  Slot* set_of(uint64_t rip) { return &slots_[set_index(rip) * kWays]; }
+  const Slot* set_of(uint64_t rip) const { return &slots_[set_index(rip) * kWays]; }
   static bool matches(const Slot& slot, uint64_t rip, const uint8_t* bytes, size_t available);
 
   Slot slots_[kSlots]{};
