@@ -6,6 +6,7 @@
 #include "arch/x86/cpu/stacks.h"
 #include "arch/x86/layout.h"
 #include "arch/x86/platform/power.h"
+#include "arch/x86/platform/smp_boot.h"
 #include "boot/command_line.h"
 #include "arch/x86/boot/multiboot_info.h"
 #include "console/console.h"
@@ -106,6 +107,15 @@ Domain& build_boot_domains() {
   return *dom0.domain;
 }
 
+// The other CPUs, parked (arch/x86/platform/smp_boot): their stacks and GDTs from the boot
+// allocator, mapped as the boot CPU's guarded stacks are.
+void bring_up_cpus() {
+  smp_boot::Options smp;
+  if (options.max_cpus && options.max_cpus < smp.max_cpus) smp.max_cpus = options.max_cpus;
+  smp.ap_fault_selftest = options.selftest == boot::HypervisorSelftest::ap_fault;
+  smp_boot::bring_up(smp, map_hypervisor_pages, [] { return boot_memory::allocate_frame(DOMID_XEN); });
+}
+
 LogLevel console_level(boot::LogLevel level) { return static_cast<LogLevel>(level); }
 
 void read_command_line(const boot::MultibootInfo& info) {
@@ -152,6 +162,7 @@ extern "C" [[noreturn]] void start_xen(uint32_t magic, uint32_t info_physical) {
   system_clock::calibrate();
   legacy_pic::disable();
   local_apic::init();
+  bring_up_cpus();
   // Each floor hands the floors below it what they call up to (docs/architecture.md, "Floors"):
   // the APIC timer's expiry, the frame table's and the trace records' view of the domains, the
   // events that timers, stopping domains and the trace buffers raise, the console ring's

@@ -200,11 +200,28 @@ TEST(BootCommandLine, Selftest) {
   EXPECT_EQ(parse("selftest=hypervisor-fault").selftest, HypervisorSelftest::hypervisor_fault);
   EXPECT_EQ(parse("selftest=stack-overflow").selftest, HypervisorSelftest::stack_overflow);
   EXPECT_EQ(parse("selftest=syscall-entry-debug").selftest, HypervisorSelftest::syscall_entry_debug);
+  EXPECT_EQ(parse("selftest=ap-fault").selftest, HypervisorSelftest::ap_fault);
   CommandLine bad = parse("selftest=reboot-the-moon");
   EXPECT_EQ(bad.selftest, HypervisorSelftest::none);
   ASSERT_EQ(bad.diagnostic_count, 1u);
   EXPECT_EQ(bad.diagnostics[0].kind, CommandLineDiagnostic::Kind::bad_value);
   EXPECT_STREQ(bad.diagnostics[0].key, "selftest");
+}
+
+// maxcpus=<n> as Xen's: at least one CPU; anything else is a warning and all CPUs come up.
+TEST(BootCommandLine, MaxCpus) {
+  EXPECT_EQ(parse("").max_cpus, 0u);
+  EXPECT_EQ(parse("maxcpus=1").max_cpus, 1u);
+  EXPECT_EQ(parse("maxcpus=2 loglvl=info").max_cpus, 2u);
+  EXPECT_EQ(parse("maxcpus=0x10").max_cpus, 16u);
+  for (const char* bad : {"maxcpus", "maxcpus=", "maxcpus=0", "maxcpus=two", "maxcpus=2x", "maxcpus=-1",
+                          "maxcpus=99999999999999999999999"}) {
+    CommandLine line = parse(bad);
+    EXPECT_EQ(line.max_cpus, 0u) << bad;
+    ASSERT_EQ(line.diagnostic_count, 1u) << bad;
+    EXPECT_EQ(line.diagnostics[0].kind, CommandLineDiagnostic::Kind::bad_value) << bad;
+    EXPECT_STREQ(line.diagnostics[0].key, "maxcpus") << bad;
+  }
 }
 
 // An amount of at least a page, or relative to what is there, is fine; min: may be 0.

@@ -204,6 +204,8 @@ bool parse_selftest(Text value, HypervisorSelftest& selftest) {
     selftest = HypervisorSelftest::stack_overflow;
   else if (value.equals("syscall-entry-debug"))
     selftest = HypervisorSelftest::syscall_entry_debug;
+  else if (value.equals("ap-fault"))
+    selftest = HypervisorSelftest::ap_fault;
   else
     return false;
   return true;
@@ -267,7 +269,14 @@ void apply_option(Text word, CommandLine& out) {
     if (!ok) report(out, CommandLineDiagnostic::Kind::bad_value, word, "expected 0|1");
   } else if (key.equals("selftest")) {
     ok = has_value && parse_selftest(value, out.selftest);
-    if (!ok) report(out, CommandLineDiagnostic::Kind::bad_value, word, "expected none|hypervisor-fault|stack-overflow");
+    if (!ok)
+      report(out, CommandLineDiagnostic::Kind::bad_value, word,
+             "expected none|hypervisor-fault|stack-overflow|syscall-entry-debug|ap-fault");
+  } else if (key.equals("maxcpus")) {
+    uint64_t count = 0;
+    ok = has_value && !value.empty() && parse_number(value, count) == value.length && count >= 1 && count <= 4096;
+    if (ok) out.max_cpus = unsigned(count);
+    if (!ok) report(out, CommandLineDiagnostic::Kind::bad_value, word, "expected a number of CPUs from 1");
   } else if (key.equals("console")) {
     ok = has_value && copy_console(value, out);
     if (!ok)

@@ -52,7 +52,9 @@ struct Dom0MemorySpec {
 //   writes, so every guest syscall raises #DB in the entry while it still runs on the guest's
 //   rsp: what a `mov %ss` right before a `syscall` does on hardware (XSA-260), which QEMU's TCG
 //   does not reproduce. Guests must run on regardless (the #DB has its own stack).
-enum class HypervisorSelftest : uint8_t { none, hypervisor_fault, stack_overflow, syscall_entry_debug };
+//   ap-fault: once the other CPUs are up, the last one faults inside the hypervisor (the boot
+//   CPU parks itself first): the panic stops every other CPU and is printed once.
+enum class HypervisorSelftest : uint8_t { none, hypervisor_fault, stack_overflow, syscall_entry_debug, ap_fault };
 
 struct CommandLineDiagnostic {
   enum class Kind : uint8_t { unknown_option, bad_value };
@@ -87,6 +89,8 @@ struct CommandLine {
   // write-protected slots (emulate/decode_cache.h); off, every hit compares the bytes.
   bool instruction_cache = true;
   HypervisorSelftest selftest = HypervisorSelftest::none;
+  // maxcpus=<n> (Xen's): bring up at most n CPUs, the boot CPU counted; 0 = all there are.
+  unsigned max_cpus = 0;
   bool has_console = false;
   char console[console_capacity] = {};  // e.g. "com1,vga"
 

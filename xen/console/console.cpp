@@ -1,6 +1,7 @@
 #include "console/console.h"
 #include "console/console_ring.h"
 #include "console/serial.h"
+#include "arch/x86/cpu/per_cpu.h"
 #include "arch/x86/cpu/registers.h"
 #include "common/format.h"
 
@@ -60,7 +61,26 @@ bool write_guest_line(unsigned domain_id, const char* line) {
   return true;
 }
 
+namespace {
+StopOtherCpus stop_other_cpus;
+constexpr int no_cpu = -1;
+int panicking_cpu = no_cpu;
+}  // namespace
+
+void set_stop_other_cpus(StopOtherCpus stop) { stop_other_cpus = stop; }
+
+void begin_panic() {
+  int expected = no_cpu, me = int(per_cpu::this_cpu());
+  if (!__atomic_compare_exchange_n(&panicking_cpu, &expected, me, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+    if (expected == me) return;  // this CPU's panic goes on (a fatal trap, then its panic line)
+    cpu::halt_forever();         // another CPU's panic is being printed
+  }
+  if (stop_other_cpus) stop_other_cpus();
+  current_level = LogLevel::all;
+}
+
 void panic(const char* fmt, ...) {
+  begin_panic();
   va_list args;
   va_start(args, fmt);
   current_level = LogLevel::all;

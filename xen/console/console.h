@@ -17,6 +17,13 @@ bool write_guest_line(unsigned domain_id, const char* line);
 class ConsoleRing;
 ConsoleRing& ring();  // every printk line and every "(dN) " line, as Xen's conring
 [[noreturn]] void panic(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+// The start of a panic, before anything is printed (panic and the fatal-trap report call it):
+// the first CPU to get here stops the others and goes on; any other CPU halts here silently,
+// so a panic is printed once, by one CPU. Output is then unfiltered.
+void begin_panic();
+// How the others are stopped: the halt IPI, which platform/smp_boot installs once APs run.
+using StopOtherCpus = void (*)();
+void set_stop_other_cpus(StopOtherCpus stop);
 
 namespace detail {
 extern LogLevel current_level;

@@ -1,6 +1,8 @@
 #include "pv/traps.h"
 #include "arch/x86/platform/local_apic.h"
+#include "arch/x86/cpu/per_cpu.h"
 #include "arch/x86/cpu/registers.h"
+#include "arch/x86/platform/smp_boot.h"
 #include "console/console.h"
 #include "domain/guest_access.h"
 #include "pv/debug_exception.h"
@@ -65,8 +67,9 @@ void print_backtrace(uint64_t rbp) {
 }
 
 void fatal_trap(const TrapFrame& frame, const char* why) {
-  console::set_level(LogLevel::all);
+  console::begin_panic();
   printk("*** hypervisor fault: %s (%s) ***\n", exception_name(frame.vector), why);
+  printk("CPU: %u\n", per_cpu::this_cpu());
   print_registers(frame);
   printk("  [<%016lx>] (faulting instruction)\n", frame.rip);
   // A leaf function keeps no frame pointer: its return address is the word at rsp.
@@ -116,6 +119,8 @@ extern "C" void trap_dispatch(TrapFrame* frame) {
   } else if (frame->vector == vectors::spurious) {
     return;
   } else if (frame->vector >= vectors::first_external) {
+    if (frame->vector == vectors::halt_cpu) [[unlikely]]
+      smp_boot::halt_this_cpu();
     local_apic::end_of_interrupt();
   } else if (machine_exception_vectors & (1u << frame->vector)) [[unlikely]] {
     machine_exception(*frame);

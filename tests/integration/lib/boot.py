@@ -13,8 +13,9 @@ def dom0_modules(build, kernel_args=""):
             (os.path.join(build, "guest", "initrd.cpio"), "")]
 
 
-def boot_ours(build, kernel_args="", hypervisor_args="loglvl=info dom0_mem=64M", timeout=120):
-    return machine.boot(machine.ours(build), hypervisor_args, dom0_modules(build, kernel_args), timeout=timeout)
+def boot_ours(build, kernel_args="", hypervisor_args="loglvl=info dom0_mem=64M", timeout=120, smp=1):
+    return machine.boot(machine.ours(build), hypervisor_args, dom0_modules(build, kernel_args), timeout=timeout,
+                        smp=smp)
 
 
 def main():
@@ -22,9 +23,10 @@ def main():
     parser.add_argument("--build", default=None)
     parser.add_argument("--show", action="store_true", help="print the serial console")
     parser.add_argument("--kernel-args", default="")
+    parser.add_argument("--smp", type=int, default=1, help="the machine's CPU count (-smp N)")
     args = parser.parse_args()
     build = machine.build_dir(args.build)
-    boot = boot_ours(build, args.kernel_args)
+    boot = boot_ours(build, args.kernel_args, smp=args.smp)
     if args.show:
         print(boot.serial)
     verdict = "timed out" if boot.timed_out else f"exit value {boot.debug_exit_value()}"

@@ -42,25 +42,30 @@ def xen417(build):
     return os.path.join(build, "deps", "xen-4.17", "xen")
 
 
-def qemu_command(hypervisor, append, modules, memory="512M", extra=(), serial="serial.log"):
+def qemu_command(hypervisor, append, modules, memory="512M", extra=(), serial="serial.log", smp=1):
     """The one QEMU command line of the project's boots: no display, VGA or NIC (so SeaBIOS
-    never writes to COM1), the serial port to a file, isa-debug-exit for the exit value."""
+    never writes to COM1), the serial port to a file, isa-debug-exit for the exit value.
+    smp: how many CPUs (`-smp N`); 1, the default, adds nothing, so single-CPU boots keep their
+    exact command line. Under `-icount` QEMU runs all CPUs round robin on one thread, so such
+    runs stay deterministic."""
     # QEMU separates modules with commas; a comma inside a command line is written twice.
     initrd = ",".join(f"{p} {a}".strip().replace(",", ",,") for p, a in modules)
     return ["qemu-system-x86_64", "-accel", "tcg", "-cpu", "Westmere", "-m", memory,
             "-display", "none", "-vga", "none", "-nic", "none", "-monitor", "none",
             "-serial", f"file:{serial}", "-no-reboot",
             "-device", "isa-debug-exit,iobase=0xf4,iosize=4",
-            "-kernel", hypervisor, "-append", append, "-initrd", initrd, *extra]
+            "-kernel", hypervisor, "-append", append, "-initrd", initrd,
+            *(["-smp", str(smp)] if smp != 1 else []), *extra]
 
 
-def boot(hypervisor, append, modules, timeout=120, until=None, memory="512M", extra=(), watch=None):
+def boot(hypervisor, append, modules, timeout=120, until=None, memory="512M", extra=(), watch=None, smp=1):
     """modules: list of (path, command line). until: a string that ends the boot when seen.
+    smp: the machine's CPU count (qemu_command).
     watch: called with the serial output so far while the machine runs (about every 0.1 s),
     for tests that act on the running machine; returning True ends the machine there."""
     with tempfile.TemporaryDirectory() as tmp:
         log = os.path.join(tmp, "serial.log")
-        cmd = qemu_command(hypervisor, append, modules, memory, extra, log)
+        cmd = qemu_command(hypervisor, append, modules, memory, extra, log, smp)
         start = time.monotonic()
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE)
@@ -122,7 +127,7 @@ def make_window_file(path, size):
 
 
 def relay_machine_command(build, hypervisor_name, relay_socket, serial, hypervisor_args="", memory="512M",
-                          window=None):
+                          window=None, smp=1):
     """The relay machine (dom0 = the reference kernel with relay=com2, COM2 on `relay_socket`) as
     one argv: what relay_run.boot_relay boots, for a program that starts it itself (pvhvd).
     `window`: a file made here for the relay's bulk window (tools/PROTOCOL.md), given to QEMU."""
@@ -136,7 +141,7 @@ def relay_machine_command(build, hypervisor_name, relay_socket, serial, hypervis
     if window:
         make_window_file(window, relay_client.WINDOW_BYTES)
         extra += relay_client.window_qemu_args(window)
-    return qemu_command(hv.image, append, [(kernel, "relay=com2"), (initrd, "")], memory, extra, serial)
+    return qemu_command(hv.image, append, [(kernel, "relay=com2"), (initrd, "")], memory, extra, serial, smp)
 
 
 if __name__ == "__main__":
@@ -154,9 +159,10 @@ if __name__ == "__main__":
     parser.add_argument("--hypervisor-args", default="")
     parser.add_argument("--memory", default="512M")
     parser.add_argument("--window", default=None)
+    parser.add_argument("--smp", type=int, default=1, help="the machine's CPU count (-smp N)")
     args = parser.parse_args()
     command = relay_machine_command(args.build, args.hypervisor, args.relay_socket, args.serial,
-                                    args.hypervisor_args, args.memory, args.window)
+                                    args.hypervisor_args, args.memory, args.window, args.smp)
     # PVHV_QEMU_EXTRA: more QEMU arguments for the daemon's machine (make bench: "-icount shift=0").
     import shlex
     command += shlex.split(os.environ.get("PVHV_QEMU_EXTRA", ""))

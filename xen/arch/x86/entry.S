@@ -104,7 +104,9 @@ exit_iretq:
 
 /*
  * #DB (vector 1; its slot among the stubs above is unused) arrives on a stack of its own (IST),
- * wherever it was raised. In hypervisor context (a guest's data breakpoint on guest memory the
+ * wherever it was raised. Each CPU's IST stacks keep the top of its entry stack in the word
+ * above the IST frame (cpu_tables::load_stacks), so the stub finds it from rsp alone, on any
+ * CPU and without GS. In hypervisor context (a guest's data breakpoint on guest memory the
  * hypervisor touched, or a #DB a `mov %ss` delayed into the first instruction of an entry,
  * possibly on the guest's rsp) it is handled there and returns to where it came from. From a
  * guest it continues on the entry stack, where every other entry from a guest lands (the
@@ -120,7 +122,7 @@ debug_entry:
         jz      common_entry
         SAVE_REGISTERS
         mov     %rsp, %rsi
-        mov     hypervisor_stack_top(%rip), %rdi
+        mov     TRAP_FRAME_BYTES(%rsp), %rdi    /* this CPU's entry stack top, right above the IST frame */
         sub     $TRAP_FRAME_BYTES, %rdi
         mov     %rdi, %rsp
         mov     $TRAP_FRAME_BYTES / 8, %ecx
@@ -133,17 +135,21 @@ debug_entry:
  * The guest kernel's `syscall` (a hypercall) and a guest user's `syscall` (to be bounced to the
  * guest kernel) arrive here with the guest's rsp, rcx = rip, r11 = rflags. SFMASK has cleared
  * IF, DF, TF, NT, AC, RF and VM, so nothing here runs with a flag the guest chose. The first
- * two instructions still run on the guest's rsp: only NMI and machine check could interrupt
- * them, and both have stacks of their own (IST). One CPU runs guests, so a single scratch slot
- * suffices; an SMP version would use swapgs and per-CPU data.
+ * two instructions still run on the guest's rsp: only NMI, machine check and a delayed #DB
+ * could interrupt them, and all have stacks of their own (IST).
+ *
+ * Per CPU without GS: every CPU has its own copy of each entry (LSTAR and CSTAR point at its
+ * own), which reaches its own line of cpu_entry_data rip-relative. A guest owns GS_BASE while
+ * it runs and nothing here swaps it, so no entry (IST ones included) ever has to guess whose
+ * GS base is loaded; and CPU 0's copy is the same instructions the single-CPU entry was.
  */
-.macro  SYSCALL_ENTRY name, code_selector, stack_selector, handler
+.macro  SYSCALL_ENTRY name, cpu, code_selector, stack_selector, handler
         .global \name
 \name:
-        mov     %rsp, syscall_scratch_rsp(%rip)
-        mov     hypervisor_stack_top(%rip), %rsp
+        mov     %rsp, cpu_entry_data + \cpu * CPU_ENTRY_BYTES + CPU_ENTRY_SCRATCH_RSP(%rip)
+        mov     cpu_entry_data + \cpu * CPU_ENTRY_BYTES + CPU_ENTRY_STACK_TOP(%rip), %rsp
         push    $\stack_selector
-        push    syscall_scratch_rsp(%rip)
+        push    cpu_entry_data + \cpu * CPU_ENTRY_BYTES + CPU_ENTRY_SCRATCH_RSP(%rip)
         push    %r11                    /* rflags */
         push    $\code_selector
         push    %rcx                    /* rip */
@@ -155,14 +161,39 @@ debug_entry:
         jmp     return_from_trap
 .endm
 
-/* LSTAR: from 64-bit code (the guest kernel's hypercalls, its user mode's system calls). */
-        SYSCALL_ENTRY syscall_entry, FLAT_RING3_CS64, FLAT_RING3_SS64, guest_syscall
-/* CSTAR: from compatibility-mode code (a 32-bit user process); its frame says so, so the
- * return goes back to 32-bit code. */
-        SYSCALL_ENTRY syscall_compat_entry, FLAT_RING3_CS32, FLAT_RING3_SS32, guest_syscall_compat
+/* LSTAR: from 64-bit code (the guest kernel's hypercalls, its user mode's system calls).
+ * CSTAR: from compatibility-mode code (a 32-bit user process); its frame says so, so the
+ * return goes back to 32-bit code. CPU 0's keep the single-CPU names. */
+        SYSCALL_ENTRY syscall_entry, 0, FLAT_RING3_CS64, FLAT_RING3_SS64, guest_syscall
+        SYSCALL_ENTRY syscall_compat_entry, 0, FLAT_RING3_CS32, FLAT_RING3_SS32, guest_syscall_compat
+#if MAX_CPUS != 8
+#error "one pair of syscall entries per CPU below"
+#endif
+        .irp cpu, 1,2,3,4,5,6,7
+        SYSCALL_ENTRY syscall_entry_cpu\cpu, \cpu, FLAT_RING3_CS64, FLAT_RING3_SS64, guest_syscall
+        SYSCALL_ENTRY syscall_compat_entry_cpu\cpu, \cpu, FLAT_RING3_CS32, FLAT_RING3_SS32, guest_syscall_compat
+        .endr
+
+        .section .rodata
+        .align 8
+        .global syscall_entries, syscall_compat_entries  /* indexed by CPU: its LSTAR, its CSTAR */
+syscall_entries:
+        .quad syscall_entry
+        .irp cpu, 1,2,3,4,5,6,7
+        .quad syscall_entry_cpu\cpu
+        .endr
+syscall_compat_entries:
+        .quad syscall_compat_entry
+        .irp cpu, 1,2,3,4,5,6,7
+        .quad syscall_compat_entry_cpu\cpu
+        .endr
 
         .data
-        .align 8
-        .global syscall_scratch_rsp     /* selftest=syscall-entry-debug watches it */
-syscall_scratch_rsp:
-        .quad 0
+        .align CPU_ENTRY_BYTES
+        .global cpu_entry_data, syscall_scratch_rsp, hypervisor_stack_top
+cpu_entry_data:
+        .fill MAX_CPUS * CPU_ENTRY_BYTES, 1, 0
+/* CPU 0's words: selftest=syscall-entry-debug watches its scratch slot; entering the first
+ * guest copies its frame to its stack top. */
+        .set syscall_scratch_rsp, cpu_entry_data + CPU_ENTRY_SCRATCH_RSP
+        .set hypervisor_stack_top, cpu_entry_data + CPU_ENTRY_STACK_TOP

@@ -9,20 +9,21 @@
 
 extern "C" char exception_stubs[];
 extern "C" char debug_entry[];
-extern "C" char syscall_entry[];
-extern "C" char syscall_compat_entry[];
-
-extern "C" uint64_t hypervisor_stack_top;
-uint64_t hypervisor_stack_top;
+extern "C" const uint64_t syscall_entries[MAX_CPUS];
+extern "C" const uint64_t syscall_compat_entries[MAX_CPUS];
+// entry.S: each CPU's line of the words its entry stubs read.
+extern "C" uint8_t cpu_entry_data[MAX_CPUS * CPU_ENTRY_BYTES];
 
 namespace {
 constexpr unsigned stub_size = 16;
 
 // Xen's reserved selectors sit at the top of a 64 KiB GDT (guest GDT frames would use the
 // bottom); we keep the same numbers so guest iret frames carry the selectors Xen's ABI names.
+// CPU 0's GDT is this one; an AP's lies in its stack window (stacks::build_ap). All CPUs share
+// the IDT (its IST numbers index each CPU's own TSS); each has its TSS.
 alignas(4096) uint64_t gdt[GDT_BYTES / 8];
 alignas(16) GateDescriptor idt[256];
-alignas(16) TaskStateSegment tss;
+alignas(16) TaskStateSegment tss[MAX_CPUS];
 
 constexpr unsigned index_of(uint16_t selector) { return selector >> 3; }
 }  // namespace
@@ -31,19 +32,19 @@ uint64_t* cpu_tables::guest_gdt_entries() { return gdt; }
 
 namespace {
 
-void build_gdt() {
-  gdt[index_of(SELECTOR_HYPERVISOR_CS)] = SegmentDescriptor::code64(0).raw();
-  gdt[index_of(SELECTOR_HYPERVISOR_DS)] = SegmentDescriptor::data(0).raw();
-  gdt[index_of(FLAT_RING3_CS32)] = SegmentDescriptor::code32(3).raw();
-  gdt[index_of(FLAT_RING3_DS32)] = SegmentDescriptor::data(3).raw();  // also FLAT_RING3_SS32/SS64
-  gdt[index_of(FLAT_RING3_CS64)] = SegmentDescriptor::code64(3).raw();
-  auto tss_descriptor = SystemDescriptor::tss(uint64_t(&tss), sizeof(tss) - 1);
-  gdt[index_of(SELECTOR_TSS)] = tss_descriptor.low;
-  gdt[index_of(SELECTOR_TSS) + 1] = tss_descriptor.high;
+void build_gdt(uint64_t* table, TaskStateSegment& cpu_tss) {
+  table[index_of(SELECTOR_HYPERVISOR_CS)] = SegmentDescriptor::code64(0).raw();
+  table[index_of(SELECTOR_HYPERVISOR_DS)] = SegmentDescriptor::data(0).raw();
+  table[index_of(FLAT_RING3_CS32)] = SegmentDescriptor::code32(3).raw();
+  table[index_of(FLAT_RING3_DS32)] = SegmentDescriptor::data(3).raw();  // also FLAT_RING3_SS32/SS64
+  table[index_of(FLAT_RING3_CS64)] = SegmentDescriptor::code64(3).raw();
+  auto tss_descriptor = SystemDescriptor::tss(uint64_t(&cpu_tss), sizeof(cpu_tss) - 1);
+  table[index_of(SELECTOR_TSS)] = tss_descriptor.low;
+  table[index_of(SELECTOR_TSS) + 1] = tss_descriptor.high;
 }
 
-void load_gdt() {
-  DescriptorTablePointer pointer{uint16_t(sizeof(gdt) - 1), uint64_t(gdt)};
+void load_gdt(const uint64_t* table) {
+  DescriptorTablePointer pointer{uint16_t(GDT_BYTES - 1), uint64_t(table)};
   asm volatile("lgdt %0" ::"m"(pointer));
   // Reload CS through a far return, then the data segments and the task register.
   asm volatile(
@@ -89,17 +90,21 @@ void build_idt() {
     uint64_t stub = v == vectors::debug ? uint64_t(debug_entry) : uint64_t(exception_stubs) + v * stub_size;
     idt[v] = GateDescriptor::interrupt(stub, SELECTOR_HYPERVISOR_CS, dpl, ist);
   }
+}
+
+void load_idt() {
   DescriptorTablePointer pointer{uint16_t(sizeof(idt) - 1), uint64_t(idt)};
   asm volatile("lidt %0" ::"m"(pointer));
 }
 
-void enable_syscall() {
+// Each CPU enters through its own copy of the syscall entries (entry.S).
+void enable_syscall(unsigned cpu) {
   using namespace cpu;
   write_msr(msr::efer, read_msr(msr::efer) | 1);  // SCE
   // sysret would load CS = FLAT_RING3_CS32 + 16 = FLAT_RING3_CS64 and SS = + 8 = FLAT_RING3_SS64.
   write_msr(msr::star, (uint64_t(FLAT_RING3_CS32) << 48) | (uint64_t(SELECTOR_HYPERVISOR_CS) << 32));
-  write_msr(msr::lstar, uint64_t(syscall_entry));
-  write_msr(msr::cstar, uint64_t(syscall_compat_entry));
+  write_msr(msr::lstar, syscall_entries[cpu]);
+  write_msr(msr::cstar, syscall_compat_entries[cpu]);
   // Xen's mask: the hypervisor never runs with a flag the guest chose. NT in particular would
   // make the return path's iretq fault in ring 0; TF would trap the entry's first instruction.
   write_msr(msr::sfmask, rflags::interrupt | rflags::direction | rflags::trap | rflags::nested_task |
@@ -111,18 +116,36 @@ void load_pat() { cpu::write_msr(cpu::msr::pat, cpu::xen_pat); }
 
 namespace cpu_tables {
 void init() {
-  build_gdt();
-  tss.io_map_base = sizeof(tss);  // no I/O bitmap: ring 3 gets #GP on every port
-  load_stacks();
-  load_gdt();
+  build_gdt(gdt, tss[0]);
+  tss[0].io_map_base = sizeof(TaskStateSegment);  // no I/O bitmap: ring 3 gets #GP on every port
+  load_stacks(0);
+  load_gdt(gdt);
   build_idt();
-  enable_syscall();
+  load_idt();
+  enable_syscall(0);
   load_pat();
 }
 
-void load_stacks() {
-  for (unsigned i = 1; i <= stacks::ist_count; ++i) tss.ist[i - 1] = stacks::ist_stack_top(stacks::Ist(i));
-  tss.rsp[0] = stacks::entry_stack_top();
-  hypervisor_stack_top = stacks::entry_stack_top();
+void init_ap(unsigned cpu, uint64_t* ap_gdt) {
+  build_gdt(ap_gdt, tss[cpu]);
+  tss[cpu].io_map_base = sizeof(TaskStateSegment);
+  load_stacks(cpu);
+  load_gdt(ap_gdt);
+  load_idt();
+  enable_syscall(cpu);
+  load_pat();
+}
+
+// The IST stacks' tops sit 16 bytes below the stacks' real tops: the word there holds the
+// CPU's entry-stack top, which the #DB stub reads right above its frame (entry.S).
+void load_stacks(unsigned cpu) {
+  uint64_t entry_top = stacks::entry_stack_top(cpu);
+  for (unsigned i = 1; i <= stacks::ist_count; ++i) {
+    uint64_t top = stacks::ist_stack_top(stacks::Ist(i), cpu) - 16;
+    *reinterpret_cast<uint64_t*>(top) = entry_top;
+    tss[cpu].ist[i - 1] = top;
+  }
+  tss[cpu].rsp[0] = entry_top;
+  __builtin_memcpy(cpu_entry_data + cpu * CPU_ENTRY_BYTES + CPU_ENTRY_STACK_TOP, &entry_top, sizeof(entry_top));
 }
 }  // namespace cpu_tables

@@ -26,6 +26,7 @@ constexpr uint64_t general_protection = 13;
 constexpr uint64_t machine_check = 18;
 constexpr uint64_t first_external = 32;
 constexpr uint64_t lapic_timer = 0xf0;
+constexpr uint64_t halt_cpu = 0xf1;  // an IPI: stop now (another CPU panics)
 constexpr uint64_t spurious = 0xff;
 constexpr uint64_t syscall = 0x100;  // not a hardware vector: set by the syscall entry stub
 }  // namespace vectors

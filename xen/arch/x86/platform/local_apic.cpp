@@ -10,8 +10,9 @@ namespace local_apic {
 volatile uint32_t* detail::registers;
 
 namespace {
-constexpr uint32_t reg_eoi = 0xb0, reg_spurious = 0xf0, reg_lvt_timer = 0x320, reg_timer_initial = 0x380,
-                   reg_timer_current = 0x390, reg_timer_divide = 0x3e0;
+constexpr uint32_t reg_id = 0x20, reg_icr_low = 0x300, reg_icr_high = 0x310, reg_eoi = 0xb0, reg_spurious = 0xf0,
+                   reg_lvt_timer = 0x320, reg_timer_initial = 0x380, reg_timer_current = 0x390,
+                   reg_timer_divide = 0x3e0;
 constexpr uint32_t masked = 1u << 16;
 uint64_t timer_hz;
 uint64_t base_address;
@@ -44,6 +45,35 @@ void init() {
 }
 
 uint64_t physical_base() { return base_address; }
+
+uint32_t id() { return read(reg_id) >> 24; }
+
+void init_ap() {
+  cpu::write_msr(cpu::msr::apic_base, cpu::read_msr(cpu::msr::apic_base) | (1u << 11));
+  write(reg_lvt_timer, masked | vectors::lapic_timer);  // no timer on a parked CPU
+  write(reg_spurious, 0x100 | vectors::spurious);
+}
+
+namespace {
+// The interrupt command register (xAPIC): the destination's APIC id in the high word, then the
+// low word sends. Waits until the previous IPI left (delivery status).
+constexpr uint32_t icr_pending = 1u << 12, icr_assert = 1u << 14;
+constexpr uint32_t icr_fixed = 0u << 8, icr_init = 5u << 8, icr_startup = 6u << 8;
+constexpr uint32_t icr_all_but_self = 3u << 18;
+void wait_icr_idle() {
+  while (read(reg_icr_low) & icr_pending) asm volatile("pause");
+}
+void send(uint32_t apic_id, uint32_t command) {
+  wait_icr_idle();
+  write(reg_icr_high, apic_id << 24);
+  write(reg_icr_low, command);
+  wait_icr_idle();
+}
+}  // namespace
+
+void send_init(uint32_t apic_id) { send(apic_id, icr_init | icr_assert); }
+void send_startup(uint32_t apic_id, uint32_t page) { send(apic_id, icr_startup | icr_assert | (page & 0xff)); }
+void send_to_others(uint8_t vector) { send(0, icr_all_but_self | icr_fixed | icr_assert | vector); }
 
 void arm_timer_ns(uint64_t delta_ns) {
   if (delta_ns == 0) {

@@ -1,4 +1,5 @@
-// The boot CPU's local APIC: its one-shot timer drives guest timers (VIRQ_TIMER).
+// The local APIC (xAPIC, through its page): the boot CPU's one-shot timer drives guest timers
+// (VIRQ_TIMER); the IPIs that start the other CPUs and stop them.
 #pragma once
 #include <stdint.h>
 #include "arch/x86/cpu/trap_frame.h"
@@ -13,6 +14,11 @@ void set_timer_handler(TimerHandler handler);
 void handle_timer_interrupt();
 void end_of_interrupt();
 uint64_t physical_base();  // where IA32_APIC_BASE put it (0 before init)
+uint32_t id();             // this CPU's APIC id
+void init_ap();            // an AP's own APIC, after init() on the boot CPU: enabled, timer masked
+void send_init(uint32_t apic_id);
+void send_startup(uint32_t apic_id, uint32_t page);  // start in real mode at page << 12
+void send_to_others(uint8_t vector);                 // a fixed IPI to every CPU but this one
 
 namespace detail {
 extern volatile uint32_t* registers;        // the local APIC's page, mapped by init

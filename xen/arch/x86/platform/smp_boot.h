@@ -1,0 +1,26 @@
+// The other CPUs: found in the firmware's ACPI tables (arch/x86/boot/acpi_tables), started
+// with INIT-SIPI-SIPI through a real-mode trampoline (arch/x86/boot/ap_trampoline.S), each on
+// its own stacks, GDT and TSS, then parked: `sti; hlt`, answering only the halt IPI a panic
+// sends. No CPU but the boot CPU runs anything else yet.
+#pragma once
+#include <stdint.h>
+#include "arch/x86/cpu/stacks.h"
+#include "arch/x86/layout.h"
+
+namespace smp_boot {
+struct Options {
+  unsigned max_cpus = MAX_CPUS;    // maxcpus=: at most this many, the boot CPU counted
+  bool ap_fault_selftest = false;  // selftest=ap-fault: the last AP faults once all are up
+};
+
+// Starts the CPUs the MADT lists (the boot CPU counted, at most Options::max_cpus and
+// MAX_CPUS), each AP's stacks and GDT mapped with `map` from frames of `frame`; an AP that
+// does not report in within 100 ms is reported and left out. Prints Xen's "Brought up N CPUs".
+// After the local APIC and the clock, before the low-memory identity map is dropped (the
+// trampoline runs from it).
+void bring_up(const Options& options, stacks::MapPages map, stacks::FrameSource frame);
+unsigned online_cpus();
+
+// The halt IPI's handler (vectors::halt_cpu): this CPU stops for good.
+[[noreturn]] void halt_this_cpu();
+}  // namespace smp_boot
