@@ -206,6 +206,8 @@ bool parse_selftest(Text value, HypervisorSelftest& selftest) {
     selftest = HypervisorSelftest::syscall_entry_debug;
   else if (value.equals("ap-fault"))
     selftest = HypervisorSelftest::ap_fault;
+  else if (value.equals("bsp-fault"))
+    selftest = HypervisorSelftest::bsp_fault;
   else
     return false;
   return true;
@@ -271,7 +273,7 @@ void apply_option(Text word, CommandLine& out) {
     ok = has_value && parse_selftest(value, out.selftest);
     if (!ok)
       report(out, CommandLineDiagnostic::Kind::bad_value, word,
-             "expected none|hypervisor-fault|stack-overflow|syscall-entry-debug|ap-fault");
+             "expected none|hypervisor-fault|stack-overflow|syscall-entry-debug|ap-fault|bsp-fault");
   } else if (key.equals("maxcpus")) {
     uint64_t count = 0;
     ok = has_value && !value.empty() && parse_number(value, count) == value.length && count >= 1 && count <= 4096;

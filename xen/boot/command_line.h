@@ -54,7 +54,15 @@ struct Dom0MemorySpec {
 //   does not reproduce. Guests must run on regardless (the #DB has its own stack).
 //   ap-fault: once the other CPUs are up, the last one faults inside the hypervisor (the boot
 //   CPU parks itself first): the panic stops every other CPU and is printed once.
-enum class HypervisorSelftest : uint8_t { none, hypervisor_fault, stack_overflow, syscall_entry_debug, ap_fault };
+//   bsp-fault: the same on the boot CPU, with the others parked.
+enum class HypervisorSelftest : uint8_t {
+  none,
+  hypervisor_fault,
+  stack_overflow,
+  syscall_entry_debug,
+  ap_fault,
+  bsp_fault
+};
 
 struct CommandLineDiagnostic {
   enum class Kind : uint8_t { unknown_option, bad_value };

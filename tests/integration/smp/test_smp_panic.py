@@ -1,9 +1,11 @@
 """A panic on any CPU stops the others before it prints, and is printed once.
 
-selftest=ap-fault at -smp 4: once all CPUs are up, the boot CPU parks itself and the last AP
-faults inside the hypervisor. Its fault report must name that CPU, appear once, and be the
-last thing the machine says: the halt IPI stopped the three others (none reports that it did
-not stop), and nothing is printed after the panic line however long the machine stays up."""
+At -smp 4, once all CPUs are up, one faults inside the hypervisor: the last AP
+(selftest=ap-fault; the boot CPU parks itself first) or the boot CPU (selftest=bsp-fault; the
+APs are parked). The fault report must name that CPU, appear once, and be the last thing the
+machine says: the halt IPI stopped the three others (none is reported as not stopping), and
+nothing is printed after the panic line however long the machine stays up."""
+import argparse
 import os
 import re
 import sys
@@ -16,12 +18,7 @@ import machine  # noqa: E402
 QUIET_SECONDS = 3.0  # how long the machine must stay silent after its panic line
 
 
-def main():
-    import argparse
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--build", default=None)
-    build = machine.build_dir(parser.parse_args().build)
-
+def panic_on(build, selftest, cpu):
     seen = {}
 
     def quiet_after_panic(serial):
@@ -30,24 +27,33 @@ def main():
         seen.setdefault("at", time.monotonic())
         return time.monotonic() - seen["at"] > QUIET_SECONDS
 
-    boot = machine.boot(machine.ours(build), "loglvl=info selftest=ap-fault", run.dom0_modules(build),
+    boot = machine.boot(machine.ours(build), f"loglvl=info selftest={selftest}", run.dom0_modules(build),
                         timeout=120, watch=quiet_after_panic, smp=4)
     machine.expect(not boot.timed_out, "no panic before the timeout", boot)
     machine.expect("(XEN) Brought up 4 CPUs" in boot.serial, "not all 4 CPUs came up", boot)
-    machine.expect("selftest: CPU3 faulting inside the hypervisor on purpose" in boot.serial,
-                   "the last AP did not fault", boot)
+    machine.expect(f"selftest: CPU{cpu} faulting inside the hypervisor on purpose" in boot.serial,
+                   f"CPU{cpu} did not fault", boot)
     banners = boot.serial.count("*** hypervisor fault: page fault (in hypervisor context) ***")
     machine.expect(banners == 1, f"{banners} fault reports, expected one", boot)
     machine.expect(boot.serial.count("Panic: ") == 1, "the panic is not printed exactly once", boot)
-    machine.expect(re.search(r"^\(XEN\) CPU: 3\r?$", boot.serial, re.M), "the report does not name CPU 3", boot)
+    machine.expect(re.search(rf"^\(XEN\) CPU: {cpu}\r?$", boot.serial, re.M), f"the report does not name CPU {cpu}",
+                   boot)
     machine.expect("cr2: ffff8123deadb000" in boot.serial, "cr2 not reported", boot)
     machine.expect("did not stop" not in boot.serial, "another CPU did not stop", boot)
     machine.expect("Starting dom0" not in boot.serial, "boot went on after the fault", boot)
     tail = boot.serial.rstrip().splitlines()[-2:]
     machine.expect(tail[-1].endswith("****************************************") and "halting" in tail[0],
                    f"something was printed after the panic: {tail}", boot)
-    print(f"ok: -smp 4: CPU3's fault stopped the other CPUs, its panic printed once and nothing after "
-          f"({QUIET_SECONDS:.0f} s quiet)")
+    print(f"ok: -smp 4, selftest={selftest}: CPU{cpu}'s fault stopped the 3 other CPUs, its panic printed once "
+          f"and nothing after ({QUIET_SECONDS:.0f} s quiet)")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--build", default=None)
+    build = machine.build_dir(parser.parse_args().build)
+    panic_on(build, "ap-fault", 3)
+    panic_on(build, "bsp-fault", 0)
 
 
 if __name__ == "__main__":

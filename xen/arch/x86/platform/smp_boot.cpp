@@ -49,8 +49,7 @@ void wait_ns(uint64_t ns) {
 }
 
 [[gnu::noinline]] uint64_t read_unmapped(volatile uint64_t* address) { return *address; }
-[[gnu::noinline]] void ap_fault_selftest(unsigned cpu) {
-  while (!fault_now) asm volatile("pause");
+[[gnu::noinline]] void fault_selftest(unsigned cpu) {
   printk("selftest: CPU%u faulting inside the hypervisor on purpose\n", cpu);
   uint64_t value = read_unmapped(reinterpret_cast<volatile uint64_t*>(0xffff8123deadb000ULL));
   printk("selftest: read %lx, which is impossible\n", value);
@@ -64,7 +63,10 @@ void wait_ns(uint64_t ns) {
   local_apic::init_ap();
   states[cpu] = online;
   __atomic_fetch_add(&online_count, 1, __ATOMIC_SEQ_CST);
-  if (int(cpu) == faulting_cpu) ap_fault_selftest(cpu);
+  if (int(cpu) == faulting_cpu) {
+    while (!fault_now) asm volatile("pause");
+    fault_selftest(cpu);
+  }
   park();
 }
 
@@ -155,6 +157,7 @@ void bring_up(const Options& options, stacks::MapPages map, stacks::FrameSource 
     console::set_stop_other_cpus(stop_other_cpus);
   }
   printk("Brought up %u CPUs\n", load(online_count));
+  if (options.bsp_fault_selftest) fault_selftest(0);  // the parked APs must stop before the report
   if (options.ap_fault_selftest) {
     if (faulting_cpu < 0 || states[faulting_cpu] != online) console::panic("selftest=ap-fault needs a second CPU");
     fault_now = true;

@@ -9,8 +9,9 @@
 
 namespace smp_boot {
 struct Options {
-  unsigned max_cpus = MAX_CPUS;    // maxcpus=: at most this many, the boot CPU counted
-  bool ap_fault_selftest = false;  // selftest=ap-fault: the last AP faults once all are up
+  unsigned max_cpus = MAX_CPUS;     // maxcpus=: at most this many, the boot CPU counted
+  bool ap_fault_selftest = false;   // selftest=ap-fault: the last AP faults once all are up
+  bool bsp_fault_selftest = false;  // selftest=bsp-fault: the boot CPU faults once all are up
 };
 
 // Starts the CPUs the MADT lists (the boot CPU counted, at most Options::max_cpus and
