@@ -114,6 +114,7 @@ void bring_up_cpus() {
   if (options.max_cpus && options.max_cpus < smp.max_cpus) smp.max_cpus = options.max_cpus;
   smp.ap_fault_selftest = options.selftest == boot::HypervisorSelftest::ap_fault;
   smp.bsp_fault_selftest = options.selftest == boot::HypervisorSelftest::bsp_fault;
+  smp.ap_hang_selftest = options.selftest == boot::HypervisorSelftest::ap_hang;
   smp_boot::bring_up(smp, map_hypervisor_pages, [] { return boot_memory::allocate_frame(DOMID_XEN); });
 }
 

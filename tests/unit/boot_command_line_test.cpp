@@ -202,6 +202,7 @@ TEST(BootCommandLine, Selftest) {
   EXPECT_EQ(parse("selftest=syscall-entry-debug").selftest, HypervisorSelftest::syscall_entry_debug);
   EXPECT_EQ(parse("selftest=ap-fault").selftest, HypervisorSelftest::ap_fault);
   EXPECT_EQ(parse("selftest=bsp-fault").selftest, HypervisorSelftest::bsp_fault);
+  EXPECT_EQ(parse("selftest=ap-hang").selftest, HypervisorSelftest::ap_hang);
   CommandLine bad = parse("selftest=reboot-the-moon");
   EXPECT_EQ(bad.selftest, HypervisorSelftest::none);
   ASSERT_EQ(bad.diagnostic_count, 1u);

@@ -208,6 +208,8 @@ bool parse_selftest(Text value, HypervisorSelftest& selftest) {
     selftest = HypervisorSelftest::ap_fault;
   else if (value.equals("bsp-fault"))
     selftest = HypervisorSelftest::bsp_fault;
+  else if (value.equals("ap-hang"))
+    selftest = HypervisorSelftest::ap_hang;
   else
     return false;
   return true;
@@ -273,7 +275,7 @@ void apply_option(Text word, CommandLine& out) {
     ok = has_value && parse_selftest(value, out.selftest);
     if (!ok)
       report(out, CommandLineDiagnostic::Kind::bad_value, word,
-             "expected none|hypervisor-fault|stack-overflow|syscall-entry-debug|ap-fault|bsp-fault");
+             "expected none|hypervisor-fault|stack-overflow|syscall-entry-debug|ap-fault|bsp-fault|ap-hang");
   } else if (key.equals("maxcpus")) {
     uint64_t count = 0;
     ok = has_value && !value.empty() && parse_number(value, count) == value.length && count >= 1 && count <= 4096;

@@ -55,13 +55,16 @@ struct Dom0MemorySpec {
 //   ap-fault: once the other CPUs are up, the last one faults inside the hypervisor (the boot
 //   CPU parks itself first): the panic stops every other CPU and is printed once.
 //   bsp-fault: the same on the boot CPU, with the others parked.
+//   ap-hang: the last AP stops as soon as it runs, before it reports in: the boot CPU must give
+//   up on it after 100 ms, report it and boot on without it.
 enum class HypervisorSelftest : uint8_t {
   none,
   hypervisor_fault,
   stack_overflow,
   syscall_entry_debug,
   ap_fault,
-  bsp_fault
+  bsp_fault,
+  ap_hang
 };
 
 struct CommandLineDiagnostic {

@@ -1,6 +1,7 @@
 """The hypervisor brings up every CPU QEMU gives it (-smp 1, 2, 4, 8) and parks the others:
 it prints Xen's "Brought up N CPUs", and dom0's self-tests pass as on one CPU (nothing runs on
-the other CPUs yet); beyond 8 CPUs the rest are reported and ignored. maxcpus=2 on a 4-CPU machine brings up 2, as on Xen, and maxcpus=1 one.
+the other CPUs yet); beyond 8 CPUs the rest are reported and ignored. maxcpus=2 on a 4-CPU machine brings up 2, as on Xen, and maxcpus=1 one. An AP that does not
+report in (selftest=ap-hang) is left out after 100 ms and the boot goes on.
 Under -icount (which runs all CPUs round robin on one thread) a 4-CPU boot is deterministic:
 two runs report the same guest time to the nanosecond, as the benchmarks need."""
 import os
@@ -53,6 +54,16 @@ def main():
     machine.expect("ACPI: 4 more enabled CPUs than the hypervisor's 8: ignored" in result.serial,
                    "-smp 12: the ignored CPUs are not reported", result)
     print("ok: -smp 12: Brought up 8 CPUs, 4 reported and ignored")
+
+    # An AP that never reports in (selftest=ap-hang: it stops on arrival) is given up after
+    # 100 ms, reported, and the machine boots on without it.
+    result = guest_boot.boot_guest(build, hv, "selftest=mmu", hv.poweroff, smp=4, hypervisor_args="selftest=ap-hang")
+    guest_boot.expect_ended(result, hv, hv.poweroff, 0)
+    guest_boot.check_selftest(result, "mmu", 8)
+    machine.expect(brought_up(result) == 3, f"ap-hang at -smp 4: brought up {brought_up(result)} CPUs", result)
+    machine.expect("CPU3 (APIC id 3) started but did not report in within 100 ms: left out" in result.serial,
+                   "the hanging AP is not reported", result)
+    print("ok: -smp 4, an AP that never reports in: left out after 100 ms, Brought up 3 CPUs, dom0 passed")
 
     times = []
     for _ in range(2):

@@ -27,6 +27,7 @@ uint64_t* gdts[MAX_CPUS];
 uint32_t online_count = 1;  // the counter the boot CPU waits on; the boot CPU is online
 uint32_t halted_count = 0;  // CPUs stopped by the halt IPI
 int faulting_cpu = -1;      // selftest=ap-fault: this AP faults once `fault_now` is set
+int hanging_cpu = -1;       // selftest=ap-hang: this AP arrives and stops without reporting in
 volatile bool fault_now = false;
 
 constexpr uint64_t ms = 1000000;
@@ -58,6 +59,7 @@ void wait_ns(uint64_t ns) {
 // The AP's first C++, on its own entry stack, with the trampoline's GDT still loaded.
 [[noreturn]] void ap_start(unsigned cpu) {
   if (cpu >= MAX_CPUS || !compare_exchange(states[cpu], starting, arrived)) cpu::halt_forever();
+  if (int(cpu) == hanging_cpu) cpu::halt_forever();
   cpu_tables::init_ap(cpu, gdts[cpu]);
   fpu::init();
   local_apic::init_ap();
@@ -153,6 +155,7 @@ void bring_up(const Options& options, stacks::MapPages map, stacks::FrameSource 
   if (wanted > 1) {
     install_trampoline();
     if (options.ap_fault_selftest) faulting_cpu = int(wanted - 1);
+    if (options.ap_hang_selftest) hanging_cpu = int(wanted - 1);
     for (unsigned cpu = 1; cpu < wanted; ++cpu) start(cpu, list.apic_ids[cpu], map, frame);
     console::set_stop_other_cpus(stop_other_cpus);
   }

@@ -12,6 +12,7 @@ struct Options {
   unsigned max_cpus = MAX_CPUS;     // maxcpus=: at most this many, the boot CPU counted
   bool ap_fault_selftest = false;   // selftest=ap-fault: the last AP faults once all are up
   bool bsp_fault_selftest = false;  // selftest=bsp-fault: the boot CPU faults once all are up
+  bool ap_hang_selftest = false;    // selftest=ap-hang: the last AP stops before it reports in
 };
 
 // Starts the CPUs the MADT lists (the boot CPU counted, at most Options::max_cpus and
