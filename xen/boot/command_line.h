@@ -52,8 +52,9 @@ struct Dom0MemorySpec {
 //   writes, so every guest syscall raises #DB in the entry while it still runs on the guest's
 //   rsp: what a `mov %ss` right before a `syscall` does on hardware (XSA-260), which QEMU's TCG
 //   does not reproduce. Guests must run on regardless (the #DB has its own stack).
-//   ap-fault: once the other CPUs are up, the last one faults inside the hypervisor (the boot
-//   CPU parks itself first): the panic stops every other CPU and is printed once.
+//   ap-fault: once the other CPUs are up, the last one faults inside the hypervisor while the
+//   boot CPU spins with interrupts off (only the NMI stops it): the panic stops every other CPU
+//   and is printed once.
 //   bsp-fault: the same on the boot CPU, with the others parked.
 //   ap-hang: the last AP stops as soon as it runs, before it reports in: the boot CPU must give
 //   up on it after 100 ms, report it and boot on without it.

@@ -69,6 +69,11 @@ int panicking_cpu = no_cpu;
 
 void set_stop_other_cpus(StopOtherCpus stop) { stop_other_cpus = stop; }
 
+bool another_cpu_panics() {
+  int cpu = __atomic_load_n(&panicking_cpu, __ATOMIC_SEQ_CST);
+  return cpu != no_cpu && cpu != int(per_cpu::this_cpu());
+}
+
 void begin_panic() {
   int expected = no_cpu, me = int(per_cpu::this_cpu());
   if (!__atomic_compare_exchange_n(&panicking_cpu, &expected, me, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {

@@ -24,6 +24,8 @@ void begin_panic();
 // How the others are stopped: the halt IPI, which platform/smp_boot installs once APs run.
 using StopOtherCpus = void (*)();
 void set_stop_other_cpus(StopOtherCpus stop);
+// Another CPU is printing its panic (an NMI then means: stop).
+bool another_cpu_panics();
 
 namespace detail {
 extern LogLevel current_level;

@@ -105,7 +105,10 @@ void report_nmi(const TrapFrame& frame) {
 // end the machine: the hardware failed, or a hypervisor stack overflowed into its guard page
 // (a double fault is the only way such an overflow is reported).
 [[gnu::cold, gnu::noinline]] void machine_exception(TrapFrame& frame) {
-  if (frame.vector == vectors::nmi) return report_nmi(frame);
+  if (frame.vector == vectors::nmi) {
+    if (console::another_cpu_panics()) smp_boot::halt_this_cpu();  // its stop, for a CPU with interrupts off
+    return report_nmi(frame);
+  }
   if (frame.vector == vectors::machine_check) fatal_trap(frame, "machine check");
   fatal_trap(frame, "a hypervisor stack overflowed into its guard page?");
 }

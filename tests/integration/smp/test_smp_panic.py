@@ -1,8 +1,9 @@
 """A panic on any CPU stops the others before it prints, and is printed once.
 
 At -smp 4, once all CPUs are up, one faults inside the hypervisor: the last AP
-(selftest=ap-fault; the boot CPU parks itself first) or the boot CPU (selftest=bsp-fault; the
-APs are parked). The fault report must name that CPU, appear once, and be the last thing the
+(selftest=ap-fault; the boot CPU spins in the hypervisor with interrupts off, so the halt IPI
+cannot reach it and the NMI that follows must) or the boot CPU (selftest=bsp-fault; the APs
+are parked and take the halt IPI). The fault report must name that CPU, appear once, and be the last thing the
 machine says: the halt IPI stopped the three others (none is reported as not stopping), and
 nothing is printed after the panic line however long the machine stays up."""
 import argparse

@@ -2,6 +2,7 @@
 #include "arch/x86/boot/acpi_tables.h"
 #include "arch/x86/cpu/cpu_tables.h"
 #include "arch/x86/cpu/fpu.h"
+#include "arch/x86/cpu/per_cpu.h"
 #include "arch/x86/cpu/registers.h"
 #include "arch/x86/cpu/trap_frame.h"
 #include "arch/x86/layout.h"
@@ -25,14 +26,15 @@ enum State : uint32_t { absent, starting, arrived, online, abandoned };
 volatile uint32_t states[MAX_CPUS];
 uint64_t* gdts[MAX_CPUS];
 uint32_t online_count = 1;  // the counter the boot CPU waits on; the boot CPU is online
-uint32_t halted_count = 0;  // CPUs stopped by the halt IPI
+uint32_t halted_count = 0;  // CPUs stopped by the halt IPI (or the NMI after it)
+bool halted[MAX_CPUS];      // each counted once, however many stops reach it
 int faulting_cpu = -1;      // selftest=ap-fault: this AP faults once `fault_now` is set
 int hanging_cpu = -1;       // selftest=ap-hang: this AP arrives and stops without reporting in
 volatile bool fault_now = false;
 
 constexpr uint64_t ms = 1000000;
 constexpr uint64_t init_deassert_wait_ns = 10 * ms, startup_wait_ns = 200000, arrival_timeout_ns = 100 * ms,
-                   stop_timeout_ns = 10 * ms;
+                   stop_timeout_ns = 100 * ms;  // host time without -icount: other threads may wait their turn
 
 bool compare_exchange(volatile uint32_t& word, uint32_t expected, uint32_t desired) {
   return __atomic_compare_exchange_n(&word, &expected, desired, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
@@ -118,14 +120,24 @@ void start(unsigned cpu, uint32_t apic_id, stacks::MapPages map, stacks::FrameSo
 }
 
 // The console's stop at a panic: the halt IPI to every other CPU, and a short wait for them.
+// A CPU in the hypervisor runs with interrupts off and takes the fixed vector only once it
+// enables them (in a guest, or parked): what is still running after a short wait gets an NMI,
+// which the NMI handler turns into the same stop while a panic is on (pv/traps).
+bool wait_for_halted(uint32_t others) {
+  uint64_t deadline = system_clock::now_ns() + stop_timeout_ns;
+  while (load(halted_count) < others && system_clock::now_ns() < deadline) asm volatile("pause");
+  return load(halted_count) >= others;
+}
+
 void stop_other_cpus() {
   uint32_t others = load(online_count) - 1;
   if (others == 0) return;
   local_apic::send_to_others(uint8_t(vectors::halt_cpu));
-  uint64_t deadline = system_clock::now_ns() + stop_timeout_ns;
-  while (load(halted_count) < others && system_clock::now_ns() < deadline) asm volatile("pause");
-  if (uint32_t halted = load(halted_count); halted < others)
-    printk("%u of %u other CPUs did not stop (interrupts off?)\n", others - halted, others);
+  if (wait_for_halted(others)) return;
+  local_apic::send_nmi_to_others();
+  if (wait_for_halted(others)) return;
+  uint32_t stopped = load(halted_count);
+  printk("%u of %u other CPUs did not stop\n", others - stopped, others);
 }
 
 const void* map_firmware(void*, uint64_t physical, uint64_t size) {
@@ -164,14 +176,17 @@ void bring_up(const Options& options, stacks::MapPages map, stacks::FrameSource 
   if (options.ap_fault_selftest) {
     if (faulting_cpu < 0 || states[faulting_cpu] != online) console::panic("selftest=ap-fault needs a second CPU");
     fault_now = true;
-    park();  // the boot CPU answers the faulting AP's halt IPI like any parked CPU
+    // The boot CPU stays in the hypervisor with interrupts off, as it would be in a hypercall:
+    // only the NMI after the halt IPI stops it.
+    for (;;) asm volatile("pause");
   }
 }
 
 unsigned online_cpus() { return load(online_count); }
 
 void halt_this_cpu() {
-  __atomic_fetch_add(&halted_count, 1, __ATOMIC_SEQ_CST);
+  if (!__atomic_exchange_n(&halted[per_cpu::this_cpu()], true, __ATOMIC_SEQ_CST))
+    __atomic_fetch_add(&halted_count, 1, __ATOMIC_SEQ_CST);
   cpu::halt_forever();
 }
 }  // namespace smp_boot

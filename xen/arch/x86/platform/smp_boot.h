@@ -1,7 +1,7 @@
 // The other CPUs: found in the firmware's ACPI tables (arch/x86/boot/acpi_tables), started
 // with INIT-SIPI-SIPI through a real-mode trampoline (arch/x86/boot/ap_trampoline.S), each on
 // its own stacks, GDT and TSS, then parked: `sti; hlt`, answering only the halt IPI a panic
-// sends. No CPU but the boot CPU runs anything else yet.
+// sends (and the NMI that follows it for a CPU with interrupts off). No CPU but the boot CPU runs anything else yet.
 #pragma once
 #include <stdint.h>
 #include "arch/x86/cpu/stacks.h"
@@ -23,6 +23,7 @@ struct Options {
 void bring_up(const Options& options, stacks::MapPages map, stacks::FrameSource frame);
 unsigned online_cpus();
 
-// The halt IPI's handler (vectors::halt_cpu): this CPU stops for good.
+// The halt IPI's handler (vectors::halt_cpu), and the NMI's while another CPU panics: this CPU
+// stops for good.
 [[noreturn]] void halt_this_cpu();
 }  // namespace smp_boot
