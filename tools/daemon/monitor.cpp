@@ -143,9 +143,15 @@ void Daemon::apply_view(std::vector<xc_domaininfo_t> infos, uint64_t stamp) {
       on_shutdown_state(record, (flags >> XEN_DOMINF_shutdownshift) & XEN_DOMINF_shutdownmask);
   }
   for (const auto& uuid : gone) drop(uuid, "gone (destroyed elsewhere)");
-  // Waiters of shutdown/reboot -w: the domain gone, or rebooted under a new domid.
+  // Waiters of shutdown/reboot -w: the domain gone, or rebooted under a new domid; not while
+  // its on_* action (a destroy, a restart's build) is under way: a reboot's old domain is gone
+  // before its new one exists.
   std::vector<Waiter> still;
   for (auto& waiter : waiters_) {
+    if (acting_.count(waiter.uuid)) {
+      still.push_back(std::move(waiter));
+      continue;
+    }
     bool present = by_domid.count(waiter.domid) && format_uuid(by_domid[waiter.domid]->handle) == waiter.uuid;
     auto record = records_.find(waiter.uuid);
     bool rebooted = waiter.reboot && record != records_.end() && record->second.domid != waiter.domid &&
