@@ -38,16 +38,21 @@ enum Type : uint8_t {
   evtchn_notify = 0x8a,            // u32 seq, u32 port
   evtchn_unmask = 0x8b,            // u32 seq, u32 port
   evtchn_close = 0x8c,             // u32 seq, u32 port
+  foreign_map = 0x8d,              // u32 seq, u32 domid, u64 frame: mapped writable until FOREIGN_UNMAP
+  foreign_unmap = 0x8e,            // u32 seq, u32 handle
   shutdown = 0x8f,                 // u32 seq, u32 reason (SHUTDOWN_*)
+  mapped_read = 0x90,              // u32 seq, u32 handle, u32 offset, u32 length
+  mapped_write = 0x91,             // u32 seq, u32 handle, u32 offset, data
   // Answers, dom0 -> host (seq = the request's).
-  opened = 0xa0,  // u32 seq, u32 version, u32 max payload, u32 max data, u32 max buffers,
-                  // u32 buffer pages, u32 flags
-  result = 0xa1,  // u32 seq, i64 value (the hypercall's rax)
-  buffer = 0xa2,  // u32 seq, u32 pages, u64 address
-  ok = 0xa3,      // u32 seq
-  data = 0xa4,    // u32 seq, bytes
-  port = 0xa5,    // u32 seq, u32 port
-  error = 0xbf,   // u32 seq, u32 code, u32 type of the offending frame, i64 detail
+  opened = 0xa0,   // u32 seq, u32 version, u32 max payload, u32 max data, u32 max buffers,
+                   // u32 buffer pages, u32 flags
+  result = 0xa1,   // u32 seq, i64 value (the hypercall's rax)
+  buffer = 0xa2,   // u32 seq, u32 pages, u64 address
+  ok = 0xa3,       // u32 seq
+  data = 0xa4,     // u32 seq, bytes
+  port = 0xa5,     // u32 seq, u32 port
+  mapping = 0xa6,  // u32 seq, u32 handle (a FOREIGN_MAP's)
+  error = 0xbf,    // u32 seq, u32 code, u32 type of the offending frame, i64 detail
   // Pushed by dom0.
   event = 0xc0,  // u32 port: an event arrived on a port the host bound (now masked)
 };
@@ -74,7 +79,8 @@ enum class Error : uint32_t {
   bad_range = 13,    // outside the buffer or frame, or a bad size; detail: the offset/address
   hypervisor = 14,   // the hypervisor refused; detail: its (negative) error code
   no_port = 15,      // not a port the host bound; detail: the port
-  limit = 16,        // a table is full (buffers, window pages, ports)
+  limit = 16,        // a table is full (buffers, window pages, ports, mappings); detail: the limit
+  no_mapping = 17,   // not a mapping the host holds; detail: the handle
 };
 
 // Why a request was refused (the detail of Error::refused).
@@ -165,6 +171,10 @@ constexpr uint32_t kForeignReadBytes = 24;
 constexpr uint32_t kForeignWriteHeaderBytes = 20;
 constexpr uint32_t kPortRequestBytes = 8;  // bind_virq, notify, unmask, close, shutdown
 constexpr uint32_t kBindInterdomainBytes = 12;
+constexpr uint32_t kForeignMapBytes = 16;
+constexpr uint32_t kForeignUnmapBytes = 8;
+constexpr uint32_t kMappedReadBytes = 16;
+constexpr uint32_t kMappedWriteHeaderBytes = 12;
 constexpr uint32_t kErrorBytes = 20;
 
 }  // namespace relay

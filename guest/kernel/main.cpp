@@ -66,6 +66,8 @@ extern "C" [[noreturn]] void kernel_main(start_info_t* start_info, uint64_t boot
   pv::callbacks_install();
   pv::vm_assists_install();
   shared_info_map();
+  // The time in shared_info runs from here on: a full console ring can be waited for.
+  console_set_clock(system_time_ns);
   pv::ops.disable_events();  // the kernel runs with events masked except while blocked
 
   page_allocator.init(boot_info.first_free_pfn, boot_info.nr_pages);

@@ -25,11 +25,18 @@ namespace {
 namespace proto = ::relay;
 using lib::relay::BufferTable;
 
-// The buffer window and, after a guard page, the scratch page foreign frames are mapped at:
-// inside the kernel's 1 GiB, above the direct map and the trace buffers' window (0xffffffffb0000000).
+using lib::relay::MappingTable;
+
+// The buffer window; after a guard page, the scratch page foreign frames are mapped at for one
+// copy; after another, the pages of the lasting mappings (FOREIGN_MAP), one per slot: inside the
+// kernel's 1 GiB, above the direct map and the trace buffers' window (0xffffffffb0000000), below
+// the bulk window (0xffffffffb4600000).
 constexpr uint64_t kWindowBase = 0xffffffffb4000000ull;
 constexpr uint64_t kWindowEnd = kWindowBase + BufferTable::kWindowPages * BufferTable::kPageBytes;
 constexpr uint64_t kScratch = kWindowEnd + BufferTable::kPageBytes;
+constexpr uint64_t kMappings = kScratch + 2 * BufferTable::kPageBytes;
+constexpr uint64_t kMappingsEnd = kMappings + MappingTable::kMaxMappings * BufferTable::kPageBytes;
+static_assert(kMappingsEnd <= 0xffffffffb4600000ull, "the lasting mappings reach the bulk window");
 constexpr uint64_t kDataFlags =
     PageTableEntry::kPresent | PageTableEntry::kWritable | PageTableEntry::kAccessed | PageTableEntry::kDirty;
 
@@ -107,6 +114,21 @@ class KernelBackend final : public lib::relay::Backend {
     return 0;
   }
 
+  long map_foreign(uint32_t slot, uint16_t domid, uint64_t frame) override {
+    uint64_t va = mapping_va(slot);
+    pv::PageTableSlot entry = table_slot(kernel_l1_for(va), lib::table_index(va, Level::l1), Level::l1);
+    return pv::ops.map_foreign(entry, PageTableEntry::make(Mfn{frame}, kDataFlags), domid);
+  }
+
+  void unmap_foreign(uint32_t slot) override {
+    // With an invalidation: the next mapping at the slot finds it empty and untranslated. Clearing
+    // the entry drops the mapping's references, which may free a dead domain's last frame.
+    long rc = pv::ops.set_kernel_mapping(mapping_va(slot), PageTableEntry{});
+    if (rc < 0) panic("relay: unmapping lasting mapping %u: %ld", slot, rc);
+  }
+
+  uint8_t* mapped_page(uint32_t slot) override { return reinterpret_cast<uint8_t*>(mapping_va(slot)); }
+
   long bind_virq(uint32_t virq, uint32_t& port) override {
     evtchn_bind_virq_t bind{};
     bind.virq = virq;
@@ -151,6 +173,8 @@ class KernelBackend final : public lib::relay::Backend {
   void shutdown(uint32_t reason) override;
 
  private:
+  static uint64_t mapping_va(uint32_t slot) { return kMappings + uint64_t(slot) * BufferTable::kPageBytes; }
+
   // A new port of dom0 for the host: handled by on_host_event, or closed again if the handler
   // table cannot reach it.
   long attach(uint32_t local, uint32_t& port) {
@@ -207,8 +231,9 @@ bool prepare_window() {
     return false;
   }
   // The window's L1 tables exist before any buffer is mapped (update_va_mapping needs them).
-  for (uint64_t va = kWindowBase; va <= kScratch; va += 512 * BufferTable::kPageBytes) kernel_l1_for(va);
+  for (uint64_t va = kWindowBase; va < kMappingsEnd; va += 512 * BufferTable::kPageBytes) kernel_l1_for(va);
   kernel_l1_for(kScratch);
+  kernel_l1_for(kMappingsEnd - 1);
   pv::ops.flush();
   return true;
 }

@@ -80,6 +80,11 @@ void xenbus_init() {
     print("xenbus: store on port %u, left to the hostile client\n", ring_port);
     return;  // xenbus_wait_if_requested hands the ring over
   }
+  char value[8];
+  if (lib::cmdline_value(boot_info.cmdline, "xenbus", value, sizeof value) && lib::string_equal(value, "off")) {
+    print("xenbus: store on port %u, left as its builder made it (xenbus=off)\n", ring_port);
+    return;
+  }
   if (!events_attach(ring_port, on_store_event)) {
     print("xenbus: port %u is beyond the event table; no xenbus\n", ring_port);
     ring = nullptr;
@@ -99,5 +104,7 @@ void xenbus_wait_if_requested() {
 }
 
 uint64_t xenbus_messages_received() { return received; }
+volatile xenstore_domain_interface* xenbus_store_page() { return ring; }
+uint32_t xenbus_store_port() { return ring ? ring_port : 0; }
 
 }  // namespace kernel

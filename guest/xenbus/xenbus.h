@@ -9,6 +9,8 @@
 namespace kernel {
 
 // After events and the timer are up. Prints one line saying whether a store was found.
+// `xenbus=off`: the store page is found but left as its builder made it (no client starts), for
+// selftest=hostile-store-ring.
 void xenbus_init();
 // `xenbus=wait` on the command line: no init, the kernel waits for events (its only way out is
 // a control/shutdown request), for the host's xenstore tests. Returns if not asked for.
@@ -19,5 +21,8 @@ bool xenbus_hostile_requested();
 void xenbus_hostile_run(volatile xenstore_domain_interface* ring, uint32_t port);
 // Messages exchanged so far, for the selftests and the boot log.
 uint64_t xenbus_messages_received();
+// The store page and port start_info named (null and 0 for none), whether a client runs or not.
+volatile xenstore_domain_interface* xenbus_store_page();
+uint32_t xenbus_store_port();
 
 }  // namespace kernel

@@ -106,6 +106,46 @@ TEST(DaemonRelayRules, OnlyItsOwnBuffersAndPorts) {
   EXPECT_EQ(r.buffers().size(), 1u);  // the caller releases, then forgets
 }
 
+TEST(DaemonRelayRules, OnlyItsOwnLastingMappings) {
+  RelayRules r;
+  request(r, proto::open, Bytes().u32(0).u32(1));
+  // A handle the daemon holds for a ring (or any it never got): no mapping of this client.
+  auto e = request(r, proto::mapped_write, Bytes().u32(1).u32(0x105).u32(0).u32(0));
+  ASSERT_EQ(e.kind, Kind::answer);
+  EXPECT_EQ(error_code(e), uint32_t(proto::Error::no_mapping));
+  EXPECT_EQ(request(r, proto::foreign_unmap, Bytes().u32(2).u32(0x105)).kind, Kind::answer);
+  RelayRules s;
+  request(s, proto::open, Bytes().u32(0).u32(1));
+  auto d = request(s, proto::foreign_map, Bytes().u32(1).u32(3).u64(0x1234));
+  ASSERT_EQ(d.kind, Kind::forward);
+  auto a = s.on_answer(proto::foreign_map, d.payload, proto::mapping, Bytes().u32(0x207).v);
+  EXPECT_EQ(a.type, proto::mapping);
+  EXPECT_TRUE(s.owns_mapping(0x207));
+  EXPECT_EQ(request(s, proto::mapped_read, Bytes().u32(2).u32(0x207).u32(0).u32(16)).kind, Kind::forward);
+  EXPECT_EQ(error_code(request(s, proto::mapped_read, Bytes().u32(3).u32(0x208).u32(0).u32(16))),
+            uint32_t(proto::Error::no_mapping));
+  RelayRules t;
+  request(t, proto::open, Bytes().u32(0).u32(1));
+  d = request(t, proto::foreign_map, Bytes().u32(1).u32(3).u64(0x1234));
+  t.on_answer(proto::foreign_map, d.payload, proto::mapping, Bytes().u32(0x107).v);
+  // A write of more than a frame is malformed; a refused map records nothing.
+  Bytes big;
+  big.u32(2).u32(0x107).u32(0);
+  big.v.resize(big.v.size() + 4097);
+  d = request(t, proto::mapped_write, big);
+  EXPECT_EQ(error_code(d), uint32_t(proto::Error::malformed));
+  d = request(t, proto::foreign_map, Bytes().u32(3).u32(0).u64(1));
+  ASSERT_EQ(d.kind, Kind::forward);
+  t.on_answer(proto::foreign_map, d.payload, proto::error, Bytes().u32(11).u32(0x8d).u64(4).v);
+  EXPECT_EQ(t.mappings().size(), 1u);
+  d = request(t, proto::foreign_unmap, Bytes().u32(4).u32(0x107));
+  ASSERT_EQ(d.kind, Kind::forward);
+  t.on_answer(proto::foreign_unmap, d.payload, proto::ok, {});
+  EXPECT_FALSE(t.owns_mapping(0x107));
+  EXPECT_EQ(error_code(request(t, proto::foreign_unmap, Bytes().u32(5).u32(0x107))),
+            uint32_t(proto::Error::no_mapping));
+}
+
 TEST(DaemonRelayRules, ShutdownAndNonRequestsAreDropped) {
   RelayRules r;
   request(r, proto::open, Bytes().u32(0).u32(1));

@@ -52,6 +52,15 @@ struct FakeDom0 final : lib::relay::Backend {
     std::memset(data, 0x42, length);
     return 0;
   }
+  // Lasting mappings: frame 0 is the hypervisor's -ESRCH, the rest a page of their own.
+  std::map<uint32_t, std::vector<uint8_t>> mapped;
+  long map_foreign(uint32_t slot, uint16_t, uint64_t frame) override {
+    if (frame == 0) return -3;
+    mapped[slot].assign(4096, uint8_t(frame));
+    return 0;
+  }
+  void unmap_foreign(uint32_t slot) override { mapped.erase(slot); }
+  uint8_t* mapped_page(uint32_t slot) override { return mapped.at(slot).data(); }
   // Xen's EVTCHNOP_bind_virq: -EINVAL beyond NR_VIRQS (24), -EEXIST for a VIRQ bound already.
   std::map<uint32_t, uint32_t> virqs;  // virq -> port
   long bind_virq(uint32_t virq, uint32_t& port) override {
@@ -223,6 +232,49 @@ TEST(LibxcRelayTransport, RelayErrorsBecomeErrno) {
   std::vector<uint8_t> page(4096);
   EXPECT_EQ(t->foreign_read(1, 1, 0, page.data(), page.size()), 0);
   EXPECT_EQ(page[4095], 0x42);
+}
+
+TEST(LibxcRelayTransport, LastingMappings) {
+  FakeRelay relay;
+  auto t = connect(relay);
+  uint32_t handle = 0;
+  ASSERT_EQ(t->foreign_map(3, 0x21, handle), 0);
+  uint8_t bytes[2] = {};
+  ASSERT_EQ(t->mapped_read(handle, 4094, bytes, 2), 0);
+  EXPECT_EQ(bytes[1], 0x21);
+  const uint8_t value[3] = {1, 2, 3};
+  ASSERT_EQ(t->mapped_write(handle, 0, value, 3), 0);
+  ASSERT_EQ(t->mapped_read(handle, 1, bytes, 2), 0);
+  EXPECT_EQ(bytes[0], 2);
+  EXPECT_EQ(bytes[1], 3);
+  errno = 0;
+  EXPECT_EQ(t->mapped_read(handle, 4000, bytes, 2), 0);
+  std::vector<uint8_t> big(4097);
+  EXPECT_EQ(t->mapped_read(handle, 0, big.data(), big.size()), -1);
+  EXPECT_EQ(errno, EINVAL);
+  errno = 0;
+  EXPECT_EQ(t->mapped_write(handle, 4095, value, 3), -1);
+  EXPECT_EQ(errno, EINVAL);  // past the frame: the relay's bad_range
+  ASSERT_EQ(t->foreign_unmap(handle), 0);
+  errno = 0;
+  EXPECT_EQ(t->mapped_read(handle, 0, bytes, 1), -1);
+  EXPECT_EQ(errno, EBADF);  // no such mapping any more
+  errno = 0;
+  EXPECT_EQ(t->foreign_unmap(handle), -1);
+  EXPECT_EQ(errno, EBADF);
+  errno = 0;
+  EXPECT_EQ(t->foreign_map(0, 5, handle), -1);
+  EXPECT_EQ(errno, EPERM);  // dom0's own frame: the relay's policy
+  errno = 0;
+  EXPECT_EQ(t->foreign_map(0x7ff2, 5, handle), -1);
+  EXPECT_EQ(errno, EPERM);  // DOMID_XEN
+  errno = 0;
+  EXPECT_EQ(t->foreign_map(4, 0, handle), -1);
+  EXPECT_EQ(errno, ESRCH);  // the hypervisor's refusal
+  for (uint32_t i = 0; i < 8; ++i) ASSERT_EQ(t->foreign_map(5, 1 + i, handle), 0);
+  errno = 0;
+  EXPECT_EQ(t->foreign_map(5, 9, handle), -1);
+  EXPECT_EQ(errno, ENOSPC);  // eight of one domain at most
 }
 
 TEST(LibxcRelayTransport, AHungRelayTimesOut) {

@@ -81,6 +81,25 @@ struct FakeDom0 final : lib::relay::Backend, lib::relay::Sink {
       std::memcpy(data, foreign_frame.data() + offset, length);
     return 0;
   }
+  // Lasting mappings: slot -> (domid, frame, the page).
+  struct Held {
+    uint16_t domid;
+    uint64_t frame;
+    std::vector<uint8_t> page = std::vector<uint8_t>(4096, 0);
+  };
+  std::map<uint32_t, Held> held;
+  long map_result = 0;
+  long map_foreign(uint32_t slot, uint16_t domid, uint64_t frame) override {
+    if (map_result < 0) return map_result;
+    EXPECT_FALSE(held.count(slot)) << "a slot in use mapped again";
+    held[slot] = Held{domid, frame};
+    return 0;
+  }
+  void unmap_foreign(uint32_t slot) override {
+    EXPECT_TRUE(held.count(slot)) << "an empty slot unmapped";
+    held.erase(slot);
+  }
+  uint8_t* mapped_page(uint32_t slot) override { return held.at(slot).page.data(); }
   long bind_virq(uint32_t virq, uint32_t& port) override {
     if (virq == 99) return -XEN_EINVAL;
     port = next_port++;
@@ -295,6 +314,107 @@ TEST_F(RelayServer, ForeignAccessChecks) {
   expect_error(next(proto::foreign_read, fields({u32(1), u64(1ull << 40), u32(0), u32(1)})), Error::bad_range,
                int64_t(1ull << 40));
   EXPECT_EQ(dom0.foreign_frame[0], 0x5a);
+}
+
+uint32_t handle_of(const Sent& s) {
+  EXPECT_EQ(s.type, proto::mapping);
+  return s.u32_at(4);
+}
+
+TEST_F(RelayServer, LastingMappingsAreReadWrittenAndUnmapped) {
+  open();
+  uint32_t handle = handle_of(next(proto::foreign_map, fields({u32(3), u64(0x1234)})));
+  EXPECT_NE(handle, 0u);
+  ASSERT_EQ(dom0.held.size(), 1u);
+  const auto& [slot, held] = *dom0.held.begin();
+  EXPECT_EQ(held.domid, 3);
+  EXPECT_EQ(held.frame, 0x1234u);
+  std::vector<uint8_t> w = fields({u32(handle), u32(4094)});
+  w.push_back(0x11);
+  w.push_back(0x22);
+  EXPECT_EQ(next(proto::mapped_write, w).type, proto::ok);
+  EXPECT_EQ(dom0.held.at(slot).page[4095], 0x22);
+  Sent s = next(proto::mapped_read, fields({u32(handle), u32(4094), u32(2)}));
+  ASSERT_EQ(s.type, proto::data);
+  EXPECT_EQ(s.payload.size(), 6u);
+  EXPECT_EQ(s.payload[4], 0x11);
+  EXPECT_EQ(s.payload[5], 0x22);
+  EXPECT_EQ(next(proto::foreign_unmap, fields({u32(handle)})).type, proto::ok);
+  EXPECT_TRUE(dom0.held.empty());
+  EXPECT_EQ(server.mappings().count(), 0u);
+  // The handle is gone, and the slot's next mapping gets another one.
+  expect_error(next(proto::mapped_read, fields({u32(handle), u32(0), u32(4)})), Error::no_mapping, handle);
+  expect_error(next(proto::foreign_unmap, fields({u32(handle)})), Error::no_mapping, handle);
+  uint32_t again = handle_of(next(proto::foreign_map, fields({u32(3), u64(0x1234)})));
+  EXPECT_NE(again, handle);
+  expect_error(next(proto::mapped_read, fields({u32(handle), u32(0), u32(4)})), Error::no_mapping, handle);
+}
+
+TEST_F(RelayServer, LastingMappingsRefuseDom0AndTheReservedDomains) {
+  open();
+  expect_error(next(proto::foreign_map, fields({u32(0), u64(1)})), Error::refused, int64_t(proto::Refusal::own_domain));
+  expect_error(next(proto::foreign_map, fields({u32(DOMID_SELF), u64(1)})), Error::refused,
+               int64_t(proto::Refusal::own_domain));
+  for (uint32_t domid : {uint32_t(DOMID_XEN), uint32_t(DOMID_IO), uint32_t(DOMID_COW), uint32_t(DOMID_INVALID),
+                         uint32_t(DOMID_IDLE), 0x10000u, 0x10001u, 0xffffffffu})
+    expect_error(next(proto::foreign_map, fields({u32(domid), u64(1)})), Error::refused,
+                 int64_t(proto::Refusal::special_domain));
+  expect_error(next(proto::foreign_map, fields({u32(1), u64(1ull << 40)})), Error::bad_range, int64_t(1ull << 40));
+  EXPECT_TRUE(dom0.held.empty());
+  dom0.map_result = -XEN_ESRCH;
+  expect_error(next(proto::foreign_map, fields({u32(7), u64(1)})), Error::hypervisor, -XEN_ESRCH);
+  EXPECT_EQ(server.mappings().count(), 0u);
+}
+
+TEST_F(RelayServer, HostileMappingHandlesAndRanges) {
+  open();
+  for (uint32_t bad : {0u, 1u, 0x100u, 0x17fu, 0xffu, 0xffffffffu, 0x80000000u}) {
+    expect_error(next(proto::foreign_unmap, fields({u32(bad)})), Error::no_mapping, bad);
+    expect_error(next(proto::mapped_read, fields({u32(bad), u32(0), u32(1)})), Error::no_mapping, bad);
+    std::vector<uint8_t> w = fields({u32(bad), u32(0)});
+    w.push_back(1);
+    expect_error(next(proto::mapped_write, w), Error::no_mapping, bad);
+  }
+  uint32_t handle = handle_of(next(proto::foreign_map, fields({u32(2), u64(5)})));
+  // A handle's slot with another generation, and its generation on other slots.
+  expect_error(next(proto::mapped_read, fields({u32(handle + 0x100), u32(0), u32(1)})), Error::no_mapping,
+               handle + 0x100);
+  expect_error(next(proto::mapped_read, fields({u32(handle + 1), u32(0), u32(1)})), Error::no_mapping, handle + 1);
+  expect_error(next(proto::mapped_read, fields({u32(handle), u32(4000), u32(97)})), Error::bad_range, 4000);
+  expect_error(next(proto::mapped_read, fields({u32(handle), u32(4097), u32(0)})), Error::bad_range, 4097);
+  expect_error(next(proto::mapped_read, fields({u32(handle), u32(0), u32(0xffffffff)})), Error::bad_range, 0);
+  std::vector<uint8_t> w = fields({u32(handle), u32(4090)});
+  w.resize(w.size() + 7, 0xee);
+  expect_error(next(proto::mapped_write, w), Error::bad_range, 4090);
+  EXPECT_EQ(dom0.held.begin()->second.page[4095], 0);
+  expect_error(next(proto::foreign_map, fields({u32(2)})), Error::malformed, 8);
+  expect_error(next(proto::foreign_unmap, fields({u32(handle), u32(0)})), Error::malformed, 12);
+  expect_error(next(proto::mapped_read, fields({u32(handle), u32(0)})), Error::malformed, 12);
+  expect_error(next(proto::mapped_write, fields({u32(handle)})), Error::malformed, 8);
+  EXPECT_EQ(server.mappings().count(), 1u);
+}
+
+TEST_F(RelayServer, LastingMappingLimits) {
+  open();
+  using lib::relay::MappingTable;
+  for (uint32_t i = 0; i < MappingTable::kMaxPerDomain; ++i)
+    handle_of(next(proto::foreign_map, fields({u32(1), u64(100 + i)})));
+  expect_error(next(proto::foreign_map, fields({u32(1), u64(200)})), Error::limit, MappingTable::kMaxPerDomain);
+  uint32_t domid = 2;
+  while (server.mappings().count() < MappingTable::kMaxMappings) {
+    Sent s = next(proto::foreign_map, fields({u32(domid), u64(300)}));
+    if (s.type == proto::error) {
+      ASSERT_EQ(s.error(), Error::limit);
+      ++domid;
+    }
+  }
+  expect_error(next(proto::foreign_map, fields({u32(domid + 1), u64(1)})), Error::limit, MappingTable::kMaxMappings);
+  EXPECT_EQ(dom0.held.size(), MappingTable::kMaxMappings);
+  // A new session unmaps every one.
+  open();
+  EXPECT_TRUE(dom0.held.empty());
+  EXPECT_EQ(server.mappings().count(), 0u);
+  EXPECT_EQ(handle_of(next(proto::foreign_map, fields({u32(1), u64(100)}))) & 0xff, 0u);
 }
 
 TEST_F(RelayServer, EventChannelsTheHostBound) {

@@ -5,7 +5,10 @@
  * destroy it, and find the hypervisor's free memory back where it was. Around that: hostile
  * inputs (a truncated, a non-ELF and a too-large kernel, populating beyond max_mem, destroying
  * dom0, a domctl whose buffer does not exist, max_vcpus other than createdomain's), each with
- * Xen 4.17's error and nothing leaked, and a short create/destroy loop.
+ * Xen 4.17's error and nothing leaked; lasting mappings of the domain's frames in dom0 (a
+ * backend's hold on its rings: pvhv_xc_foreign_map), with the relay's refusals and limits, a
+ * held frame that cannot be pinned, and a destroyed domain that stays dying until dom0 lets go
+ * of it; and a short create/destroy loop.
  * tests/integration/toolstack/test_guest_xenctrl_domu.py runs it on Xen 4.17 and on ours.
  *
  *   xc_domu_lifecycle --kernel K --ramdisk R [--cmdline C] [--memory-mb N] [--cycles N]
@@ -137,6 +140,77 @@ static void check_bad_image(xc_interface* xch, const char* what, const void* ker
         (unsigned long)baseline, (unsigned long)after);
 }
 
+/* One mmuext_op on `frame` of `domid` (MMUEXT_PIN_L1_TABLE, MMUEXT_UNPIN_TABLE). */
+static long mmuext_on(xc_interface* xch, uint32_t domid, unsigned cmd, uint64_t frame) {
+  struct mmuext_op op;
+  memset(&op, 0, sizeof(op));
+  op.cmd = cmd;
+  op.arg1.mfn = frame;
+  return xc_mmuext_op(xch, &op, 1, domid);
+}
+
+/* Lasting mappings of `domid`'s (zeroed, untyped) frames: what the relay refuses, its limit per
+ * domain, reads and writes through a mapping, handles that name none, and the hold itself: a
+ * frame dom0 keeps mapped writable cannot be pinned (Xen's -EINVAL), one pinned cannot be mapped
+ * writable. Every mapping is given back. */
+static void check_mappings(xc_interface* xch, uint32_t domid, const xen_pfn_t* frames) {
+  static const struct {
+    uint32_t domid;
+    const char* name;
+  } refused[] = {{0, "dom0"}, {DOMID_SELF, "DOMID_SELF"}, {DOMID_XEN, "DOMID_XEN"}, {DOMID_IO, "DOMID_IO"}};
+  uint32_t handle = 0, handles[8];
+  for (unsigned i = 0; i < sizeof(refused) / sizeof(refused[0]); ++i) {
+    errno = 0;
+    CHECK(pvhv_xc_foreign_map(xch, refused[i].domid, frames[0], &handle) == -1 && errno == EPERM,
+          "mapping a frame of %s for good: EPERM, refused by the relay", refused[i].name);
+  }
+  errno = 0;
+  CHECK(pvhv_xc_foreign_map(xch, 30000, frames[0], &handle) == -1 && errno == ESRCH,
+        "mapping a frame of a domain that does not exist: ESRCH");
+  unsigned mapped = 0;
+  for (; mapped < 8; ++mapped)
+    if (pvhv_xc_foreign_map(xch, domid, frames[mapped], &handles[mapped]) != 0) break;
+  CHECK(mapped == 8, "8 frames of d%u mapped for good: %u", domid, mapped);
+  errno = 0;
+  CHECK(pvhv_xc_foreign_map(xch, domid, frames[8], &handle) == -1 && errno == ENOSPC,
+        "a ninth of the same domain: ENOSPC (8 per domain)");
+  if (mapped == 0) return;
+  const char text[8] = "ringbuf";
+  char back[8] = {0};
+  CHECK(pvhv_xc_mapped_write(xch, handles[0], 4088, text, 8) == 0 &&
+            pvhv_xc_mapped_read(xch, handles[0], 4088, back, 8) == 0 && memcmp(text, back, 8) == 0,
+        "written and read back through the mapping");
+  memset(back, 0, sizeof(back));
+  CHECK(pvhv_xc_foreign_read(xch, domid, frames[0], 4088, back, 8) == 0 && memcmp(text, back, 8) == 0,
+        "the same bytes in the frame itself");
+  errno = 0;
+  CHECK(pvhv_xc_mapped_read(xch, handles[0], 4090, back, 8) == -1 && errno == EINVAL, "a read past the frame: EINVAL");
+  errno = 0;
+  CHECK(mmuext_on(xch, domid, MMUEXT_PIN_L1_TABLE, frames[1]) == -1 && errno == EINVAL,
+        "pinning a frame dom0 holds mapped writable as an L1: EINVAL");
+  const char zero[8] = {0};
+  pvhv_xc_mapped_write(xch, handles[0], 4088, zero, 8);
+  for (unsigned i = 0; i < mapped; ++i) pvhv_xc_foreign_unmap(xch, handles[i]);
+  CHECK(mmuext_on(xch, domid, MMUEXT_PIN_L1_TABLE, frames[1]) == 0, "once unmapped, the same frame pins as an L1");
+  errno = 0;
+  CHECK(pvhv_xc_foreign_map(xch, domid, frames[1], &handle) == -1 && errno == EBUSY,
+        "a pinned L1 cannot be mapped for good (writable): EBUSY");
+  CHECK(mmuext_on(xch, domid, MMUEXT_UNPIN_TABLE, frames[1]) == 0, "unpinned");
+  errno = 0;
+  CHECK(pvhv_xc_mapped_read(xch, handles[0], 0, back, 4) == -1 && errno == EBADF,
+        "a read through an unmapped handle: EBADF");
+  errno = 0;
+  CHECK(pvhv_xc_foreign_unmap(xch, handles[0]) == -1 && errno == EBADF, "unmapping it again: EBADF");
+  static const uint32_t bad[] = {0, 1, 0xff, 0x7f, 0xffffffffu, 0x12345678u};
+  int refused_all = 1;
+  for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); ++i) {
+    errno = 0;
+    refused_all &= pvhv_xc_mapped_write(xch, bad[i], 0, zero, 1) == -1 && errno == EBADF;
+    refused_all &= pvhv_xc_foreign_unmap(xch, bad[i]) == -1 && errno == EBADF;
+  }
+  CHECK(refused_all, "writes and unmaps through 6 handles never handed out: EBADF");
+}
+
 static void check_hostile(xc_interface* xch, const struct options* o, const struct blob* kernel,
                           const struct blob* ramdisk, uint64_t baseline) {
   uint64_t memory_kb = (uint64_t)o->memory_mb << 10;
@@ -178,6 +252,7 @@ static void check_hostile(xc_interface* xch, const struct options* o, const stru
   xc_dominfo_t info;
   CHECK(xc_domain_getinfo(xch, domid, 1, &info) == 1 && info.nr_pages == 64, "d%u holds %lu pages", domid,
         (unsigned long)info.nr_pages);
+  check_mappings(xch, domid, extents);
   /* A domctl pointing at a buffer that does not exist: the last page of the relay's buffer
    * window, which no buffer holds while fewer than 1024 pages are in use. */
   struct xen_domctl domctl;
@@ -188,8 +263,17 @@ static void check_hostile(xc_interface* xch, const struct options* o, const stru
   domctl.u.vcpucontext.ctxt.p = (vcpu_guest_context_t*)0xffffffffb43ff000ull;
   errno = 0;
   CHECK(xc_domctl(xch, &domctl) == -1 && errno == EFAULT, "setvcpucontext from a buffer that does not exist: EFAULT");
+  /* Destroyed while dom0 holds one of its frames: dying until dom0 lets go, as a domain whose
+   * rings a backend still maps on Xen. */
+  uint32_t held = 0;
+  CHECK(pvhv_xc_foreign_map(xch, domid, extents[9], &held) == 0, "a frame of d%u mapped for good", domid);
   errno = 0;
   CHECK(xc_domain_destroy(xch, domid) == 0, "d%u destroyed", domid);
+  CHECK(xc_domain_getinfo(xch, domid, 1, &info) == 1 && info.domid == domid && info.dying,
+        "d%u still listed, dying, while dom0 maps its frame", domid);
+  CHECK(pvhv_xc_mapped_read(xch, held, 0, &one, sizeof(one)) == 0, "the mapping still reads");
+  CHECK(pvhv_xc_foreign_unmap(xch, held) == 0, "unmapped");
+  CHECK(!domain_exists(xch, domid), "d%u gone once dom0 let go", domid);
   errno = 0;
   CHECK(xc_domain_pause(xch, 0x7ff0) == -1 && errno == ESRCH, "pausing a domain that does not exist: ESRCH");
   uint32_t port = 0;

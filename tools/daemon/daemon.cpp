@@ -89,7 +89,8 @@ bool Daemon::rebuild_view(std::string& why) {
 
 // After a restart: the records and the hypervisor's list, matched by uuid (the domain handle
 // createdomain was given). A half-built domain is destroyed; a record whose domain is gone is
-// dropped; the console ports the old session bound are bound again (OPEN closed them).
+// dropped; the console ports the old session bound are bound again and the rings mapped again
+// (OPEN closed the ports and unmapped the rings).
 void Daemon::reconcile(const std::vector<xc_domaininfo_t>& infos) {
   std::vector<std::string> skipped;
   auto records = load_records(options_.state_dir, skipped);
@@ -117,17 +118,13 @@ void Daemon::reconcile(const std::vector<xc_domaininfo_t>& infos) {
     }
     if (record.domid != domid) record.domid = domid;
     add_history(record, unix_ns(), "attached");
-    if (record.console_mfn) {
-      ConsoleState console;
-      console.mfn = record.console_mfn;
-      console.remote_port = record.console_port;
+    if (record.console_mfn) {  // the ring held again: the old session's mapping went with it
       uint32_t local = 0;
-      if (pvhv_xc_evtchn_bind_interdomain(xen_.xch, domid, record.console_port, &local) == 0)
-        console.local_port = local;
-      console.log_path = options_.state_dir + "/console-" + record.name + ".log";
-      struct stat log_stat {};
-      if (stat(console.log_path.c_str(), &log_stat) == 0) console.log_bytes = size_t(log_stat.st_size);
-      consoles_[domid] = console;
+      if (pvhv_xc_evtchn_bind_interdomain(xen_.xch, domid, record.console_port, &local) != 0) local = 0;
+      std::string why;
+      uint32_t handle = hold_ring(xen_.xch, domid, record.console_mfn, why);
+      if (!handle) log("%s: console: %s; read by copies", record.name.c_str(), why.c_str());
+      consoles_[domid] = new_console(record.name, record.console_mfn, record.console_port, local, handle);
     }
     if (record.store_mfn) {  // the store rebuilt: its nodes from the record, the ring taken over as it is
       xenstore::DomainSpec spec{
@@ -187,22 +184,74 @@ void Daemon::save(const DomainRecord& record) {
   if (!write_record(options_.state_dir, record, why)) log("record %s: %s", record.name.c_str(), why.c_str());
 }
 
-void Daemon::drop(const std::string& uuid, const char* why) {
+void Daemon::drop(const std::string& uuid, const char* why, std::function<void()> then) {
   auto it = records_.find(uuid);
-  if (it == records_.end()) return;
-  log("%s (d%u): %s", it->second.name.c_str(), it->second.domid, why);
-  release(it->second.domid);
-  auto console = consoles_.find(it->second.domid);
-  if (console != consoles_.end()) {
-    uint32_t port = console->second.local_port;
-    if (port) asio::post(pool_, [this, port] { pvhv_xc_evtchn_close(xen_.xch, port); });
-    consoles_.erase(console);
+  if (it == records_.end()) {
+    if (then) then();
+    return;
   }
-  // Xen's xl console returns when its domain is gone: the daemon ends the attached streams.
-  for (auto& [raw, weak] : clients_)
-    if (auto client = weak.lock(); client && client->console_domid() == it->second.domid) client->close_when_written();
+  const uint32_t domid = it->second.domid;
+  log("%s (d%u): %s", it->second.name.c_str(), domid, why);
+  // Xen's xl console returns when its domain is gone: the daemon ends the attached streams. Over
+  // a copy: a client with nothing left to write closes at once, and leaves clients_.
+  for (auto& [raw, weak] : std::map<Client*, std::weak_ptr<Client>>(clients_))
+    if (auto client = weak.lock(); client && client->console_domid() == domid) client->close_when_written();
   remove_record(options_.state_dir, uuid);
   records_.erase(it);
+  release_backends(domid, std::move(then));
+}
+
+// ---- what the daemon holds of a domain as its backend ----
+//
+// As xenconsoled and xenstored, the daemon keeps each domU's console ring (from its build) and
+// xenstore ring (from INTRODUCE) mapped writable in dom0 (ring_page.h), and dom0's ports bound to
+// them, until it lets the domain go. A destroyed domain stays dying while a mapping holds one of
+// its frames: once they are unmapped the list is read again, since no VIRQ_DOM_EXC says it went.
+
+void Daemon::release_backends(uint32_t domid, std::function<void()> then) {
+  std::vector<uint32_t> ports, handles;
+  if (auto ring = xenstore_.remove_domain(domid)) {
+    ports.push_back(ring->local_port);
+    handles.push_back(ring->handle);
+  }
+  if (auto console = consoles_.find(domid); console != consoles_.end()) {
+    ports.push_back(console->second.local_port);  // dom0's host ports are few (32)
+    handles.push_back(console->second.handle);
+    consoles_.erase(console);
+  }
+  let_go(std::move(ports), std::move(handles), std::move(then));
+}
+
+void Daemon::let_go(std::vector<uint32_t> ports, std::vector<uint32_t> handles, std::function<void()> then) {
+  std::erase(ports, 0u);
+  std::erase(handles, 0u);
+  if (ports.empty() && handles.empty()) {
+    if (then) then();
+    return;
+  }
+  on_link(
+      [this, ports, handles] {
+        for (uint32_t handle : handles) release_ring(xen_.xch, handle);
+        for (uint32_t port : ports) pvhv_xc_evtchn_close(xen_.xch, port);
+        return 0;
+      },
+      [this, then](int) {
+        refresh_view();  // also what shutdown -w waits for, held back while the on_* action ran
+        if (then) then();
+      });
+}
+
+ConsoleState Daemon::new_console(const std::string& name, uint64_t mfn, uint32_t remote_port, uint32_t local_port,
+                                 uint32_t handle) const {
+  ConsoleState console;
+  console.mfn = mfn;
+  console.remote_port = remote_port;
+  console.local_port = local_port;
+  console.handle = handle;
+  console.log_path = options_.state_dir + "/console-" + name + ".log";
+  struct stat log_stat {};
+  if (stat(console.log_path.c_str(), &log_stat) == 0) console.log_bytes = size_t(log_stat.st_size);
+  return console;
 }
 
 DomainRecord* Daemon::record_of(uint32_t domid) {

@@ -5,7 +5,8 @@ namespace pvhv::daemon::server {
 
 // libxl's order for a PV domain, on a link thread (minutes: every frame crosses the relay):
 // createdomain with the uuid as handle, max_vcpus, max_mem (+1 MiB slack, LIBXL_MAXMEM_CONSTANT),
-// the memory map, the builder, the console port bound in dom0, unpause. The record is written
+// the memory map, the builder, the console port bound in dom0 and its ring mapped (ring_page.h),
+// the domain introduced to the store, unpause. The record is written
 // "building" once the domain exists, "running" once it runs; a failure destroys the domain.
 void Daemon::build(DomainRecord record, std::function<void(std::optional<Failure>)> done) {
   std::string uuid = record.uuid;
@@ -16,7 +17,9 @@ void Daemon::build(DomainRecord record, std::function<void(std::optional<Failure
     uint32_t domid = 0;
     pvhv_pv_built layout{};
     uint32_t local_port = 0;
-    xc_domaininfo_t info{};  // as the create leaves it, for the view
+    uint32_t console_handle = 0;  // the console ring held (ring_page.h)
+    std::string console_unheld;   // why it is not
+    xc_domaininfo_t info{};       // as the create leaves it, for the view
   };
   auto config = record.config;
   bool paused = record.paused_at_create;
@@ -94,6 +97,8 @@ void Daemon::build(DomainRecord record, std::function<void(std::optional<Failure
         }
         if (pvhv_xc_evtchn_bind_interdomain(xen_.xch, domid, out.layout.console_port, &out.local_port) != 0)
           return fail("binding the console port");
+        // The console ring held as xenconsoled holds it, before the guest first runs.
+        out.console_handle = hold_ring(xen_.xch, domid, out.layout.console_mfn, out.console_unheld);
         // libxl's order: the domain's nodes written and the domain introduced before it runs.
         xenstore::DomainSpec spec{
             domid, config.name, config.uuid, memory_kb, out.layout.console_port, out.layout.console_mfn};
@@ -120,7 +125,9 @@ void Daemon::build(DomainRecord record, std::function<void(std::optional<Failure
           return done(built.failure);
         }
         if (built.failure) {
-          if (built.domid) release(built.domid);
+          // What the build held: the xenstore ring (introduced), the console's port and ring.
+          if (built.domid) release_backends(built.domid);
+          let_go({built.local_port}, {built.console_handle}, {});
           if (it != records_.end()) {
             remove_record(options_.state_dir, uuid);
             records_.erase(it);
@@ -137,14 +144,10 @@ void Daemon::build(DomainRecord record, std::function<void(std::optional<Failure
         record.store_port = built.layout.store_port;
         add_history(record, unix_ns(), record.paused_at_create ? "running (paused)" : "running");
         save(record);
-        ConsoleState console;
-        console.mfn = built.layout.console_mfn;
-        console.remote_port = built.layout.console_port;
-        console.local_port = built.local_port;
-        console.log_path = options_.state_dir + "/console-" + record.name + ".log";
-        struct stat log_stat {};
-        if (stat(console.log_path.c_str(), &log_stat) == 0) console.log_bytes = size_t(log_stat.st_size);
-        consoles_[built.domid] = console;
+        if (!built.console_handle)
+          log("%s: console: %s; read by copies", record.name.c_str(), built.console_unheld.c_str());
+        consoles_[built.domid] = new_console(record.name, built.layout.console_mfn, built.layout.console_port,
+                                             built.local_port, built.console_handle);
         view_.created(built.info);
         log("%s: d%u built (%lu frames written)", record.name.c_str(), built.domid,
             (unsigned long)built.layout.pages_written);

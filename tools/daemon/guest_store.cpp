@@ -1,5 +1,5 @@
-// pvhvd's side of the guests' xenstore: the service started, domains introduced and released,
-// libxl's PV control (server.h).
+// pvhvd's side of the guests' xenstore: the service started, domains introduced (released with
+// their console: Daemon::release_backends, daemon.cpp), libxl's PV control (server.h).
 #include "tools/daemon/server.h"
 
 namespace pvhv::daemon::server {
@@ -24,25 +24,25 @@ void Daemon::start_xenstore() {
       });
 }
 
-// On a link thread or at attach: dom0's port bound to the domain's store port, the domain
-// introduced to the store with its nodes.
+// On a link thread or at attach: dom0's port bound to the domain's store port, the ring page
+// mapped for good (as xenstored maps it at INTRODUCE), the domain introduced to the store with
+// its nodes.
 std::optional<Failure> Daemon::introduce(xenstore::DomainSpec spec, StoreRing ring, const Json* saved) {
   if (pvhv_xc_evtchn_bind_interdomain(xen_.xch, spec.domid, ring.remote_port, &ring.local_port) != 0)
     return xc_failure("binding the xenstore port");
+  std::string why;
+  ring.handle = hold_ring(xen_.xch, spec.domid, ring.mfn, why);
+  if (!ring.handle) log("d%u: xenstore: %s; read by copies", spec.domid, why.c_str());
   if (xenstore_.serves(spec.domid)) {  // the link reconnected: the store kept the domain as it was
-    xenstore_.rebind(spec.domid, ring.local_port);
+    xenstore_.rebind(spec.domid, ring.local_port, ring.handle);
     return std::nullopt;
   }
   if (int err = xenstore_.add_domain(spec, ring, saved)) {
+    release_ring(xen_.xch, ring.handle);
     pvhv_xc_evtchn_close(xen_.xch, ring.local_port);
     return Failure{err, "xenstore: introducing d" + std::to_string(spec.domid) + ": " + std::strerror(err)};
   }
   return std::nullopt;
-}
-
-void Daemon::release(uint32_t domid) {
-  auto port = xenstore_.remove_domain(domid);
-  if (port && *port) asio::post(pool_, [this, p = *port] { pvhv_xc_evtchn_close(xen_.xch, p); });
 }
 
 // libxl's PV control (libxl__domain_pvcontrol): control/shutdown written, the guest's

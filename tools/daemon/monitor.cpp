@@ -37,14 +37,14 @@ void Daemon::monitor_tick() {
         Result result{std::nullopt, {}, {}};
         if (read_view) result.infos = domain_list(xen_);
         for (const auto& ring : rings) {
-          auto page = read_console([&](uint32_t offset, void* out, size_t length) {
-            return pvhv_xc_foreign_read(xen_.xch, ring.domid, ring.state.mfn, offset, out, length) == 0;
-          });
+          const RingPage ring_page{ring.domid, ring.state.mfn, ring.state.handle};
+          auto page = read_console(
+              [&](uint32_t offset, void* out, size_t length) { return ring_page.read(xen_.xch, offset, out, length); });
           if (!page) continue;
           bool notify = false;
           auto& drained = page->output;
           if (!drained.bytes.empty() || drained.bad_index) {
-            pvhv_xc_foreign_write(xen_.xch, ring.domid, ring.state.mfn, kOutConsOffset, &drained.cons, 4);
+            ring_page.write(xen_.xch, kOutConsOffset, &drained.cons, 4);
             // A guest waiting for room waits on a full ring: it is told once half is free. Not
             // after every read: each event ends the guest's SCHEDOP_block early.
             notify = drained.bytes.size() >= kConsoleOutBytes / 2 || drained.bad_index;
@@ -53,13 +53,11 @@ void Daemon::monitor_tick() {
           if (!ring.state.pending_input.empty()) {
             auto fill = fill_input(page->in_cons, page->in_prod, ring.state.pending_input);
             size_t first = std::min<size_t>(fill.bytes.size(), kConsoleInBytes - fill.offset);
-            if (first)
-              pvhv_xc_foreign_write(xen_.xch, ring.domid, ring.state.mfn, fill.offset, fill.bytes.data(), first);
+            if (first) ring_page.write(xen_.xch, fill.offset, fill.bytes.data(), first);
             if (fill.bytes.size() > first)
-              pvhv_xc_foreign_write(xen_.xch, ring.domid, ring.state.mfn, 0, fill.bytes.data() + first,
-                                    fill.bytes.size() - first);
+              ring_page.write(xen_.xch, 0, fill.bytes.data() + first, fill.bytes.size() - first);
             if (fill.taken) {
-              pvhv_xc_foreign_write(xen_.xch, ring.domid, ring.state.mfn, kInProdOffset, &fill.prod, 4);
+              ring_page.write(xen_.xch, kInProdOffset, &fill.prod, 4);
               notify = true;
             }
             result.unwritten[ring.domid] = ring.state.pending_input.substr(fill.taken);
@@ -138,7 +136,11 @@ void Daemon::apply_view(std::vector<xc_domaininfo_t> infos, uint64_t stamp) {
       continue;
     }
     uint32_t flags = found->second->flags;
-    if (flags & (XEN_DOMINF_shutdown | XEN_DOMINF_dying)) xenstore_.domain_shut_down(record.domid);
+    if (flags & XEN_DOMINF_dying) {  // destroyed by another client: only the daemon's mappings keep it
+      gone.push_back(uuid);
+      continue;
+    }
+    if (flags & XEN_DOMINF_shutdown) xenstore_.domain_shut_down(record.domid);
     if ((flags & XEN_DOMINF_shutdown) && record.state == RecordState::running)
       on_shutdown_state(record, (flags >> XEN_DOMINF_shutdownshift) & XEN_DOMINF_shutdownmask);
   }
@@ -197,12 +199,7 @@ void Daemon::on_shutdown_state(DomainRecord& record, unsigned reason) {
             if (action == Action::destroy) return drop(uuid, "destroyed");
             // restart: the same name, uuid and config under a new domid.
             DomainRecord next = it->second;
-            if (auto console = consoles_.find(next.domid); console != consoles_.end()) {
-              uint32_t port = console->second.local_port;  // dom0's host ports are few (32)
-              if (port) asio::post(pool_, [this, port] { pvhv_xc_evtchn_close(xen_.xch, port); });
-              consoles_.erase(console);
-            }
-            release(next.domid);
+            release_backends(next.domid);
             next.xenstore_state = Json::object();  // the new guest makes its own
             next.domid = 0;
             next.state = RecordState::building;

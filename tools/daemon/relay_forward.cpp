@@ -170,14 +170,17 @@ class RelaySession : public std::enable_shared_from_this<RelaySession> {
     if (!busy_) release();
   }
 
-  // BUFFER_FREE and EVTCHN_CLOSE on the daemon's session for everything the client holds.
+  // BUFFER_FREE, EVTCHN_CLOSE and FOREIGN_UNMAP on the daemon's session for everything the
+  // client holds.
   void release() {
     auto buffers = rules_.buffers();
     auto ports = rules_.ports();
+    auto mappings = rules_.mappings();
     rules_.forget_all();
-    if (buffers.empty() && ports.empty()) return;
+    if (buffers.empty() && ports.empty() && mappings.empty()) return;
     xc_interface* xch = owner_.xch_;
-    asio::post(owner_.pool_, [xch, buffers, ports] {
+    asio::post(owner_.pool_, [xch, buffers, ports, mappings] {
+      for (uint32_t handle : mappings) pvhv_xc_foreign_unmap(xch, handle);
       for (const auto& [address, pages] : buffers) {
         std::vector<uint8_t> f;
         for (int i = 0; i < 8; ++i) f.push_back(uint8_t(address >> (8 * i)));

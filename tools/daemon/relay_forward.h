@@ -3,7 +3,7 @@
 // (relay_rules.h says which and how), one at a time per client, on the link threads; answers
 // go back under the client's numbers, and events on a client's ports to that client. A client
 // that sends garbage, an oversized frame, or names what is not its own is dropped; whatever a
-// client held (buffers, ports) is released when it goes, and an answer that comes after it went
+// client held (buffers, ports, lasting mappings) is released when it goes, and an answer that comes after it went
 // is dropped (what it granted released too).
 #pragma once
 #include <utility>  // before Boost.Asio 1.74, which uses std::exchange without it

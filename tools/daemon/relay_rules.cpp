@@ -23,6 +23,10 @@ bool well_formed(uint8_t type, uint32_t fields) {
     case proto::buffer_read: return fields == 12;
     case proto::foreign_read: return fields == 20;
     case proto::foreign_write: return fields >= 16 && fields - 16 <= proto::kPageBytes;
+    case proto::foreign_map: return fields == 12;
+    case proto::foreign_unmap: return fields == 4;
+    case proto::mapped_read: return fields == 12;
+    case proto::mapped_write: return fields >= 8 && fields - 8 <= proto::kPageBytes;
     case proto::evtchn_bind_virq: return fields == 4;
     case proto::evtchn_bind_interdomain: return fields == 8;
     case proto::evtchn_notify:
@@ -116,6 +120,15 @@ RelayDecision RelayRules::on_request(uint8_t type, const uint8_t* payload, uint3
         return drop;
       }
       break;
+    case proto::foreign_unmap:
+    case proto::mapped_read:
+    case proto::mapped_write: {
+      // Answered as the relay answers a handle that names nothing: another client's mapping
+      // (the daemon's of the domains' rings among them) is no mapping of this one.
+      uint32_t handle = r.u32();
+      if (!owns_mapping(handle)) return error(seq, uint32_t(proto::Error::no_mapping), type, handle);
+      break;
+    }
     default: break;
   }
   in_flight_seq_ = seq;
@@ -142,6 +155,11 @@ RelayDecision RelayRules::on_answer(uint8_t request_type, const std::vector<uint
     if (a.ok()) ports_.insert(port);
   } else if (request_type == proto::evtchn_close) {
     ports_.erase(q.u32());  // gone whatever the answer, as the relay removes it
+  } else if (request_type == proto::foreign_map && answer_type == proto::mapping) {
+    uint32_t handle = a.u32();
+    if (a.ok()) mappings_.insert(handle);
+  } else if (request_type == proto::foreign_unmap) {
+    mappings_.erase(q.u32());
   }
   RelayDecision d;
   d.kind = RelayDecision::Kind::answer;

@@ -4,9 +4,11 @@
 // The client speaks the relay protocol as to dom0; the daemon answers its OPEN itself (the link
 // has one session, the daemon's), keeps its sequence numbers as the relay would (out_of_order,
 // no_session), and forwards each other request on its own session under the library's number.
-// What the link grants the client (buffers, ports) is recorded here, so the client may only name
-// its own: a buffer or port of another client, a frame that is no request, or SHUTDOWN (dom0's
-// life is the daemon's) gets the client dropped. What it holds is released when it goes.
+// What the link grants the client (buffers, ports, lasting mappings) is recorded here, so the
+// client may only name its own: a mapping of another client (the daemon's own of the domains'
+// rings included) is answered as none (`no_mapping`); a buffer or port of another client, a
+// frame that is no request, or SHUTDOWN (dom0's life is the daemon's) gets the client dropped.
+// What it holds is released when it goes.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -36,11 +38,14 @@ class RelayRules {
   RelayDecision on_link_failure(uint8_t request_type, int error);
 
   bool owns_port(uint32_t port) const { return ports_.count(port) != 0; }
+  bool owns_mapping(uint32_t handle) const { return mappings_.count(handle) != 0; }
   const std::map<uint64_t, uint32_t>& buffers() const { return buffers_; }  // address -> pages
   const std::set<uint32_t>& ports() const { return ports_; }
+  const std::set<uint32_t>& mappings() const { return mappings_; }  // handles
   void forget_all() {
     buffers_.clear();
     ports_.clear();
+    mappings_.clear();
   }
 
  private:
@@ -52,6 +57,7 @@ class RelayRules {
   uint32_t in_flight_seq_ = 0;  // the client's number of the request forwarded
   std::map<uint64_t, uint32_t> buffers_;
   std::set<uint32_t> ports_;
+  std::set<uint32_t> mappings_;
 };
 
 }  // namespace pvhv::daemon

@@ -164,6 +164,7 @@ void Daemon::op_simple(const std::string& op, const Json& body, uint64_t id, Rep
   if (auto* failure = std::get_if<Failure>(&resolved)) return reply(error_answer(id, *failure));
   uint32_t domid = std::get<uint32_t>(resolved);
   uint64_t kb = 0;
+  std::string destroying;  // the uuid of the record of a domain destroyed here
   if (op == "mem_max") {
     auto value = u64_field(body, "kb");
     if (auto* failure = std::get_if<Failure>(&value)) return reply(error_answer(id, *failure));
@@ -175,6 +176,8 @@ void Daemon::op_simple(const std::string& op, const Json& body, uint64_t id, Rep
     if (domid == 0) return reply(error_answer(id, {kEinval, "Cannot destroy privileged domain 0"}));
     if (auto* record = record_of(domid); record && acting_.count(record->uuid))
       return reply(error_answer(id, {kEbusy, "domain " + std::to_string(domid) + " is being built"}));
+    // Until its record is dropped, a view showing it dying is this destroy's, not another's.
+    if (auto* record = record_of(domid)) acting_.insert(destroying = record->uuid);
   }
   on_link(
       [this, op, domid, kb]() -> std::optional<Failure> {
@@ -190,10 +193,11 @@ void Daemon::op_simple(const std::string& op, const Json& body, uint64_t id, Rep
         if (rc != 0) return xc_failure("xc_domain_" + op);
         return std::nullopt;
       },
-      [this, op, domid, id, reply](std::optional<Failure> failure) {
+      [this, destroying, id, reply](std::optional<Failure> failure) {
+        if (!destroying.empty()) acting_.erase(destroying);
         if (failure) return reply(error_answer(id, *failure));
-        if (op == "destroy")
-          if (auto* record = record_of(domid)) drop(record->uuid, "destroyed on request");
+        // Answered once the daemon let go of its rings: the domain is gone by then, as after xl's.
+        if (!destroying.empty()) return drop(destroying, "destroyed on request", [id, reply] { reply(ok_answer(id)); });
         reply(ok_answer(id));
       });
 }

@@ -1,8 +1,9 @@
 // pvhvd's loop state, shared by the files that implement it (daemon.h is the daemon's public face):
-// Client (client.cpp), and Daemon, whose members are defined by concept: the loop, the link and
-// the records (daemon.cpp), the relay link's recovery (link_recovery.cpp), the monitor, console
-// rings and on_* actions (monitor.cpp), the client requests (requests.cpp), a domain's build
-// (domain_build.cpp) and the guests' xenstore and PV control (guest_store.cpp).
+// Client (client.cpp), and Daemon, whose members are defined by concept: the loop, the link, the
+// records and what the daemon holds of a domain as its backend (daemon.cpp), the relay link's
+// recovery (link_recovery.cpp), the monitor, console rings and on_* actions (monitor.cpp), the
+// client requests (requests.cpp), a domain's build (domain_build.cpp) and the guests' xenstore
+// and PV control (guest_store.cpp).
 #pragma once
 #include "tools/daemon/daemon.h"
 
@@ -40,6 +41,7 @@ extern "C" {  // Debian's xenctrl.h declares C functions without extern "C" of i
 #include "tools/daemon/record.h"
 #include "tools/daemon/record_store.h"
 #include "tools/daemon/relay_forward.h"
+#include "tools/daemon/ring_page.h"
 #include "tools/daemon/view_refresh.h"
 #include "tools/daemon/trace_session.h"
 #include "tools/daemon/xen_link.h"
@@ -111,6 +113,7 @@ struct ConsoleState {
   uint64_t mfn = 0;
   uint32_t remote_port = 0;
   uint32_t local_port = 0;  // dom0's port bound to it for the host (0: not bound)
+  uint32_t handle = 0;      // the daemon's lasting mapping of the ring (ring_page.h; 0: none)
   std::string pending_input;
   std::string log_path;
   size_t log_bytes = 0;
@@ -193,13 +196,22 @@ class Daemon {
   void op_console(std::shared_ptr<Client> client, const Json& body, uint64_t id, Reply reply);
   void op_ptwr_mode(const Json& body, uint64_t id, Reply reply);
   void save(const DomainRecord& record);
-  void drop(const std::string& uuid, const char* why);
+  // The record goes, and with it what the daemon held of the domain (release_backends); `then`
+  // on the loop once that is given back.
+  void drop(const std::string& uuid, const char* why, std::function<void()> then = {});
+  // The domain's console and xenstore rings let go: unmapped, dom0's ports to them closed, on a
+  // link thread; then, on the loop, the view read again (a destroyed domain the mappings held is
+  // gone only now, and no VIRQ_DOM_EXC says so; a shutdown -w waiter held back while the on_*
+  // action ran is answered) and `then`.
+  void release_backends(uint32_t domid, std::function<void()> then = {});
+  void let_go(std::vector<uint32_t> ports, std::vector<uint32_t> handles, std::function<void()> then);
+  ConsoleState new_console(const std::string& name, uint64_t mfn, uint32_t remote_port, uint32_t local_port,
+                           uint32_t handle) const;
   void append_console(uint32_t domid, const std::string& bytes);
   // xenstore (the section "xenstore" below; the service is xenstore_service.h)
   using AskDone = std::function<void(std::optional<Failure>, int libxl_rc, bool fell_back)>;
   void start_xenstore();
   std::optional<Failure> introduce(xenstore::DomainSpec spec, StoreRing ring, const Json* saved);
-  void release(uint32_t domid);
   void ask_guest(uint32_t domid, bool reboot, bool fallback, AskDone done);
 
   DaemonOptions options_;

@@ -65,18 +65,18 @@ int XenstoreService::add_domain(const xenstore::DomainSpec& spec, const StoreRin
   return 0;
 }
 
-std::optional<uint32_t> XenstoreService::remove_domain(uint32_t domid) {
+std::optional<StoreRing> XenstoreService::remove_domain(uint32_t domid) {
   std::lock_guard lock(mutex_);
   auto it = domains_.find(domid);
   if (it == domains_.end()) return std::nullopt;
-  uint32_t port = it->second->ring.local_port;
+  StoreRing ring = it->second->ring;
   std::string uuid = it->second->uuid;
   domains_.erase(it);  // its connection ends: watches, transactions
   store_.handle(dom0_, xenstore::make_request(XS_RELEASE, {std::to_string(domid)}));
   store_.take_output(dom0_);
   store_.remove(xenstore::domain_path(domid));  // libxl's cleanup of a destroyed domain
   store_.remove("/vm/" + uuid);
-  return port;
+  return ring;
 }
 
 bool XenstoreService::serves(uint32_t domid) const {
@@ -84,9 +84,12 @@ bool XenstoreService::serves(uint32_t domid) const {
   return domains_.count(domid) != 0;
 }
 
-void XenstoreService::rebind(uint32_t domid, uint32_t local_port) {
+void XenstoreService::rebind(uint32_t domid, uint32_t local_port, uint32_t handle) {
   std::lock_guard lock(mutex_);
-  if (auto it = domains_.find(domid); it != domains_.end()) it->second->ring.local_port = local_port;
+  if (auto it = domains_.find(domid); it != domains_.end()) {
+    it->second->ring.local_port = local_port;
+    it->second->ring.handle = handle;
+  }
 }
 
 void XenstoreService::domain_shut_down(uint32_t domid) {
@@ -214,10 +217,9 @@ std::vector<StoreIncident> XenstoreService::poll(xc_interface* xch) {
   for (const auto& ring : rings) {
     xenstore::RingIndexes seen{};
     xenstore_domain_interface page;
+    const RingPage ring_page = ring.page();
     auto read = xenstore::read_ring_page(
-        [&](uint32_t offset, void* out, size_t length) {
-          return pvhv_xc_foreign_read(xch, ring.domid, ring.mfn, offset, out, length) == 0;
-        },
+        [&](uint32_t offset, void* out, size_t length) { return ring_page.read(xch, offset, out, length); },
         [&](const xenstore::RingIndexes& indexes) {
           std::lock_guard lock(mutex_);
           auto it = domains_.find(ring.domid);
@@ -255,13 +257,10 @@ std::vector<StoreIncident> XenstoreService::poll(xc_interface* xch) {
       if (pending == 0) domain.backlog_reported = false;
     }
     if (result.page_changed) {
-      pvhv_xc_foreign_write(xch, ring.domid, ring.mfn, offsetof(xenstore_domain_interface, rsp), page.rsp,
-                            sizeof page.rsp);
-      pvhv_xc_foreign_write(xch, ring.domid, ring.mfn, offsetof(xenstore_domain_interface, req_cons), &page.req_cons,
-                            4);
-      pvhv_xc_foreign_write(xch, ring.domid, ring.mfn, offsetof(xenstore_domain_interface, rsp_prod), &page.rsp_prod,
-                            4);
-      pvhv_xc_foreign_write(xch, ring.domid, ring.mfn, offsetof(xenstore_domain_interface, error), &page.error, 4);
+      ring_page.write(xch, offsetof(xenstore_domain_interface, rsp), page.rsp, sizeof page.rsp);
+      ring_page.write(xch, offsetof(xenstore_domain_interface, req_cons), &page.req_cons, 4);
+      ring_page.write(xch, offsetof(xenstore_domain_interface, rsp_prod), &page.rsp_prod, 4);
+      ring_page.write(xch, offsetof(xenstore_domain_interface, error), &page.error, 4);
     }
     if (result.notify && ring.local_port) pvhv_xc_evtchn_notify(xch, ring.local_port);
   }

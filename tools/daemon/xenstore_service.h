@@ -1,7 +1,7 @@
 // pvhvd's xenstore (xenstored's role): one store for the machine (tools/xenstore), each domU's
-// ring served through the relay (foreign reads and writes of the ring page, notifies of the
-// domain's store port), the guest's own state kept in its record so a restarted daemon takes
-// its rings over (tools/README.md "The daemon", "xenstore").
+// ring served through the relay (reads and writes of the ring page through the daemon's lasting
+// mapping of it, ring_page.h; notifies of the domain's store port), the guest's own state kept in its record so a
+// restarted daemon takes its rings over (tools/README.md "The daemon", "xenstore").
 //
 // Threads: the rings are served on a link thread (every page access is a relay request), the
 // daemon writes nodes on its loop; one mutex around the store is the whole arrangement (the
@@ -26,17 +26,21 @@ extern "C" {  // Debian's xenctrl.h declares C functions without extern "C" of i
 #include <vector>
 
 #include "tools/daemon/protocol.h"
+#include "tools/daemon/ring_page.h"
 #include "tools/daemon/store_state.h"
 #include "tools/xenstore/xenstore.h"
 
 namespace pvhv::daemon {
 
-// A domain's ring as the builder set it up, and dom0's port bound to its store port.
+// A domain's ring as the builder set it up, dom0's port bound to its store port, and the
+// daemon's lasting mapping of the page (ring_page.h; 0: none).
 struct StoreRing {
   uint32_t domid = 0;
   uint64_t mfn = 0;
   uint32_t remote_port = 0;
   uint32_t local_port = 0;
+  uint32_t handle = 0;
+  RingPage page() const { return {domid, mfn, handle}; }
 };
 
 // What a guest's xenstore connection did that its log should say (a broken ring, errors).
@@ -67,13 +71,14 @@ class XenstoreService {
   // `saved` (a restarted daemon): the guest's state its record kept, and the ring taken over
   // at the indices its page shows. 0 or an errno.
   int add_domain(const xenstore::DomainSpec& spec, const StoreRing& ring, const Json* saved = nullptr);
-  // RELEASE (@releaseDomain fires), /local/domain/N and /vm/<uuid> removed. The dom0 port to
-  // close, if the domain was served.
-  std::optional<uint32_t> remove_domain(uint32_t domid);
+  // RELEASE (@releaseDomain fires), /local/domain/N and /vm/<uuid> removed. The ring, if the
+  // domain was served: its dom0 port to close and its mapping to release.
+  std::optional<StoreRing> remove_domain(uint32_t domid);
   bool serves(uint32_t domid) const;
   // After the relay link's reconnect: the domain's ring goes on as it was (the store, its
-  // connection, watches and answers in memory), through dom0's new port bound to it.
-  void rebind(uint32_t domid, uint32_t local_port);
+  // connection, watches and answers in memory), through dom0's new port bound to it and the
+  // new session's mapping of it.
+  void rebind(uint32_t domid, uint32_t local_port, uint32_t handle);
   // The domain shut down or crashed (the domain list after VIRQ_DOM_EXC says so): @releaseDomain
   // fires once for it (xenstore.h Store::domain_shut_down).
   void domain_shut_down(uint32_t domid);

@@ -50,6 +50,7 @@ int errno_for(Error code, int64_t detail) {
     case Error::no_memory: return ENOMEM;
     case Error::limit: return ENOSPC;
     case Error::no_port: return EINVAL;
+    case Error::no_mapping: return EBADF;
     case Error::version: return EPROTONOSUPPORT;
     default: return EPROTO;  // the link itself: corrupt, out of order, malformed...
   }
@@ -521,13 +522,7 @@ int RelayTransport::buffer_read(uint64_t address, void* data, size_t length) {
     std::vector<uint8_t> f;
     put64(f, address + done);
     put32(f, piece);
-    Answer answer;
-    if (exchange(relay::buffer_read, f, relay::data, answer) < 0) return -1;
-    if (answer.payload.size() != piece) {
-      errno = EPROTO;
-      return -1;
-    }
-    std::memcpy(bytes + done, answer.payload.data(), piece);
+    if (data_request(relay::buffer_read, f, bytes + done, piece) < 0) return -1;
     done += piece;
   }
   return 0;
@@ -543,8 +538,12 @@ int RelayTransport::foreign_read(uint32_t domid, uint64_t frame, uint32_t offset
   put64(f, frame);
   put32(f, offset);
   put32(f, length);
+  return data_request(relay::foreign_read, f, out, length);
+}
+
+int RelayTransport::data_request(uint8_t type, const std::vector<uint8_t>& fields, void* out, size_t length) {
   Answer answer;
-  if (exchange(relay::foreign_read, f, relay::data, answer) < 0) return -1;
+  if (exchange(type, fields, relay::data, answer) < 0) return -1;
   if (answer.payload.size() != length) {
     errno = EPROTO;
     return -1;
@@ -568,11 +567,52 @@ int RelayTransport::foreign_write(uint32_t domid, uint64_t frame, uint32_t offse
   return exchange(relay::foreign_write, f, relay::ok, answer);
 }
 
-int RelayTransport::bind_request(uint8_t type, const std::vector<uint8_t>& fields, uint32_t& local_port) {
+int RelayTransport::foreign_map(uint32_t domid, uint64_t frame, uint32_t& handle) {
+  std::vector<uint8_t> f;
+  put32(f, domid);
+  put64(f, frame);
+  return u32_request(relay::foreign_map, f, relay::mapping, handle);
+}
+
+int RelayTransport::foreign_unmap(uint32_t handle) {
+  std::vector<uint8_t> f;
+  put32(f, handle);
   Answer answer;
-  if (exchange(type, fields, relay::port, answer) < 0) return -1;
+  return exchange(relay::foreign_unmap, f, relay::ok, answer);
+}
+
+int RelayTransport::mapped_read(uint32_t handle, uint32_t offset, void* out, size_t length) {
+  if (length > relay::kPageBytes) {
+    errno = EINVAL;
+    return -1;
+  }
+  std::vector<uint8_t> f;
+  put32(f, handle);
+  put32(f, offset);
+  put32(f, length);
+  return data_request(relay::mapped_read, f, out, length);
+}
+
+int RelayTransport::mapped_write(uint32_t handle, uint32_t offset, const void* data, size_t length) {
+  if (length > relay::kPageBytes) {
+    errno = EINVAL;
+    return -1;
+  }
+  std::vector<uint8_t> f;
+  put32(f, handle);
+  put32(f, offset);
+  const auto* bytes = static_cast<const uint8_t*>(data);
+  f.insert(f.end(), bytes, bytes + length);
+  Answer answer;
+  return exchange(relay::mapped_write, f, relay::ok, answer);
+}
+
+int RelayTransport::u32_request(uint8_t type, const std::vector<uint8_t>& fields, uint8_t answer_type,
+                                uint32_t& value) {
+  Answer answer;
+  if (exchange(type, fields, answer_type, answer) < 0) return -1;
   relay::Reader r(answer.payload.data(), answer.payload.size());
-  local_port = r.u32();
+  value = r.u32();
   if (!r.done()) {
     errno = EPROTO;
     return -1;
@@ -584,7 +624,7 @@ int RelayTransport::evtchn_bind_interdomain(uint32_t remote_domid, uint32_t remo
   std::vector<uint8_t> f;
   put32(f, remote_domid);
   put32(f, remote_port);
-  return bind_request(relay::evtchn_bind_interdomain, f, local_port);
+  return u32_request(relay::evtchn_bind_interdomain, f, relay::port, local_port);
 }
 
 int RelayTransport::port_request(uint8_t type, uint32_t port) {
@@ -607,7 +647,7 @@ int RelayTransport::evtchn_close(uint32_t port) {
 int RelayTransport::evtchn_bind_virq(uint32_t virq, uint32_t& local_port) {
   std::vector<uint8_t> f;
   put32(f, virq);
-  return bind_request(relay::evtchn_bind_virq, f, local_port);
+  return u32_request(relay::evtchn_bind_virq, f, relay::port, local_port);
 }
 
 int RelayTransport::forward(uint8_t type, const std::vector<uint8_t>& fields, uint8_t& answer_type,

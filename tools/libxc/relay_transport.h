@@ -39,6 +39,10 @@ class RelayTransport final : public Transport {
   int buffer_read(uint64_t address, void* data, size_t length) override;
   int foreign_read(uint32_t domid, uint64_t frame, uint32_t offset, void* out, size_t length) override;
   int foreign_write(uint32_t domid, uint64_t frame, uint32_t offset, const void* data, size_t length) override;
+  int foreign_map(uint32_t domid, uint64_t frame, uint32_t& handle) override;
+  int foreign_unmap(uint32_t handle) override;
+  int mapped_read(uint32_t handle, uint32_t offset, void* out, size_t length) override;
+  int mapped_write(uint32_t handle, uint32_t offset, const void* data, size_t length) override;
   int evtchn_bind_interdomain(uint32_t remote_domid, uint32_t remote_port, uint32_t& local_port) override;
   int evtchn_notify(uint32_t port) override;
   int evtchn_unmask(uint32_t port) override;
@@ -79,9 +83,12 @@ class RelayTransport final : public Transport {
   // Sends one request (seq prepended) and waits for its answer; a relay error becomes errno.
   int exchange(uint8_t type, const std::vector<uint8_t>& fields, uint8_t expected, Answer& answer);
   int send_frame(uint8_t type, const std::vector<uint8_t>& payload);
+  // A request answered by DATA of exactly `length` bytes, copied to `out`.
+  int data_request(uint8_t type, const std::vector<uint8_t>& fields, void* out, size_t length);
   int port_request(uint8_t type, uint32_t port);  // NOTIFY, UNMASK, CLOSE: answered OK
-  int bind_request(uint8_t type, const std::vector<uint8_t>& fields, uint32_t& local_port);  // answered PORT
-  bool take_event(const std::vector<uint32_t>& ports, uint32_t& port);                       // under mutex_
+  // A request answered by `answer_type` (PORT, MAPPING) carrying one u32: a port, a handle.
+  int u32_request(uint8_t type, const std::vector<uint8_t>& fields, uint8_t answer_type, uint32_t& value);
+  bool take_event(const std::vector<uint32_t>& ports, uint32_t& port);  // under mutex_
   // Reads until an answer to `seq` arrives. kDamaged: the relay reported the request in flight
   // truncated or corrupt (it never ran it), so the same frame may be sent again.
   static constexpr int kDamaged = -2;

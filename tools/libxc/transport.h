@@ -26,6 +26,29 @@ class Transport {
   // One frame of another domain (or DOMID_XEN), by machine frame number.
   virtual int foreign_read(uint32_t domid, uint64_t frame, uint32_t offset, void* out, size_t length) = 0;
   virtual int foreign_write(uint32_t domid, uint64_t frame, uint32_t offset, const void* data, size_t length) = 0;
+  // A lasting writable mapping of one frame of another domain in dom0 (xenforeignmemory_map's
+  // role for a backend's rings): a handle, then reads and writes through it until unmapped.
+  // Transports without it: ENOSYS.
+  virtual int foreign_map(uint32_t domid, uint64_t frame, uint32_t& handle) {
+    (void)domid, (void)frame, (void)handle;
+    errno = ENOSYS;
+    return -1;
+  }
+  virtual int foreign_unmap(uint32_t handle) {
+    (void)handle;
+    errno = ENOSYS;
+    return -1;
+  }
+  virtual int mapped_read(uint32_t handle, uint32_t offset, void* out, size_t length) {
+    (void)handle, (void)offset, (void)out, (void)length;
+    errno = ENOSYS;
+    return -1;
+  }
+  virtual int mapped_write(uint32_t handle, uint32_t offset, const void* data, size_t length) {
+    (void)handle, (void)offset, (void)data, (void)length;
+    errno = ENOSYS;
+    return -1;
+  }
   // Linux's evtchn driver: a dom0 port bound to another domain's port for the host, notified,
   // unmasked after an event, closed.
   virtual int evtchn_bind_interdomain(uint32_t remote_domid, uint32_t remote_port, uint32_t& local_port) = 0;

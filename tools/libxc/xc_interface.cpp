@@ -249,6 +249,38 @@ int pvhv_xc_foreign_write(xc_interface* xch, uint32_t domid, uint64_t frame, uin
   return xch->transport->foreign_write(domid, frame, offset, data, length);
 }
 
+int pvhv_xc_foreign_map(xc_interface* xch, uint32_t domid, uint64_t frame, uint32_t* handle) {
+  if (!xch->transport || !handle) {
+    errno = xch->transport ? EINVAL : EBADF;
+    return -1;
+  }
+  return xch->transport->foreign_map(domid, frame, *handle);
+}
+
+int pvhv_xc_foreign_unmap(xc_interface* xch, uint32_t handle) {
+  if (!xch->transport) {
+    errno = EBADF;
+    return -1;
+  }
+  return xch->transport->foreign_unmap(handle);
+}
+
+int pvhv_xc_mapped_read(xc_interface* xch, uint32_t handle, uint32_t offset, void* out, size_t length) {
+  if (!xch->transport) {
+    errno = EBADF;
+    return -1;
+  }
+  return xch->transport->mapped_read(handle, offset, out, length);
+}
+
+int pvhv_xc_mapped_write(xc_interface* xch, uint32_t handle, uint32_t offset, const void* data, size_t length) {
+  if (!xch->transport) {
+    errno = EBADF;
+    return -1;
+  }
+  return xch->transport->mapped_write(handle, offset, data, length);
+}
+
 int pvhv_xc_evtchn_bind_interdomain(xc_interface* xch, uint32_t domid, uint32_t remote_port, uint32_t* local_port) {
   if (!xch->transport || !local_port) {
     errno = xch->transport ? EINVAL : EBADF;

@@ -11,6 +11,9 @@ namespace kernel {
 
 // After boot_info_init: a domU with a console page writes there from now on.
 void console_init();
+// Once the kernel's clock runs (the console stands below time): a full ring is then waited for,
+// up to 2 s, yielding the CPU while its backend drains it; before, the text goes to console_io.
+void console_set_clock(uint64_t (*now_ns)());
 void console_write(const char* text, size_t length);
 void print(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -193,4 +193,6 @@ Refusal check_foreign_access(uint32_t domid, bool write) {
   return Refusal::none;
 }
 
+Refusal check_foreign_map(uint32_t domid) { return domid > 0xffff ? Refusal::special_domain : frame_owner(domid); }
+
 }  // namespace lib::relay

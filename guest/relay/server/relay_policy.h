@@ -24,6 +24,11 @@ Refusal check_hypercall(uint32_t number, const uint64_t (&args)[5], const Buffer
 // pages it shares, such as the trace buffers); writes never into dom0's own frames.
 Refusal check_foreign_access(uint32_t domid, bool write);
 
+// A lasting writable mapping (FOREIGN_MAP) of another ordinary domain's frame: never dom0's own
+// (0, DOMID_SELF), nor DOMID_XEN's, DOMID_IO's or another reserved id's. A backend maps the
+// rings of the domains it serves; nothing else needs a frame mapped between requests.
+Refusal check_foreign_map(uint32_t domid);
+
 // The domain a domid argument names, seen from dom0: DOMID_SELF is dom0.
 constexpr bool names_dom0(uint32_t domid) { return domid == 0 || domid == 0x7ff0; }
 

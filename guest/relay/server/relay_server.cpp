@@ -8,6 +8,11 @@ namespace proto = ::relay;
 namespace {
 // Machine frame numbers the page-table entry format can hold (52-bit physical addresses).
 constexpr uint64_t kMaxFrame = (1ull << 40) - 1;
+
+// Bytes [offset, offset + length) lie inside one page.
+constexpr bool within_page(uint32_t offset, uint32_t length) {
+  return offset <= proto::kPageBytes && length <= proto::kPageBytes - offset;
+}
 }  // namespace
 
 void Server::send_error(uint32_t seq, uint8_t type, uint16_t channel, Error code, int64_t detail) {
@@ -46,6 +51,10 @@ void Server::dispatch(Request& r) {
     case proto::buffer_read: return buffer_read(r);
     case proto::foreign_read: return foreign(r, false);
     case proto::foreign_write: return foreign(r, true);
+    case proto::foreign_map: return foreign_map(r);
+    case proto::foreign_unmap: return foreign_unmap(r);
+    case proto::mapped_read: return mapped(r, false);
+    case proto::mapped_write: return mapped(r, true);
     case proto::evtchn_bind_virq: return bind_virq(r);
     case proto::evtchn_bind_interdomain: return bind_interdomain(r);
     case proto::evtchn_notify:
@@ -63,6 +72,11 @@ void Server::reset_session() {
     BufferTable::Buffer removed;
     buffers_.remove(b.address, removed);
     backend_.unmap_buffer(removed.address, removed.pages);
+  }
+  for (uint32_t slot = 0; slot < MappingTable::kMaxMappings; ++slot) {
+    if (!mappings_.slot(slot).handle) continue;
+    backend_.unmap_foreign(slot);
+    mappings_.remove(slot);
   }
   while (port_count_) {
     uint32_t port = ports_[port_count_ - 1];
@@ -164,12 +178,61 @@ void Server::foreign(Request& r, bool write) {
   proto::Refusal refusal = check_foreign_access(domid, write);
   if (refusal != proto::Refusal::none) return send_error(r, Error::refused, int64_t(refusal));
   if (frame > kMaxFrame) return send_error(r, Error::bad_range, int64_t(frame));
-  if (offset > proto::kPageBytes || length > proto::kPageBytes - offset) return send_error(r, Error::bad_range, offset);
+  if (!within_page(offset, length)) return send_error(r, Error::bad_range, offset);
   if (write) __builtin_memcpy(data_, r.fields.rest(), length);
   long rc = backend_.foreign_copy(uint16_t(domid), frame, offset, data_, length, write);
   if (rc < 0) return send_error(r, Error::hypervisor, rc);
   proto::Writer w = response(r.seq);
   if (!write) w.bytes(data_, length);
+  answer(r, write ? proto::ok : proto::data, w);
+}
+
+void Server::foreign_map(Request& r) {
+  uint32_t domid = r.fields.u32();
+  uint64_t frame = r.fields.u64();
+  if (!r.fields.done()) return send_error(r, Error::malformed, r.length);
+  proto::Refusal refusal = check_foreign_map(domid);
+  if (refusal != proto::Refusal::none) return send_error(r, Error::refused, int64_t(refusal));
+  if (frame > kMaxFrame) return send_error(r, Error::bad_range, int64_t(frame));
+  uint32_t slot = 0;
+  switch (mappings_.reserve(uint16_t(domid), slot)) {
+    case MappingTable::Status::limit_total: return send_error(r, Error::limit, MappingTable::kMaxMappings);
+    case MappingTable::Status::limit_domain: return send_error(r, Error::limit, MappingTable::kMaxPerDomain);
+    default: break;
+  }
+  long rc = backend_.map_foreign(slot, uint16_t(domid), frame);
+  if (rc < 0) return send_error(r, Error::hypervisor, rc);
+  uint32_t handle = mappings_.insert(slot, uint16_t(domid), frame);
+  proto::Writer w = response(r.seq);
+  w.u32(handle);
+  answer(r, proto::mapping, w);
+}
+
+void Server::foreign_unmap(Request& r) {
+  uint32_t handle = r.fields.u32();
+  if (!r.fields.done()) return send_error(r, Error::malformed, r.length);
+  uint32_t slot = 0;
+  if (mappings_.find(handle, slot) != MappingTable::Status::ok) return send_error(r, Error::no_mapping, handle);
+  backend_.unmap_foreign(slot);
+  mappings_.remove(slot);
+  proto::Writer w = response(r.seq);
+  answer(r, proto::ok, w);
+}
+
+void Server::mapped(Request& r, bool write) {
+  uint32_t handle = r.fields.u32();
+  uint32_t offset = r.fields.u32();
+  uint32_t length = write ? uint32_t(r.fields.remaining()) : r.fields.u32();
+  if (write ? !r.fields.ok() : !r.fields.done()) return send_error(r, Error::malformed, r.length);
+  uint32_t slot = 0;
+  if (mappings_.find(handle, slot) != MappingTable::Status::ok) return send_error(r, Error::no_mapping, handle);
+  if (!within_page(offset, length)) return send_error(r, Error::bad_range, offset);
+  uint8_t* page = backend_.mapped_page(slot) + offset;
+  proto::Writer w = response(r.seq);
+  if (write)
+    __builtin_memcpy(page, r.fields.rest(), length);
+  else
+    w.bytes(page, length);
   answer(r, write ? proto::ok : proto::data, w);
 }
 

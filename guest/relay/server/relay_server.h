@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "relay/server/relay_buffer_table.h"
+#include "relay/server/relay_mapping_table.h"
 #include "common/relay/protocol.h"
 
 namespace lib::relay {
@@ -25,6 +26,13 @@ class Backend {
   // `domid`, mapped for the copy only. 0 or the hypervisor's negative error.
   virtual long foreign_copy(uint16_t domid, uint64_t frame, uint32_t offset, uint8_t* data, uint32_t length,
                             bool write) = 0;
+  // A lasting mapping (FOREIGN_MAP): machine frame `frame` of `domid` mapped writable at the page
+  // of mapping slot `slot` until unmap_foreign(slot). 0 or the hypervisor's negative error
+  // (nothing stays mapped then).
+  virtual long map_foreign(uint32_t slot, uint16_t domid, uint64_t frame) = 0;
+  virtual void unmap_foreign(uint32_t slot) = 0;
+  // Where the relay reads and writes the page mapped at `slot`.
+  virtual uint8_t* mapped_page(uint32_t slot) = 0;
   virtual long bind_virq(uint32_t virq, uint32_t& port) = 0;
   virtual long bind_interdomain(uint16_t remote_domain, uint32_t remote_port, uint32_t& port) = 0;
   virtual long notify(uint32_t port) = 0;
@@ -68,6 +76,7 @@ class Server {
   bool owns_port(uint32_t port) const { return find_port(port) >= 0; }
   bool session_open() const { return open_; }
   const BufferTable& buffers() const { return buffers_; }
+  const MappingTable& mappings() const { return mappings_; }
   uint32_t ports_bound() const { return port_count_; }
   const ServerStats& stats() const { return stats_; }
 
@@ -88,6 +97,9 @@ class Server {
   void buffer_write(Request& r);
   void buffer_read(Request& r);
   void foreign(Request& r, bool write);
+  void foreign_map(Request& r);
+  void foreign_unmap(Request& r);
+  void mapped(Request& r, bool write);
   void bind_virq(Request& r);
   void bind_interdomain(Request& r);
   void port_op(Request& r);
@@ -113,6 +125,7 @@ class Server {
   Backend& backend_;
   Sink& sink_;
   BufferTable buffers_;
+  MappingTable mappings_;
   uint32_t flags_;
   bool open_ = false;
   uint32_t expected_ = 0;

@@ -19,6 +19,7 @@ void selftest_ptwr_links(SelfTest& test);
 void selftest_ptwr_unlink(SelfTest& test);
 // Guest frames the hypervisor writes, turned against it (selftest_hostile_frames.cpp).
 void selftest_hostile_console_ring(SelfTest& test);
+void selftest_hostile_store_ring(SelfTest& test);  // booted with xenbus=off
 void selftest_hostile_guest_frames(SelfTest& test);
 // Linear (recursive) page tables: a read-only self-map and Xen's refusals (selftest_linear_pt.cpp).
 void selftest_linear_pt(SelfTest& test);

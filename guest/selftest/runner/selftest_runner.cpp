@@ -27,6 +27,7 @@ bool selftest_run(const char* name) {
                                  {"hostile-iret-crash", selftest_hostile_iret_crash},
                                  {"hostile-privop-crash", selftest_hostile_privop_crash},
                                  {"hostile-console-ring", selftest_hostile_console_ring},
+                                 {"hostile-store-ring", selftest_hostile_store_ring},
                                  {"hostile-guest-frames", selftest_hostile_guest_frames},
                                  {"ioports", selftest_ioports},
                                  {"iomem", selftest_iomem},

@@ -197,6 +197,23 @@ def wait_for(what, condition, timeout, daemon, step=0.5):
     machine.expect(False, f"{what} within {timeout} s\n--- pvhvd ---\n{daemon.text()}\n--- serial ---\n{daemon.serial()[-3000:]}")
 
 
+def domain_names(daemon):
+    """The names of the domains the daemon's `list` shows."""
+    client = daemon.client()
+    try:
+        return [d["name"] for d in client.ok("list")["domains"]]
+    finally:
+        client.close()
+
+
+def wait_gone(daemon, name, timeout=300):
+    """Until the daemon's `list` no longer shows `name`; else the test fails with its log."""
+    deadline = time.monotonic() + timeout
+    while name in domain_names(daemon):
+        machine.expect(time.monotonic() < deadline, f"{name} did not end:\n{daemon.text()}")
+        time.sleep(0.5)
+
+
 def settle(read, baseline, timeout=60, step=0.5):
     """read()'s value once it is back at `baseline` (a destroyed domain's frames come back a
     little after its destruction, as the hypervisor scrubs them), or what it is after `timeout` s."""

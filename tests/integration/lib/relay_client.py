@@ -12,12 +12,13 @@ HEADER = struct.Struct("<IBBHII")
 OPEN, HYPERCALL, BUFFER_ALLOC, BUFFER_FREE, BUFFER_WRITE, BUFFER_READ = 0x80, 0x81, 0x82, 0x83, 0x84, 0x85
 FOREIGN_READ, FOREIGN_WRITE, BIND_VIRQ, BIND_INTERDOMAIN = 0x86, 0x87, 0x88, 0x89
 NOTIFY, UNMASK, CLOSE, SHUTDOWN = 0x8a, 0x8b, 0x8c, 0x8f
-OPENED, RESULT, BUFFER, OK, DATA, PORT, ERROR, EVENT = 0xa0, 0xa1, 0xa2, 0xa3, 0xa4, 0xa5, 0xbf, 0xc0
+FOREIGN_MAP, FOREIGN_UNMAP, MAPPED_READ, MAPPED_WRITE = 0x8d, 0x8e, 0x90, 0x91
+OPENED, RESULT, BUFFER, OK, DATA, PORT, MAPPING, ERROR, EVENT = 0xa0, 0xa1, 0xa2, 0xa3, 0xa4, 0xa5, 0xa6, 0xbf, 0xc0
 NO_SEQUENCE = 0xffffffff
 
 ERRORS = {1: "corrupt", 2: "truncated", 3: "oversized", 4: "skipped", 5: "unknown_type", 6: "malformed",
           7: "no_session", 8: "out_of_order", 9: "version", 10: "no_buffer", 11: "refused", 12: "no_memory",
-          13: "bad_range", 14: "hypervisor", 15: "no_port", 16: "limit"}
+          13: "bad_range", 14: "hypervisor", 15: "no_port", 16: "limit", 17: "no_mapping"}
 REFUSALS = {1: "hypercall", 2: "sub_op", 3: "pointer", 4: "own_domain", 5: "special_domain", 6: "own_page_tables"}
 
 

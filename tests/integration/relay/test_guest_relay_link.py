@@ -3,7 +3,8 @@ Xen 4.17: first what a correct client does (buffers written, passed to a hyperca
 the trace buffers' t_info page read as a foreign frame; VIRQ_TBUF bound and its event pushed),
 then every kind of bad input: a request before OPEN, corrupt, truncated and oversized frames,
 garbage, out-of-order and replayed sequence numbers, unknown and malformed frames, buffers that
-do not exist, hypercalls and foreign accesses the relay refuses. Each gets its error frame and
+do not exist, hypercalls and foreign accesses the relay refuses, lasting mappings of dom0 or a
+reserved domain and handles that name no mapping. Each gets its error frame and
 the relay keeps serving (a correct request right after each one works); then SHUTDOWN, and
 dom0 ends normally (ours: audit clean)."""
 import os
@@ -191,6 +192,30 @@ def hostile_requests(c, checks):
                    kind=rc.FOREIGN_READ)
     checks.refused(c, "no_port", 1, "notify of a port the host never bound (the kernel's)", struct.pack("<I", 1),
                    kind=rc.NOTIFY)
+    checks.alive(c)
+    hostile_mappings(c, checks)
+
+
+def hostile_mappings(c, checks):
+    """Lasting mappings (FOREIGN_MAP): never of dom0 itself or a reserved domain, and a handle
+    that names no mapping is refused whatever it is (no domU here: the limits and the good path
+    are test_guest_xenctrl_domu's, with a domU to map)."""
+    for domid, refusal, name in ((0, 4, "dom0"), (DOMID_SELF, 4, "DOMID_SELF"), (DOMID_XEN, 5, "DOMID_XEN"),
+                                 (DOMID_IO, 5, "DOMID_IO"), (0x10000, 5, "domid 0x10000")):
+        checks.refused(c, "refused", refusal, f"a lasting mapping of a frame of {name}", struct.pack("<IQ", domid, 1),
+                       kind=rc.FOREIGN_MAP)
+    e = checks.error(c, rc.FOREIGN_MAP, "a domain that does not exist", struct.pack("<IQ", 30000, 1))
+    checks.expect(e.name == "hypervisor" and e.detail == -3, f"a lasting mapping of d30000's frame: {e.name} {e.detail}")
+    checks.refused(c, "bad_range", 1 << 40, "a lasting mapping of frame 2^40", struct.pack("<IQ", 1, 1 << 40),
+                   kind=rc.FOREIGN_MAP)
+    for handle in (0, 1, 0x100, 0xffffffff):
+        checks.refused(c, "no_mapping", handle, f"unmap of handle {handle:#x}, never handed out",
+                       struct.pack("<I", handle), kind=rc.FOREIGN_UNMAP)
+        checks.refused(c, "no_mapping", handle, f"read through handle {handle:#x}", struct.pack("<III", handle, 0, 4),
+                       kind=rc.MAPPED_READ)
+        checks.refused(c, "no_mapping", handle, f"write through handle {handle:#x}", struct.pack("<II", handle, 0) + b"x",
+                       kind=rc.MAPPED_WRITE)
+    checks.refused(c, "malformed", 8, "FOREIGN_MAP without its frame", struct.pack("<I", 1), kind=rc.FOREIGN_MAP)
     checks.alive(c)
 
 

@@ -2,7 +2,10 @@
 Debian's xenctrl.h and linked with our libxenctrl and PV builder, talks to the hypervisor
 through dom0 in relay mode. It refuses a truncated, a non-ELF and a too-large kernel, populating
 beyond max_mem, destroying dom0 and its max_mem (refused by the relay: EPERM), a domctl whose buffer does not exist and max_vcpus other than
-createdomain's, each with Xen 4.17's errno and free memory back at its baseline; then creates a
+createdomain's, each with Xen 4.17's errno and free memory back at its baseline; lasting
+mappings of a domain's frames in dom0 (the relay's refusals and limits, bad handles, a held frame
+that cannot be pinned, a domain destroyed while one of its frames is held: dying until dom0 lets
+go, then gone), the same answers on both; then creates a
 domU from build/guest/kernel with an initrd running /forktest, unpauses it, reads its console
 ring while it runs, sees it shut down with reason poweroff (the guest's init exited with status
 0), destroys it, finds free memory back at baseline, and runs 5 create/destroy cycles (each with an

@@ -35,17 +35,10 @@ class Run:
         self.xl, self.ok = daemon.xl, daemon.xl_ok
 
     def names(self):
-        client = self.daemon.client()
-        try:
-            return [d["name"] for d in client.ok("list")["domains"]]
-        finally:
-            client.close()
+        return pvhvd_client.domain_names(self.daemon)
 
     def wait_gone(self, name, timeout=300):
-        deadline = time.monotonic() + timeout
-        while name in self.names():
-            machine.expect(time.monotonic() < deadline, f"{name} did not end:\n{self.daemon.text()}")
-            time.sleep(0.5)
+        pvhvd_client.wait_gone(self.daemon, name, timeout)
 
     def console(self, name):
         path = os.path.join(self.state, f"console-{name}.log")

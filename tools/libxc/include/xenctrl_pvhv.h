@@ -2,7 +2,8 @@
  * pvhv's additions to the libxenctrl interface (tools/README.md). Xen's tools map another
  * domain's memory into their own address space (libxenforeignmemory); a host program talking to
  * dom0 over the relay cannot, so it reads and writes foreign frames explicitly instead. Nothing
- * is ever mapped behind the caller's back: these calls copy.
+ * is ever mapped behind the caller's back: these calls copy (a lasting mapping, below, is kept
+ * in dom0, and read and written by copies too).
  *
  * C, usable beside <xenctrl.h>. Each returns 0, or -1 with errno set (as libxenctrl does).
  */
@@ -24,6 +25,22 @@ int pvhv_xc_foreign_read(struct xc_interface_core* xch, uint32_t domid, uint64_t
                          size_t length);
 int pvhv_xc_foreign_write(struct xc_interface_core* xch, uint32_t domid, uint64_t frame, uint32_t offset,
                           const void* data, size_t length);
+
+/* A lasting writable mapping of machine frame `frame` owned by `domid`, kept in dom0 until
+ * pvhv_xc_foreign_unmap (or the next session: a new OPEN unmaps what the last one left), for a
+ * backend's rings, as xenconsoled and xenstored keep a domain's rings mapped (xenforeignmemory):
+ * while it lasts the frame holds a writable type, so its domain cannot make it a page table or a
+ * descriptor frame, and a destroyed domain stays dying until it is unmapped. *handle names it for
+ * pvhv_xc_mapped_read / _write (offset + length <= 4096), which copy through the mapping. Errors:
+ * EPERM for dom0 itself, DOMID_SELF, DOMID_XEN and the other reserved ids (the relay's policy);
+ * ENOSPC beyond 8 mappings of one domain or 128 in all; the hypervisor's own refusal (ESRCH no
+ * such domain, EBUSY a frame that domain does not own or one that is a page table); EBADF a handle that
+ * names no mapping of this session. */
+int pvhv_xc_foreign_map(struct xc_interface_core* xch, uint32_t domid, uint64_t frame, uint32_t* handle);
+int pvhv_xc_foreign_unmap(struct xc_interface_core* xch, uint32_t handle);
+int pvhv_xc_mapped_read(struct xc_interface_core* xch, uint32_t handle, uint32_t offset, void* out, size_t length);
+int pvhv_xc_mapped_write(struct xc_interface_core* xch, uint32_t handle, uint32_t offset, const void* data,
+                         size_t length);
 
 /* Event channels for the host, as Linux's evtchn driver offers them to libxenevtchn: a dom0
  * port bound to `remote_port` of `domid` (an unbound port that domain allocated for dom0, such as
