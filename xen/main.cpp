@@ -3,6 +3,7 @@
 #include "arch/x86/platform/local_apic.h"
 #include "arch/x86/cpu/cpu_tables.h"
 #include "arch/x86/cpu/fpu.h"
+#include "arch/x86/cpu/spinlock.h"
 #include "arch/x86/cpu/stacks.h"
 #include "arch/x86/layout.h"
 #include "arch/x86/platform/power.h"
@@ -141,6 +142,29 @@ void read_command_line(const boot::MultibootInfo& info) {
   if (options.dropped_diagnostics)
     log_warning("Warning: %lu more command-line problems not shown\n", options.dropped_diagnostics);
 }
+
+// A lock taken or released against the lock order (arch/x86/cpu/lock_order.h), in builds
+// that check it: the machine stops with the lock and the held lock it clashed with named.
+void report_lock_violation(unsigned cpu, lock_order::Violation violation, const lock_order::LockClass& lock,
+                           const lock_order::LockClass* held) {
+  using lock_order::level_name;
+  const char* what = lock_order::describe(violation);
+  switch (violation) {
+    case lock_order::Violation::order:
+    case lock_order::Violation::too_deep:
+      if (held)
+        console::panic("CPU%u: %s: '%s' (level %s) taken while holding '%s' (level %s)", cpu, what, lock.name,
+                       level_name(lock.level), held->name, level_name(held->level));
+      break;
+    case lock_order::Violation::unlock_order:
+      if (held)
+        console::panic("CPU%u: %s: '%s' (level %s) released while holding '%s' (level %s), taken after it", cpu, what,
+                       lock.name, level_name(lock.level), held->name, level_name(held->level));
+      break;
+    default: break;
+  }
+  console::panic("CPU%u: %s: '%s' (level %s)", cpu, what, lock.name, level_name(lock.level));
+}
 }  // namespace
 
 extern "C" [[noreturn]] void start_xen(uint32_t magic, uint32_t info_physical) {
@@ -153,6 +177,7 @@ extern "C" [[noreturn]] void start_xen(uint32_t magic, uint32_t info_physical) {
     boot_failure("multiboot information unreadable");
   read_command_line(info);
 
+  spinlock::set_violation_report(report_lock_violation);
   cpu_tables::init();
   fpu::init();
   debug_register_cpu::init();

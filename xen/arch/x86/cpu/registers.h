@@ -1,6 +1,7 @@
 // Control and debug registers, MSRs, CPUID and the TSC.
 #pragma once
 #include <stdint.h>
+#include "arch/x86/cpu/rflags.h"
 
 namespace cpu {
 inline uint64_t read_cr2() {
@@ -71,6 +72,21 @@ inline CpuidResult cpuid(uint32_t leaf, uint32_t subleaf = 0) {
 }
 inline void enable_interrupts() { asm volatile("sti"); }
 inline void disable_interrupts() { asm volatile("cli"); }
+// RFLAGS before a `cli`, for restore_interrupts: a section that must not be interrupted on this
+// CPU, whether or not interrupts were on when it began.
+inline uint64_t save_and_disable_interrupts() {
+  uint64_t flags;
+  asm volatile("pushfq; pop %0; cli" : "=r"(flags)::"memory");
+  return flags;
+}
+inline void restore_interrupts(uint64_t saved_flags) {
+  if (saved_flags & rflags::interrupt) asm volatile("sti" ::: "memory");
+}
+inline bool interrupts_enabled() {
+  uint64_t flags;
+  asm volatile("pushfq; pop %0" : "=r"(flags));
+  return flags & rflags::interrupt;
+}
 
 namespace msr {
 constexpr uint32_t efer = 0xc0000080;
