@@ -2,6 +2,7 @@
 #include "arch/x86/platform/local_apic.h"
 #include "arch/x86/cpu/per_cpu.h"
 #include "arch/x86/cpu/registers.h"
+#include "arch/x86/platform/cross_cpu.h"
 #include "arch/x86/platform/smp_boot.h"
 #include "console/console.h"
 #include "domain/guest_access.h"
@@ -124,7 +125,8 @@ extern "C" void trap_dispatch(TrapFrame* frame) {
   } else if (frame->vector >= vectors::first_external) {
     if (frame->vector == vectors::halt_cpu) [[unlikely]]
       smp_boot::halt_this_cpu();
-    local_apic::end_of_interrupt();
+    if (frame->vector == vectors::call_function) cross_cpu::handle_call_interrupt();
+    local_apic::end_of_interrupt();  // all an event check does
   } else if (machine_exception_vectors & (1u << frame->vector)) [[unlikely]] {
     machine_exception(*frame);
     return;  // an NMI never reschedules: it may have interrupted anything

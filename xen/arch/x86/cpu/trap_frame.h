@@ -26,7 +26,9 @@ constexpr uint64_t general_protection = 13;
 constexpr uint64_t machine_check = 18;
 constexpr uint64_t first_external = 32;
 constexpr uint64_t lapic_timer = 0xf0;
-constexpr uint64_t halt_cpu = 0xf1;  // an IPI: stop now (another CPU panics)
+constexpr uint64_t halt_cpu = 0xf1;       // an IPI: stop now (another CPU panics)
+constexpr uint64_t call_function = 0xf2;  // an IPI: run the cross-CPU call (arch/x86/platform/cross_cpu)
+constexpr uint64_t event_check = 0xf3;    // an IPI that does nothing but wake a halted CPU
 constexpr uint64_t spurious = 0xff;
 constexpr uint64_t syscall = 0x100;  // not a hardware vector: set by the syscall entry stub
 }  // namespace vectors

@@ -56,7 +56,8 @@ void init_ap() {
 
 namespace {
 // The interrupt command register (xAPIC): the destination's APIC id in the high word, then the
-// low word sends. Waits until the previous IPI left (delivery status).
+// low word sends. Waits until the previous IPI left (delivery status). With interrupts off: a
+// handler sending an IPI of its own between the two writes would change the destination.
 constexpr uint32_t icr_pending = 1u << 12, icr_assert = 1u << 14;
 constexpr uint32_t icr_fixed = 0u << 8, icr_nmi = 4u << 8, icr_init = 5u << 8, icr_startup = 6u << 8;
 constexpr uint32_t icr_all_but_self = 3u << 18;
@@ -64,15 +65,18 @@ void wait_icr_idle() {
   while (read(reg_icr_low) & icr_pending) asm volatile("pause");
 }
 void send(uint32_t apic_id, uint32_t command) {
+  uint64_t flags = cpu::save_and_disable_interrupts();
   wait_icr_idle();
   write(reg_icr_high, apic_id << 24);
   write(reg_icr_low, command);
   wait_icr_idle();
+  cpu::restore_interrupts(flags);
 }
 }  // namespace
 
 void send_init(uint32_t apic_id) { send(apic_id, icr_init | icr_assert); }
 void send_startup(uint32_t apic_id, uint32_t page) { send(apic_id, icr_startup | icr_assert | (page & 0xff)); }
+void send_fixed(uint32_t apic_id, uint8_t vector) { send(apic_id, icr_fixed | icr_assert | vector); }
 void send_to_others(uint8_t vector) { send(0, icr_all_but_self | icr_fixed | icr_assert | vector); }
 void send_nmi_to_others() { send(0, icr_all_but_self | icr_nmi | icr_assert); }
 

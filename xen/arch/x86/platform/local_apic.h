@@ -19,6 +19,7 @@ void init_ap();            // an AP's own APIC, after init() on the boot CPU: en
 void send_init(uint32_t apic_id);
 void send_startup(uint32_t apic_id, uint32_t page);  // start in real mode at page << 12
 void send_to_others(uint8_t vector);                 // a fixed IPI to every CPU but this one
+void send_fixed(uint32_t apic_id, uint8_t vector);   // a fixed IPI to one CPU
 void send_nmi_to_others();                           // an NMI to every CPU but this one
 
 namespace detail {

@@ -25,11 +25,12 @@ struct ApParameters {
 enum State : uint32_t { absent, starting, arrived, online, abandoned };
 volatile uint32_t states[MAX_CPUS];
 uint64_t* gdts[MAX_CPUS];
-uint32_t online_count = 1;  // the counter the boot CPU waits on; the boot CPU is online
-uint32_t halted_count = 0;  // CPUs stopped by the halt IPI (or the NMI after it)
-bool halted[MAX_CPUS];      // each counted once, however many stops reach it
-int faulting_cpu = -1;      // selftest=ap-fault: this AP faults once `fault_now` is set
-int hanging_cpu = -1;       // selftest=ap-hang: this AP arrives and stops without reporting in
+uint32_t apic_ids[MAX_CPUS];  // each started CPU's, for the IPIs that name one
+uint32_t online_count = 1;    // the counter the boot CPU waits on; the boot CPU is online
+uint32_t halted_count = 0;    // CPUs stopped by the halt IPI (or the NMI after it)
+bool halted[MAX_CPUS];        // each counted once, however many stops reach it
+int faulting_cpu = -1;        // selftest=ap-fault: this AP faults once `fault_now` is set
+int hanging_cpu = -1;         // selftest=ap-hang: this AP arrives and stops without reporting in
 volatile bool fault_now = false;
 
 constexpr uint64_t ms = 1000000;
@@ -46,9 +47,16 @@ void wait_ns(uint64_t ns) {
   while (system_clock::now_ns() < end) asm volatile("pause");
 }
 
-// A parked CPU: interrupts on, halted until one comes (only the halt IPI does anything).
-[[noreturn]] void park() {
-  for (;;) asm volatile("sti; hlt; cli" ::: "memory");
+// A parked CPU: interrupts on, halted until one comes (the halt IPI, a cross-CPU call, an
+// event check). Its park count is odd while it halts (or is about to), even once it woke: so
+// selftest=ipi can wait for it to halt and then see the event check wake it.
+uint64_t park_counts[MAX_CPUS];
+[[noreturn]] void park(unsigned cpu) {
+  for (;;) {
+    __atomic_store_n(&park_counts[cpu], park_counts[cpu] + 1, __ATOMIC_RELEASE);
+    asm volatile("sti; hlt; cli" ::: "memory");
+    __atomic_store_n(&park_counts[cpu], park_counts[cpu] + 1, __ATOMIC_RELEASE);
+  }
 }
 
 [[gnu::noinline]] uint64_t read_unmapped(volatile uint64_t* address) { return *address; }
@@ -71,7 +79,7 @@ void wait_ns(uint64_t ns) {
     while (!fault_now) asm volatile("pause");
     fault_selftest(cpu);
   }
-  park();
+  park(cpu);
 }
 
 ApParameters& parameters() {
@@ -99,6 +107,7 @@ void start(unsigned cpu, uint32_t apic_id, stacks::MapPages map, stacks::FrameSo
     printk("CPU%u (APIC id %u): no memory for its stacks, left out\n", cpu, apic_id);
     return;
   }
+  apic_ids[cpu] = apic_id;
   ApParameters& p = parameters();
   p.stack = stacks::entry_stack_top(cpu);
   p.cpu = cpu;
@@ -164,6 +173,8 @@ void bring_up(const Options& options, stacks::MapPages map, stacks::FrameSource 
       boot::acpi::discover_cpus(boot::PhysicalMemoryView{map_firmware, nullptr}, local_apic::id(), list);
   report(list, error);
   unsigned wanted = list.count < options.max_cpus ? list.count : options.max_cpus;
+  apic_ids[0] = local_apic::id();
+  states[0] = online;
   if (wanted > 1) {
     install_trampoline();
     if (options.ap_fault_selftest) faulting_cpu = int(wanted - 1);
@@ -183,6 +194,17 @@ void bring_up(const Options& options, stacks::MapPages map, stacks::FrameSource 
 }
 
 unsigned online_cpus() { return load(online_count); }
+
+CpuMask online_mask() {
+  CpuMask mask = CpuMask::only(0);
+  for (unsigned cpu = 1; cpu < MAX_CPUS; ++cpu)
+    if (states[cpu] == online) mask.add(cpu);
+  return mask;
+}
+
+uint32_t apic_id_of(unsigned cpu) { return cpu < MAX_CPUS ? apic_ids[cpu] : 0; }
+
+uint64_t park_count(unsigned cpu) { return cpu < MAX_CPUS ? __atomic_load_n(&park_counts[cpu], __ATOMIC_ACQUIRE) : 0; }
 
 void halt_this_cpu() {
   if (!__atomic_exchange_n(&halted[per_cpu::this_cpu()], true, __ATOMIC_SEQ_CST))

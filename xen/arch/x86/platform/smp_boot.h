@@ -1,9 +1,11 @@
 // The other CPUs: found in the firmware's ACPI tables (arch/x86/boot/acpi_tables), started
 // with INIT-SIPI-SIPI through a real-mode trampoline (arch/x86/boot/ap_trampoline.S), each on
-// its own stacks, GDT and TSS, then parked: `sti; hlt`, answering only the halt IPI a panic
-// sends (and the NMI that follows it for a CPU with interrupts off). No CPU but the boot CPU runs anything else yet.
+// its own stacks, GDT and TSS, then parked: `sti; hlt`, answering the halt IPI a panic sends
+// (and the NMI that follows it for a CPU with interrupts off), the cross-CPU calls and the
+// event check (cross_cpu.h). No CPU but the boot CPU runs guests yet.
 #pragma once
 #include <stdint.h>
+#include "arch/x86/cpu/cpu_mask.h"
 #include "arch/x86/cpu/stacks.h"
 #include "arch/x86/layout.h"
 
@@ -22,6 +24,11 @@ struct Options {
 // trampoline runs from it).
 void bring_up(const Options& options, stacks::MapPages map, stacks::FrameSource frame);
 unsigned online_cpus();
+CpuMask online_mask();              // the CPUs that reported in (the boot CPU always)
+uint32_t apic_id_of(unsigned cpu);  // an online CPU's local APIC id
+// A parked AP's halts and wake-ups, counted: odd while it halts (or is about to), even once
+// it woke (selftest=ipi).
+uint64_t park_count(unsigned cpu);
 
 // The halt IPI's handler (vectors::halt_cpu), and the NMI's while another CPU panics: this CPU
 // stops for good.
