@@ -23,6 +23,7 @@
 #include "pv/debug_exception.h"
 #include "memory/hypervisor_page_tables.h"
 #include "sched/timers.h"
+#include "cross_cpu_selftest.h"
 #include "summary.h"
 #include "time/clock.h"
 
@@ -190,6 +191,10 @@ extern "C" [[noreturn]] void start_xen(uint32_t magic, uint32_t info_physical) {
   legacy_pic::disable();
   local_apic::init();
   bring_up_cpus();
+  if (options.selftest == boot::HypervisorSelftest::ipi) cross_cpu::selftest(true);
+  if (options.selftest == boot::HypervisorSelftest::ipi_unlocked) cross_cpu::selftest(false);
+  if (options.selftest == boot::HypervisorSelftest::lock_order) cross_cpu::lock_order_selftest(false);
+  if (options.selftest == boot::HypervisorSelftest::lock_recursion) cross_cpu::lock_order_selftest(true);
   // Each floor hands the floors below it what they call up to (docs/architecture.md, "Floors"):
   // the APIC timer's expiry, the frame table's and the trace records' view of the domains, the
   // events that timers, stopping domains and the trace buffers raise, the console ring's

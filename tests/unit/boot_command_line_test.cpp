@@ -203,6 +203,10 @@ TEST(BootCommandLine, Selftest) {
   EXPECT_EQ(parse("selftest=ap-fault").selftest, HypervisorSelftest::ap_fault);
   EXPECT_EQ(parse("selftest=bsp-fault").selftest, HypervisorSelftest::bsp_fault);
   EXPECT_EQ(parse("selftest=ap-hang").selftest, HypervisorSelftest::ap_hang);
+  EXPECT_EQ(parse("selftest=ipi").selftest, HypervisorSelftest::ipi);
+  EXPECT_EQ(parse("selftest=ipi-unlocked").selftest, HypervisorSelftest::ipi_unlocked);
+  EXPECT_EQ(parse("selftest=lock-order").selftest, HypervisorSelftest::lock_order);
+  EXPECT_EQ(parse("selftest=lock-recursion").selftest, HypervisorSelftest::lock_recursion);
   CommandLine bad = parse("selftest=reboot-the-moon");
   EXPECT_EQ(bad.selftest, HypervisorSelftest::none);
   ASSERT_EQ(bad.diagnostic_count, 1u);

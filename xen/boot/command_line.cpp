@@ -210,6 +210,14 @@ bool parse_selftest(Text value, HypervisorSelftest& selftest) {
     selftest = HypervisorSelftest::bsp_fault;
   else if (value.equals("ap-hang"))
     selftest = HypervisorSelftest::ap_hang;
+  else if (value.equals("ipi"))
+    selftest = HypervisorSelftest::ipi;
+  else if (value.equals("ipi-unlocked"))
+    selftest = HypervisorSelftest::ipi_unlocked;
+  else if (value.equals("lock-order"))
+    selftest = HypervisorSelftest::lock_order;
+  else if (value.equals("lock-recursion"))
+    selftest = HypervisorSelftest::lock_recursion;
   else
     return false;
   return true;
@@ -275,7 +283,9 @@ void apply_option(Text word, CommandLine& out) {
     ok = has_value && parse_selftest(value, out.selftest);
     if (!ok)
       report(out, CommandLineDiagnostic::Kind::bad_value, word,
-             "expected none|hypervisor-fault|stack-overflow|syscall-entry-debug|ap-fault|bsp-fault|ap-hang");
+             "expected "
+             "none|hypervisor-fault|stack-overflow|syscall-entry-debug|ap-fault|bsp-fault|ap-hang|ipi|ipi-unlocked|"
+             "lock-order|lock-recursion");
   } else if (key.equals("maxcpus")) {
     uint64_t count = 0;
     ok = has_value && !value.empty() && parse_number(value, count) == value.length && count >= 1 && count <= 4096;

@@ -58,6 +58,13 @@ struct Dom0MemorySpec {
 //   bsp-fault: the same on the boot CPU, with the others parked.
 //   ap-hang: the last AP stops as soon as it runs, before it reports in: the boot CPU must give
 //   up on it after 100 ms, report it and boot on without it.
+//   ipi: once the other CPUs are up, the boot CPU calls a function on each and on all, waited
+//   and not, floods 10,000 calls, wakes each AP with the event check, sends flush IPIs, checks
+//   the flush filter and has all CPUs increment a counter under one lock, printing each result
+//   (test_smp_ipi.py); then the boot goes on. ipi-unlocked: the same with the counter's lock
+//   left out (the count must come out short: the test can see a broken lock).
+//   lock-order: the boot CPU takes two locks against the lock order; lock-recursion: one lock
+//   twice. The checker must panic naming the locks.
 enum class HypervisorSelftest : uint8_t {
   none,
   hypervisor_fault,
@@ -65,7 +72,11 @@ enum class HypervisorSelftest : uint8_t {
   syscall_entry_debug,
   ap_fault,
   bsp_fault,
-  ap_hang
+  ap_hang,
+  ipi,
+  ipi_unlocked,
+  lock_order,
+  lock_recursion
 };
 
 struct CommandLineDiagnostic {

@@ -42,15 +42,16 @@ def xen417(build):
     return os.path.join(build, "deps", "xen-4.17", "xen")
 
 
-def qemu_command(hypervisor, append, modules, memory="512M", extra=(), serial="serial.log", smp=1):
+def qemu_command(hypervisor, append, modules, memory="512M", extra=(), serial="serial.log", smp=1, accel="tcg"):
     """The one QEMU command line of the project's boots: no display, VGA or NIC (so SeaBIOS
     never writes to COM1), the serial port to a file, isa-debug-exit for the exit value.
     smp: how many CPUs (`-smp N`); 1, the default, adds nothing, so single-CPU boots keep their
     exact command line. Under `-icount` QEMU runs all CPUs round robin on one thread, so such
-    runs stay deterministic."""
+    runs stay deterministic. accel: QEMU's -accel value ("tcg,thread=multi": each CPU on a host
+    thread of its own, so they really run at once; not with -icount)."""
     # QEMU separates modules with commas; a comma inside a command line is written twice.
     initrd = ",".join(f"{p} {a}".strip().replace(",", ",,") for p, a in modules)
-    return ["qemu-system-x86_64", "-accel", "tcg", "-cpu", "Westmere", "-m", memory,
+    return ["qemu-system-x86_64", "-accel", accel, "-cpu", "Westmere", "-m", memory,
             "-display", "none", "-vga", "none", "-nic", "none", "-monitor", "none",
             "-serial", f"file:{serial}", "-no-reboot",
             "-device", "isa-debug-exit,iobase=0xf4,iosize=4",
@@ -58,14 +59,15 @@ def qemu_command(hypervisor, append, modules, memory="512M", extra=(), serial="s
             *(["-smp", str(smp)] if smp != 1 else []), *extra]
 
 
-def boot(hypervisor, append, modules, timeout=120, until=None, memory="512M", extra=(), watch=None, smp=1):
+def boot(hypervisor, append, modules, timeout=120, until=None, memory="512M", extra=(), watch=None, smp=1,
+         accel="tcg"):
     """modules: list of (path, command line). until: a string that ends the boot when seen.
-    smp: the machine's CPU count (qemu_command).
+    smp, accel: the machine's CPU count and accelerator (qemu_command).
     watch: called with the serial output so far while the machine runs (about every 0.1 s),
     for tests that act on the running machine; returning True ends the machine there."""
     with tempfile.TemporaryDirectory() as tmp:
         log = os.path.join(tmp, "serial.log")
-        cmd = qemu_command(hypervisor, append, modules, memory, extra, log, smp)
+        cmd = qemu_command(hypervisor, append, modules, memory, extra, log, smp, accel)
         start = time.monotonic()
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE)
