@@ -184,6 +184,17 @@ long apply_va_flags(Vcpu& vcpu, uint64_t va, uint64_t flags) {
 }  // namespace
 
 namespace {
+long update_one(mm::MmuContext& context, const mmu_update_t& request) { return mm::mmu_update(context, request); }
+
+// A batch on another domain's tables, or mapping another domain's frames (mmu_update's
+// foreigndom): those domains detach nothing meanwhile.
+[[gnu::noinline]] long foreign_update(Vcpu& vcpu, Arguments& args, const Target& target, Domain* frames) {
+  const bool other_frames = frames != nullptr && frames != vcpu.domain && frames != target.tables;
+  writable_page_tables::ForeignUse tables_use(target.tables != vcpu.domain ? target.tables : nullptr);
+  writable_page_tables::ForeignUse frames_use(other_frames ? frames : nullptr);
+  return run_batch<mmu_update_t>(vcpu, args, update_one, *target.tables, target.page_owner);
+}
+
 // One request on the caller's own tables with no count to report: a kernel's single PTE write
 // (ours in pte=hypercall mode, Linux's xen_set_pte outside lazy mode). run_batch with count 1
 // and no `done` does the same: read the request, run it, apply its effects; without its loop,
@@ -216,16 +227,12 @@ long mmu_update(Vcpu& vcpu, TrapFrame&, Arguments& args) {
   Target target;
   if (long rc = mmu_target(vcpu, args.a[3], uint32_t(args.a[1]), target))
     return target.refused_before_done ? rc : finish(vcpu, args.a[2], 0, rc);
-  // The tables updated and the frames mapped are seen validated too, whoever owns them.
-  if (target.tables != vcpu.domain) writable_page_tables::reattach_all(*target.tables);
-  if (Domain* frames = mm::is_guest_domain(target.page_owner) ? domains::find(target.page_owner) : nullptr)
-    if (frames != vcpu.domain && frames != target.tables) writable_page_tables::reattach_all(*frames);
-  return run_batch<mmu_update_t>(
-      vcpu, args,
-      [last = mm::BatchTables{}](mm::MmuContext& context, const mmu_update_t& request) mutable {
-        return mm::mmu_update(context, request, last);
-      },
-      *target.tables, target.page_owner);
+  // The tables updated and the frames mapped are seen validated too, whoever owns them: another
+  // domain's detaches wait until the batch is done (it may run on another CPU meanwhile).
+  Domain* frames = mm::is_guest_domain(target.page_owner) ? domains::find(target.page_owner) : nullptr;
+  if (target.tables == vcpu.domain && (frames == nullptr || frames == vcpu.domain)) [[likely]]
+    return run_batch<mmu_update_t>(vcpu, args, update_one, *target.tables, target.page_owner);
+  return foreign_update(vcpu, args, target, frames);
 }
 
 long mmuext_op(Vcpu& vcpu, TrapFrame&, Arguments& args) {
@@ -243,7 +250,7 @@ long mmuext_op(Vcpu& vcpu, TrapFrame&, Arguments& args) {
           return mm::mmuext_op(context, vcpu.bases, op);
         },
         *vcpu.domain);
-  writable_page_tables::reattach_all(*target);
+  writable_page_tables::ForeignUse use(target);
   return run_batch<mmuext_op_t>(
       vcpu, args,
       [target](mm::MmuContext& context, const mmuext_op_t& op) { return foreign_mmuext(context, *target, op); },
@@ -258,8 +265,10 @@ long map_va(Vcpu& vcpu, uint64_t va, uint64_t value, uint64_t flags, domid_t pag
   mm::MmuContext& context = domain_mmu::reused_context(*vcpu.domain);
   context.page_owner = page_owner;
   uint64_t table = vcpu.active_table_mfn();
-  // apply_va_flags invalidates va right below, before anything can use the old translation.
-  bool va_invalidated = (flags & UVMF_FLUSHTYPE_MASK) != UVMF_NONE;
+  // apply_va_flags invalidates va right below, before anything can use the old translation:
+  // this CPU's. No other CPU may hold it (domain_mmu::runs_here_alone) for that to say the
+  // translation is gone everywhere.
+  bool va_invalidated = (flags & UVMF_FLUSHTYPE_MASK) != UVMF_NONE && domain_mmu::runs_here_alone(*vcpu.domain);
   int rc = mm::update_va_mapping(context, table, va, value, va_invalidated);
   apply(context.effects);
   if (rc) return rc;
