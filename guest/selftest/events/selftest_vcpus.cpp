@@ -190,12 +190,16 @@ void timers(SelfTest& test, unsigned count) {
 vcpu_runstate_info areas[kMaxVcpus];
 void runstates(SelfTest& test, unsigned count) {
   const unsigned id = count - 1;
+  // Each check on what the hypervisor says of another vCPU waits until it is back in its loop
+  // (a woken vCPU 0 may run before it blocked: at once under Xen, which runs them in parallel).
+  test.check("another vCPU waits for work", wait_blocked(id), true);
   test.check("VCPUOP_register_runstate_memory_area for another vCPU works",
              xen::vcpu_op(VCPUOP_register_runstate_memory_area, id, area_request(&areas[id])), 0);
   test.check("  written at once: it is blocked (waiting for work)", areas[id].state, RUNSTATE_blocked);
   const uint64_t ran_before = areas[id].time[RUNSTATE_running];
   long answer = -1;
   smp::run_on(id, who_am_i, 0, answer, kTimeout);
+  wait_blocked(id);
   test.check("  rewritten as it leaves the CPU: blocked again, having run more",
              areas[id].state == RUNSTATE_blocked && areas[id].time[RUNSTATE_running] > ran_before, true);
   vcpu_runstate_info info{};
@@ -219,6 +223,7 @@ void domctl_view(SelfTest& test, unsigned count) {
   test.check("  nr_online_vcpus is every vCPU", info.nr_online_vcpus, count);
   test.check("  max_vcpu_id the last", info.max_vcpu_id, count - 1);
   const unsigned id = count - 1;
+  wait_blocked(id);
   xen_domctl_t op = vcpu_domctl(XEN_DOMCTL_getvcpuinfo, id);
   test.check("getvcpuinfo of another of its vCPUs works", control::domctl(op), 0);
   test.check("  online, not running", op.u.getvcpuinfo.online == 1 && op.u.getvcpuinfo.running == 0, true);
