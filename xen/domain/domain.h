@@ -220,9 +220,9 @@ inline vcpu_info_t* Vcpu::info() const {
 }
 
 namespace domains {
-// The domain slots. Each Domain holds its event-channel table, FIFO queue state and its
-// vCPUs' state (about 76 KiB with 8 vCPUs), so the table is kept modest: 32 slots, about
-// 2.4 MiB of .bss, dom0 included.
+// The domain slots. Each Domain holds its event-channel table, FIFO queue state and its 8
+// vCPUs' state (about 75 KiB), so the table is kept modest: 32 slots, about 2.3 MiB of .bss
+// (raw storage, each slot constructed when created), dom0 included.
 // Ids are independent of slots (createdomain chooses them as Xen does); a slot is reused once
 // its domain is gone.
 constexpr unsigned max_domains = 32;
