@@ -136,6 +136,44 @@ restore_frame:
     push  $0
     jmp   hypercall_page + HYPERCALL_IRET * 32
 
+    /* A secondary vCPU (kernel/smp): it starts here with its own stack in rsp and its id in
+     * rdi (the context VCPUOP_initialise gave it), and takes its events through the stub
+     * below, whose dispatcher handles nothing but events (no batched page-table flush, no
+     * trace poll: those belong to vCPU 0's kernel). Exceptions take the kernel's stubs. */
+    .globl secondary_vcpu_entry
+secondary_vcpu_entry:
+    call  secondary_vcpu_main
+1:  jmp   1b
+
+    .globl secondary_event_callback_entry
+secondary_event_callback_entry:
+    pop   %rcx
+    pop   %r11
+    push  $0
+    push  $VECTOR_EVENT
+    cld
+    push  %rax
+    push  %rbx
+    push  %rcx
+    push  %rdx
+    push  %rsi
+    push  %rdi
+    push  %rbp
+    push  %r8
+    push  %r9
+    push  %r10
+    push  %r11
+    push  %r12
+    push  %r13
+    push  %r14
+    push  %r15
+    mov   %rsp, %rdi
+    mov   %rsp, %rbx
+    and   $-16, %rsp
+    call  secondary_trap_dispatch
+    mov   %rbx, %rsp
+    jmp   restore_frame
+
     /* [[noreturn]] void resume_frame(TrapFrame*): returns to the context in the frame
      * (used to enter user mode for the first time). */
     .globl resume_frame

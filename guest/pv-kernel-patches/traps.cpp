@@ -36,11 +36,9 @@ trap_info_t entry(uint8_t vector, void (*handler)(), uint8_t flags = kMaskEvents
   return trap_info_t{vector, flags, FLAT_KERNEL_CS, reinterpret_cast<unsigned long>(handler)};
 }
 
-}  // namespace
-
-void traps_install() {
-  // Vector 2 (NMI) uses the NMI callback, 8 (double fault) is handled by the hypervisor.
-  static const trap_info_t table[] = {
+// Vector 2 (NMI) uses the NMI callback, 8 (double fault) is handled by the hypervisor.
+const trap_info_t* table() {
+  static const trap_info_t entries[] = {
       entry(0, trap_divide_error),
       entry(1, trap_debug),
       entry(3, trap_int3, kMaskEvents | kUserMayRaise),
@@ -60,10 +58,20 @@ void traps_install() {
       entry(19, trap_simd_error),
       trap_info_t{0, 0, 0, 0},  // terminator: address 0
   };
-  long rc = xen::set_trap_table(table);
+  return entries;
+}
+}  // namespace
+
+void traps_install() {
+  long rc = xen::set_trap_table(table());
   if (rc < 0) kernel::panic("set_trap_table: %ld", rc);
 }
 
 void traps_remove_all() { xen::set_trap_table(nullptr); }
+
+void traps_fill_context(trap_info_t (&by_vector)[256]) {
+  for (trap_info_t& entry : by_vector) entry = trap_info_t{};
+  for (const trap_info_t* entry = table(); entry->address; ++entry) by_vector[entry->vector] = *entry;
+}
 
 }  // namespace pv

@@ -230,6 +230,43 @@ TEST(BootCommandLine, MaxCpus) {
   }
 }
 
+// dom0_max_vcpus= in Xen's four forms; dom0 then gets the online CPUs clamped to them and to
+// the vCPUs a domain may have, never none.
+TEST(BootCommandLine, Dom0MaxVcpus) {
+  EXPECT_EQ(parse("").dom0_vcpus, (Dom0VcpusSpec{1, ~0u}));
+  EXPECT_EQ(parse("dom0_max_vcpus=4").dom0_vcpus, (Dom0VcpusSpec{4, 4}));
+  EXPECT_EQ(parse("dom0_max_vcpus=2-").dom0_vcpus, (Dom0VcpusSpec{2, ~0u}));
+  EXPECT_EQ(parse("dom0_max_vcpus=2-6").dom0_vcpus, (Dom0VcpusSpec{2, 6}));
+  EXPECT_EQ(parse("dom0_max_vcpus=-3").dom0_vcpus, (Dom0VcpusSpec{1, 3}));
+  EXPECT_EQ(parse("dom0_max_vcpus=0").dom0_vcpus, (Dom0VcpusSpec{1, 1})) << "N of 0 is 1, as Xen";
+  EXPECT_EQ(parse("dom0_max_vcpus=0x2").dom0_vcpus, (Dom0VcpusSpec{2, 2}));
+  for (const char* bad : {"dom0_max_vcpus", "dom0_max_vcpus=", "dom0_max_vcpus=two", "dom0_max_vcpus=2x",
+                          "dom0_max_vcpus=1-2-3", "dom0_max_vcpus=-", "dom0_max_vcpus=99999999999"}) {
+    CommandLine line = parse(bad);
+    EXPECT_EQ(line.dom0_vcpus, (Dom0VcpusSpec{1, ~0u})) << bad;
+    ASSERT_EQ(line.diagnostic_count, 1u) << bad;
+    EXPECT_STREQ(line.diagnostics[0].key, "dom0_max_vcpus") << bad;
+  }
+  EXPECT_EQ((Dom0VcpusSpec{1, ~0u}).resolve(4, 8), 4u) << "as many as the CPUs online";
+  EXPECT_EQ((Dom0VcpusSpec{1, ~0u}).resolve(1, 8), 1u);
+  EXPECT_EQ((Dom0VcpusSpec{4, 4}).resolve(1, 8), 4u) << "more vCPUs than CPUs";
+  EXPECT_EQ((Dom0VcpusSpec{1, 2}).resolve(4, 8), 2u);
+  EXPECT_EQ((Dom0VcpusSpec{16, 16}).resolve(4, 8), 8u) << "never beyond what a domain may have";
+  EXPECT_EQ((Dom0VcpusSpec{1, 0}).resolve(4, 8), 1u) << "never none";
+}
+
+TEST(BootCommandLine, DomuMaxVcpus) {
+  EXPECT_EQ(parse("").domu_vcpus, 1u);
+  EXPECT_EQ(parse("domU_max_vcpus=4").domu_vcpus, 4u);
+  EXPECT_EQ(parse("domU_max_vcpus=8").domu_vcpus, 8u);
+  for (const char* bad : {"domU_max_vcpus", "domU_max_vcpus=0", "domU_max_vcpus=9", "domU_max_vcpus=2-4"}) {
+    CommandLine line = parse(bad);
+    EXPECT_EQ(line.domu_vcpus, 1u) << bad;
+    ASSERT_EQ(line.diagnostic_count, 1u) << bad;
+    EXPECT_STREQ(line.diagnostics[0].key, "domU_max_vcpus") << bad;
+  }
+}
+
 // An amount of at least a page, or relative to what is there, is fine; min: may be 0.
 TEST(BootCommandLine, Dom0MemoryOfAtLeastAPage) {
   for (const char* good :

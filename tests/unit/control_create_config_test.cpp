@@ -56,12 +56,18 @@ TEST(CreateConfig, HvmAndHapAreRefused) {
   EXPECT_TRUE(out.xenstore_domain);
 }
 
-TEST(CreateConfig, VcpusOneOnly) {
+TEST(CreateConfig, VcpusOneToEight) {
   xen_domctl_createdomain config = pv_config();
   config.max_vcpus = 0;
   EXPECT_EQ(check(config), -XEN_EINVAL) << "no vCPUs";
-  config.max_vcpus = 2;
-  EXPECT_EQ(check(config), -XEN_EINVAL) << "ours: one vCPU per domain";
+  DomainConfig out;
+  for (uint32_t count : {1u, 2u, 4u, 8u}) {
+    config.max_vcpus = count;
+    EXPECT_EQ(check_create_config(config, false, out), 0) << count;
+    EXPECT_EQ(out.max_vcpus, count);
+  }
+  config.max_vcpus = control::max_vcpus_per_domain + 1;
+  EXPECT_EQ(check(config), -XEN_EINVAL) << "ours: at most 8 vCPUs per domain";
   config.max_vcpus = 0xffffffff;
   EXPECT_EQ(check(config), -XEN_EINVAL);
 }

@@ -84,6 +84,9 @@ TEST(DomctlRules, MaxVcpusOnlyTheCreatedCount) {
   EXPECT_EQ(check_max_vcpus(false, 2, 1), -XEN_EINVAL);
   EXPECT_EQ(check_max_vcpus(false, 0, 1), -XEN_EINVAL);
   EXPECT_EQ(check_max_vcpus(true, 1, 1), -XEN_EINVAL) << "never on the caller itself";
+  EXPECT_EQ(check_max_vcpus(false, 4, 4), 0);
+  EXPECT_EQ(check_max_vcpus(false, 8, 4), -XEN_EINVAL) << "more than createdomain said";
+  EXPECT_EQ(check_max_vcpus(false, 2, 4), -XEN_EINVAL) << "fewer than createdomain said";
 }
 
 TEST(DomctlRules, VcpuIndex) {

@@ -71,7 +71,30 @@ TEST(VcpuContext, LdtAndGdt) {
   EXPECT_EQ(check(c), -XEN_EINVAL) << "more than 16 GDT frames";
   c = first_context();
   c.gdt_ents = 10;
-  EXPECT_EQ(check(c), -XEN_EINVAL) << "ours: no guest GDT";
+  EXPECT_EQ(check(c), 0) << "a GDT's frames are checked when they are taken";
+  c.ldt_ents = 16;
+  c.ldt_base = 0x7000;
+  EXPECT_EQ(check(c), 0) << "an LDT within the rules";
+}
+
+TEST(VcpuContext, AnInitialisedVcpuKeepsItsDescriptorTables) {
+  const uint64_t frames[2] = {0x50, 0x51};
+  VcpuTablesNow now{true, 0x1234, 0, 600, frames, 0x7000, 16};
+  vcpu_guest_context c = first_context();
+  c.gdt_ents = 600;
+  c.gdt_frames[0] = 0x50;
+  c.gdt_frames[1] = 0x51;
+  c.ldt_ents = 16;
+  c.ldt_base = 0x7000;
+  EXPECT_EQ(check_vcpu_context(c, 0, now), 0);
+  c.gdt_frames[1] = 0x52;
+  EXPECT_EQ(check_vcpu_context(c, 0, now), -XEN_EOPNOTSUPP) << "another GDT frame";
+  c.gdt_frames[1] = 0x51;
+  c.gdt_ents = 500;
+  EXPECT_EQ(check_vcpu_context(c, 0, now), -XEN_EOPNOTSUPP) << "another GDT size";
+  c.gdt_ents = 600;
+  c.ldt_base = 0x8000;
+  EXPECT_EQ(check_vcpu_context(c, 0, now), -XEN_EOPNOTSUPP) << "another LDT";
 }
 
 TEST(VcpuContext, VmAssistMask) {

@@ -119,7 +119,8 @@ TEST(DaemonProtocol, ConfigErrors) {
             "Unknown on_crash action \"explode\" specified");
   EXPECT_EQ(error(Json{{"name", "Domain-0"}, {"kernel", "/k"}}), "Domain with name \"Domain-0\" already exists.");
   EXPECT_EQ(error(Json{{"name", "d"}, {"kernel", "/k"}, {"uuid", "nope"}}), "Failed to parse UUID: nope");
-  EXPECT_TRUE(std::holds_alternative<Failure>(resolve_config(Json{{"name", "d"}, {"kernel", "/k"}, {"vcpus", 2}})));
+  EXPECT_EQ(error(Json{{"name", "d"}, {"kernel", "/k"}, {"vcpus", 4}, {"maxvcpus", 2}}), "maxvcpus < vcpus");
+  EXPECT_TRUE(std::holds_alternative<Failure>(resolve_config(Json{{"name", "d"}, {"kernel", "/k"}, {"vcpus", 0}})));
   EXPECT_TRUE(std::holds_alternative<Failure>(resolve_config(Json{{"name", "d"}, {"kernel", "/k"}, {"memory", 0}})));
   EXPECT_TRUE(std::holds_alternative<Failure>(
       resolve_config(Json{{"name", "d"}, {"kernel", "/k"}, {"memory", 64}, {"maxmem", 32}})));
@@ -128,6 +129,25 @@ TEST(DaemonProtocol, ConfigErrors) {
   EXPECT_TRUE(std::holds_alternative<Failure>(resolve_config(Json::array())));
   EXPECT_TRUE(std::holds_alternative<Failure>(
       resolve_config(Json{{"name", "d"}, {"kernel", "/k"}, {"ptwr_mode", "sometimes"}})));
+}
+
+// vcpus and maxvcpus as xl.cfg gives them: maxvcpus defaults to vcpus; how many a domain may
+// have is the hypervisor's answer at createdomain (ours: 8, Xen: more).
+TEST(DaemonProtocol, ConfigVcpus) {
+  auto config = [](Json fields) { return std::get<DomainConfig>(resolve_config(fields)); };
+  const DomainConfig one = config(Json{{"name", "d"}, {"kernel", "/k"}});
+  EXPECT_EQ(one.vcpus, 1u);
+  EXPECT_EQ(one.maxvcpus, 1u);
+  const DomainConfig two = config(Json{{"name", "d"}, {"kernel", "/k"}, {"vcpus", 2}});
+  EXPECT_EQ(two.vcpus, 2u);
+  EXPECT_EQ(two.maxvcpus, 2u);
+  const DomainConfig some = config(Json{{"name", "d"}, {"kernel", "/k"}, {"vcpus", 2}, {"maxvcpus", 4}});
+  EXPECT_EQ(some.vcpus, 2u);
+  EXPECT_EQ(some.maxvcpus, 4u);
+  const DomainConfig again = config(config_to_json(some));
+  EXPECT_EQ(again.vcpus, 2u);
+  EXPECT_EQ(again.maxvcpus, 4u);
+  EXPECT_EQ(config(Json{{"name", "d"}, {"kernel", "/k"}, {"vcpus", 16}}).maxvcpus, 16u) << "the hypervisor says no";
 }
 
 TEST(DaemonProtocol, Uuids) {

@@ -157,6 +157,47 @@ TEST_F(TwoDomains, IpiOnAFullTableIsNoSpace) {
   EXPECT_EQ(bind_ipi(domu, 0), -XEN_ENOSPC);
 }
 
+// EVTCHNOP_bind_vcpu as Xen 4.17's evtchn_bind_vcpu: unbound, interdomain and global VIRQ ports
+// move to the vCPU (status reports it); IPI ports, per-vCPU VIRQs, hypervisor-served, free and
+// out-of-range ports are -EINVAL and keep their vCPU.
+TEST_F(TwoDomains, BindVcpuMovesWhatXenMoves) {
+  const int unbound = alloc_unbound(domu, 0);
+  EXPECT_EQ(bind_vcpu(domu, evtchn_port_t(unbound), 3), 0);
+  EXPECT_EQ(status_of(domu, evtchn_port_t(unbound)).vcpu, 3u);
+  const int local = bind_interdomain(dom0, domu, evtchn_port_t(unbound));
+  EXPECT_EQ(status_of(domu, evtchn_port_t(unbound)).vcpu, 3u) << "binding keeps the notify vCPU";
+  EXPECT_EQ(bind_vcpu(dom0, evtchn_port_t(local), 1), 0);
+  EXPECT_EQ(status_of(dom0, evtchn_port_t(local)).vcpu, 1u);
+  EXPECT_EQ(close(domu, evtchn_port_t(unbound), find).error, 0);
+  EXPECT_EQ(status_of(domu, evtchn_port_t(unbound)).vcpu, 0u) << "a closed port notifies vCPU 0 again";
+
+  const int ipi = bind_ipi(domu, 2);
+  EXPECT_EQ(bind_vcpu(domu, evtchn_port_t(ipi), 1), -XEN_EINVAL);
+  EXPECT_EQ(status_of(domu, evtchn_port_t(ipi)).vcpu, 2u);
+
+  const int global = alloc_unbound(domu, 0), timer = alloc_unbound(domu, 0);
+  domu.ports[global] = Channel{Channel::State::virq, VIRQ_DOM_EXC, 0, 0, 0};
+  domu.ports[timer] = Channel{Channel::State::virq, VIRQ_TIMER, 2, 0, 0};
+  EXPECT_EQ(bind_vcpu(domu, evtchn_port_t(global), 1), 0) << "a global VIRQ moves";
+  EXPECT_EQ(domu.ports[global].vcpu, 1u);
+  EXPECT_EQ(bind_vcpu(domu, evtchn_port_t(timer), 1), -XEN_EINVAL) << "a per-vCPU VIRQ does not";
+  EXPECT_EQ(domu.ports[timer].vcpu, 2u);
+
+  const int console = bind_to_hypervisor(domu);
+  EXPECT_EQ(bind_vcpu(domu, evtchn_port_t(console), 1), -XEN_EINVAL) << "the hypervisor's port";
+  EXPECT_EQ(bind_vcpu(domu, 0, 1), -XEN_EINVAL) << "port 0";
+  EXPECT_EQ(bind_vcpu(domu, 12, 1), -XEN_EINVAL) << "a free port";
+  EXPECT_EQ(bind_vcpu(domu, 16, 1), -XEN_EINVAL) << "beyond the table";
+  EXPECT_EQ(bind_vcpu(domu, 0xffffffffu, 1), -XEN_EINVAL);
+}
+
+TEST(VirqIsGlobal, AllButThePerVcpuOnes) {
+  for (uint32_t virq : {VIRQ_TIMER, VIRQ_DEBUG, VIRQ_XENOPROF, VIRQ_XENPMU}) EXPECT_FALSE(virq_is_global(virq)) << virq;
+  for (uint32_t virq :
+       {VIRQ_CONSOLE, VIRQ_DOM_EXC, VIRQ_TBUF, VIRQ_CON_RING, VIRQ_PCPU_STATE, VIRQ_ENOMEM, VIRQ_XENPMU + 1})
+    EXPECT_TRUE(virq_is_global(virq)) << virq;
+}
+
 // Xen's buckets: a domain has ports 0-63 until they are all taken, then the next bucket's, and
 // keeps every bucket it got. A port beyond them does not exist for any operation.
 struct Buckets : ::testing::Test {

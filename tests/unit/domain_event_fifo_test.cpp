@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <atomic>
 #include <thread>
+#include <vector>
 #include "domain/event_fifo.h"
 
 namespace evtchn_fifo {
@@ -226,7 +227,7 @@ TEST_F(Fifo, GarbageInTheWordsIsNeverFollowed) {
   word(9) = kLinked | 3u;  // the tail linked to 3, not by us: the next link overwrites it
   EXPECT_FALSE(set_pending(fifo, 11));
   EXPECT_EQ(word(9), kLinked | 11u);
-  EXPECT_EQ(fifo.tails[EVTCHN_FIFO_PRIORITY_DEFAULT], 11u);
+  EXPECT_EQ(fifo.vcpus[0].tails[EVTCHN_FIFO_PRIORITY_DEFAULT], 11u);
 }
 
 // A hostile guest flipping MASKED on the tail word as fast as it can while the hypervisor links
@@ -243,7 +244,7 @@ TEST_F(Fifo, ATailTheGuestKeepsChangingCostsBoundedTries) {
   for (unsigned round = 0; round < kRounds; ++round) {
     __atomic_and_fetch(&word(5), kMasked, __ATOMIC_SEQ_CST);
     __atomic_or_fetch(&word(5), kPending | kLinked, __ATOMIC_SEQ_CST);
-    fifo.tails[EVTCHN_FIFO_PRIORITY_DEFAULT] = 5;
+    fifo.vcpus[0].tails[EVTCHN_FIFO_PRIORITY_DEFAULT] = 5;
     word(6) = 0;
     EXPECT_FALSE(set_pending(fifo, 6));
     const event_word_t tail = __atomic_load_n(&word(5), __ATOMIC_SEQ_CST);
@@ -269,8 +270,89 @@ TEST_F(Fifo, StopForgetsEverything) {
   stop(fifo);
   EXPECT_FALSE(fifo.active);
   EXPECT_EQ(fifo.array_pages, 0u);
-  EXPECT_EQ(fifo.tails[EVTCHN_FIFO_PRIORITY_DEFAULT], 0u);
+  EXPECT_EQ(fifo.vcpus[0].tails[EVTCHN_FIFO_PRIORITY_DEFAULT], 0u);
   EXPECT_EQ(fifo.word(5), nullptr);
+}
+
+// Per vCPU: each vCPU has its own control block and queues (EVTCHNOP_init_control names it);
+// an event goes to the queues of the vCPU its port notifies, and is dropped for a vCPU with no
+// control block, as Xen's evtchn_fifo_set_pending drops it.
+struct FifoVcpus : Fifo {
+  static constexpr uint32_t kSecondOffset = 1024;  // vCPU 1's block in the same frame
+  evtchn_fifo_control_block& control_of_1() {
+    return *reinterpret_cast<evtchn_fifo_control_block*>(memory + kControlFrame * kPageSize + kSecondOffset);
+  }
+};
+
+TEST_F(FifoVcpus, EachVcpuHasOneControlBlock) {
+  start_with_page();
+  EXPECT_TRUE(has_control_block(fifo, 0));
+  EXPECT_FALSE(has_control_block(fifo, 1));
+  EXPECT_EQ(add_control_block(fifo, 1, kControlFrame, kSecondOffset), 0);
+  EXPECT_TRUE(has_control_block(fifo, 1));
+  EXPECT_EQ(add_control_block(fifo, 1, kControlFrame, kSecondOffset), -XEN_EINVAL) << "a second one";
+  EXPECT_EQ(add_control_block(fifo, 0, kControlFrame, kSecondOffset), -XEN_EINVAL);
+  EXPECT_EQ(add_control_block(fifo, kMaxVcpus, kControlFrame, kSecondOffset), -XEN_ENOENT);
+  EXPECT_FALSE(has_control_block(fifo, kMaxVcpus));
+}
+
+TEST_F(FifoVcpus, AnEventGoesToTheQueuesOfItsVcpu) {
+  start_with_page();
+  ASSERT_EQ(add_control_block(fifo, 1, kControlFrame, kSecondOffset), 0);
+  EXPECT_TRUE(set_pending(fifo, 5, 1));
+  EXPECT_EQ(control_of_1().head[EVTCHN_FIFO_PRIORITY_DEFAULT], 5u);
+  EXPECT_EQ(control_of_1().ready, 1u << EVTCHN_FIFO_PRIORITY_DEFAULT);
+  EXPECT_EQ(control().ready, 0u) << "vCPU 0 is not told";
+  EXPECT_EQ(control().head[EVTCHN_FIFO_PRIORITY_DEFAULT], 0u);
+  EXPECT_TRUE(set_pending(fifo, 9, 0)) << "vCPU 0's queue is empty: its own HEAD and READY";
+  EXPECT_EQ(control().head[EVTCHN_FIFO_PRIORITY_DEFAULT], 9u);
+  EXPECT_EQ(word(5), kPending | kLinked) << "nothing linked behind vCPU 1's tail";
+}
+
+TEST_F(FifoVcpus, AnEventForAVcpuWithoutAControlBlockIsDropped) {
+  start_with_page();
+  EXPECT_FALSE(set_pending(fifo, 5, 2));
+  EXPECT_EQ(word(5), 0u);
+  EXPECT_FALSE(unmask(fifo, 5, 2));
+}
+
+// A port moved to another vCPU: its next link goes to the new vCPU's queue, and the old
+// queue's tail is forgotten once the guest consumed it there.
+TEST_F(FifoVcpus, APortMovedToAnotherVcpuLinksThereNext) {
+  start_with_page();
+  ASSERT_EQ(add_control_block(fifo, 1, kControlFrame, kSecondOffset), 0);
+  ASSERT_TRUE(set_pending(fifo, 5, 0));
+  consume(5);
+  word(5) &= ~kPending;
+  EXPECT_TRUE(set_pending(fifo, 5, 1));
+  EXPECT_EQ(control_of_1().head[EVTCHN_FIFO_PRIORITY_DEFAULT], 5u);
+  EXPECT_EQ(fifo.vcpus[0].tails[EVTCHN_FIFO_PRIORITY_DEFAULT], 0u);
+  EXPECT_EQ(fifo.vcpus[1].tails[EVTCHN_FIFO_PRIORITY_DEFAULT], 5u);
+  control().ready = 0;
+  EXPECT_TRUE(set_pending(fifo, 9, 0)) << "vCPU 0's queue is empty: 9 is not linked behind 5";
+  EXPECT_EQ(control().head[EVTCHN_FIFO_PRIORITY_DEFAULT], 9u);
+  EXPECT_EQ(word(5), kPending | kLinked);
+}
+
+TEST_F(FifoVcpus, DeferredEventsGoToTheVcpuTheirPortNotifiesWhenThePageComes) {
+  start_fifo();
+  ASSERT_EQ(add_control_block(fifo, 1, kControlFrame, kSecondOffset), 0);
+  EXPECT_FALSE(set_pending(fifo, 5, 1));
+  EXPECT_FALSE(set_pending(fifo, 6, 0));
+  const VcpuOf odd_ports_on_1 = [](const void*, unsigned port) { return port % 2; };
+  EXPECT_EQ(add_array_page(fifo, kArrayFrame, odd_ports_on_1), 3u) << "both vCPUs told";
+  EXPECT_EQ(control_of_1().head[EVTCHN_FIFO_PRIORITY_DEFAULT], 5u);
+  EXPECT_EQ(control().head[EVTCHN_FIFO_PRIORITY_DEFAULT], 6u);
+}
+
+TEST_F(FifoVcpus, EveryControlBlockFrameIsHeld) {
+  start_with_page();
+  ASSERT_EQ(add_control_block(fifo, 3, kSecondArrayFrame, 0), 0);
+  std::vector<uint64_t> frames;
+  for_each_frame(fifo, [&](uint64_t mfn) { frames.push_back(mfn); });
+  EXPECT_EQ(frames, (std::vector<uint64_t>{kControlFrame, kSecondArrayFrame, kArrayFrame}));
+  stop(fifo);
+  EXPECT_FALSE(has_control_block(fifo, 3));
 }
 }  // namespace
 }  // namespace evtchn_fifo

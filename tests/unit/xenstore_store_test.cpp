@@ -187,7 +187,24 @@ TEST_F(StoreTest, StandardNodesHaveLibxlsPermissions) {
   EXPECT_EQ(call(dom1, XS_READ, {"memory/target"}).payload, "65536");
   EXPECT_EQ(call(dom1, XS_READ, {"console/port"}).payload, "2");
   EXPECT_EQ(call(dom1, XS_READ, {"console/ring-ref"}).payload, "100");
+  EXPECT_EQ(call(dom1, XS_READ, {"cpu/0/availability"}).payload, "online");
+  EXPECT_EQ(call(dom1, XS_READ, {"cpu/1/availability"}).payload, err("ENOENT")) << "one vCPU";
   EXPECT_EQ(create_domain_nodes(store, {0, "dom0"}), EINVAL);
+}
+
+// libxl__build_post's cpu/<i>/availability: online for the first `vcpus`, offline up to
+// maxvcpus, read-only to the domain.
+TEST_F(StoreTest, EachVcpuHasItsAvailability) {
+  ASSERT_EQ(create_domain_nodes(store, {3, "three", "33333333-0000-0000-0000-000000000003", 65536, 2, 300, 4, 2}), 0);
+  const ConnId dom3 = store.connect(3);
+  EXPECT_EQ(call(dom3, XS_READ, {"cpu/0/availability"}).payload, "online");
+  EXPECT_EQ(call(dom3, XS_READ, {"cpu/1/availability"}).payload, "online");
+  EXPECT_EQ(call(dom3, XS_READ, {"cpu/2/availability"}).payload, "offline");
+  EXPECT_EQ(call(dom3, XS_READ, {"cpu/3/availability"}).payload, "offline");
+  EXPECT_EQ(call(dom3, XS_READ, {"cpu/4/availability"}).payload, err("ENOENT"));
+  EXPECT_EQ(call(dom3, XS_DIRECTORY, {"cpu"}).payload, std::string("0\0001\0002\0003\0", 8));
+  EXPECT_EQ(call(dom0, XS_GET_PERMS, {"/local/domain/3/cpu/2/availability"}).payload, std::string("n0\0r3\0", 6));
+  EXPECT_EQ(call(dom3, XS_WRITE, {"cpu/2/availability", "online"}, 0, true).payload, err("EACCES"));
 }
 
 TEST_F(StoreTest, ADomainCannotReadOrWriteAnothersNodes) {

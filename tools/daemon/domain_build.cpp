@@ -4,9 +4,10 @@
 namespace pvhv::daemon::server {
 
 // libxl's order for a PV domain, on a link thread (minutes: every frame crosses the relay):
-// createdomain with the uuid as handle, max_vcpus, max_mem (+1 MiB slack, LIBXL_MAXMEM_CONSTANT),
-// the memory map, the builder, the console port bound in dom0 and its ring mapped (ring_page.h),
-// the domain introduced to the store, unpause. The record is written
+// createdomain with the uuid as handle and maxvcpus, max_vcpus (the vCPUs made), max_mem (+1 MiB
+// slack, LIBXL_MAXMEM_CONSTANT), the memory map, the builder (vCPU 0's context only: the guest
+// brings the others up itself, told which by cpu/<i>/availability), the console port bound in
+// dom0 and its ring mapped (ring_page.h), the domain introduced to the store, unpause. The record is written
 // "building" once the domain exists, "running" once it runs; a failure destroys the domain.
 void Daemon::build(DomainRecord record, std::function<void(std::optional<Failure>)> done) {
   std::string uuid = record.uuid;
@@ -57,6 +58,7 @@ void Daemon::build(DomainRecord record, std::function<void(std::optional<Failure
         pvhv_pv_createdomain_defaults(&create);
         auto handle = parse_uuid(config.uuid);
         for (size_t i = 0; i < 16; ++i) create.handle[i] = (*handle)[i];
+        create.max_vcpus = config.maxvcpus;
         uint32_t domid = 0;
         if (xc_domain_create(xen_.xch, &domid, &create) != 0) {
           out.failure = xc_failure("xc_domain_create");
@@ -71,7 +73,7 @@ void Daemon::build(DomainRecord record, std::function<void(std::optional<Failure
           errno = saved;
           return out;
         };
-        if (xc_domain_max_vcpus(xen_.xch, domid, 1) != 0) return fail("xc_domain_max_vcpus");
+        if (xc_domain_max_vcpus(xen_.xch, domid, config.maxvcpus) != 0) return fail("xc_domain_max_vcpus");
         if (!config.ptwr_mode.empty())  // xl.cfg's ptwr_mode= (ptwr_mode.h)
           if (auto failure = apply_config_ptwr_mode(xen_.xch, domid, config.ptwr_mode)) {
             fail("ptwr_mode");
@@ -101,7 +103,8 @@ void Daemon::build(DomainRecord record, std::function<void(std::optional<Failure
         out.console_handle = hold_ring(xen_.xch, domid, out.layout.console_mfn, out.console_unheld);
         // libxl's order: the domain's nodes written and the domain introduced before it runs.
         xenstore::DomainSpec spec{
-            domid, config.name, config.uuid, memory_kb, out.layout.console_port, out.layout.console_mfn};
+            domid,           config.name, config.uuid, memory_kb, out.layout.console_port, out.layout.console_mfn,
+            config.maxvcpus, config.vcpus};
         if (auto failure = introduce(spec, {domid, out.layout.xenstore_mfn, out.layout.store_port, 0}, nullptr)) {
           fail("xenstore");
           out.failure = failure;

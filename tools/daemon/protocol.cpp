@@ -171,8 +171,13 @@ std::variant<DomainConfig, Failure> resolve_config(const Json& config) {
   out.maxmem_mib = maxmem ? maxmem : out.memory_mib;
   if (out.maxmem_mib < out.memory_mib) return Failure{kEinval, "maxmem is smaller than memory"};
   if (out.maxmem_mib > (uint64_t(1) << 32)) return Failure{kEinval, "maxmem too large"};
-  if (vcpus != 1 || (maxvcpus && maxvcpus != 1))
-    return Failure{kEinval, "only one vCPU per domain for now (vcpus = 1)"};
+  // xl's rules; how many a domain may have is the hypervisor's to say (createdomain).
+  if (vcpus == 0 || vcpus > 0xffffffffu) return Failure{kEinval, "vcpus must be at least 1"};
+  if (maxvcpus == 0) maxvcpus = vcpus;
+  if (maxvcpus < vcpus) return Failure{kEinval, "maxvcpus < vcpus"};
+  if (maxvcpus > 0xffffffffu) return Failure{kEinval, "maxvcpus too large"};
+  out.vcpus = uint32_t(vcpus);
+  out.maxvcpus = uint32_t(maxvcpus);
   if (auto f = action("on_poweroff", out.on_poweroff)) return *f;
   if (auto f = action("on_reboot", out.on_reboot)) return *f;
   if (auto f = action("on_crash", out.on_crash)) return *f;

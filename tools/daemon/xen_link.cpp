@@ -254,10 +254,17 @@ std::variant<std::string, Failure> read_console(Xen& xen, bool clear) {
 }
 
 std::variant<Json, Failure> vcpu_list(Xen& xen, const std::vector<std::pair<uint32_t, std::string>>& domains) {
+  // Every vCPU may run on every CPU (nothing pins one yet): the hard affinity is all of them,
+  // which xl prints as "all", as Xen's default.
+  xc_physinfo_t physinfo{};
+  if (xc_physinfo(xen.xch, &physinfo) != 0) return xc_failure("xc_physinfo");
+  Json every_cpu = Json::array();
+  for (uint32_t cpu = 0; cpu < physinfo.nr_cpus; ++cpu) every_cpu.push_back(cpu);
   Json vcpus = Json::array();
   for (const auto& [domid, name] : domains) {
     xc_domaininfo_t info{};
     if (xc_domain_getinfolist(xen.xch, domid, 1, &info) != 1 || info.domain != domid) continue;
+    if (info.max_vcpu_id == XEN_INVALID_MAX_VCPU_ID) continue;  // created, its vCPUs not made yet
     for (uint32_t vcpu = 0; vcpu <= info.max_vcpu_id; ++vcpu) {
       xc_vcpuinfo_t v{};
       if (xc_vcpu_getinfo(xen.xch, domid, int(vcpu), &v) != 0) return xc_failure("xc_vcpu_getinfo");
@@ -269,7 +276,7 @@ std::variant<Json, Failure> vcpu_list(Xen& xen, const std::vector<std::pair<uint
                            {"running", bool(v.running)},
                            {"blocked", bool(v.blocked)},
                            {"cpu_time_ns", v.cpu_time},
-                           {"affinity", "all"}});
+                           {"affinity", every_cpu}});
     }
   }
   return vcpus;

@@ -1,8 +1,10 @@
 // The standard nodes of a new domain, laid out and permitted as libxl does (libxl_create.c,
-// libxl__domain_make and the console's frontend nodes): dom0 owns the domain's home and lets
-// the domain read it; the few nodes the domain writes (control/shutdown to acknowledge a
-// request, data, device, ...) are the domain's own.
+// libxl__domain_make, the console's frontend nodes, libxl__build_post's cpu/<i>/availability): dom0 owns the domain's
+// home and lets the domain read it; the few nodes the domain writes (control/shutdown to acknowledge a request, data,
+// device, ...) are the domain's own.
 #include <errno.h>
+
+#include <vector>
 
 #include "tools/xenstore/xenstore.h"
 
@@ -21,7 +23,7 @@ int create_domain_nodes(Store& store, const DomainSpec& spec) {
     const Perms* perms;
     bool dir;
   };
-  const Entry entries[] = {
+  std::vector<Entry> entries = {
       {home, "", &read_only, true},
       {vm, "", &read_only, true},
       {vm + "/uuid", spec.uuid, &read_only, false},
@@ -49,7 +51,13 @@ int create_domain_nodes(Store& store, const DomainSpec& spec) {
       {home + "/console/limit", "1048576", &read_only, false},
       {home + "/console/type", "xenconsoled", &read_only, false},
       {home + "/console/output", "pty", &read_only, false},
+      {home + "/cpu", "", &read_only, true},
   };
+  for (uint32_t i = 0; i < spec.max_vcpus; ++i) {
+    const std::string cpu = home + "/cpu/" + std::to_string(i);
+    entries.push_back({cpu, "", &read_only, true});
+    entries.push_back({cpu + "/availability", i < spec.vcpus ? "online" : "offline", &read_only, false});
+  }
   for (const auto& e : entries) {
     int err = e.dir ? store.mkdir(e.path, e.perms) : store.write(e.path, e.value, e.perms);
     if (err) return err;

@@ -234,9 +234,10 @@ RingPageRead read_ring_page(const RingPageReader& read, const std::function<bool
 
 // The nodes a toolstack writes for a new domain (libxl's layout, as dom0, with its
 // permissions): /local/domain/N (read-only to N) with name, domid, vm, memory/target,
-// console/{port,ring-ref,limit,type,output}, control (read-only to N) and control/shutdown,
-// control/feature-{poweroff,reboot,suspend}, control/sysrq, data, device, drivers, error, attr (N's own), and
-// /vm/<uuid>.
+// console/{port,ring-ref,limit,type,output}, cpu/<i>/availability for each vCPU (online for the
+// first `vcpus`, offline for the rest up to `max_vcpus`, as libxl__build_post), control
+// (read-only to N) and control/shutdown, control/feature-{poweroff,reboot,suspend},
+// control/sysrq, data, device, drivers, error, attr (N's own), and /vm/<uuid>.
 struct DomainSpec {
   DomId domid = 0;
   std::string name;
@@ -244,6 +245,8 @@ struct DomainSpec {
   uint64_t memory_kb = 0;
   uint32_t console_ring_port = 0;
   uint64_t console_ring_mfn = 0;
+  uint32_t max_vcpus = 1;  // xl.cfg's maxvcpus
+  uint32_t vcpus = 1;      // and vcpus: the ones the guest is to bring up
 };
 int create_domain_nodes(Store& store, const DomainSpec& spec);
 

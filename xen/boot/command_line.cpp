@@ -251,6 +251,32 @@ void report(CommandLine& out, CommandLineDiagnostic::Kind kind, Text word, const
   diagnostic.value_truncated = copy_truncated(word.from(equals + 1), diagnostic.value);
 }
 
+// A whole unsigned 32-bit number (Xen's simple_strtoul bases: 0x hex, leading 0 octal).
+bool parse_count(Text text, uint32_t& count) {
+  uint64_t value = 0;
+  if (text.empty() || parse_number(text, value) != text.length || value > ~uint32_t(0)) return false;
+  count = uint32_t(value);
+  return true;
+}
+
+// dom0_max_vcpus=: `N`, `N-`, `N-M` or `-M` (Xen's parse_dom0_max_vcpus; N of 0 means 1).
+bool parse_dom0_vcpus(Text value, Dom0VcpusSpec& out) {
+  Dom0VcpusSpec spec;
+  const size_t dash = value.find('-');
+  if (dash == 0) {
+    if (!parse_count(value.from(1), spec.max)) return false;
+  } else {
+    if (!parse_count(value.until(dash), spec.min)) return false;
+    if (spec.min == 0) spec.min = 1;
+    if (dash == value.length)
+      spec.max = spec.min;
+    else if (dash + 1 < value.length && !parse_count(value.from(dash + 1), spec.max))
+      return false;
+  }
+  out = spec;
+  return true;
+}
+
 // Applies one `key=value` or `flag` word.
 void apply_option(Text word, CommandLine& out) {
   size_t equals = word.find('=');
@@ -272,6 +298,14 @@ void apply_option(Text word, CommandLine& out) {
     ok = has_value && parse_size(value.data, value.length, bytes) && bytes >= kMinDomuMemoryBytes;
     if (ok) out.domu_memory_bytes = bytes;
     if (!ok) report(out, CommandLineDiagnostic::Kind::bad_value, word, "expected a size of at least 4M, like 64M");
+  } else if (key.equals("dom0_max_vcpus")) {
+    ok = has_value && parse_dom0_vcpus(value, out.dom0_vcpus);
+    if (!ok) report(out, CommandLineDiagnostic::Kind::bad_value, word, "expected N, N-, N-M or -M vCPUs");
+  } else if (key.equals("domU_max_vcpus")) {
+    uint32_t count = 0;
+    ok = has_value && parse_count(value, count) && count >= 1 && count <= kMaxDomuVcpus;
+    if (ok) out.domu_vcpus = count;
+    if (!ok) report(out, CommandLineDiagnostic::Kind::bad_value, word, "expected a number of vCPUs from 1 to 8");
   } else if (key.equals("ptwr")) {
     ok = has_value && parse_ptwr(value, out.ptwr);
     if (!ok) report(out, CommandLineDiagnostic::Kind::bad_value, word, "expected emulate|writable|adaptive");

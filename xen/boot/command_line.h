@@ -43,6 +43,23 @@ struct Dom0MemorySpec {
   uint64_t resolve(uint64_t available_bytes, uint64_t default_bytes) const;
 };
 
+// `dom0_max_vcpus=` as Xen's: `N` (exactly N), `N-` (at least N), `N-M`, `-M` (at most M). dom0
+// gets as many vCPUs as there are CPUs online, raised to min, lowered to max, at least one and
+// at most `limit` (Xen's MAX_VIRT_CPUS; ours: the vCPUs a domain may have).
+struct Dom0VcpusSpec {
+  uint32_t min = 1;
+  uint32_t max = ~uint32_t(0);
+
+  constexpr uint32_t resolve(uint32_t online_cpus, uint32_t limit) const {
+    uint32_t count = online_cpus;
+    if (min > count) count = min;
+    if (max < count) count = max;
+    if (count > limit) count = limit;
+    return count ? count : 1;
+  }
+  constexpr bool operator==(const Dom0VcpusSpec&) const = default;
+};
+
 // Deliberate failures that prove the hypervisor's own error paths work (tests only).
 //   hypervisor-fault: a page fault inside the hypervisor right after the IDT is up, which must
 //   print the registers and a backtrace and halt.
@@ -98,6 +115,8 @@ size_t format_diagnostic(const CommandLineDiagnostic& diagnostic, char* out, siz
 // Every domU built at boot gets this much memory (`domU_mem=`, Xen size syntax).
 constexpr uint64_t kDefaultDomuMemoryBytes = uint64_t(64) << 20;
 constexpr uint64_t kMinDomuMemoryBytes = uint64_t(4) << 20;
+// The most vCPUs domU_max_vcpus= may ask for (the vCPUs a domain may have, control/create_config.h).
+constexpr uint32_t kMaxDomuVcpus = 8;
 
 struct CommandLine {
   static constexpr size_t max_diagnostics = 8;
@@ -107,6 +126,10 @@ struct CommandLine {
   LogLevel rate_limited_log_level = LogLevel::warning;  // loglvl=<level>/<rate-limited>
   Dom0MemorySpec dom0_memory;
   uint64_t domu_memory_bytes = kDefaultDomuMemoryBytes;
+  Dom0VcpusSpec dom0_vcpus;
+  // domU_max_vcpus=<n> (ours, beside domU_mem=): the vCPUs of each domU built at boot, 1 ..
+  // kMaxDomuVcpus; vCPU 0 starts, the others wait for the guest's VCPUOP_initialise / up.
+  uint32_t domu_vcpus = 1;
   PtwrMode ptwr = PtwrMode::emulate;
   // instruction_cache=0|1 (bhyve's hw.vmm.instruction_cache): the decode cache's
   // write-protected slots (emulate/decode_cache.h); off, every hit compares the bytes.

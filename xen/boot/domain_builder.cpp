@@ -21,9 +21,13 @@
 #include "domain/guest_mode.h"
 #include "pv/guest_entry.h"
 #include "pv/rules/hypercall_page.h"
+#include "arch/x86/platform/smp_boot.h"
+#include "control/create_config.h"
 #include "domain/writable_page_tables_glue.h"
 
 namespace domain_builder {
+static_assert(boot::kMaxDomuVcpus == control::max_vcpus_per_domain,
+              "domU_max_vcpus= reaches every vCPU a domain may have");
 namespace {
 constexpr uint64_t page = 4096;
 constexpr uint64_t default_dom0_bytes = 256ULL << 20;
@@ -269,15 +273,17 @@ bool build_page_tables(const boot::Dom0Layout& layout, const DomainMemory& memor
   return true;
 }
 
-// As the toolstack's builder does: the L4 pinned (MMUEXT_PIN_L4_TABLE), then the vCPU's first
+// As the toolstack's builder does: the L4 pinned (MMUEXT_PIN_L4_TABLE), then vCPU 0's first
 // context through setvcpucontext's own path (ctrlreg[3] the L4, which becomes its base pointer).
+// The other vCPUs stay down until the guest gives them a context (VCPUOP_initialise) and
+// brings them up, as on Xen.
 const char* pin_and_set_context(Domain& domain, const boot::Dom0Layout& layout, const DomainMemory& memory) {
   mm::MmuContext context = domain_mmu::context(domain);
   uint64_t l4 = memory.mfn_of_va(layout.page_tables.start);
   mmuext_op_t pin{};
   pin.cmd = MMUEXT_PIN_L4_TABLE;
   pin.arg1.mfn = l4;
-  int rc = mm::mmuext_op(context, domain.vcpu0.bases, pin);
+  int rc = mm::mmuext_op(context, domain.vcpus[0].bases, pin);
   if (rc) {
     printk("d%u: pinning the initial L4 failed: %d\n", domain.id, rc);
     return "initial page tables failed validation";
@@ -294,7 +300,7 @@ const char* pin_and_set_context(Domain& domain, const boot::Dom0Layout& layout, 
   first.kernel_ss = FLAT_KERNEL_SS;
   first.ctrlreg[3] = l4 << 12;
   first.vm_assist = domain.vm_assist;
-  if ((rc = int(domain_lifecycle::set_vcpu_context(domain, first)))) {
+  if ((rc = int(domain_lifecycle::set_vcpu_context(domain.vcpus[0], first)))) {
     printk("d%u: loading the initial L4 failed: %d\n", domain.id, rc);
     return "initial page tables failed validation";
   }
@@ -361,6 +367,13 @@ void report_ignored_notes(const boot::BootDomain& plan, const boot::XenKernelInf
     printk("d%u: MOD_START_PFN ignored: the initrd is mapped at %lx\n", plan.id, layout.initrd.start);
 }
 
+// dom0: as many vCPUs as CPUs are online, within dom0_max_vcpus= (Xen's dom0_max_vcpus());
+// a domU built at boot: domU_max_vcpus=.
+uint32_t vcpu_count(const boot::BootDomain& plan, const boot::CommandLine& options) {
+  if (!plan.privileged) return options.domu_vcpus;
+  return options.dom0_vcpus.resolve(smp_boot::online_cpus(), control::max_vcpus_per_domain);
+}
+
 // Every check that depends only on the image, the modules and the memory size, before the
 // domain exists: an image that cannot be placed is refused here with its reason.
 BuildResult plan_domain(const boot::BootDomain& plan, const boot::CommandLine& options, boot::ElfImage& image,
@@ -408,7 +421,9 @@ BuildResult build(const boot::BootDomain& plan, const boot::CommandLine& options
   DomainMemory memory;
   if (!reserve_memory(plan, layout, hand_over_initrd, memory)) return failure(plan, "not enough memory for the domain");
   Domain* created = nullptr;
-  long rc = domain_lifecycle::create_with_id(plan.id, domain_lifecycle::default_config(), plan.privileged, created);
+  const uint32_t vcpus = vcpu_count(plan, options);
+  long rc =
+      domain_lifecycle::create_with_id(plan.id, domain_lifecycle::default_config(vcpus), plan.privileged, created);
   if (rc) {
     unreserve_memory(memory);
     return failure(plan,
@@ -416,6 +431,7 @@ BuildResult build(const boot::BootDomain& plan, const boot::CommandLine& options
   }
   Domain& domain = *created;
   domain_lifecycle::create_vcpus(domain);  // XEN_DOMCTL_max_vcpus, as the toolstack follows up
+  printk("Dom%u has maximum %u VCPUs\n", domain.id, domain.max_vcpus);  // Xen's line for dom0
   assign_memory(domain, max_pages, memory);
   // Xen's dom0 builder: a kernel whose PAE_MODE is "yes" gets the pae_extended_cr3 assist
   // (and XENVER_get_features then reports pae_pgdir_above_4gb).
@@ -451,7 +467,7 @@ BuildResult build(const boot::BootDomain& plan, const boot::CommandLine& options
 }
 
 void start(Domain& dom0) {
-  Vcpu& vcpu = dom0.vcpu0;
+  Vcpu& vcpu = dom0.vcpus[0];
   scheduler::start(vcpu);
   vcpu.kernel_mode = true;
   guest_mode::load(vcpu);

@@ -27,7 +27,7 @@ long sanitise(const xen_domctl_createdomain& config) {
 long arch_sanitise(const xen_domctl_createdomain& config) {
   const uint32_t flags = config.flags;
   if (flags & XEN_DOMCTL_CDF_hvm) return -XEN_EINVAL;  // "HVM support not available"
-  // Ours: one vCPU per domain (Xen: up to MAX_VIRT_CPUS for PV).
+  // Ours: at most max_vcpus_per_domain (Xen: MAX_VIRT_CPUS for PV, with the same -EINVAL beyond).
   if (config.max_vcpus > max_vcpus_per_domain) return -XEN_EINVAL;
   if (flags & XEN_DOMCTL_CDF_s3_integrity) return -XEN_EINVAL;  // no tboot
   if (flags & XEN_DOMCTL_CDF_nested_virt) return -XEN_EINVAL;   // needs HAP

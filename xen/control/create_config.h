@@ -4,7 +4,7 @@
 // evtchn_init, grant_table_init, sched_init_domain's cpupool), with the answers Xen gives on
 // a machine like ours: no HVM (no VMX/SVM under TCG: hvm_enabled is false), hence no HAP,
 // no IOMMU, no vmtrace, no vPMU, no tboot. Differences of ours, said where they are checked:
-// one vCPU per domain (max_vcpus other than 1 is -EINVAL; Xen allows up to MAX_VIRT_CPUS).
+// at most max_vcpus_per_domain vCPUs (more is -EINVAL, Xen's answer beyond its MAX_VIRT_CPUS).
 #pragma once
 #include "control/control_abi.h"
 #include "control/domain_config.h"
@@ -14,8 +14,6 @@ namespace control {
 constexpr int32_t max_grant_frames_default = 64;
 constexpr int32_t max_maptrack_frames_default = 1024;
 constexpr unsigned max_grant_version = 2;
-// The vCPUs a domain may have here.
-constexpr uint32_t max_vcpus_per_domain = 1;
 
 // 0 with `out` filled, or Xen's error: -EINVAL for every refused value but emulation flags
 // Xen knows yet does not allow for PV (-EOPNOTSUPP) and a cpupool that does not exist (-ESRCH).

@@ -5,6 +5,11 @@
 #include <stdint.h>
 
 namespace control {
+// The vCPUs a domain may have here (Xen: MAX_VIRT_CPUS, 8192 for PV; createdomain refuses more
+// with Xen's -EINVAL). Each Domain holds this many Vcpus in a fixed array (domain/domain.h), so
+// it sizes the domain table: about 5.5 KiB a vCPU (mostly its 256-entry trap table and FPU state).
+constexpr uint32_t max_vcpus_per_domain = 8;
+
 // What the domain keeps of its configuration once the checks pass.
 struct DomainConfig {
   uint32_t flags = 0;  // XEN_DOMCTL_CDF_*, with oos_off added for PV (as Xen)

@@ -38,7 +38,10 @@ bool same_tables(const vcpu_guest_context& c, const VcpuTablesNow& now) {
     same = same && c.ctrlreg[1] == 0 && (c.flags & VGCF_in_kernel);
   else
     same = same && c.ctrlreg[1] == now.user_l4_mfn << 12;
-  return same && c.gdt_ents == 0 && c.ldt_ents == 0;
+  same = same && c.gdt_ents == now.gdt_entries;
+  for (unsigned i = 0; same && i < (now.gdt_entries + 511) / 512; ++i) same = c.gdt_frames[i] == now.gdt_frames[i];
+  same = same && c.ldt_ents == now.ldt_entries;
+  return same && (now.ldt_entries == 0 || c.ldt_base == now.ldt_base);
 }
 }  // namespace
 
@@ -63,7 +66,6 @@ long check_vcpu_context(const vcpu_guest_context& c, uint32_t vcpu_id, const Vcp
   if ((c.gdt_ents + 511) / 512 > max_gdt_frames) return -XEN_EINVAL;
   if (now.initialised) return same_tables(c, now) ? 0 : -XEN_EOPNOTSUPP;
   if (!(c.flags & VGCF_in_kernel) && !c.ctrlreg[1]) return -XEN_EINVAL;
-  if (c.gdt_ents || c.ldt_ents) return -XEN_EINVAL;  // ours: no guest descriptor tables
   return 0;
 }
 

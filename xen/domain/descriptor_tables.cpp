@@ -54,6 +54,12 @@ long set_gdt(Vcpu& vcpu, uint64_t frame_list, uint64_t entries) {
   const unsigned count = frames_for(entries);
   uint64_t frames[Vcpu::max_gdt_frames]{};
   if (count && !guest_memory::copy_from(vcpu, frames, frame_list, count * sizeof(uint64_t))) return -XEN_EFAULT;
+  return set_gdt_frames(vcpu, frames, entries);
+}
+
+long set_gdt_frames(Vcpu& vcpu, const uint64_t* frames, uint64_t entries) {
+  if (entries > first_reserved_entry) return -XEN_EINVAL;
+  const unsigned count = frames_for(entries);
   Domain& domain = *vcpu.domain;
   mm::MmuContext mmu = domain_mmu::context(domain);
   for (unsigned i = 0; i < count; ++i) {

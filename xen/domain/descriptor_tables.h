@@ -15,6 +15,9 @@ namespace descriptor_tables {
 // entries or a frame that is not the domain's or holds a refused descriptor (nothing changes
 // then), -EFAULT for an unreadable list.
 long set_gdt(Vcpu& vcpu, uint64_t frame_list, uint64_t entries);
+// The same with the frames given (a vCPU context's gdt_frames: setvcpucontext, VCPUOP_initialise;
+// Xen's pv_set_gdt), for a vCPU that need not be the running one.
+long set_gdt_frames(Vcpu& vcpu, const uint64_t* frames, uint64_t entries);
 // HYPERVISOR_update_descriptor(maddr, descriptor): -EINVAL for an unaligned address, a refused
 // descriptor, a frame not the caller's, or one in use as something other than a descriptor
 // frame or writable memory (a page table).

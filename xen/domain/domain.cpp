@@ -10,8 +10,10 @@
 
 namespace domains {
 namespace {
-Domain table[max_domains];
+// Raw storage (in .bss, not an initialised image section): a slot is constructed when created.
+alignas(Domain) unsigned char storage[max_domains][sizeof(Domain)];
 bool in_use[max_domains];
+Domain& slot_at(unsigned index) { return *reinterpret_cast<Domain*>(storage[index]); }
 StopNotifier stop_notifier;
 }  // namespace
 
@@ -53,10 +55,10 @@ Domain* dom0() { return find(0); }
 
 Domain* find(domid_t id) {
   for (unsigned i = 0; i < max_domains; ++i)
-    if (in_use[i] && table[i].id == id) return &table[i];
+    if (in_use[i] && slot_at(i).id == id) return &slot_at(i);
   return nullptr;
 }
-Domain* at(unsigned index) { return index < max_domains && in_use[index] ? &table[index] : nullptr; }
+Domain* at(unsigned index) { return index < max_domains && in_use[index] ? &slot_at(index) : nullptr; }
 
 bool any_alive() {
   bool alive = false;
@@ -80,19 +82,21 @@ Domain* create(domid_t id, bool privileged) {
   unsigned slot = 0;
   while (slot < max_domains && in_use[slot]) ++slot;
   if (slot == max_domains) return nullptr;
-  Domain& d = *new (&table[slot]) Domain();
+  Domain& d = *new (storage[slot]) Domain();
   in_use[slot] = true;
   d.id = id;
   d.slot = slot;
   d.privileged = privileged;
-  d.vcpu0.domain = &d;
-  d.vcpu0.id = 0;
-  fpu::initial_state(d.vcpu0.fpu_state);
+  for (unsigned i = 0; i < Domain::vcpu_capacity; ++i) {
+    d.vcpus[i].domain = &d;
+    d.vcpus[i].id = i;
+    fpu::initial_state(d.vcpus[i].fpu_state);
+  }
   return &d;
 }
 
 void release(Domain& domain) {
-  if (domain.slot < max_domains && &table[domain.slot] == &domain) in_use[domain.slot] = false;
+  if (domain.slot < max_domains && &slot_at(domain.slot) == &domain) in_use[domain.slot] = false;
 }
 
 void set_stop_notifier(StopNotifier notify) { stop_notifier = notify; }

@@ -1,7 +1,8 @@
 // Domains and their virtual CPUs: the state the PV ABI gives a guest. A fixed table of
-// domain slots (domains::max_domains), each domain with one vCPU, shares the boot CPU
-// (sched/scheduler). Ids are Xen's (1 .. DOMID_FIRST_RESERVED - 1 for domUs, given by
-// createdomain): a slot holds whichever id it was given, so slot and id differ.
+// domain slots (domains::max_domains), each domain with up to control::max_vcpus_per_domain
+// vCPUs (createdomain's max_vcpus), all sharing the boot CPU (sched/scheduler). Ids are Xen's
+// (1 .. DOMID_FIRST_RESERVED - 1 for domUs, given by createdomain): a slot holds whichever id
+// it was given, so slot and id differ.
 #pragma once
 #include <stdint.h>
 #include "abi/xen_abi.h"
@@ -65,8 +66,9 @@ struct Vcpu {
   bool blocked = false;
   // Created by XEN_DOMCTL_max_vcpus (Xen's vcpu_create): createdomain only sizes the array.
   bool created = false;
-  // Xen's is_initialised (a context was set: setvcpucontext or the boot builder) and the
-  // opposite of VPF_down (VGCF_online in that context). A vCPU runs only when both hold.
+  // Xen's is_initialised (a context was set: setvcpucontext, VCPUOP_initialise or the boot
+  // builder) and the opposite of VPF_down (VGCF_online in that context, VCPUOP_up / down). A
+  // vCPU runs only when both hold.
   bool initialised = false;
   bool online = false;
   // Xen's fpu_initialised, as getvcpucontext reports it (VGCF_i387_valid): the context gave an
@@ -74,7 +76,10 @@ struct Vcpu {
   bool fpu_initialised = false;
   bool has_run = false;            // loaded on the CPU at least once since its context was set
   uint64_t timer_deadline_ns = 0;  // 0 = no singleshot timer
+  // Xen's periodic timer: it runs only while the vCPU is on the CPU (sched/timers); the last
+  // event's time, and the next one's (last + period).
   uint64_t periodic_period_ns = 0;
+  uint64_t last_periodic_ns = 0;
   uint64_t next_periodic_ns = 0;
   Runstate runstate;
   // VCPUOP_register_runstate_memory_area: where the guest wants its vcpu_runstate_info
@@ -138,7 +143,7 @@ struct Domain {
   // The control domain's pauses (XEN_DOMCTL_pausedomain): a paused domain is not scheduled.
   control::ControllerPauseCount controller_pause;
   uint8_t handle[sizeof(xen_domain_handle_t)]{};  // the toolstack's UUID (setdomainhandle)
-  uint32_t max_vcpus = 1;                         // fixed at creation; one vCPU per domain here
+  uint32_t max_vcpus = 1;                         // fixed at creation (createdomain), 1 .. max_vcpus_per_domain
   control::DomainConfig config;                   // what createdomain was given, checked
   control::DomainTeardown teardown;               // alive, dying (destroydomain under way), dead
   // A dead domain whose frames another holder still references (a foreign mapping) stays,
@@ -148,7 +153,12 @@ struct Domain {
   ptwr::WritablePagetables writable_pagetables;
   uint64_t ptwr_snapshot_mfns[2]{};    // the hypervisor frames holding its two snapshots (0: none)
   ptwr::AdaptivePolicy adaptive_ptwr;  // ptwr=adaptive: which path each L1's writes take
-  Vcpu vcpu0;
+  // Its vCPUs, by id. Each knows its domain and id from the domain's creation on; those below
+  // max_vcpus exist once XEN_DOMCTL_max_vcpus made them (Vcpu::created), the rest never do.
+  // Where no vCPU is named (a domain's own events before any binding), vCPU 0 is meant, as Xen.
+  static constexpr unsigned vcpu_capacity = control::max_vcpus_per_domain;
+  static_assert(vcpu_capacity <= evtchn_fifo::kMaxVcpus, "a FIFO control block for every vCPU");
+  Vcpu vcpus[vcpu_capacity];
   bool stop_reported = false;  // the "Domain N shut down" line was printed
   // Xen's creation_finished: set at the first unpause by the toolstack (a boot-built domain is
   // born finished). What only a domain being built may be told is refused after it.
@@ -189,6 +199,20 @@ struct Domain {
   bool alive() const { return state == DomainState::running && teardown.alive(); }
   bool dying() const { return !teardown.alive(); }
   bool paused() const { return controller_pause.paused(); }
+  // Xen's domain_vcpu: the vCPU with this id if the domain has it (made by max_vcpus), or null.
+  Vcpu* vcpu(uint64_t id) { return id < max_vcpus && vcpus[id].created ? &vcpus[id] : nullptr; }
+  const Vcpu* vcpu(uint64_t id) const { return id < max_vcpus && vcpus[id].created ? &vcpus[id] : nullptr; }
+  // Every vCPU it has, in id order (Xen's for_each_vcpu).
+  template <typename Visit>
+  void for_each_vcpu(Visit visit) {
+    for (unsigned i = 0; i < max_vcpus; ++i)
+      if (vcpus[i].created) visit(vcpus[i]);
+  }
+  template <typename Visit>
+  void for_each_vcpu(Visit visit) const {
+    for (unsigned i = 0; i < max_vcpus; ++i)
+      if (vcpus[i].created) visit(vcpus[i]);
+  }
 };
 
 inline vcpu_info_t* Vcpu::info() const {
@@ -196,8 +220,9 @@ inline vcpu_info_t* Vcpu::info() const {
 }
 
 namespace domains {
-// The domain slots. Each Domain holds its event-channel table, FIFO queue state and vCPU
-// state (about 23 KiB), so the table is kept modest: 32 slots, about 750 KiB, dom0 included.
+// The domain slots. Each Domain holds its event-channel table, FIFO queue state and its 8
+// vCPUs' state (about 75 KiB), so the table is kept modest: 32 slots, about 2.3 MiB of .bss
+// (raw storage, each slot constructed when created), dom0 included.
 // Ids are independent of slots (createdomain chooses them as Xen does); a slot is reused once
 // its domain is gone.
 constexpr unsigned max_domains = 32;
@@ -213,8 +238,8 @@ inline void set_current(Vcpu* vcpu) { detail::running = vcpu; }
 // released frame does to its domain; the trace records: who runs).
 void init();
 Domain* dom0();
-// A new domain with one vCPU in a free slot; null when no slot is free or `id` is taken or
-// reserved. The rules createdomain applies first are domain_lifecycle's.
+// A new domain in a free slot, its vCPUs not yet made (max_vcpus does); null when no slot is
+// free or `id` is taken or reserved. The rules createdomain applies first are domain_lifecycle's.
 Domain* create(domid_t id, bool privileged);
 // Gives the slot back (the domain is dead and nothing refers to it any more).
 void release(Domain& domain);

@@ -41,6 +41,33 @@ int bind_ipi(Table& table, uint32_t vcpu) {
   return port;
 }
 
+bool virq_is_global(uint32_t virq) {
+  switch (virq) {
+    case VIRQ_TIMER:
+    case VIRQ_DEBUG:
+    case VIRQ_XENOPROF:
+    case VIRQ_XENPMU: return false;
+    default: return true;
+  }
+}
+
+int bind_vcpu(Table& table, evtchn_port_t port, uint32_t vcpu) {
+  if (!table.valid(port)) return -XEN_EINVAL;
+  Channel& channel = table.ports[port];
+  switch (port == 0 ? State::free : channel.state) {
+    case State::virq:
+      if (!virq_is_global(channel.virq)) return -XEN_EINVAL;
+      channel.vcpu = vcpu;
+      return 0;
+    case State::unbound:
+    case State::interdomain: channel.vcpu = vcpu; return 0;
+    case State::free:
+    case State::hypervisor:  // Xen: a Xen-attached channel cannot be re-bound
+    case State::ipi: return -XEN_EINVAL;
+  }
+  return -XEN_EINVAL;
+}
+
 int bind_interdomain(Table& local, Table& remote, evtchn_port_t remote_port) {
   int port = local.allocate();
   if (port < 0) return port;

@@ -17,6 +17,8 @@ struct Channel {
   // `remote_domain`; virq: a virtual IRQ of `vcpu`; hypervisor: connected to a backend the
   // hypervisor itself serves (the console of a domain built at boot), remote_domain DOMID_XEN.
   // ipi: notifies `vcpu` of its own domain (EVTCHNOP_bind_ipi, Xen's ECS_IPI).
+  // `vcpu` is Xen's notify_vcpu_id for every state: the vCPU the port's events go to (0 until
+  // bind_virq, bind_ipi or bind_vcpu say otherwise, and again once the port is closed).
   enum class State : uint8_t { free, virq, interdomain, unbound, hypervisor, ipi } state = State::free;
   uint32_t virq = 0;
   uint32_t vcpu = 0;
@@ -57,6 +59,17 @@ int alloc_unbound(Table& table, domid_t remote);
 
 // EVTCHNOP_bind_ipi for `vcpu` (the glue checked it exists): the port, or -ENOSPC.
 int bind_ipi(Table& table, uint32_t vcpu);
+
+// Xen's virq_is_global: every VIRQ but the per-vCPU ones (VIRQ_TIMER, VIRQ_DEBUG,
+// VIRQ_XENOPROF, VIRQ_XENPMU; on x86 the arch VIRQs are global too). A global VIRQ is bound on
+// vCPU 0 only and is delivered to whichever vCPU its port notifies.
+bool virq_is_global(uint32_t virq);
+
+// EVTCHNOP_bind_vcpu on `port` of `table` (the glue checked the vCPU exists, else -ENOENT):
+// from now on the port notifies `vcpu`. As Xen 4.17's evtchn_bind_vcpu: -EINVAL for a port
+// beyond the buckets, one the hypervisor serves, a free one (port 0 too), an IPI port and a
+// per-vCPU VIRQ's; unbound, interdomain and global VIRQ ports move.
+int bind_vcpu(Table& table, evtchn_port_t port, uint32_t vcpu);
 
 // A port connected to a backend the hypervisor serves (State::hypervisor, remote DOMID_XEN):
 // the port, or -ENOSPC.

@@ -51,20 +51,23 @@ bool link_behind(DomainFifo& fifo, event_word_t* tail, uint32_t port) {
 // `port` was just marked LINKED: it goes behind the tail of its priority's queue, or becomes
 // the HEAD of an empty one. True when the vCPU must be told (the queue was empty and READY
 // clear).
-bool enqueue(DomainFifo& fifo, unsigned port) {
+bool enqueue(DomainFifo& fifo, unsigned port, unsigned vcpu) {
   PortQueueState& state = fifo.ports[port];
   const unsigned queue = state.priority;
   // If it was a tail it has been consumed (it was not LINKED): that queue is empty now, and a
   // later link into it must not go behind this word, which may be on another queue by then.
-  if (fifo.tails[state.last_queue] == port) fifo.tails[state.last_queue] = 0;
+  uint32_t& old_tail = fifo.vcpus[state.last_vcpu].tails[state.last_queue];
+  if (old_tail == port) old_tail = 0;
   state.last_queue = uint8_t(queue);
+  state.last_vcpu = uint8_t(vcpu);
+  uint32_t* tails = fifo.vcpus[vcpu].tails;
   bool linked = false;
-  if (const uint32_t tail = fifo.tails[queue]) {
+  if (const uint32_t tail = tails[queue]) {
     if (event_word_t* tail_word = fifo.word(tail)) linked = link_behind(fifo, tail_word, port);
   }
-  evtchn_fifo_control_block* control = fifo.control();
+  evtchn_fifo_control_block* control = fifo.control(vcpu);
   if (!linked) __atomic_store_n(&control->head[queue], uint32_t(port), __ATOMIC_SEQ_CST);
-  fifo.tails[queue] = port;
+  tails[queue] = port;
   if (linked) return false;
   return !test_and_set(&control->ready, event_word_t{1} << queue);
 }
@@ -82,55 +85,71 @@ event_word_t* DomainFifo::word(unsigned port) const {
   return reinterpret_cast<event_word_t*>(page) + port % kWordsPerPage;
 }
 
-evtchn_fifo_control_block* DomainFifo::control() const {
-  return reinterpret_cast<evtchn_fifo_control_block*>(memory + control_mfn * kPageSize + control_offset);
+evtchn_fifo_control_block* DomainFifo::control(unsigned vcpu) const {
+  const VcpuQueues& queues = vcpus[vcpu];
+  return reinterpret_cast<evtchn_fifo_control_block*>(memory + queues.control_mfn * kPageSize + queues.control_offset);
 }
 
 void start(DomainFifo& fifo, uint8_t* memory, uint64_t control_mfn, uint32_t control_offset,
-           const xen_ulong_t* pending_2level, unsigned ports) {
+           const xen_ulong_t* pending_2level, unsigned ports, unsigned vcpu) {
   stop(fifo);
   fifo.memory = memory;
-  fifo.control_mfn = control_mfn;
-  fifo.control_offset = control_offset;
   constexpr unsigned bits = sizeof(xen_ulong_t) * 8;
   for (unsigned port = 1; port < ports && port < kPortCapacity; ++port)
     fifo.ports[port].deferred = (pending_2level[port / bits] >> (port % bits)) & 1;
   fifo.active = true;
+  (void)add_control_block(fifo, vcpu, control_mfn, control_offset);
+}
+
+int add_control_block(DomainFifo& fifo, unsigned vcpu, uint64_t control_mfn, uint32_t control_offset) {
+  if (vcpu >= kMaxVcpus) return -XEN_ENOENT;
+  VcpuQueues& queues = fifo.vcpus[vcpu];
+  if (queues.has_control) return -XEN_EINVAL;
+  queues.control_mfn = control_mfn;
+  queues.control_offset = control_offset;
+  queues.has_control = true;
+  return 0;
+}
+
+bool has_control_block(const DomainFifo& fifo, unsigned vcpu) {
+  return fifo.active && vcpu < kMaxVcpus && fifo.vcpus[vcpu].has_control;
 }
 
 int check_room_for_page(const DomainFifo& fifo) { return fifo.array_pages < kMaxArrayPages ? 0 : -XEN_ENOSPC; }
 
-bool add_array_page(DomainFifo& fifo, uint64_t mfn) {
-  if (check_room_for_page(fifo) != 0) return false;
+uint32_t add_array_page(DomainFifo& fifo, uint64_t mfn, VcpuOf vcpu_of, const void* context) {
+  if (check_room_for_page(fifo) != 0) return 0;
   const unsigned first = fifo.word_count();
   fifo.array_mfns[fifo.array_pages++] = mfn;
-  bool tell = false;
+  uint32_t tell = 0;
   for (unsigned port = first; port < fifo.word_count() && port < kPortCapacity; ++port) {
     if (!fifo.ports[port].deferred) continue;
     fifo.ports[port].deferred = false;
-    tell |= set_pending(fifo, port);
+    const unsigned vcpu = vcpu_of ? vcpu_of(context, port) : 0;
+    if (set_pending(fifo, port, vcpu)) tell |= 1u << vcpu;
   }
   return tell;
 }
 
-bool set_pending(DomainFifo& fifo, unsigned port) {
+bool set_pending(DomainFifo& fifo, unsigned port, unsigned vcpu) {
   if (!fifo.active || port >= kPortCapacity) return false;
   event_word_t* word = fifo.word(port);
   if (!word) {
     fifo.ports[port].deferred = true;
     return false;
   }
+  if (!has_control_block(fifo, vcpu)) return false;  // Xen: the event is dropped
   test_and_set(word, kPending);
   if (load(word) & kMasked) return false;
   if (test_and_set(word, kLinked)) return false;  // already in a queue: the guest will get to it
-  return enqueue(fifo, port);
+  return enqueue(fifo, port, vcpu);
 }
 
-bool unmask(DomainFifo& fifo, unsigned port) {
+bool unmask(DomainFifo& fifo, unsigned port, unsigned vcpu) {
   event_word_t* word = fifo.active ? fifo.word(port) : nullptr;
   if (!word) return false;
   clear(word, kMasked);
-  return (load(word) & kPending) && set_pending(fifo, port);
+  return (load(word) & kPending) && set_pending(fifo, port, vcpu);
 }
 
 void clear_pending(DomainFifo& fifo, unsigned port) {
@@ -164,11 +183,9 @@ bool is_pending(const DomainFifo& fifo, unsigned port) {
 void stop(DomainFifo& fifo) {
   fifo.active = false;
   fifo.memory = nullptr;
-  fifo.control_mfn = 0;
-  fifo.control_offset = 0;
+  for (VcpuQueues& queues : fifo.vcpus) queues = VcpuQueues{};
   for (uint64_t& mfn : fifo.array_mfns) mfn = 0;
   fifo.array_pages = 0;
-  for (uint32_t& tail : fifo.tails) tail = 0;
   for (PortQueueState& port : fifo.ports) port = PortQueueState{};
   fifo.links_given_up = 0;
 }

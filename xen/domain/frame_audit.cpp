@@ -48,18 +48,21 @@ Result run_and_report() {
   // And each guest frame the hypervisor writes through the direct map, a registered
   // vcpu_info's and a console ring (a general and a writable type reference).
   // And each frame the FIFO event channels write (a general and a writable type reference).
-  static mm::ExternalHold holds[(5 + Vcpu::max_gdt_frames + evtchn_fifo::kMaxFramesHeld) * domains::max_domains];
+  constexpr unsigned per_vcpu = 3 + Vcpu::max_gdt_frames;  // two base pointers, a vcpu_info, its GDT
+  constexpr unsigned per_domain = Domain::vcpu_capacity * per_vcpu + 2 + evtchn_fifo::kMaxFramesHeld;
+  static mm::ExternalHold holds[per_domain * domains::max_domains];
   unsigned count = 0;
   domains::for_each([&](const Domain& domain) {
-    const uint64_t bases[] = {domain.vcpu0.bases.kernel_mfn, domain.vcpu0.bases.user_mfn};
-    for (uint64_t base : bases)
-      if (base) holds[count++] = mm::ExternalHold{base, 1, 1, mm::PageType::L4};
-    const mm::GuestFrameWriteRef* written[] = {&domain.vcpu0.registered_info_frame, &domain.console_ring};
-    for (const mm::GuestFrameWriteRef* ref : written)
-      if (ref->held) holds[count++] = mm::audit_hold(*ref);
-    for (unsigned i = 0; i < Vcpu::max_gdt_frames; ++i)
-      if (domain.vcpu0.gdt_frames[i])
-        holds[count++] = mm::ExternalHold{domain.vcpu0.gdt_frames[i], 1, 1, mm::PageType::SegmentDescriptor};
+    for (const Vcpu& vcpu : domain.vcpus) {  // every vCPU, made or not: one not made holds nothing
+      const uint64_t bases[] = {vcpu.bases.kernel_mfn, vcpu.bases.user_mfn};
+      for (uint64_t base : bases)
+        if (base) holds[count++] = mm::ExternalHold{base, 1, 1, mm::PageType::L4};
+      if (vcpu.registered_info_frame.held) holds[count++] = mm::audit_hold(vcpu.registered_info_frame);
+      for (unsigned i = 0; i < Vcpu::max_gdt_frames; ++i)
+        if (vcpu.gdt_frames[i])
+          holds[count++] = mm::ExternalHold{vcpu.gdt_frames[i], 1, 1, mm::PageType::SegmentDescriptor};
+    }
+    if (domain.console_ring.held) holds[count++] = mm::audit_hold(domain.console_ring);
     evtchn_fifo::for_each_frame(domain.fifo, [&](uint64_t mfn) {
       holds[count++] = mm::ExternalHold{mfn, 1, 1, mm::PageType::Writable};
     });

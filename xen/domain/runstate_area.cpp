@@ -13,24 +13,27 @@ bool guest_range(uint64_t address, uint64_t length) {
   if (last < address || !cpu::canonical(address) || !cpu::canonical(last)) return false;
   return last < HYPERVISOR_VIRT_START || address >= HYPERVISOR_VIRT_END;
 }
-}  // namespace
 
-void update(const Vcpu& vcpu) {
+// `vcpu`'s runstate into its area, through the address space of `writer` (the running vCPU).
+void update_through(const Vcpu& writer, const Vcpu& vcpu) {
   if (!vcpu.runstate_area) return;
   vcpu_runstate_info info{};
   info.state = int(vcpu.runstate.state);
   info.state_entry_time = vcpu.runstate.entry_ns;
   for (unsigned i = 0; i < 4; ++i) info.time[i] = vcpu.runstate.time_ns[i];
-  (void)guest_memory::write(vcpu, vcpu.runstate_area, info);
+  (void)guest_memory::write(writer, vcpu.runstate_area, info);
 }
+}  // namespace
 
-long register_area(Vcpu& vcpu, uint64_t argument) {
+void update(const Vcpu& vcpu) { update_through(vcpu, vcpu); }
+
+long register_area(Vcpu& caller, Vcpu& vcpu, uint64_t argument) {
   vcpu_register_runstate_memory_area area;
-  if (!guest_memory::read(vcpu, argument, area)) return -XEN_EFAULT;
+  if (!guest_memory::read(caller, argument, area)) return -XEN_EFAULT;
   const uint64_t address = uint64_t(area.addr.v);
   if (address && !guest_range(address, sizeof(vcpu_runstate_info))) return -XEN_EFAULT;
   vcpu.runstate_area = address;
-  update(vcpu);
+  update_through(caller, vcpu);
   return 0;
 }
 }  // namespace runstate_area

@@ -8,8 +8,11 @@
 struct Vcpu;
 
 namespace runstate_area {
-// -EFAULT for an unreadable argument or an area in the hypervisor's range or non-canonical.
-long register_area(Vcpu& vcpu, uint64_t argument);
+// For `vcpu` of the caller's domain (the caller itself or another of its vCPUs; the argument
+// and the area are read and written in the caller's address space, as Xen's copies run on
+// the current vCPU's): -EFAULT for an unreadable argument or an area in the hypervisor's range
+// or non-canonical.
+long register_area(Vcpu& caller, Vcpu& vcpu, uint64_t argument);
 // The vCPU's runstate into its area, if it registered one (it must be the running vCPU).
 void update(const Vcpu& vcpu);
 }  // namespace runstate_area

@@ -27,14 +27,13 @@ bool create(Domain& domain) {
   domain.shared_info_mfn = mfn;
   domain.shared_info = machine::to_virtual<shared_info_t>(mfn << 12);
   for (auto& info : domain.shared_info->vcpu_info) info.evtchn_upcall_mask = 1;
-  domain.vcpu0.domain = &domain;
   domain.shared_info->arch.max_pfn = domain.tot_pages;
   uint64_t seconds = wallclock::seconds_since_epoch();
   domain.shared_info->wc_version = 2;
   domain.shared_info->wc_sec = uint32_t(seconds);
   domain.shared_info->wc_sec_hi = uint32_t(seconds >> 32);
   domain.shared_info->wc_nsec = 0;
-  update_time(domain.vcpu0);
+  for (unsigned i = 0; i < domain.max_vcpus; ++i) update_time(domain.vcpus[i]);
   return true;
 }
 
@@ -56,9 +55,9 @@ void update_time_area(const Vcpu& vcpu, vcpu_time_info_t record) {
 }
 }  // namespace
 
-long register_time_area(Vcpu& vcpu, uint64_t argument) {
+long register_time_area(Vcpu& caller, Vcpu& vcpu, uint64_t argument) {
   vcpu_register_time_memory_area_t area;
-  if (!guest_memory::read(vcpu, argument, area)) return -XEN_EFAULT;
+  if (!guest_memory::read(caller, argument, area)) return -XEN_EFAULT;
   const uint64_t address = uint64_t(area.addr.v);
   if (!guest_address::addr_ok(address)) return -XEN_EFAULT;  // guest_handle_okay: the start only
   vcpu.time_area = address;

@@ -22,5 +22,7 @@ void update_time(Vcpu& vcpu);
 // page table is loaded: the record there stays whole). 0 stops it. -EFAULT for an unreadable
 // argument or an area that does not start in the guest's part (guest_handle_okay checks the
 // start only: an area running into the hole is accepted and its writes are dropped).
-long register_time_area(Vcpu& vcpu, uint64_t argument);
+// For `vcpu` of the caller's domain; the argument is read in the caller's address space, and
+// the area is written once `vcpu` runs (at once when it is the caller).
+long register_time_area(Vcpu& caller, Vcpu& vcpu, uint64_t argument);
 }  // namespace shared_info_page

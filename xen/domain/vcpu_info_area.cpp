@@ -14,9 +14,9 @@ namespace {
 constexpr uint64_t page = 4096;
 }  // namespace
 
-long register_info(Vcpu& vcpu, uint64_t argument) {
+long register_info(Vcpu& caller, Vcpu& vcpu, uint64_t argument) {
   vcpu_register_vcpu_info request;
-  if (!guest_memory::read(vcpu, argument, request)) return -XEN_EFAULT;
+  if (!guest_memory::read(caller, argument, request)) return -XEN_EFAULT;
   // Xen's map_vcpu_info: room for the whole vcpu_info, on its alignment, else -ENXIO.
   if (request.offset > page - sizeof(vcpu_info_t) || request.offset % alignof(vcpu_info_t) != 0) return -XEN_ENXIO;
   if (vcpu.registered_info) return -XEN_EINVAL;  // once only, as Xen

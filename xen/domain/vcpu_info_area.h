@@ -8,10 +8,12 @@
 struct Vcpu;
 
 namespace vcpu_info_area {
-// -EFAULT for an unreadable argument; -ENXIO for an offset that leaves no room for a
-// vcpu_info or is not 8-byte aligned; -EINVAL for a second registration, or a frame that is
-// not the domain's or cannot be writable (a page table, a descriptor frame).
-long register_info(Vcpu& vcpu, uint64_t argument);
+// For `vcpu` of the caller's domain (itself or another of its vCPUs, up or down: Linux
+// registers each CPU's before bringing it up); the argument is read in the caller's address
+// space. -EFAULT for an unreadable argument; -ENXIO for an offset that leaves no room for a
+// vcpu_info or is not 8-byte aligned; -EINVAL for a second registration of that vCPU, or a
+// frame that is not the domain's or cannot be writable (a page table, a descriptor frame).
+long register_info(Vcpu& caller, Vcpu& vcpu, uint64_t argument);
 // The frame given back (teardown); the vcpu_info is shared_info's again.
 void release(Vcpu& vcpu);
 }  // namespace vcpu_info_area

@@ -54,12 +54,22 @@ evtchn::Table* table_of(domid_t id) {
   return &found;
 }
 
+// The vCPU a port's events go to (Xen's notify_vcpu_id; vCPU 0 for a port out of range).
+Vcpu& notify_vcpu(Domain& domain, unsigned port) {
+  const unsigned id = port < Domain::max_event_channels ? domain.event_channels[port].vcpu : 0;
+  return domain.vcpus[id < Domain::vcpu_capacity ? id : 0];
+}
+
+// Xen's evtchn_bind_virq: a VIRQ of one of the caller's vCPUs. A global VIRQ only on vCPU 0
+// (-EINVAL), a vCPU the domain does not have -ENOENT, a VIRQ that vCPU has bound -EEXIST.
 long bind_virq(Vcpu& vcpu, uint64_t argument) {
   evtchn_bind_virq_t bind;
   if (!guest_memory::read(vcpu, argument, bind)) return -XEN_EFAULT;
   if (bind.virq >= NR_VIRQS) return -XEN_EINVAL;
-  if (bind.vcpu != 0) return -XEN_ENOENT;
-  if (vcpu.virq_to_port[bind.virq]) return -XEN_EEXIST;
+  if (evtchn::virq_is_global(bind.virq) && bind.vcpu != 0) return -XEN_EINVAL;
+  Vcpu* target = vcpu.domain->vcpu(bind.vcpu);
+  if (!target) return -XEN_ENOENT;
+  if (target->virq_to_port[bind.virq]) return -XEN_EEXIST;
   int port = vcpu.domain->channel_table().allocate();
   if (port < 0) return port;
   Channel& channel = vcpu.domain->event_channels[port];
@@ -67,18 +77,18 @@ long bind_virq(Vcpu& vcpu, uint64_t argument) {
   channel.state = State::virq;
   channel.virq = bind.virq;
   channel.vcpu = bind.vcpu;
-  vcpu.virq_to_port[bind.virq] = unsigned(port);
+  target->virq_to_port[bind.virq] = unsigned(port);
   bind.port = evtchn_port_t(port);
   if (!guest_memory::write(vcpu, argument, bind)) return -XEN_EFAULT;
   return 0;
 }
 
 // Xen's evtchn_bind_ipi: a port of the caller that notifies one of its vCPUs (-ENOENT for a
-// vCPU it does not have: here only vCPU 0), delivered by EVTCHNOP_send.
+// vCPU it does not have), delivered by EVTCHNOP_send.
 long bind_ipi(Vcpu& vcpu, uint64_t argument) {
   evtchn_bind_ipi_t bind;
   if (!guest_memory::read(vcpu, argument, bind)) return -XEN_EFAULT;
-  if (bind.vcpu != 0) return -XEN_ENOENT;
+  if (!vcpu.domain->vcpu(bind.vcpu)) return -XEN_ENOENT;
   evtchn::Table table = vcpu.domain->channel_table();
   const int port = evtchn::bind_ipi(table, bind.vcpu);
   if (port < 0) return port;
@@ -119,6 +129,16 @@ long bind_interdomain(Vcpu& vcpu, uint64_t argument) {
   return guest_memory::write(vcpu, argument, bind) ? 0 : -XEN_EFAULT;
 }
 
+// Xen's evtchn_bind_vcpu: the vCPU first (-ENOENT), then the port's rules (domain/event_channel_table).
+long bind_vcpu(Vcpu& vcpu, uint64_t argument) {
+  evtchn_bind_vcpu_t bind;
+  if (!guest_memory::read(vcpu, argument, bind)) return -XEN_EFAULT;
+  if (!vcpu.domain->vcpu(bind.vcpu)) return -XEN_ENOENT;
+  evtchn::Table table = vcpu.domain->channel_table();
+  return evtchn::bind_vcpu(table, bind.port, bind.vcpu);
+}
+
+// A pending event of an unmasked port raises the upcall of the vCPU the port notifies.
 long unmask(Vcpu& vcpu, uint64_t argument) {
   evtchn_unmask_t request;
   if (!guest_memory::read(vcpu, argument, request)) return -XEN_EFAULT;
@@ -130,8 +150,16 @@ long unmask(Vcpu& vcpu, uint64_t argument) {
   }
   shared_info_t* shared = domain.shared_info;
   clear(shared->evtchn_mask, request.port);
-  if (test(shared->evtchn_pending, request.port)) raise_upcall(vcpu, request.port);
+  if (test(shared->evtchn_pending, request.port)) raise_upcall(notify_vcpu(domain, request.port), request.port);
   return 0;
+}
+
+// A VIRQ port's binding goes with it: a global VIRQ's is vCPU 0's (whichever vCPU it notifies),
+// a per-vCPU VIRQ's its own vCPU's.
+void unbind_virq(Domain& domain, const Channel& closed) {
+  if (closed.state != State::virq || closed.virq >= NR_VIRQS) return;
+  const unsigned id = evtchn::virq_is_global(closed.virq) || closed.vcpu >= Domain::vcpu_capacity ? 0 : closed.vcpu;
+  domain.vcpus[id].virq_to_port[closed.virq] = 0;
 }
 
 // A closed port's pending event goes with it, in whichever ABI the domain uses.
@@ -150,7 +178,7 @@ long close(Vcpu& vcpu, uint64_t argument) {
   evtchn::Table table = domain.channel_table();
   evtchn::CloseResult result = evtchn::close(table, request.port, table_of);
   if (result.error) return result.error;
-  if (result.closed.state == State::virq && result.closed.virq < NR_VIRQS) vcpu.virq_to_port[result.closed.virq] = 0;
+  unbind_virq(domain, result.closed);
   if (result.closed.state == State::hypervisor && domain.console_port == request.port) domain.console_port = 0;
   forget_pending(domain, request.port);
   return 0;
@@ -169,7 +197,7 @@ long send(Vcpu& vcpu, uint64_t argument) {
       if (Domain* remote = domains::find(channel.remote_domain)) set_pending(*remote, channel.remote_port);
       return 0;
     case State::hypervisor: hypervisor_backend(domain); return 0;
-    case State::ipi: set_pending(domain, request.port); return 0;  // to vCPU 0, the only one
+    case State::ipi: set_pending(domain, request.port); return 0;  // to the vCPU it notifies
     case State::unbound: return 0;
     default: return -XEN_EINVAL;
   }
@@ -198,7 +226,7 @@ void set_pending(Domain& domain, unsigned port) {
   if (!shared || port >= Domain::max_event_channels) return;
   if (test_and_set(shared->evtchn_pending, port)) return;
   if (test(shared->evtchn_mask, port)) return;
-  raise_upcall(domain.vcpu0, port);
+  raise_upcall(notify_vcpu(domain, port), port);
 }
 
 void send_virq(Vcpu& vcpu, unsigned virq) {
@@ -211,14 +239,14 @@ void send_virq(Vcpu& vcpu, unsigned virq) {
 
 void raise_domain_exception() {
   Domain* dom0 = domains::dom0();
-  if (dom0 && dom0->alive()) send_virq(dom0->vcpu0, VIRQ_DOM_EXC);
+  if (dom0 && dom0->alive()) send_virq(dom0->vcpus[0], VIRQ_DOM_EXC);  // a global VIRQ: bound on vCPU 0
 }
 
 namespace {
 // VIRQ_TBUF to dom0 (Xen's xentrace sleeps on it): its trace buffers filled past half.
 void wake_trace_consumer() {
   Domain* dom0 = domains::dom0();
-  if (dom0 && dom0->alive()) send_virq(dom0->vcpu0, VIRQ_TBUF);
+  if (dom0 && dom0->alive()) send_virq(dom0->vcpus[0], VIRQ_TBUF);
 }
 }  // namespace
 
@@ -248,7 +276,8 @@ void close_all(Domain& domain) {
     forget_pending(domain, port);
   }
   event_channels_fifo::release(domain);  // the control block and array frames given back
-  for (uint64_t& port : domain.vcpu0.virq_to_port) port = 0;
+  for (Vcpu& vcpu : domain.vcpus)
+    for (uint64_t& port : vcpu.virq_to_port) port = 0;
   domain.console_port = 0;
 }
 
@@ -257,6 +286,7 @@ long hypercall(Vcpu& vcpu, int command, uint64_t argument) {
     case EVTCHNOP_bind_virq: return bind_virq(vcpu, argument);
     case EVTCHNOP_alloc_unbound: return alloc_unbound(vcpu, argument);
     case EVTCHNOP_bind_ipi: return bind_ipi(vcpu, argument);
+    case EVTCHNOP_bind_vcpu: return bind_vcpu(vcpu, argument);
     case EVTCHNOP_bind_interdomain: return bind_interdomain(vcpu, argument);
     case EVTCHNOP_unmask: return unmask(vcpu, argument);
     case EVTCHNOP_close: return close(vcpu, argument);

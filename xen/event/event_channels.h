@@ -1,7 +1,9 @@
 // 2-level event channels (the shared_info bitmaps) and the EVTCHNOP hypercalls this
-// hypervisor serves: bind_virq, alloc_unbound, bind_interdomain, send (delivered to the remote
-// end: its pending bit, its upcall, a blocked vCPU woken), unmask, close (the remote end of an
-// interdomain channel becomes unbound again), status. The rules on one domain's table are pure
+// hypervisor serves: bind_virq (per-vCPU VIRQs on any vCPU, global ones on vCPU 0), bind_ipi,
+// bind_vcpu, alloc_unbound, bind_interdomain, send (delivered to the remote end, or for an IPI
+// port to its own vCPU: the pending bit, the upcall of the vCPU the port notifies, that vCPU
+// woken if blocked), unmask, close (the remote end of an interdomain channel becomes unbound
+// again), status. The rules on one domain's table are pure
 // (domain/event_channel_table); this is the glue: domain lookup, Xen's default XSM policy
 // (XSM_TARGET: the domain itself or the control domain), guest copies and delivery.
 #pragma once
@@ -15,8 +17,9 @@ namespace event_channels {
 // due sends VIRQ_TIMER, a domain that stops raises VIRQ_DOM_EXC, the trace buffers' consumer
 // is woken with VIRQ_TBUF).
 void init();
-// Marks `port` pending and, unless masked, raises the vCPU's upcall.
+// Marks `port` pending and, unless masked, raises the upcall of the vCPU the port notifies.
 void set_pending(Domain& domain, unsigned port);
+// A VIRQ bound on `vcpu` (a per-vCPU VIRQ of its own, or a global one: vCPU 0's binding).
 void send_virq(Vcpu& vcpu, unsigned virq);
 // VIRQ_DOM_EXC to dom0 (Xen's send_global_virq): a domain shut down, crashed or died.
 void raise_domain_exception();

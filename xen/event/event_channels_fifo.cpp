@@ -31,6 +31,22 @@ int hold_writable(Domain& domain, uint64_t mfn) {
 }
 
 uint8_t* machine_memory() { return machine::to_virtual<uint8_t>(0); }
+
+// The vCPU a port's events go to (Xen's notify_vcpu_id): bind_virq, bind_ipi and bind_vcpu
+// set it, vCPU 0 otherwise.
+unsigned notify_vcpu(const Domain& domain, unsigned port) {
+  const unsigned vcpu = port < Domain::max_event_channels ? domain.event_channels[port].vcpu : 0;
+  return vcpu < Domain::vcpu_capacity ? vcpu : 0;
+}
+unsigned notify_vcpu_of(const void* domain, unsigned port) {
+  return notify_vcpu(*static_cast<const Domain*>(domain), port);
+}
+
+// Each vCPU named in `vcpus` (one bit each) gets its upcall.
+void raise_upcalls(Domain& domain, uint32_t vcpus) {
+  for (unsigned id = 0; vcpus; ++id, vcpus >>= 1)
+    if (vcpus & 1) raise_upcall(domain.vcpus[id]);
+}
 }  // namespace
 
 bool active(const Domain& domain) { return domain.fifo.active; }
@@ -39,13 +55,18 @@ long init_control(Vcpu& vcpu, uint64_t argument) {
   evtchn_init_control_t request;
   if (!guest_memory::read(vcpu, argument, request)) return -XEN_EFAULT;
   request.link_bits = EVTCHN_FIFO_LINK_BITS;
-  if (request.vcpu != 0) return -XEN_ENOENT;  // one vCPU per domain here
-  if (const int rc = evtchn_fifo::check_control_offset(request.offset)) return rc;
   Domain& domain = *vcpu.domain;
-  if (domain.fifo.active || domain.dying() || !domain.shared_info) return -XEN_EINVAL;
+  if (!domain.vcpu(request.vcpu)) return -XEN_ENOENT;  // Xen's domain_vcpu
+  if (const int rc = evtchn_fifo::check_control_offset(request.offset)) return rc;
+  if (domain.dying() || !domain.shared_info) return -XEN_EINVAL;
+  // The first control block switches the domain to FIFO; each vCPU may give one, once.
+  if (evtchn_fifo::has_control_block(domain.fifo, request.vcpu)) return -XEN_EINVAL;
   if (const int rc = hold_writable(domain, request.control_gfn)) return rc;
-  evtchn_fifo::start(domain.fifo, machine_memory(), request.control_gfn, request.offset,
-                     domain.shared_info->evtchn_pending, domain.valid_event_channels);
+  if (domain.fifo.active)
+    evtchn_fifo::add_control_block(domain.fifo, request.vcpu, request.control_gfn, request.offset);
+  else
+    evtchn_fifo::start(domain.fifo, machine_memory(), request.control_gfn, request.offset,
+                       domain.shared_info->evtchn_pending, domain.valid_event_channels, request.vcpu);
   return guest_memory::write(vcpu, argument, request) ? 0 : -XEN_EFAULT;
 }
 
@@ -57,7 +78,7 @@ long expand_array(Vcpu& vcpu, uint64_t argument) {
   if (domain.dying()) return -XEN_EINVAL;
   if (const int rc = evtchn_fifo::check_room_for_page(domain.fifo)) return rc;
   if (const int rc = hold_writable(domain, request.array_gfn)) return rc;
-  if (evtchn_fifo::add_array_page(domain.fifo, request.array_gfn)) raise_upcall(domain.vcpu0);
+  raise_upcalls(domain, evtchn_fifo::add_array_page(domain.fifo, request.array_gfn, notify_vcpu_of, &domain));
   return 0;
 }
 
@@ -75,11 +96,13 @@ long set_priority(Vcpu& vcpu, uint64_t argument) {
 }
 
 void set_pending(Domain& domain, unsigned port) {
-  if (evtchn_fifo::set_pending(domain.fifo, port)) raise_upcall(domain.vcpu0);
+  const unsigned vcpu = notify_vcpu(domain, port);
+  if (evtchn_fifo::set_pending(domain.fifo, port, vcpu)) raise_upcall(domain.vcpus[vcpu]);
 }
 
 void unmask(Domain& domain, unsigned port) {
-  if (evtchn_fifo::unmask(domain.fifo, port)) raise_upcall(domain.vcpu0);
+  const unsigned vcpu = notify_vcpu(domain, port);
+  if (evtchn_fifo::unmask(domain.fifo, port, vcpu)) raise_upcall(domain.vcpus[vcpu]);
 }
 
 void port_closed(Domain& domain, unsigned port) {

@@ -13,9 +13,10 @@ struct Vcpu;
 
 namespace event_channels_fifo {
 // -EFAULT for an unreadable argument; -ENOENT for a vCPU the domain does not have; -EINVAL for
-// a control block that leaves its page or is not 8-byte aligned, a second call, a frame not
-// the domain's or one that cannot be writable, or a dying domain. On success the domain's
-// events go to its FIFO queues from now on, and link_bits (17) is written back.
+// a control block that leaves its page or is not 8-byte aligned, a second call for the same
+// vCPU, a frame not the domain's or one that cannot be writable, or a dying domain. The first
+// success switches the domain's events to its FIFO queues; each vCPU's events go to its own
+// control block's queues (dropped for a vCPU without one, as Xen). link_bits (17) is written back.
 long init_control(Vcpu& vcpu, uint64_t argument);
 // -EOPNOTSUPP before init_control; -ENOSPC past Xen's 128 pages; -EINVAL for a frame as above.
 long expand_array(Vcpu& vcpu, uint64_t argument);
@@ -24,8 +25,8 @@ long expand_array(Vcpu& vcpu, uint64_t argument);
 long set_priority(Vcpu& vcpu, uint64_t argument);
 
 bool active(const Domain& domain);
-// Delivery under FIFO (the caller checked active): the event linked, and the vCPU's upcall
-// raised when its queue needs a look.
+// Delivery under FIFO (the caller checked active): the event linked on the port's notify
+// vCPU, and that vCPU's upcall raised when its queue needs a look.
 void set_pending(Domain& domain, unsigned port);
 void unmask(Domain& domain, unsigned port);
 // A port closed: its PENDING bit cleared, its priority back to the default for its next bind.

@@ -29,11 +29,13 @@ control::VcpuFacts facts_of(const Vcpu& vcpu) {
 }  // namespace
 
 void describe(const Domain& domain, xen_domctl_getdomaininfo& info) {
-  control::VcpuFacts vcpu = facts_of(domain.vcpu0);
+  control::VcpuFacts vcpus[Domain::vcpu_capacity];
+  unsigned count = 0;  // none before max_vcpus (max_vcpu_id invalid)
+  domain.for_each_vcpu([&](const Vcpu& vcpu) { vcpus[count++] = facts_of(vcpu); });
   control::DomainFacts facts;
   facts.id = domain.id;
-  facts.vcpus = &vcpu;
-  facts.vcpu_count = domain.vcpu0.created ? 1 : 0;               // none before max_vcpus (max_vcpu_id invalid)
+  facts.vcpus = vcpus;
+  facts.vcpu_count = count;
   const bool stopped = domain.state != DomainState::running;     // shut down or crashed
   facts.dead = domain.teardown.state() == control::Dying::dead;  // XEN_DOMINF_dying: dead, as Xen
   facts.shut_down = stopped;
@@ -63,14 +65,14 @@ void list(DomainList& list) {
 long pause(Domain& domain) {
   bool was_paused = domain.paused();
   if (long error = domain.controller_pause.pause()) return error;
-  if (!was_paused) scheduler::paused(domain.vcpu0);
+  if (!was_paused) domain.for_each_vcpu([](Vcpu& vcpu) { scheduler::paused(vcpu); });
   return 0;
 }
 
 long unpause(Domain& domain) {
   if (long error = domain.controller_pause.unpause()) return error;
   domain.creation_finished = true;
-  if (!domain.paused()) scheduler::unpaused(domain.vcpu0);
+  if (!domain.paused()) domain.for_each_vcpu([](Vcpu& vcpu) { scheduler::unpaused(vcpu); });
   return 0;
 }
 }  // namespace domain_control

@@ -57,26 +57,27 @@ bool owned_by(const mm::FrameTable& frames, uint64_t mfn, const Domain& domain) 
   return !frames.info(mfn).is_free() && frames.info(mfn).owner() == domain.id && frames.on_list(mfn, domain.pages);
 }
 
-// Timers, writable-pagetable slots, CR3s (Xen's vcpu_destroy_pagetables): the vCPU goes down.
+// Timers, writable-pagetable slots, CR3s (Xen's vcpu_destroy_pagetables): every vCPU goes down.
 void release_vcpu_state(Domain& domain) {
-  Vcpu& vcpu = domain.vcpu0;
-  vcpu.timer_deadline_ns = 0;
-  vcpu.periodic_period_ns = 0;
-  timers::reprogram();
   uint64_t free_before = boot_memory::allocator().free_count();
   writable_page_tables::disable(domain);
   domain.frames_given_back += boot_memory::allocator().free_count() - free_before;
-  mm::release_base_pointers(boot_memory::frame_table(), vcpu.bases);
-  descriptor_tables::destroy_gdt(vcpu);
-  vcpu.ldt = {};
-  vcpu.debug = {};
-  vcpu.time_area = 0;
-  vcpu_info_area::release(vcpu);  // before shared_info goes, which it then falls back to
+  domain.for_each_vcpu([](Vcpu& vcpu) {
+    vcpu.timer_deadline_ns = 0;
+    vcpu.periodic_period_ns = 0;
+    mm::release_base_pointers(boot_memory::frame_table(), vcpu.bases);
+    descriptor_tables::destroy_gdt(vcpu);
+    vcpu.ldt = {};
+    vcpu.debug = {};
+    vcpu.time_area = 0;
+    vcpu_info_area::release(vcpu);  // before shared_info goes, which it then falls back to
+    vcpu.online = false;
+    vcpu.initialised = false;
+    vcpu.blocked = false;
+    scheduler::vcpu_down(vcpu);
+  });
+  timers::reprogram();
   guest_console::detach(domain);  // its ring's hold, before the frames are given back
-  vcpu.online = false;
-  vcpu.initialised = false;
-  vcpu.blocked = false;
-  scheduler::vcpu_down(vcpu);
 }
 
 // Each visit takes the first frame of the domain's list to its end (FrameTable::rotate): an
@@ -181,9 +182,11 @@ void user_regs_from(const TrapFrame& frame, unsigned iopl, cpu_user_regs& regs) 
 
 // The first context's page tables: the kernel L4 (and the user one) become the vCPU's base
 // pointers, validated as L4s and referenced as Xen's guest_table is (a type ref, not a pin).
-long take_page_tables(Domain& domain, const vcpu_guest_context& context) {
-  mm::MmuContext mmu = domain_mmu::context(domain);
-  mm::VcpuBasePointers& bases = domain.vcpu0.bases;
+// A frame that is not the domain's, or cannot be an L4 (another type, or its entries refused),
+// is -EINVAL, as Xen's get_page_from_mfn and get_page_type answer.
+long take_page_tables(Vcpu& vcpu, const vcpu_guest_context& context) {
+  mm::MmuContext mmu = domain_mmu::context(*vcpu.domain);
+  mm::VcpuBasePointers& bases = vcpu.bases;
   mmuext_op_t op{};
   op.cmd = MMUEXT_NEW_BASEPTR;
   op.arg1.mfn = control::kernel_l4_of(context);
@@ -202,9 +205,9 @@ long take_page_tables(Domain& domain, const vcpu_guest_context& context) {
 
 void set_page_table_write_mode(PageTableWriteMode mode) { write_mode = mode; }
 
-xen_domctl_createdomain default_config() {
+xen_domctl_createdomain default_config(uint32_t max_vcpus) {
   xen_domctl_createdomain config{};
-  config.max_vcpus = 1;
+  config.max_vcpus = max_vcpus;
   config.max_evtchn_port = Domain::max_event_channels - 1;
   config.max_grant_frames = -1;
   config.max_maptrack_frames = -1;
@@ -218,7 +221,7 @@ long create_with_id(domid_t id, const xen_domctl_createdomain& config, bool priv
   Domain* domain = domains::create(id, privileged);
   if (!domain) return domains::find(id) ? -XEN_EEXIST : -XEN_ENOMEM;  // no slot: Xen's alloc_domain_struct
   domain->config = checked;
-  domain->max_vcpus = checked.max_vcpus;
+  domain->max_vcpus = checked.max_vcpus;  // the vCPUs themselves come with max_vcpus
   __builtin_memcpy(domain->handle, config.handle, sizeof(domain->handle));
   domain->pt_write_mode = write_mode;
   domain->controller_pause.pause();  // Xen's domain_create: the toolstack's first unpause starts it
@@ -239,10 +242,13 @@ long create(uint32_t requested, const xen_domctl_createdomain& config, Domain*& 
 }
 
 long create_vcpus(Domain& target) {
-  Vcpu& vcpu = target.vcpu0;
-  if (vcpu.created || target.dying()) return 0;
-  vcpu.created = true;
-  scheduler::vcpu_down(vcpu);
+  if (target.dying()) return 0;
+  for (unsigned id = 0; id < target.max_vcpus; ++id) {
+    Vcpu& vcpu = target.vcpus[id];
+    if (vcpu.created) continue;
+    vcpu.created = true;
+    scheduler::vcpu_down(vcpu);
+  }
   return 0;
 }
 
@@ -279,15 +285,23 @@ void reap_dead() {
   });
 }
 
-long set_vcpu_context(Domain& target, vcpu_guest_context& context) {
-  Vcpu& vcpu = target.vcpu0;
+long set_vcpu_context(Vcpu& vcpu, vcpu_guest_context& context) {
+  Domain& target = *vcpu.domain;
   if (target.dying()) return -XEN_EINVAL;  // its frames are going (Xen: the CR3 page is not its any more)
   control::fix_guest_selectors(context);
-  control::VcpuTablesNow now{vcpu.initialised, vcpu.bases.kernel_mfn, vcpu.bases.user_mfn};
+  control::VcpuTablesNow now{vcpu.initialised, vcpu.bases.kernel_mfn, vcpu.bases.user_mfn, vcpu.gdt_entries,
+                             vcpu.gdt_frames,  vcpu.ldt.base,         vcpu.ldt.entries};
   if (long error = control::check_vcpu_context(context, vcpu.id, now)) return error;
   if (!vcpu.initialised) {
     if (vcpu.id == 0) target.vm_assist = context.vm_assist;
-    if (long error = take_page_tables(target, context)) return error;
+    // Xen's order: the GDT (pv_set_gdt), then the page tables; a refused CR3 drops the GDT again.
+    if (long error = descriptor_tables::set_gdt_frames(vcpu, context.gdt_frames, context.gdt_ents)) return error;
+    if (long error = take_page_tables(vcpu, context)) {
+      descriptor_tables::destroy_gdt(vcpu);
+      return error;
+    }
+    domain_mmu::flush_after_type_change();  // a frame that became a table may still be in a TLB as data
+    vcpu.ldt = context.ldt_ents ? ldt_rules::Ldt{context.ldt_base, uint32_t(context.ldt_ents)} : ldt_rules::Ldt{};
   }
   trap_frame_from(context.user_regs, vcpu.registers);
   vcpu.iopl = unsigned(context.user_regs.rflags & rflags::iopl) >> 12;
@@ -318,9 +332,13 @@ long set_vcpu_context(Domain& target, vcpu_guest_context& context) {
   return 0;
 }
 
-long reset_vcpu(Domain& target) {
-  Vcpu& vcpu = target.vcpu0;
-  writable_page_tables::reattach_all(target);
+long initialise_vcpu(Vcpu& vcpu, vcpu_guest_context& context) {
+  if (vcpu.initialised) return -XEN_EEXIST;
+  return set_vcpu_context(vcpu, context);
+}
+
+long reset_vcpu(Vcpu& vcpu) {
+  writable_page_tables::reattach_all(*vcpu.domain);
   mm::release_base_pointers(boot_memory::frame_table(), vcpu.bases);
   descriptor_tables::destroy_gdt(vcpu);
   vcpu.ldt = {};
@@ -332,8 +350,7 @@ long reset_vcpu(Domain& target) {
   return 0;
 }
 
-long get_vcpu_context(const Domain& target, vcpu_guest_context& context) {
-  const Vcpu& vcpu = target.vcpu0;
+long get_vcpu_context(const Vcpu& vcpu, vcpu_guest_context& context) {
   if (!vcpu.initialised) return -XEN_ENODATA;
   context = vcpu_guest_context{};
   __builtin_memcpy(context.fpu_ctxt.x, vcpu.fpu_state, sizeof(context.fpu_ctxt.x));
@@ -344,6 +361,8 @@ long get_vcpu_context(const Domain& target, vcpu_guest_context& context) {
   // bit 1 appears once a trap frame holds them).
   if (!vcpu.has_run) context.user_regs.rflags &= ~uint64_t(rflags::reserved_one);
   __builtin_memcpy(context.trap_ctxt, vcpu.trap_table, sizeof(context.trap_ctxt));
+  for (unsigned i = 0; i < Vcpu::max_gdt_frames; ++i) context.gdt_frames[i] = vcpu.gdt_frames[i];
+  context.gdt_ents = vcpu.gdt_entries;
   context.kernel_ss = vcpu.kernel_ss;
   context.kernel_sp = vcpu.kernel_sp;
   context.ldt_base = vcpu.ldt.base;
@@ -354,7 +373,7 @@ long get_vcpu_context(const Domain& target, vcpu_guest_context& context) {
   context.event_callback_eip = vcpu.event_callback;
   context.failsafe_callback_eip = vcpu.failsafe_callback;
   context.syscall_callback_eip = vcpu.syscall_callback;
-  context.vm_assist = target.vm_assist;
+  context.vm_assist = vcpu.domain->vm_assist;
   context.fs_base = vcpu.fs_base;
   context.gs_base_kernel = vcpu.gs_base_kernel;
   context.gs_base_user = vcpu.gs_base_user;

@@ -32,9 +32,9 @@ long get_domain_info(xen_domctl_t& op) {
 }
 
 long get_vcpu_info(Domain& domain, xen_domctl_getvcpuinfo& info) {
-  if (long error = control::check_vcpu_index(info.vcpu, domain.max_vcpus, info.vcpu == 0 && domain.vcpu0.created))
+  if (long error = control::check_vcpu_index(info.vcpu, domain.max_vcpus, domain.vcpu(info.vcpu) != nullptr))
     return error;
-  const Vcpu& vcpu = domain.vcpu0;
+  const Vcpu& vcpu = *domain.vcpu(info.vcpu);
   info.online = vcpu.initialised && vcpu.online;  // Xen: not VPF_down
   info.blocked = vcpu.blocked;
   info.running = domains::current() == &vcpu;
@@ -54,26 +54,25 @@ long create_domain(xen_domctl_t& op) {
 // The context is 5 KiB: kept off the hypervisor stack (one CPU, and domctl does not nest).
 vcpu_guest_context context_buffer;
 
-// setvcpucontext: -EINVAL on the caller itself or a vCPU it does not have; a null handle
+// setvcpucontext: -EINVAL on the caller's own domain (Xen has no domain_pause of itself) or a
+// vCPU the target does not have (beyond max_vcpus, or not made by max_vcpus); a null handle
 // resets the vCPU (Xen's vcpu_reset), else the context is copied in (-EFAULT) and applied.
-// Xen's answer for the caller itself, a vCPU beyond max_vcpus, or one max_vcpus has not made.
-bool no_such_vcpu(const Vcpu& caller, const Domain& target, uint32_t vcpu) {
-  return &target == caller.domain || vcpu >= target.max_vcpus || !target.vcpu0.created;
-}
-
 long set_vcpu_context(Vcpu& caller, Domain& target, const xen_domctl_vcpucontext& request) {
-  if (no_such_vcpu(caller, target, request.vcpu)) return -XEN_EINVAL;
+  Vcpu* vcpu = target.vcpu(request.vcpu);
+  if (&target == caller.domain || !vcpu) return -XEN_EINVAL;
   uint64_t handle = uint64_t(reinterpret_cast<uintptr_t>(request.ctxt.p));
-  if (handle == 0) return domain_lifecycle::reset_vcpu(target);
+  if (handle == 0) return domain_lifecycle::reset_vcpu(*vcpu);
   if (!guest_memory::read(caller, handle, context_buffer)) return -XEN_EFAULT;
-  return domain_lifecycle::set_vcpu_context(target, context_buffer);
+  return domain_lifecycle::set_vcpu_context(*vcpu, context_buffer);
 }
 
-// getvcpucontext: -EINVAL as above, -ENODATA before the vCPU has a context, -EFAULT when the
-// context cannot be copied out.
-long get_vcpu_context(Vcpu& caller, const Domain& target, const xen_domctl_vcpucontext& request) {
-  if (no_such_vcpu(caller, target, request.vcpu)) return -XEN_EINVAL;
-  if (long error = domain_lifecycle::get_vcpu_context(target, context_buffer)) return error;
+// getvcpucontext: -EINVAL for a vCPU the target does not have and for the caller's own vCPU
+// (Xen has no vcpu_pause of itself; another vCPU of the caller's domain is fine), -ENODATA
+// before the vCPU has a context, -EFAULT when the context cannot be copied out.
+long get_vcpu_context(Vcpu& caller, Domain& target, const xen_domctl_vcpucontext& request) {
+  const Vcpu* vcpu = target.vcpu(request.vcpu);
+  if (!vcpu || vcpu == &caller) return -XEN_EINVAL;
+  if (long error = domain_lifecycle::get_vcpu_context(*vcpu, context_buffer)) return error;
   uint64_t handle = uint64_t(reinterpret_cast<uintptr_t>(request.ctxt.p));
   return guest_memory::write(caller, handle, context_buffer) ? 0 : -XEN_EFAULT;
 }

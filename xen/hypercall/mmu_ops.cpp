@@ -75,12 +75,12 @@ long mmuext_target(Vcpu& vcpu, uint64_t foreigndom, Domain*& target) {
 // its teardown unpins only once, so a pin taken now would hold the frame, and the domain,
 // forever. As Xen, the pin is taken (its checks and answer are the same) and dropped at once.
 long pin_for(mm::MmuContext& context, Domain& target, const mmuext_op_t& op) {
-  long rc = mm::mmuext_op(context, target.vcpu0.bases, op);
+  long rc = mm::mmuext_op(context, target.vcpus[0].bases, op);
   if (rc == 0 && target.dying()) {
     mmuext_op_t unpin{};
     unpin.cmd = MMUEXT_UNPIN_TABLE;
     unpin.arg1.mfn = op.arg1.mfn;
-    (void)mm::mmuext_op(context, target.vcpu0.bases, unpin);
+    (void)mm::mmuext_op(context, target.vcpus[0].bases, unpin);
   }
   return rc;
 }
@@ -93,7 +93,7 @@ long foreign_mmuext(mm::MmuContext& context, Domain& target, const mmuext_op_t& 
     case MMUEXT_PIN_L2_TABLE:
     case MMUEXT_PIN_L3_TABLE:
     case MMUEXT_PIN_L4_TABLE: return pin_for(context, target, op);
-    case MMUEXT_UNPIN_TABLE: return mm::mmuext_op(context, target.vcpu0.bases, op);
+    case MMUEXT_UNPIN_TABLE: return mm::mmuext_op(context, target.vcpus[0].bases, op);
     case MMUEXT_NEW_BASEPTR:
     case MMUEXT_NEW_USER_BASEPTR:
     case MMUEXT_TLB_FLUSH_LOCAL:

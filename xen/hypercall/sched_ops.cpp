@@ -1,4 +1,6 @@
-// Scheduling and timer hypercalls: sched_op, set_timer_op, vcpu_op (timers, is_up).
+// Scheduling and timer hypercalls: sched_op, set_timer_op, and vcpu_op on any vCPU of the
+// caller's domain (initialise, up, down, is_up, runstate, timers, vcpu_info and runstate areas).
+#include "hypercall/domain_lifecycle.h"  // first: it brings in the tools' view of the headers (control_abi.h)
 #include "domain/runstate_area.h"
 #include "domain/vcpu_info_area.h"
 #include "abi/xen_abi.h"
@@ -13,6 +15,7 @@
 #include "hypercall/dispatch.h"
 #include "domain/guest_memory.h"
 #include "time/clock.h"
+#include "event/event_channels.h"
 
 namespace hypercall {
 namespace {
@@ -38,21 +41,78 @@ long remote_shutdown(Vcpu& vcpu, uint64_t argument) {
   return 0;
 }
 
-long singleshot(Vcpu& vcpu, uint64_t argument) {
+// Xen's VCPUOP_set_singleshot_timer (4.17.7: VCPU_SSHOTTMR_future is ignored): only the
+// calling vCPU's own timer (-EINVAL for another); a deadline already past sends VIRQ_TIMER at
+// once instead of arming the timer.
+long singleshot(Vcpu& caller, Vcpu& vcpu, uint64_t argument) {
+  if (&vcpu != &caller) return -XEN_EINVAL;
   vcpu_set_singleshot_timer_t timer;
-  if (!guest_memory::read(vcpu, argument, timer)) return -XEN_EFAULT;
-  if ((timer.flags & VCPU_SSHOTTMR_future) && timer.timeout_abs_ns < system_clock::now_ns()) return -XEN_ETIME;
-  timers::set_singleshot(vcpu, timer.timeout_abs_ns ? timer.timeout_abs_ns : 1);
+  if (!guest_memory::read(caller, argument, timer)) return -XEN_EFAULT;
+  if (timer.timeout_abs_ns < system_clock::now_ns()) {
+    timers::set_singleshot(vcpu, 0);
+    event_channels::send_virq(vcpu, VIRQ_TIMER);
+    return 0;
+  }
+  timers::set_singleshot(vcpu, timer.timeout_abs_ns);
   return 0;
 }
 
-long periodic(Vcpu& vcpu, uint64_t argument) {
+long periodic(Vcpu& caller, Vcpu& vcpu, uint64_t argument) {
   vcpu_set_periodic_timer_t timer;
-  if (!guest_memory::read(vcpu, argument, timer)) return -XEN_EFAULT;
+  if (!guest_memory::read(caller, argument, timer)) return -XEN_EFAULT;
   // Xen's bounds: at least 1 ms, at most STIME_DELTA_MAX (2^62 - 1 ns), so a deadline never wraps.
   constexpr uint64_t minimum_period_ns = 1000000, maximum_period_ns = ~uint64_t{0} >> 2;
   if (timer.period_ns < minimum_period_ns || timer.period_ns > maximum_period_ns) return -XEN_EINVAL;
   timers::set_periodic(vcpu, timer.period_ns);
+  return 0;
+}
+
+// Xen's vcpu_runstate_get: the runstate with the time in the current state counted up to now.
+long runstate_info(Vcpu& caller, const Vcpu& vcpu, uint64_t argument) {
+  vcpu_runstate_info info{};
+  const Runstate& runstate = vcpu.runstate;
+  info.state = int(runstate.state);
+  info.state_entry_time = runstate.entry_ns;
+  for (unsigned i = 0; i < 4; ++i) info.time[i] = runstate.time_ns[i];
+  const uint64_t now = system_clock::now_ns();
+  if (now > runstate.entry_ns && runstate.state < 4) info.time[runstate.state] += now - runstate.entry_ns;
+  return guest_memory::write(caller, argument, info) ? 0 : -XEN_EFAULT;
+}
+
+// VCPUOP_initialise: a first context for a vCPU of the caller's domain (-EFAULT unreadable,
+// -EEXIST for one that has a context, then setvcpucontext's checks). 5 KiB: kept off the
+// hypervisor stack (one CPU, and no hypercall nests another).
+vcpu_guest_context initialise_buffer;
+long initialise(Vcpu& caller, Vcpu& vcpu, uint64_t argument) {
+  if (!guest_memory::read(caller, argument, initialise_buffer)) return -XEN_EFAULT;
+  return domain_lifecycle::initialise_vcpu(vcpu, initialise_buffer);
+}
+
+// Xen's VCPUOP_up: only a vCPU with a context (-EINVAL); up already, nothing to do.
+long up(Vcpu& vcpu) {
+  if (!vcpu.initialised) return -XEN_EINVAL;
+  if (!vcpu.online) {
+    vcpu.online = true;
+    scheduler::vcpu_brought_up(vcpu);
+  }
+  return 0;
+}
+
+// Xen's VCPUOP_down: the domain's last vCPU up going down powers the domain off (Xen's
+// domain_shutdown(SHUTDOWN_poweroff), answered 0); any other goes down, the caller itself too
+// (it leaves the CPU before it returns, and goes on after the hypercall once it is up again).
+long down(Vcpu& vcpu) {
+  Domain& domain = *vcpu.domain;
+  bool another_up = false;
+  domain.for_each_vcpu([&](const Vcpu& other) { another_up = another_up || (&other != &vcpu && other.online); });
+  if (!another_up) {
+    domains::shutdown(domain, SHUTDOWN_poweroff);  // the caller's own domain: it leaves the CPU on return
+    return 0;
+  }
+  if (vcpu.online) {
+    vcpu.online = false;
+    scheduler::vcpu_taken_down(vcpu);
+  }
   return 0;
 }
 }  // namespace
@@ -78,18 +138,30 @@ long set_timer_op(Vcpu& vcpu, TrapFrame&, Arguments& args) {
   return 0;
 }
 
-long vcpu_op(Vcpu& vcpu, TrapFrame&, Arguments& args) {
-  uint64_t command = args.a[0], target = args.a[1], argument = args.a[2];
-  if (target != 0) return -XEN_ENOENT;
+// Xen's do_vcpu_op(int cmd, unsigned int vcpuid, arg): both 32-bit, the vCPU one of the
+// caller's domain (-ENOENT otherwise, before the command is looked at).
+long vcpu_op(Vcpu& caller, TrapFrame&, Arguments& args) {
+  const int command = int(args.a[0]);
+  const uint64_t argument = args.a[2];
+  Vcpu* target = caller.domain->vcpu(uint32_t(args.a[1]));
+  if (!target) return -XEN_ENOENT;
+  Vcpu& vcpu = *target;
   switch (command) {
-    case VCPUOP_is_up: return 1;
-    case VCPUOP_set_singleshot_timer: return singleshot(vcpu, argument);
-    case VCPUOP_stop_singleshot_timer: timers::set_singleshot(vcpu, 0); return 0;
-    case VCPUOP_set_periodic_timer: return periodic(vcpu, argument);
+    case VCPUOP_initialise: return initialise(caller, vcpu, argument);
+    case VCPUOP_up: return up(vcpu);
+    case VCPUOP_down: return down(vcpu);
+    case VCPUOP_is_up: return vcpu.online ? 1 : 0;
+    case VCPUOP_get_runstate_info: return runstate_info(caller, vcpu, argument);
+    case VCPUOP_set_singleshot_timer: return singleshot(caller, vcpu, argument);
+    case VCPUOP_stop_singleshot_timer:
+      if (&vcpu != &caller) return -XEN_EINVAL;
+      timers::set_singleshot(vcpu, 0);
+      return 0;
+    case VCPUOP_set_periodic_timer: return periodic(caller, vcpu, argument);
     case VCPUOP_stop_periodic_timer: timers::set_periodic(vcpu, 0); return 0;
-    case VCPUOP_register_runstate_memory_area: return runstate_area::register_area(vcpu, argument);
-    case VCPUOP_register_vcpu_info: return vcpu_info_area::register_info(vcpu, argument);
-    case VCPUOP_register_vcpu_time_memory_area: return shared_info_page::register_time_area(vcpu, argument);
+    case VCPUOP_register_runstate_memory_area: return runstate_area::register_area(caller, vcpu, argument);
+    case VCPUOP_register_vcpu_info: return vcpu_info_area::register_info(caller, vcpu, argument);
+    case VCPUOP_register_vcpu_time_memory_area: return shared_info_page::register_time_area(caller, vcpu, argument);
     default: return -XEN_ENOSYS;
   }
 }

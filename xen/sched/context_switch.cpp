@@ -8,6 +8,7 @@
 #include "domain/guest_mode.h"
 #include "domain/descriptor_tables.h"
 #include "domain/debug_register_cpu.h"
+#include "sched/timers.h"
 
 namespace context_switch {
 void save(Vcpu& previous, const TrapFrame& frame) {
@@ -34,5 +35,6 @@ void load(Vcpu& next, TrapFrame& frame) {
   guest_mode::load(next);         // CR3 and the GS base of the mode it is in
   shared_info_page::update_time(next);
   runstate_area::update(next);
+  timers::switched_in(next);  // its periodic timer runs again
 }
 }  // namespace context_switch

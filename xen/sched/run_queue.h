@@ -1,16 +1,20 @@
-// Pure: the round-robin choice of the next vCPU on the one physical CPU. Slots are the
-// domain table's (one vCPU per domain); the caller says which are runnable.
+// Pure: the round-robin choice of the next vCPU on the one physical CPU. A vCPU's place in the
+// round is its domain's slot in the domain table, then its id (place = slot * vCPUs per slot +
+// id), so every vCPU of every domain gets its turn; the caller lists the places of the
+// runnable vCPUs in ascending order.
 #pragma once
 #include <stdint.h>
 
 namespace run_queue {
 constexpr int none = -1;
 
-// The first runnable slot after `current` (wrapping around), so every runnable vCPU gets its
-// turn; `current` itself only when no other slot is runnable; `none` when nothing is.
-// `current` may be `none` (the CPU was idle): the search then starts at slot 0.
-int next_round_robin(const bool* runnable, unsigned count, int current);
+// The vCPU's place.
+constexpr int place(unsigned domain_slot, unsigned vcpus_per_slot, unsigned vcpu_id) {
+  return int(domain_slot * vcpus_per_slot + vcpu_id);
+}
 
-// Whether a vCPU other than `current` is runnable: only then does a time slice need a timer.
-bool others_runnable(const bool* runnable, unsigned count, int current);
+// The first runnable place after `current` (wrapping around), so every runnable vCPU gets its
+// turn; `current` itself only when no other place is runnable; `none` when nothing is.
+// `current` may be `none` (the CPU was idle): the search then starts at place 0.
+int next_round_robin(const int* runnable, unsigned count, int current);
 }  // namespace run_queue

@@ -30,7 +30,7 @@ uint64_t slice_end_ns = 0;
 DomainStopped domain_stopped;
 NoDomainLeft no_domain_left;
 
-// Trace records name a vCPU as domain and vcpu id; the idle vCPU of CPU 0 is d32767v0.
+// Trace records name a vCPU as domain and vcpu id, as Xen's; the idle vCPU of CPU 0 is d32767v0.
 struct VcpuName {
   uint32_t domain, vcpu;
 };
@@ -54,21 +54,36 @@ bool up(const Vcpu& vcpu) { return vcpu.initialised && vcpu.online; }
 
 bool runnable(const Vcpu& vcpu) { return vcpu.domain->alive() && up(vcpu) && !vcpu.blocked && !vcpu.domain->paused(); }
 
-// Slots of the run queue are domain table slots (not ids: those are sparse).
-int slot_of(const Vcpu* vcpu) { return vcpu ? int(vcpu->domain->slot) : run_queue::none; }
-
-void runnable_slots(bool (&slots)[domains::max_domains]) {
-  for (unsigned i = 0; i < domains::max_domains; ++i) {
-    Domain* domain = domains::at(i);
-    slots[i] = domain && runnable(domain->vcpu0);
-  }
+// A vCPU's place in the round robin: its domain's slot (not its id: ids are sparse), then its id.
+int place_of(const Vcpu* vcpu) {
+  return vcpu ? run_queue::place(vcpu->domain->slot, Domain::vcpu_capacity, vcpu->id) : run_queue::none;
 }
 
 Vcpu* pick_after(const Vcpu* previous) {
-  bool slots[domains::max_domains];
-  runnable_slots(slots);
-  int slot = run_queue::next_round_robin(slots, domains::max_domains, slot_of(previous));
-  return slot == run_queue::none ? nullptr : &domains::at(unsigned(slot))->vcpu0;
+  int places[domains::max_domains * Domain::vcpu_capacity];
+  unsigned count = 0;
+  domains::for_each([&](Domain& domain) {
+    domain.for_each_vcpu([&](const Vcpu& vcpu) {
+      if (runnable(vcpu)) places[count++] = place_of(&vcpu);
+    });
+  });
+  const int next = run_queue::next_round_robin(places, count, place_of(previous));
+  if (next == run_queue::none) return nullptr;
+  return &domains::at(unsigned(next) / Domain::vcpu_capacity)->vcpus[unsigned(next) % Domain::vcpu_capacity];
+}
+
+// Whether a vCPU other than `running` could take the CPU: only then does a slice need a timer.
+// Stops at the first one (it is asked at every timer reprogramming).
+bool others_runnable(const Vcpu* running) {
+  for (unsigned i = 0; i < domains::max_domains; ++i) {
+    Domain* domain = domains::at(i);
+    if (!domain) continue;
+    for (unsigned id = 0; id < domain->max_vcpus; ++id) {
+      const Vcpu& vcpu = domain->vcpus[id];
+      if (&vcpu != running && vcpu.created && runnable(vcpu)) return true;
+    }
+  }
+  return false;
 }
 
 // A paused vCPU is offline, as Xen's vcpu_sleep_nosync makes it, unless it is also blocked.
@@ -81,10 +96,29 @@ unsigned state_when_descheduled(const Vcpu& vcpu) {
 // Xen's 32-bit "next_time": the slice the vCPU now on the CPU gets, or -1 for no limit (no
 // other vCPU waits).
 uint32_t granted_slice(const Vcpu* running) {
-  bool slots[domains::max_domains];
-  runnable_slots(slots);
-  bool limited = running && run_queue::others_runnable(slots, domains::max_domains, slot_of(running));
-  return limited ? uint32_t(time_slice_ns) : ~0u;
+  return running && others_runnable(running) ? uint32_t(time_slice_ns) : ~0u;
+}
+
+// Xen's vcpu_wake for a vCPU off the CPU: one that may run (up, unblocked, its domain alive
+// and unpaused) becomes runnable and bounds the running vCPU's slice; one no longer blocked but
+// not allowed to run goes from blocked to offline.
+void wake_runstate(Vcpu& vcpu) {
+  if (vcpu.runstate.state == RUNSTATE_running) return;  // it changes when it leaves the CPU
+  if (runnable(vcpu)) {
+    if (vcpu.runstate.state < RUNSTATE_blocked) return;
+    change_runstate(&vcpu, RUNSTATE_runnable, system_clock::now_ns());
+    Vcpu* running = domains::current();
+    if (running && running != &vcpu) timers::reprogram();
+  } else if (!vcpu.blocked && vcpu.runstate.state == RUNSTATE_blocked) {
+    change_runstate(&vcpu, RUNSTATE_offline, system_clock::now_ns());
+  }
+}
+
+// Xen's vcpu_sleep_nosync: a vCPU no longer allowed to run (paused, down) that waited for the
+// CPU goes offline; a blocked one stays blocked.
+void sleep_runstate(Vcpu& vcpu) {
+  if (!runnable(vcpu) && vcpu.runstate.state == RUNSTATE_runnable)
+    change_runstate(&vcpu, RUNSTATE_offline, system_clock::now_ns());
 }
 
 // Xen's sched_switch_units order: TRC_SCHED_SWITCH_INFPREV (how long prev ran),
@@ -161,8 +195,9 @@ void report_stopped(Domain& domain) { domain_stopped(domain); }
 void start(Vcpu& first) {
   uint64_t now = system_clock::now_ns();
   domains::for_each([&](Domain& domain) {
-    domain.vcpu0.runstate =
-        Runstate{runnable(domain.vcpu0) ? unsigned(RUNSTATE_runnable) : unsigned(RUNSTATE_offline), now};
+    domain.for_each_vcpu([&](Vcpu& vcpu) {
+      vcpu.runstate = Runstate{runnable(vcpu) ? unsigned(RUNSTATE_runnable) : unsigned(RUNSTATE_offline), now};
+    });
   });
   first.runstate = Runstate{RUNSTATE_running, now};
   idle_runstate = Runstate{RUNSTATE_runnable, now};
@@ -231,15 +266,9 @@ void wake(Vcpu& vcpu) {
   trace::event(TRC_SCHED_WAKE, name.domain, name.vcpu);
   vcpu.blocked = false;
   // Blocked in the runstate sense only once descheduled (the same hypercall may block and wake).
+  // Woken but paused or down: offline until unpaused or up, as Xen's vcpu_wake.
   if (!vcpu.domain->alive() || vcpu.runstate.state != RUNSTATE_blocked) return;
-  if (vcpu.domain->paused()) {  // woken but paused: offline until unpaused, as Xen's vcpu_wake
-    change_runstate(&vcpu, RUNSTATE_offline, system_clock::now_ns());
-    return;
-  }
-  change_runstate(&vcpu, RUNSTATE_runnable, system_clock::now_ns());
-  // Another vCPU holds the CPU: from now on its slice is bounded.
-  Vcpu* running = domains::current();
-  if (running && running != &vcpu) timers::reprogram();
+  wake_runstate(vcpu);
 }
 
 // Xen's vcpu_sleep_nosync: a runnable vCPU goes offline. The vCPU is never the running one
@@ -247,21 +276,20 @@ void wake(Vcpu& vcpu) {
 void paused(Vcpu& vcpu) {
   VcpuName name = name_of(&vcpu);
   trace::event(TRC_SCHED_SLEEP, name.domain, name.vcpu);
-  if (vcpu.runstate.state == RUNSTATE_runnable) change_runstate(&vcpu, RUNSTATE_offline, system_clock::now_ns());
+  sleep_runstate(vcpu);
 }
 
-// Xen's vcpu_wake after the last unpause: runnable again unless blocked; the running vCPU's
-// slice is bounded from now on.
+// Xen's vcpu_wake after the last unpause: runnable again unless blocked or down; the running
+// vCPU's slice is bounded from now on.
 void unpaused(Vcpu& vcpu) {
   VcpuName name = name_of(&vcpu);
   trace::event(TRC_SCHED_WAKE, name.domain, name.vcpu);
   if (!runnable(vcpu) || vcpu.runstate.state < RUNSTATE_blocked) return;
-  change_runstate(&vcpu, RUNSTATE_runnable, system_clock::now_ns());
-  Vcpu* running = domains::current();
-  if (running && running != &vcpu) timers::reprogram();
+  wake_runstate(vcpu);
 }
 
-// A vCPU created down, or taken down (destroydomain): offline, and never picked.
+// A vCPU created down, or taken down (destroydomain, a context without VGCF_online): offline,
+// and never picked.
 void vcpu_down(Vcpu& vcpu) {
   uint64_t now = system_clock::now_ns();
   if (vcpu.runstate.entry_ns == 0)
@@ -270,13 +298,29 @@ void vcpu_down(Vcpu& vcpu) {
     change_runstate(&vcpu, RUNSTATE_offline, now);
 }
 
-// A vCPU given its context online (setvcpucontext): runnable from now on unless the domain is
-// paused (the new domain's controller pause holds it until the toolstack unpauses it).
+// VCPUOP_down (Xen's vcpu_sleep_nosync): never picked again until up; the running vCPU taking
+// itself down leaves the CPU on its way back to the guest.
+void vcpu_taken_down(Vcpu& vcpu) {
+  VcpuName name = name_of(&vcpu);
+  trace::event(TRC_SCHED_SLEEP, name.domain, name.vcpu);
+  if (&vcpu == domains::current())
+    detail::reschedule_requested = true;
+  else
+    sleep_runstate(vcpu);
+}
+
+// A vCPU given its context online (setvcpucontext, VCPUOP_initialise): runnable from now on
+// unless blocked or its domain paused (the new domain's controller pause holds it until the
+// toolstack unpauses it).
 void vcpu_up(Vcpu& vcpu) {
-  if (!runnable(vcpu) || vcpu.runstate.state != RUNSTATE_offline) return;
-  change_runstate(&vcpu, RUNSTATE_runnable, system_clock::now_ns());
-  Vcpu* running = domains::current();
-  if (running && running != &vcpu) timers::reprogram();
+  if (&vcpu != domains::current()) wake_runstate(vcpu);
+}
+
+// VCPUOP_up: the same, traced as Xen's vcpu_wake.
+void vcpu_brought_up(Vcpu& vcpu) {
+  VcpuName name = name_of(&vcpu);
+  trace::event(TRC_SCHED_WAKE, name.domain, name.vcpu);
+  vcpu_up(vcpu);
 }
 
 uint64_t running_ns(const Vcpu& vcpu) {
@@ -294,8 +338,6 @@ void slice_expired() {
 uint64_t slice_deadline_ns() {
   Vcpu* running = domains::current();
   if (!running) return 0;
-  bool slots[domains::max_domains];
-  runnable_slots(slots);
-  return run_queue::others_runnable(slots, domains::max_domains, slot_of(running)) ? slice_end_ns : 0;
+  return others_runnable(running) ? slice_end_ns : 0;
 }
 }  // namespace scheduler

@@ -1,5 +1,7 @@
-// Round-robin scheduling of the domains' vCPUs on the boot CPU. A vCPU runs until it blocks,
-// yields, stops, or its time slice ends while another vCPU is runnable; with nothing runnable
+// Round-robin scheduling of the domains' vCPUs on the boot CPU: every vCPU that is up (a
+// context, not VCPUOP_down), not blocked and whose domain is alive and unpaused, in the order
+// of the domain slots and then the vCPU ids (sched/run_queue). A vCPU runs until it blocks,
+// yields, goes down, stops, or its time slice ends while another vCPU is runnable; with nothing runnable
 // the CPU idles (sti; hlt) until an interrupt wakes something. When no domain is left, the
 // machine ends. Runstate changes and switches are traced as Xen 4.17 traces them, the idle
 // vCPU being d32767 (DOMID_IDLE) v0.
@@ -22,10 +24,16 @@ void slice_expired();   // from the timer interrupt
 // The control domain paused a domain (its first pause) or unpaused it (its last unpause).
 void paused(Vcpu& vcpu);
 void unpaused(Vcpu& vcpu);
-// A vCPU down (created without a context, or destroyed) and up (its context set online):
-// the scheduler picks only vCPUs that are up, including those of domains created at run time.
+// A vCPU down (created without a context, destroyed, VCPUOP_down) and up (its context set
+// online, VCPUOP_up): the scheduler picks only vCPUs that are up, including those of domains
+// created at run time. The running vCPU going down leaves the CPU before it returns to the guest.
 void vcpu_down(Vcpu& vcpu);
 void vcpu_up(Vcpu& vcpu);
+// VCPUOP_down of a vCPU that was up (Xen's vcpu_sleep_nosync: a blocked vCPU stays blocked in
+// its runstate, a runnable one goes offline).
+void vcpu_taken_down(Vcpu& vcpu);
+// VCPUOP_up of a vCPU that was down (Xen's vcpu_wake).
+void vcpu_brought_up(Vcpu& vcpu);
 // Time the vCPU has spent running, up to now (Xen's runstate.time[RUNSTATE_running]).
 uint64_t running_ns(const Vcpu& vcpu);
 // When the running vCPU's slice ends, or 0 when no other vCPU waits for the CPU.

@@ -18,8 +18,22 @@ uint64_t earlier(uint64_t a, uint64_t b) {
   return a < b ? a : b;
 }
 
-uint64_t earliest_deadline(const Vcpu& vcpu) {
-  return earlier(vcpu.timer_deadline_ns, vcpu.periodic_period_ns ? vcpu.next_periodic_ns : 0);
+// A vCPU's singleshot timer runs whether it is on the CPU or not (it wakes a blocked vCPU);
+// its periodic timer only while it runs (Xen stops it when the vCPU is descheduled and looks
+// at it again when the vCPU is scheduled in: periodic_work).
+uint64_t earliest_deadline(const Vcpu& vcpu, const Vcpu* running) {
+  return earlier(vcpu.timer_deadline_ns, &vcpu == running && vcpu.periodic_period_ns ? vcpu.next_periodic_ns : 0);
+}
+
+// Xen's vcpu_periodic_timer_work: an event when a period has passed since the last one, and
+// the next one a period after the last.
+void periodic_work(Vcpu& vcpu, uint64_t now) {
+  if (!vcpu.periodic_period_ns) return;
+  if (now >= vcpu.last_periodic_ns + vcpu.periodic_period_ns) {
+    vcpu.last_periodic_ns = now;
+    send_event(vcpu, VIRQ_TIMER);
+  }
+  vcpu.next_periodic_ns = vcpu.last_periodic_ns + vcpu.periodic_period_ns;
 }
 
 // A stopped domain's timers no longer count. While console output waits for the serial line,
@@ -27,25 +41,21 @@ uint64_t earliest_deadline(const Vcpu& vcpu) {
 uint64_t earliest_deadline() {
   uint64_t deadline = scheduler::slice_deadline_ns();
   if (serial::pending()) deadline = earlier(deadline, system_clock::now_ns() + serial::poll_interval_ns);
+  const Vcpu* running = domains::current();
   domains::for_each([&](const Domain& domain) {
-    if (domain.alive()) deadline = earlier(deadline, earliest_deadline(domain.vcpu0));
+    if (domain.alive())
+      domain.for_each_vcpu([&](const Vcpu& vcpu) { deadline = earlier(deadline, earliest_deadline(vcpu, running)); });
   });
   return deadline;
 }
 
-void fire_if_due(Vcpu& vcpu, uint64_t now) {
-  bool fire = false;
+void fire_if_due(Vcpu& vcpu, uint64_t now, const Vcpu* running) {
   if (vcpu.timer_deadline_ns && now >= vcpu.timer_deadline_ns) {
     vcpu.timer_deadline_ns = 0;
-    fire = true;
+    send_event(vcpu, VIRQ_TIMER);
   }
-  if (vcpu.periodic_period_ns && now >= vcpu.next_periodic_ns) {
-    // Missed periods are skipped in one step (one event for all of them, as Xen's timer).
-    uint64_t missed = (now - vcpu.next_periodic_ns) / vcpu.periodic_period_ns + 1;
-    vcpu.next_periodic_ns += missed * vcpu.periodic_period_ns;
-    fire = true;
-  }
-  if (fire) send_event(vcpu, VIRQ_TIMER);
+  // Missed periods give one event for all of them, as Xen's timer.
+  if (&vcpu == running && vcpu.periodic_period_ns && now >= vcpu.next_periodic_ns) periodic_work(vcpu, now);
 }
 }  // namespace
 
@@ -66,10 +76,17 @@ void set_singleshot(Vcpu& vcpu, uint64_t deadline_ns) {
   reprogram();
 }
 
+// Xen's vcpu_set_periodic_timer: a period already passed since the last event (or none yet)
+// sends one at once, whichever vCPU sets it.
 void set_periodic(Vcpu& vcpu, uint64_t period_ns) {
   vcpu.periodic_period_ns = period_ns;
-  vcpu.next_periodic_ns = system_clock::now_ns() + period_ns;
+  periodic_work(vcpu, system_clock::now_ns());
   reprogram();
+}
+
+void switched_in(Vcpu& vcpu) {
+  if (vcpu.periodic_period_ns) [[unlikely]]
+    periodic_work(vcpu, system_clock::now_ns());
 }
 
 void init() { local_apic::set_timer_handler(expire); }
@@ -77,8 +94,9 @@ void init() { local_apic::set_timer_handler(expire); }
 void expire() {
   serial::poll();
   uint64_t now = system_clock::now_ns();
+  const Vcpu* running = domains::current();
   domains::for_each([&](Domain& domain) {
-    if (domain.alive()) fire_if_due(domain.vcpu0, now);
+    if (domain.alive()) domain.for_each_vcpu([&](Vcpu& vcpu) { fire_if_due(vcpu, now, running); });
   });
   uint64_t slice_end = scheduler::slice_deadline_ns();
   if (slice_end && now >= slice_end) scheduler::slice_expired();

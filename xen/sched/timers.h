@@ -1,7 +1,8 @@
-// Per-vCPU singleshot and periodic timers (set_timer_op, VCPUOP_set_*_timer), delivered as
-// VIRQ_TIMER, the scheduler's time slice, and the feeding of the serial line while console
-// output waits for it: one local APIC one-shot timer, programmed for the earliest deadline of
-// all of them.
+// Per-vCPU singleshot and periodic timers (set_timer_op, VCPUOP_set_*_timer), each delivered
+// as VIRQ_TIMER to its own vCPU (waking it; the periodic one runs only while its vCPU is on the
+// CPU, as Xen's), the scheduler's time slice, and the feeding of
+// the serial line while console output waits for it: one local APIC one-shot timer,
+// programmed for the earliest deadline of all of them.
 #pragma once
 #include <stdint.h>
 
@@ -14,7 +15,10 @@ using EventSender = void (*)(Vcpu& vcpu, unsigned virq);
 void set_event_sender(EventSender send);
 void set_singleshot(Vcpu& vcpu, uint64_t deadline_ns);  // 0 cancels
 void set_periodic(Vcpu& vcpu, uint64_t period_ns);      // 0 stops
-void init();                                            // the local APIC timer's expiry runs expire()
-void expire();                                          // from the timer interrupt
+// The vCPU was scheduled in: its periodic timer, stopped while it was off the CPU, runs again
+// (an event if a period passed meanwhile), as Xen's periodic timer does.
+void switched_in(Vcpu& vcpu);
+void init();    // the local APIC timer's expiry runs expire()
+void expire();  // from the timer interrupt
 void reprogram();
 }  // namespace timers

@@ -3,6 +3,7 @@
 #include "arch/xen.h"
 #include "kernel/console/panic.h"
 #include "pv-kernel-patches/shared_info.h"
+#include "pv-kernel-patches/vcpu_identity.h"
 
 namespace kernel {
 namespace {
@@ -10,22 +11,27 @@ namespace {
 constexpr uint32_t kMaxHandledPorts = 64;
 constexpr unsigned kBitsPerWord = sizeof(xen_ulong_t) * 8;
 EventHandler handlers[kMaxHandledPorts];
+uint8_t port_vcpus[kMaxHandledPorts];  // the vCPU each port notifies (ports beyond: vCPU 0)
 uint64_t delivered;
 
 void dispatch(uint32_t port) {
-  ++delivered;
+  __atomic_fetch_add(&delivered, 1, __ATOMIC_RELAXED);
   if (port < kMaxHandledPorts && handlers[port] != nullptr) handlers[port](port);
 }
 
-void scan_word(unsigned word) {
+bool is_mine(uint32_t port, unsigned vcpu) { return (port < kMaxHandledPorts ? port_vcpus[port] : 0) == vcpu; }
+
+void scan_word(unsigned word, unsigned vcpu) {
   shared_info_t* shared = shared_info();
   xen_ulong_t pending = shared->evtchn_pending[word] & ~shared->evtchn_mask[word];
   while (pending != 0) {
     unsigned bit = __builtin_ctzl(pending);
     pending &= pending - 1;
+    const uint32_t port = word * kBitsPerWord + bit;
+    if (!is_mine(port, vcpu)) continue;  // another vCPU's: its own upcall takes it
     // Acknowledge before handling, so an event raised by the handler is not lost.
     __atomic_fetch_and(&shared->evtchn_pending[word], ~(xen_ulong_t{1} << bit), __ATOMIC_SEQ_CST);
-    dispatch(word * kBitsPerWord + bit);
+    dispatch(port);
   }
 }
 
@@ -105,6 +111,37 @@ uint32_t events_bind_virq(uint32_t virq, EventHandler handler) {
   return bind.port;
 }
 
+namespace {
+long attach_on(long rc, uint32_t port, unsigned vcpu, EventHandler handler) {
+  if (rc < 0) return rc;
+  if (port >= kMaxHandledPorts) panic("event port %u out of range", port);
+  port_vcpus[port] = uint8_t(vcpu);
+  handlers[port] = handler;
+  return events_unmask(port);
+}
+}  // namespace
+
+long events_bind_virq_on(uint32_t virq, unsigned vcpu, EventHandler handler, uint32_t& port) {
+  evtchn_bind_virq_t bind{};
+  bind.virq = virq;
+  bind.vcpu = vcpu;
+  const long rc = xen::event_channel_op(EVTCHNOP_bind_virq, &bind);
+  port = bind.port;
+  return attach_on(rc, port, vcpu, handler);
+}
+
+long events_bind_ipi(unsigned vcpu, EventHandler handler, uint32_t& port) {
+  evtchn_bind_ipi_t bind{};
+  bind.vcpu = vcpu;
+  const long rc = xen::event_channel_op(EVTCHNOP_bind_ipi, &bind);
+  port = bind.port;
+  return attach_on(rc, port, vcpu, handler);
+}
+
+void events_set_vcpu(uint32_t port, unsigned vcpu) {
+  if (port < kMaxHandledPorts) port_vcpus[port] = uint8_t(vcpu);
+}
+
 bool events_attach(uint32_t port, EventHandler handler) {
   if (port >= kMaxHandledPorts) return false;
   handlers[port] = handler;
@@ -115,6 +152,7 @@ void events_detach(uint32_t port) {
   if (port >= kMaxHandledPorts) return;
   events_mask(port);
   handlers[port] = nullptr;
+  port_vcpus[port] = 0;
 }
 
 EventHandler events_handler(uint32_t port) { return port < kMaxHandledPorts ? handlers[port] : nullptr; }
@@ -135,17 +173,18 @@ long events_unmask(uint32_t port) {
 }
 
 void events_handle_upcall() {
-  vcpu_info_t* v = vcpu();
+  const unsigned me = current_vcpu_id();
+  vcpu_info_t* v = vcpu_info_of(me);
   v->evtchn_upcall_pending = 0;
-  if (fifo_control) {
-    drain_fifo();
+  if (fifo_control) {  // only vCPU 0 takes events once the kernel is on FIFO
+    if (me == 0) drain_fifo();
     return;
   }
   xen_ulong_t selector = __atomic_exchange_n(&v->evtchn_pending_sel, 0, __ATOMIC_SEQ_CST);
   while (selector != 0) {
     unsigned word = __builtin_ctzl(selector);
     selector &= selector - 1;
-    scan_word(word);
+    scan_word(word, me);
   }
 }
 

@@ -1,6 +1,7 @@
 #pragma once
-// 2-level event channels: the upcall scans evtchn_pending_sel, then the pending words it
-// selects, and calls the handler bound to each pending, unmasked port. After
+// 2-level event channels: the upcall scans its vCPU's evtchn_pending_sel, then the pending
+// words it selects, and calls the handler bound to each pending, unmasked port the kernel
+// bound to that vCPU (a port of another vCPU is left for that vCPU's upcall). After
 // events_use_fifo (only selftest=evtchn-fifo switches: the kernel's own ABI is 2-level) the
 // upcall drains the FIFO queues instead, as a FIFO guest does.
 #include <stdint.h>
@@ -13,6 +14,13 @@ using EventHandler = void (*)(uint32_t port);
 
 // Binds a virtual IRQ of vCPU 0 to a new port, installs the handler and unmasks the port.
 uint32_t events_bind_virq(uint32_t virq, EventHandler handler);
+// The same on vCPU `vcpu` (EVTCHNOP_bind_virq's vcpu), and an IPI port of `vcpu`
+// (EVTCHNOP_bind_ipi): the hypercall's result, `port` set on success. The handler runs on that
+// vCPU.
+long events_bind_virq_on(uint32_t virq, unsigned vcpu, EventHandler handler, uint32_t& port);
+long events_bind_ipi(unsigned vcpu, EventHandler handler, uint32_t& port);
+// The kernel's record of which vCPU a port notifies, after EVTCHNOP_bind_vcpu moved it.
+void events_set_vcpu(uint32_t port, unsigned vcpu);
 // For ports bound elsewhere (the relay binds them for the host): installs `handler` and
 // unmasks the port; false if the port is beyond the handler table.
 bool events_attach(uint32_t port, EventHandler handler);

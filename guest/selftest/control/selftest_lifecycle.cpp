@@ -238,12 +238,22 @@ void bad_creations(SelfTest& test) {
   config = control::pv_domain_config();
   config.max_vcpus = 2;
   long rc = create(config, 0, id);
+  test.check("createdomain with 2 vCPUs", rc, 0);
+  if (rc == 0) test.check("... destroyed", destroy(id), 0);
+  config.max_vcpus = 8;
+  rc = create(config, 0, id);
+  test.check("createdomain with 8 vCPUs", rc, 0);
+  if (rc == 0) test.check("... destroyed", destroy(id), 0);
+  config.max_vcpus = 9;
+  rc = create(config, 0, id);
   if (on_ours()) {
-    test.check("createdomain with 2 vCPUs: ours has one per domain, -EINVAL", rc, -XEN_EINVAL);
+    test.check("createdomain with 9 vCPUs: ours has at most 8 per domain, -EINVAL", rc, -XEN_EINVAL);
   } else {
-    test.check("createdomain with 2 vCPUs (Xen: up to MAX_VIRT_CPUS)", rc, 0);
+    test.check("createdomain with 9 vCPUs (Xen: up to MAX_VIRT_CPUS)", rc, 0);
     if (rc == 0) test.check("... destroyed", destroy(id), 0);
   }
+  config.max_vcpus = 0x10000;  // beyond Xen's MAX_VIRT_CPUS (8192) too
+  test.check("createdomain with 65536 vCPUs: -EINVAL", create(config, 0, id), -XEN_EINVAL);
 }
 
 void new_domain_as_reported(SelfTest& test, domid_t id) {
