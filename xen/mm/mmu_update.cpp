@@ -43,11 +43,13 @@ int mmu_update_other(MmuContext& context, const mmu_update_t& request) {
 int mmu_update_batch(MmuContext& context, const mmu_update_t* requests, unsigned count, unsigned* done) {
   unsigned completed = 0;
   int rc = 0;
+  HeldTable held;
   while (completed < count) {
-    rc = mmu_update(context, requests[completed]);
+    rc = mmu_update(context, requests[completed], held);
     if (rc != 0) break;
     ++completed;
   }
+  held.release(context.frames);
   if (done != nullptr) *done = completed;
   return rc;
 }

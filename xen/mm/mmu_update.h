@@ -39,28 +39,60 @@ inline constexpr uint64_t kCommandMask = sizeof(uint64_t) - 1;
 // then the lock): it comes with a type reference, so the table stays a validated table of the
 // domain until the update is done, whatever other CPUs do to it meanwhile (unpin it, unlink
 // it, free it); its owner, which cannot change while it has a type reference, is checked by the
-// lock itself. One lock per request, none held between two: another CPU's update of the same
-// table waits for one request, not a batch.
-[[gnu::always_inline]] inline int mmu_update(MmuContext& context, const mmu_update_t& request) {
+// lock itself.
+//
+// `held`: the table the batch's last update locked stays locked for the requests after it that
+// update the same table (a kernel writes its entries a table at a time; a fork alternates two
+// tables, and each switch gives one lock back before the next is taken: never two at once). The
+// caller gives it back (HeldTable::release) before it reads guest memory (a read may fault and
+// reattach a detached L1 under that L1's lock: domain/guest_access.h), before it preempts the
+// batch and at the batch's end, so another CPU's update of the table waits for at most the
+// requests the caller read at once (run_batch: 256 bytes of them).
+struct HeldTable {
+  uint64_t mfn = ~uint64_t{0};
+  PageInfo* frame = nullptr;
+  PagingLevel level = PagingLevel::L1;
+
+  [[gnu::always_inline]] void release(FrameTable& frames) {
+    if (frame == nullptr) return;
+    unlock_table(frames, mfn, *frame);
+    *this = HeldTable{};
+  }
+};
+
+[[gnu::always_inline]] inline int mmu_update(MmuContext& context, const mmu_update_t& request, HeldTable& held) {
   const uint64_t command = request.ptr & detail::kCommandMask;
-  if (!detail::is_page_table_update(command)) [[unlikely]]
+  if (!detail::is_page_table_update(command)) [[unlikely]] {
+    held.release(context.frames);
     return mmu_update_other(context, request);
+  }
   const uint64_t machine_address = request.ptr & ~detail::kCommandMask;
   const uint64_t mfn = machine_address >> kPageShift;
   const unsigned index = static_cast<unsigned>((machine_address & (kPageBytes - 1)) >> 3);
   const bool preserve_accessed_dirty = command == MMU_PT_UPDATE_PRESERVE_AD;
+  if (held.mfn == mfn) [[likely]]
+    return update_locked_table_entry_inline(context, LockedTable{mfn, *held.frame, held.level}, index,
+                                            PageTableEntry(request.val), preserve_accessed_dirty);
+  held.release(context.frames);
   if (!context.frames.contains(mfn)) return error(XEN_EINVAL);
   PageInfo& frame = context.frames.info(mfn);
   if (const PageType type = lock_any_table(frame, context.domain.id); type != PageType::None) [[likely]] {
-    const int rc = update_locked_table_entry_inline(context, LockedTable{mfn, frame, table_level(type)}, index,
-                                                    PageTableEntry(request.val), preserve_accessed_dirty);
-    unlock_table(context.frames, mfn, frame);
-    return rc;
+    held = HeldTable{mfn, &frame, table_level(type)};
+    return update_locked_table_entry_inline(context, LockedTable{mfn, frame, held.level}, index,
+                                            PageTableEntry(request.val), preserve_accessed_dirty);
   }
   // Anything else is a checked plain write, the frame held for its duration (Xen's get_page).
   if (get_page(context.frames, mfn, context.domain.id) != 0) return error(XEN_EINVAL);
   int rc = write_as_data(context, mfn, index, request.val);
   put_page(context.frames, mfn);
+  return rc;
+}
+
+// One request alone: its table's lock given back at once.
+[[gnu::always_inline]] inline int mmu_update(MmuContext& context, const mmu_update_t& request) {
+  HeldTable held;
+  const int rc = mmu_update(context, request, held);
+  held.release(context.frames);
   return rc;
 }
 
