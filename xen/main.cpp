@@ -4,6 +4,8 @@
 #include "arch/x86/cpu/cpu_tables.h"
 #include "arch/x86/cpu/fpu.h"
 #include "arch/x86/cpu/spinlock.h"
+#include "arch/x86/platform/cross_cpu.h"
+#include "mm/mm_locks.h"
 #include "arch/x86/cpu/stacks.h"
 #include "arch/x86/layout.h"
 #include "arch/x86/platform/power.h"
@@ -179,6 +181,16 @@ extern "C" [[noreturn]] void start_xen(uint32_t magic, uint32_t info_physical) {
   read_command_line(info);
 
   spinlock::set_violation_report(report_lock_violation);
+  // The PV MMU's locks (mm/mm_locks.h) checked as the spinlocks are, and their waits answering
+  // cross-CPU calls (a lock holder may be waiting for this CPU's answer with its lock held).
+  // (Lambdas: an extern function's address would need a GOT entry in this image.)
+  mm::set_lock_hooks(
+      mm::LockHooks{[](const void* lock, const lock_order::LockClass& klass) { spinlock::check_acquire(lock, klass); },
+                    [](const void* lock, const lock_order::LockClass& klass) { spinlock::check_release(lock, klass); },
+                    [] {
+                      cross_cpu::poll();
+                      __builtin_ia32_pause();
+                    }});
   cpu_tables::init();
   fpu::init();
   debug_register_cpu::init();

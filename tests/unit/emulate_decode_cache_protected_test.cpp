@@ -112,7 +112,7 @@ TEST_F(CodeGeneration, TicksWhenADecodedFrameMayChange) {
   frames_.note_decoded_code(kLooseData);
   ASSERT_EQ(mm::get_page_and_type(ctx, kLooseData, kGuest, mm::PageType::Writable), 0);
   EXPECT_GT(frames_.code_generation(), before) << "it gained a writable mapping";
-  EXPECT_FALSE(info(kLooseData).decoded_code);
+  EXPECT_FALSE(info(kLooseData).has_decoded_code());
   mm::put_page_and_type(frames_, kLooseData);
   before = frames_.code_generation();
   frames_.note_decoded_code(kLooseData + 1);

@@ -14,7 +14,7 @@ class MmAudit : public MmuTest {
 };
 
 TEST_F(MmAudit, ReportsAnExtraGeneralRef) {
-  ++infos_[kData + 2].general_refs;
+  set_general_refs(infos_[kData + 2], infos_[kData + 2].general_refs() + 1);
   AuditReport report = audit();
   ASSERT_EQ(report.mismatches, 1u);
   ASSERT_EQ(report.recorded, 1u);
@@ -24,7 +24,7 @@ TEST_F(MmAudit, ReportsAnExtraGeneralRef) {
 }
 
 TEST_F(MmAudit, ReportsAMissingTypeRef) {
-  --infos_[kData + 1].type_refs;  // mapped RW by kL1[1]
+  set_type_refs(infos_[kData + 1], infos_[kData + 1].type_refs() - 1);  // mapped RW by kL1[1]
   AuditReport report = audit();
   ASSERT_EQ(report.mismatches, 1u);
   EXPECT_EQ(report.first[0].mfn, kData + 1);
@@ -33,7 +33,7 @@ TEST_F(MmAudit, ReportsAMissingTypeRef) {
 }
 
 TEST_F(MmAudit, ReportsAWrongType) {
-  infos_[kL1].type = PageType::L2;
+  set_type(infos_[kL1], PageType::L2);
   AuditReport report = audit();
   EXPECT_GE(report.mismatches, 1u);
   bool found = false;
@@ -89,7 +89,7 @@ TEST_F(MmAudit, ReportsAConflictingUse) {
 }
 
 TEST_F(MmAudit, ReportsAnUnreachableValidatedTable) {
-  infos_[kL4].pinned = false;  // a leaked pin: tables validated, nothing holds them
+  set_pinned(infos_[kL4], false);  // a leaked pin: tables validated, nothing holds them
   AuditReport report = audit();
   EXPECT_GE(report.mismatches, 1u);
   EXPECT_EQ(report.first[0].mfn, kL4);
@@ -105,7 +105,8 @@ TEST_F(MmAudit, ExternalHoldsAreAccountedFor) {
 }
 
 TEST_F(MmAudit, RecordsOnlyTheFirstFewButCountsAll) {
-  for (uint64_t mfn = kLooseData; mfn < kLooseData + 10; ++mfn) ++infos_[mfn].general_refs;
+  for (uint64_t mfn = kLooseData; mfn < kLooseData + 10; ++mfn)
+    set_general_refs(infos_[mfn], infos_[mfn].general_refs() + 1);
   AuditReport report = audit();
   EXPECT_EQ(report.mismatches, 10u);
   EXPECT_EQ(report.recorded, AuditReport::kRecorded);

@@ -32,8 +32,8 @@ TEST_F(MmGuestFrameWriteRef, HoldsAGeneralAndAWritableTypeReference) {
   ASSERT_EQ(take(ref, kLooseData), 0);
   EXPECT_TRUE(ref.held);
   EXPECT_EQ(ref.mfn, kLooseData);
-  EXPECT_EQ(info(kLooseData).general_refs, before.general_refs + 1);
-  EXPECT_EQ(info(kLooseData).type_refs, 1u);
+  EXPECT_EQ(info(kLooseData).general_refs(), before.general_refs() + 1);
+  EXPECT_EQ(info(kLooseData).type_refs(), 1u);
   EXPECT_TRUE(info(kLooseData).has_type(PageType::Writable));
   EXPECT_TRUE(audit({audit_hold(ref)}).clean());
   EXPECT_FALSE(audit().clean()) << "the hold is a reference no page table accounts for";
@@ -96,7 +96,7 @@ TEST_F(MmGuestFrameWriteRef, AFrameGivenBackStaysUntilTheHoldGoes) {
   ASSERT_EQ(take(ref, kLooseData), 0);
   drop_allocation(frames_, kLooseData);
   EXPECT_FALSE(info(kLooseData).is_free());
-  EXPECT_EQ(info(kLooseData).owner, kGuest);
+  EXPECT_EQ(info(kLooseData).owner(), kGuest);
   EXPECT_EQ(pin(kLooseData, MMUEXT_PIN_L1_TABLE), -XEN_EINVAL);
   release_guest_frame_write_ref(frames_, ref);
   EXPECT_TRUE(info(kLooseData).is_free());
@@ -126,7 +126,7 @@ TEST_F(MmGuestFrameWriteRef, AForgedEntryBeyondTheFrameTableIsReleasedWithoutALo
       table_named |= report.first[i].mfn == c.table && report.first[i].entry_outside_table;
     EXPECT_TRUE(table_named) << "the audit names table " << c.table;
     ASSERT_EQ(unpin(c.table), 0) << c.table;  // releases the forged entry
-    EXPECT_FALSE(info(c.table).validated);
+    EXPECT_FALSE(info(c.table).validated());
     // The entry it replaced held references the unpin could not give back (the child's):
     // given back here so that the next case starts clean.
     const uint64_t slot = (c.table << kPageShift) + kRingIndexesEntry * sizeof(uint64_t);

@@ -31,8 +31,8 @@ TEST_F(LinearTree, AReadOnlySelfMapIsAcceptedAndHoldsNothing) {
   EXPECT_EQ(read(kL4, kSlot).mfn(), kL4);
   EXPECT_FALSE(read(kL4, kSlot).writable());
   EXPECT_COUNTS_UNCHANGED(before);
-  EXPECT_EQ(info(kL4).linear_entries, 0u);
-  EXPECT_EQ(info(kL4).linear_uses, 0u);
+  EXPECT_EQ(info(kL4).linear_entries(), 0u);
+  EXPECT_EQ(info(kL4).linear_uses(), 0u);
   EXPECT_EQ(info(kL4).links.count, 0u) << "a linear entry is not a link";
   EXPECT_AUDIT_CLEAN();
   ASSERT_EQ(update(kL4, kSlot, E()), 0);
@@ -55,7 +55,7 @@ TEST_F(LinearTree, FlippingAReadOnlyLinearEntryWritableIsRefused) {
   ASSERT_EQ(update(kL4, kSlot, linear(kSpareL4)), 0);
   EXPECT_EQ(update(kL4, kSlot, linear_rw(kSpareL4)), -XEN_EINVAL);
   EXPECT_FALSE(read(kL4, kSlot).writable());
-  EXPECT_EQ(info(kSpareL4).linear_uses, 1u);
+  EXPECT_EQ(info(kSpareL4).linear_uses(), 1u);
   EXPECT_AUDIT_CLEAN();
 }
 
@@ -73,17 +73,17 @@ TEST_F(LinearTree, NormalDirectoryEntriesStillFlipWritable) {
 TEST_F(LinearTree, AnotherValidatedTableOfTheSameLevelTakesAGeneralAndATypeRef) {
   const PageInfo spare = info(kSpareL4);
   ASSERT_EQ(update(kL4, kSlot, linear(kSpareL4)), 0);
-  EXPECT_EQ(info(kSpareL4).general_refs, spare.general_refs + 1);
-  EXPECT_EQ(info(kSpareL4).type_refs, spare.type_refs + 1);
-  EXPECT_EQ(info(kSpareL4).linear_uses, 1u);
-  EXPECT_EQ(info(kL4).linear_entries, 1u);
+  EXPECT_EQ(info(kSpareL4).general_refs(), spare.general_refs() + 1);
+  EXPECT_EQ(info(kSpareL4).type_refs(), spare.type_refs() + 1);
+  EXPECT_EQ(info(kSpareL4).linear_uses(), 1u);
+  EXPECT_EQ(info(kL4).linear_entries(), 1u);
   EXPECT_EQ(info(kSpareL4).links.count, 0u);
   EXPECT_AUDIT_CLEAN();
   ASSERT_EQ(update(kL4, kSlot, E()), 0);
-  EXPECT_EQ(info(kSpareL4).general_refs, spare.general_refs);
-  EXPECT_EQ(info(kSpareL4).type_refs, spare.type_refs);
-  EXPECT_EQ(info(kSpareL4).linear_uses, 0u);
-  EXPECT_EQ(info(kL4).linear_entries, 0u);
+  EXPECT_EQ(info(kSpareL4).general_refs(), spare.general_refs());
+  EXPECT_EQ(info(kSpareL4).type_refs(), spare.type_refs());
+  EXPECT_EQ(info(kSpareL4).linear_uses(), 0u);
+  EXPECT_EQ(info(kL4).linear_entries(), 0u);
   EXPECT_AUDIT_CLEAN();
 }
 
@@ -93,14 +93,14 @@ TEST_F(LinearTree, LowerLevelsLinkTablesOfTheirOwnLevel) {
   ASSERT_EQ(update(kL3, kSlot, linear(kSpareL3)), 0);
   ASSERT_EQ(update(kL2, kSlot, linear(kSpareL2)), 0);
   ASSERT_EQ(update(kL2, kSlot + 1, linear(kL2)), 0);  // and itself
-  EXPECT_EQ(info(kSpareL3).linear_uses, 1u);
-  EXPECT_EQ(info(kSpareL2).linear_uses, 1u);
-  EXPECT_EQ(info(kL2).linear_entries, 1u);
+  EXPECT_EQ(info(kSpareL3).linear_uses(), 1u);
+  EXPECT_EQ(info(kSpareL2).linear_uses(), 1u);
+  EXPECT_EQ(info(kL2).linear_entries(), 1u);
   EXPECT_AUDIT_CLEAN();
   EXPECT_EQ(update(kL2, kSlot + 2, linear_rw(kSpareL2)), -XEN_EINVAL);
   ASSERT_EQ(update(kL3, kSlot, E()), 0);
   ASSERT_EQ(update(kL2, kSlot, E()), 0);
-  EXPECT_EQ(info(kL2).linear_entries, 0u);
+  EXPECT_EQ(info(kL2).linear_entries(), 0u);
   EXPECT_AUDIT_CLEAN();
 }
 
@@ -112,15 +112,15 @@ TEST_F(LinearTree, TargetsOfAnotherLevelOwnerOrValidationAreRefused) {
   EXPECT_COUNTS_UNCHANGED(before);
   // A table whose validation is under way (typed, not yet validated) is never a target: its
   // validation would have to finish first (Xen's rule 2).
-  frames_.info(kSpareL4).validated = false;
+  set_validated(frames_.info(kSpareL4), false);
   EXPECT_EQ(update(kL4, kSlot, linear(kSpareL4)), -XEN_EINVAL);
-  frames_.info(kSpareL4).validated = true;
+  set_validated(frames_.info(kSpareL4), true);
   EXPECT_COUNTS_UNCHANGED(before);
   // A fresh L3 linking a validated L3 validates with it.
   write(kSpareL3, 0, linear(kL3));
   ASSERT_EQ(pin(kSpareL3, MMUEXT_PIN_L3_TABLE), 0);
-  EXPECT_EQ(info(kL3).linear_uses, 1u);
-  EXPECT_EQ(info(kSpareL3).linear_entries, 1u);
+  EXPECT_EQ(info(kL3).linear_uses(), 1u);
+  EXPECT_EQ(info(kSpareL3).linear_entries(), 1u);
   EXPECT_AUDIT_CLEAN();
 }
 
@@ -132,26 +132,26 @@ TEST_F(LinearTree, ChainsOfLinearEntriesAreRefused) {
   EXPECT_EQ(update(kThirdL4, kSlot, linear(kL4)), -XEN_EINVAL) << "a table with linear entries is no target";
   EXPECT_EQ(update(kSpareL4, kSlot, linear(kL4)), -XEN_EINVAL) << "nor a cycle back";
   EXPECT_COUNTS_UNCHANGED(before);
-  EXPECT_EQ(info(kThirdL4).linear_uses, 0u);
-  EXPECT_EQ(info(kSpareL4).linear_entries, 0u);
+  EXPECT_EQ(info(kThirdL4).linear_uses(), 0u);
+  EXPECT_EQ(info(kSpareL4).linear_entries(), 0u);
   // Self-maps count in neither direction, and more linear entries to the same target do.
   EXPECT_EQ(update(kSpareL4, kSlot + 1, linear(kSpareL4)), 0);
   EXPECT_EQ(update(kL4, kSlot + 1, linear(kL4)), 0);
   EXPECT_EQ(update(kThirdL4, kSlot, linear(kSpareL4)), 0);
-  EXPECT_EQ(info(kSpareL4).linear_uses, 2u);
+  EXPECT_EQ(info(kSpareL4).linear_uses(), 2u);
   EXPECT_AUDIT_CLEAN();
 }
 
 TEST_F(LinearTree, TheCountsStopAtXensLimit) {
-  frames_.info(kSpareL4).linear_uses = kMaxLinearCount;
+  set_linear_uses(frames_.info(kSpareL4), kMaxLinearCount);
   const auto before = snapshot();
   EXPECT_EQ(update(kL4, kSlot, linear(kSpareL4)), -XEN_EINVAL);
   EXPECT_COUNTS_UNCHANGED(before);
-  frames_.info(kSpareL4).linear_uses = 0;
-  frames_.info(kL4).linear_entries = kMaxLinearCount;
+  set_linear_uses(frames_.info(kSpareL4), 0);
+  set_linear_entries(frames_.info(kL4), kMaxLinearCount);
   EXPECT_EQ(update(kL4, kSlot, linear(kSpareL4)), -XEN_EINVAL);
   EXPECT_COUNTS_UNCHANGED(before);
-  frames_.info(kL4).linear_entries = 0;
+  set_linear_entries(frames_.info(kL4), 0);
 }
 
 TEST_F(LinearTree, TheLastTypeReleaseReleasesLinearEntriesAndTheirTargets) {
@@ -164,10 +164,10 @@ TEST_F(LinearTree, TheLastTypeReleaseReleasesLinearEntriesAndTheirTargets) {
   EXPECT_FALSE(info(kL4).is_validated_table());
   EXPECT_FALSE(info(kSpareL4).is_validated_table()) << "its last type ref was the linear entry's";
   for (uint64_t mfn : {kL4, kSpareL4, kL3, kL2, kL1}) {
-    EXPECT_EQ(info(mfn).type_refs, 0u) << mfn;
-    EXPECT_EQ(info(mfn).general_refs, 1u) << mfn << ": the allocation alone";
-    EXPECT_EQ(info(mfn).linear_entries, 0u) << mfn;
-    EXPECT_EQ(info(mfn).linear_uses, 0u) << mfn;
+    EXPECT_EQ(info(mfn).type_refs(), 0u) << mfn;
+    EXPECT_EQ(info(mfn).general_refs(), 1u) << mfn << ": the allocation alone";
+    EXPECT_EQ(info(mfn).linear_entries(), 0u) << mfn;
+    EXPECT_EQ(info(mfn).linear_uses(), 0u) << mfn;
   }
   EXPECT_AUDIT_CLEAN();
 }
@@ -177,33 +177,33 @@ TEST_F(MmLinearTables, ValidationTakesLinearEntriesAndRollsThemBack) {
   write(kL4, 1, linear(kL4));
   write(kL4, 2, linear(kSpareL4));
   ASSERT_EQ(pin(kL4, MMUEXT_PIN_L4_TABLE), 0) << "a self-map validates";
-  EXPECT_EQ(info(kL4).linear_entries, 1u);
-  EXPECT_EQ(info(kSpareL4).linear_uses, 1u);
+  EXPECT_EQ(info(kL4).linear_entries(), 1u);
+  EXPECT_EQ(info(kSpareL4).linear_uses(), 1u);
   EXPECT_AUDIT_CLEAN();
   ASSERT_EQ(unpin(kL4), 0);
-  EXPECT_EQ(info(kSpareL4).linear_uses, 0u);
+  EXPECT_EQ(info(kSpareL4).linear_uses(), 0u);
   EXPECT_AUDIT_CLEAN();
 
   const auto before = snapshot();
   write(kL4, 3, linear_rw(kL4));  // refused: the whole validation fails and gives back slot 2's
   EXPECT_EQ(pin(kL4, MMUEXT_PIN_L4_TABLE), -XEN_EINVAL);
   EXPECT_COUNTS_UNCHANGED(before);
-  EXPECT_EQ(info(kL4).linear_entries, 0u);
-  EXPECT_EQ(info(kSpareL4).linear_uses, 0u);
+  EXPECT_EQ(info(kL4).linear_entries(), 0u);
+  EXPECT_EQ(info(kSpareL4).linear_uses(), 0u);
   EXPECT_AUDIT_CLEAN();
 }
 
 TEST_F(LinearTree, TheAuditChecksTheLinearCounts) {
   ASSERT_EQ(update(kL4, kSlot, linear(kSpareL4)), 0);
-  frames_.info(kSpareL4).linear_uses = 2;
+  set_linear_uses(frames_.info(kSpareL4), 2);
   AuditReport report = audit();
   ASSERT_EQ(report.mismatches, 1u);
   EXPECT_EQ(report.first[0].mfn, kSpareL4);
   EXPECT_TRUE(report.first[0].linear_counts);
-  frames_.info(kSpareL4).linear_uses = 1;
-  frames_.info(kSpareL4).linear_entries = 1;  // both at once: XSA-240's forbidden state
+  set_linear_uses(frames_.info(kSpareL4), 1);
+  set_linear_entries(frames_.info(kSpareL4), 1);  // both at once: XSA-240's forbidden state
   EXPECT_FALSE(audit().clean());
-  frames_.info(kSpareL4).linear_entries = 0;
+  set_linear_entries(frames_.info(kSpareL4), 0);
   EXPECT_AUDIT_CLEAN();
 }
 

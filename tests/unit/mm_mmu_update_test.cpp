@@ -13,28 +13,28 @@ class MmMmuUpdate : public MmuTest {
 
 TEST_F(MmMmuUpdate, NewL1EntryTakesRefsAndOldOneReleasesThem) {
   ASSERT_EQ(update(kL1, 100, rw(kLooseData)), 0);
-  EXPECT_EQ(info(kLooseData).general_refs, 2u);
+  EXPECT_EQ(info(kLooseData).general_refs(), 2u);
   EXPECT_TRUE(info(kLooseData).has_type(PageType::Writable));
   EXPECT_TRUE(read(kL1, 100).present());
   EXPECT_AUDIT_CLEAN();
 
   ASSERT_EQ(update(kL1, 100, ro(kLooseData + 1)), 0);
-  EXPECT_EQ(info(kLooseData).general_refs, 1u);
-  EXPECT_EQ(info(kLooseData).type_refs, 0u);
-  EXPECT_EQ(info(kLooseData + 1).general_refs, 2u);
+  EXPECT_EQ(info(kLooseData).general_refs(), 1u);
+  EXPECT_EQ(info(kLooseData).type_refs(), 0u);
+  EXPECT_EQ(info(kLooseData + 1).general_refs(), 2u);
   EXPECT_AUDIT_CLEAN();
 
   ASSERT_EQ(update(kL1, 100, E()), 0);
-  EXPECT_EQ(info(kLooseData + 1).general_refs, 1u);
+  EXPECT_EQ(info(kLooseData + 1).general_refs(), 1u);
   EXPECT_EQ(read(kL1, 100), E());
   EXPECT_AUDIT_CLEAN();
 }
 
 TEST_F(MmMmuUpdate, DowngradingRwToRoDropsOnlyTheWritableType) {
-  ASSERT_EQ(info(kData).type_refs, 1u);
+  ASSERT_EQ(info(kData).type_refs(), 1u);
   ASSERT_EQ(update(kL1, 0, ro(kData)), 0);
-  EXPECT_EQ(info(kData).type_refs, 0u);
-  EXPECT_EQ(info(kData).general_refs, 2u);
+  EXPECT_EQ(info(kData).type_refs(), 0u);
+  EXPECT_EQ(info(kData).general_refs(), 2u);
   EXPECT_AUDIT_CLEAN();
   EXPECT_EQ(pin(kData, MMUEXT_PIN_L1_TABLE), 0) << "no writable mapping left";
   EXPECT_AUDIT_CLEAN();
@@ -45,17 +45,17 @@ TEST_F(MmMmuUpdate, DowngradingRwToRoDropsOnlyTheWritableType) {
 // retake, and every refusal of the full path still holds.
 TEST_F(MmMmuUpdate, FlippingRwOnTheSameFrameMovesOnlyTheWritableType) {
   ASSERT_EQ(update(kL1, 100, ro(kLooseData)), 0);
-  ASSERT_EQ(info(kLooseData).general_refs, 2u);
+  ASSERT_EQ(info(kLooseData).general_refs(), 2u);
   for (int round = 0; round < 3; ++round) {
     ASSERT_EQ(update(kL1, 100, rw(kLooseData).with_flags(E::kDirty)), 0);
-    EXPECT_EQ(info(kLooseData).general_refs, 2u);
-    EXPECT_EQ(info(kLooseData).type_refs, 1u);
+    EXPECT_EQ(info(kLooseData).general_refs(), 2u);
+    EXPECT_EQ(info(kLooseData).type_refs(), 1u);
     EXPECT_TRUE(info(kLooseData).has_type(PageType::Writable));
     EXPECT_TRUE(read(kL1, 100).writable());
     EXPECT_AUDIT_CLEAN();
     ASSERT_EQ(update(kL1, 100, ro(kLooseData)), 0);
-    EXPECT_EQ(info(kLooseData).general_refs, 2u);
-    EXPECT_EQ(info(kLooseData).type_refs, 0u);
+    EXPECT_EQ(info(kLooseData).general_refs(), 2u);
+    EXPECT_EQ(info(kLooseData).type_refs(), 0u);
     EXPECT_FALSE(read(kL1, 100).writable());
     EXPECT_AUDIT_CLEAN();
   }
@@ -81,7 +81,7 @@ TEST_F(MmMmuUpdate, FlippingRwKeepsTheRefusals) {
   EXPECT_TRUE(info(kForeign).has_type(PageType::Writable));
   EXPECT_AUDIT_CLEAN();
   ASSERT_EQ(update_as(kL1, 102, ro(kForeign), kOtherGuest, privileged), 0);
-  EXPECT_EQ(info(kForeign).type_refs, 0u);
+  EXPECT_EQ(info(kForeign).type_refs(), 0u);
   EXPECT_AUDIT_CLEAN();
 }
 
@@ -107,13 +107,13 @@ TEST_F(MmMmuUpdate, PreserveAccessedDirtyKeepsHardwareBits) {
 TEST_F(MmMmuUpdate, LinkingANewL1ValidatesItAndUnlinkingDevalidatesIt) {
   write(kSpareL1, 3, rw(kLooseData));
   ASSERT_EQ(update(kL2, 1, link(kSpareL1)), 0);
-  EXPECT_TRUE(info(kSpareL1).has_type(PageType::L1) && info(kSpareL1).validated);
+  EXPECT_TRUE(info(kSpareL1).has_type(PageType::L1) && info(kSpareL1).validated());
   EXPECT_TRUE(info(kLooseData).has_type(PageType::Writable));
   EXPECT_AUDIT_CLEAN();
   ASSERT_EQ(update(kL2, 1, E()), 0);
-  EXPECT_EQ(info(kSpareL1).type_refs, 0u);
-  EXPECT_FALSE(info(kSpareL1).validated);
-  EXPECT_EQ(info(kLooseData).general_refs, 1u);
+  EXPECT_EQ(info(kSpareL1).type_refs(), 0u);
+  EXPECT_FALSE(info(kSpareL1).validated());
+  EXPECT_EQ(info(kLooseData).general_refs(), 1u);
   EXPECT_AUDIT_CLEAN();
 }
 
@@ -125,10 +125,10 @@ TEST_F(MmMmuUpdate, ReplacingAnL4EntryMovesTheWholeSubtree) {
   mmu_update_t request{(kL4 << kPageShift) + 0 * 8, link(kSpareL3).raw()};
   ASSERT_EQ(mmu_update(ctx, request), 0);
   EXPECT_TRUE(ctx.effects.l4_entry_changed);
-  for (uint64_t mfn : {kL3, kL2, kL1}) EXPECT_EQ(info(mfn).type_refs, 0u) << mfn;
-  for (uint64_t mfn : {kSpareL3, kSpareL2, kSpareL1}) EXPECT_EQ(info(mfn).type_refs, 1u) << mfn;
-  EXPECT_EQ(info(kData).general_refs, 1u);
-  EXPECT_EQ(info(kLooseData).general_refs, 2u);
+  for (uint64_t mfn : {kL3, kL2, kL1}) EXPECT_EQ(info(mfn).type_refs(), 0u) << mfn;
+  for (uint64_t mfn : {kSpareL3, kSpareL2, kSpareL1}) EXPECT_EQ(info(mfn).type_refs(), 1u) << mfn;
+  EXPECT_EQ(info(kData).general_refs(), 1u);
+  EXPECT_EQ(info(kLooseData).general_refs(), 2u);
   EXPECT_AUDIT_CLEAN();
 }
 
@@ -140,12 +140,12 @@ TEST_F(MmMmuUpdate, ReplacingAnL4EntryMovesTheWholeSubtree) {
 TEST_F(MmMmuUpdate, ATableHeldOnlyByItsPinSurvivesTheUpdateOfAnEntryMappingItself) {
   ASSERT_EQ(pin(kSpareL1, MMUEXT_PIN_L1_TABLE), 0);
   ASSERT_EQ(update(kSpareL1, 7, ro(kSpareL1)), 0);
-  EXPECT_EQ(info(kSpareL1).general_refs, 3u);  // allocation, pin, its own read-only mapping
+  EXPECT_EQ(info(kSpareL1).general_refs(), 3u);  // allocation, pin, its own read-only mapping
   drop_allocation(frames_, kSpareL1);
   EXPECT_AUDIT_CLEAN();
   ASSERT_EQ(update(kSpareL1, 7, E()), 0);
   EXPECT_FALSE(info(kSpareL1).is_free());
-  EXPECT_EQ(info(kSpareL1).general_refs, 1u);
+  EXPECT_EQ(info(kSpareL1).general_refs(), 1u);
   EXPECT_TRUE(info(kSpareL1).is_validated_table());
   EXPECT_AUDIT_CLEAN();
   ASSERT_EQ(update(kSpareL1, 8, ro(kLooseData)), 0) << "still the domain's table";
@@ -270,17 +270,17 @@ TEST_F(MmMmuUpdate, BatchStopsAtTheFirstFailure) {
   auto ctx = context();
   EXPECT_EQ(mmu_update_batch(ctx, requests, 4, &done), -XEN_EBUSY);
   EXPECT_EQ(done, 2u);
-  EXPECT_EQ(info(kLooseData + 1).type_refs, 1u);
-  EXPECT_EQ(info(kLooseData + 3).general_refs, 1u);
+  EXPECT_EQ(info(kLooseData + 1).type_refs(), 1u);
+  EXPECT_EQ(info(kLooseData + 3).general_refs(), 1u);
   EXPECT_AUDIT_CLEAN();
   EXPECT_EQ(mmu_update_batch(ctx, requests, 2, &done), 0) << "rewriting the same entries";
   EXPECT_EQ(done, 2u);
   EXPECT_AUDIT_CLEAN();
 }
 
-// A batch remembers the L1s its last requests updated (BatchTables): a fork alternates
-// between the parent's and the child's table. Here two L1s in turn, one entry of the second
-// mapping the first read-only and dropping it again, with the counts after each step.
+// A batch alternating between two L1s, as a fork does between the parent's and the child's
+// table (each request locks its own table): one entry of the second maps the first read-only
+// and drops it again, with the counts after each step.
 TEST_F(MmMmuUpdate, ABatchAlternatingBetweenTwoTablesTakesEveryReference) {
   ASSERT_EQ(update(kL2, 1, link(kSpareL1)), 0);
   auto slot = [](uint64_t table, unsigned index) { return (table << kPageShift) + index * 8; };
@@ -294,23 +294,23 @@ TEST_F(MmMmuUpdate, ABatchAlternatingBetweenTwoTablesTakesEveryReference) {
       {slot(kL1, 0), ro(kData).raw()},
       {slot(kSpareL1, 102), rw(kData).raw()},
   };
-  const uint32_t table_refs = info(kL1).general_refs;
+  const uint32_t table_refs = info(kL1).general_refs();
   unsigned done = 0;
   auto ctx = context();
   ASSERT_EQ(mmu_update_batch(ctx, requests, 8, &done), 0);
   EXPECT_EQ(done, 8u);
-  EXPECT_EQ(info(kLooseData).general_refs, 2u);  // allocation, kSpareL1[100]
-  EXPECT_EQ(info(kLooseData + 1).type_refs, 1u);
-  EXPECT_EQ(info(kL1).general_refs, table_refs) << "the read-only mapping of kL1 was taken and dropped";
+  EXPECT_EQ(info(kLooseData).general_refs(), 2u);  // allocation, kSpareL1[100]
+  EXPECT_EQ(info(kLooseData + 1).type_refs(), 1u);
+  EXPECT_EQ(info(kL1).general_refs(), table_refs) << "the read-only mapping of kL1 was taken and dropped";
   EXPECT_EQ(read(kL1, 0), ro(kData));
-  EXPECT_EQ(info(kData).type_refs, 1u) << "writable in kSpareL1 once kL1 maps it read-only";
+  EXPECT_EQ(info(kData).type_refs(), 1u) << "writable in kSpareL1 once kL1 maps it read-only";
   EXPECT_AUDIT_CLEAN();
 }
 
-// An update of a higher-level table forgets the L1s the batch remembers: here the L2 entry
-// unlinks an L1 the batch has just written, which is then no table, and the next request on it
-// is a plain write that takes no references (with the L1 still remembered, it would have
-// taken a reference of kLooseData + 2 that no table entry accounts for).
+// An update of a higher-level table can end an L1 the batch has just written: here the L2 entry
+// unlinks it, it is then no table, and the next request on it is a plain write that takes no
+// references (had the batch kept treating it as a table, it would have taken a reference of
+// kLooseData + 2 that no table entry accounts for).
 TEST_F(MmMmuUpdate, ABatchThatUnlinksATableItWroteTreatsTheFrameAsDataAfter) {
   ASSERT_EQ(update(kL2, 1, link(kSpareL1)), 0);
   auto slot = [](uint64_t table, unsigned index) { return (table << kPageShift) + index * 8; };
@@ -325,9 +325,9 @@ TEST_F(MmMmuUpdate, ABatchThatUnlinksATableItWroteTreatsTheFrameAsDataAfter) {
   ASSERT_EQ(mmu_update_batch(ctx, requests, 4, &done), 0);
   EXPECT_EQ(done, 4u);
   EXPECT_FALSE(info(kSpareL1).is_validated_table());
-  EXPECT_EQ(info(kSpareL1).type_refs, 0u);
-  EXPECT_EQ(info(kLooseData).general_refs, 1u) << "released with the table";
-  EXPECT_EQ(info(kLooseData + 2).general_refs, 1u) << "a plain write takes no reference";
+  EXPECT_EQ(info(kSpareL1).type_refs(), 0u);
+  EXPECT_EQ(info(kLooseData).general_refs(), 1u) << "released with the table";
+  EXPECT_EQ(info(kLooseData + 2).general_refs(), 1u) << "a plain write takes no reference";
   EXPECT_EQ(read(kSpareL1, 4), ro(kLooseData + 2));
   EXPECT_AUDIT_CLEAN();
 }
@@ -374,10 +374,10 @@ TEST_F(MmMmuUpdate, SharedHypervisorFramesThroughDomidXen) {
   EXPECT_EQ(update(kL1, 100, ro(kHypervisorFrame)), -XEN_EBUSY);
   EXPECT_EQ(update(kL1, 100, ro(kHypervisorFrame), MMU_NORMAL_PT_UPDATE, privileged), -XEN_EBUSY);
   ASSERT_EQ(update_as(kL1, 100, rw(kHypervisorFrame), DOMID_XEN, privileged), 0);
-  EXPECT_EQ(info(kHypervisorFrame).general_refs, 1u) << "no reference taken";
+  EXPECT_EQ(info(kHypervisorFrame).general_refs(), 1u) << "no reference taken";
   EXPECT_AUDIT_CLEAN();
   ASSERT_EQ(update_as(kL1, 100, E(), DOMID_XEN, privileged), 0);
-  EXPECT_EQ(info(kHypervisorFrame).general_refs, 1u);
+  EXPECT_EQ(info(kHypervisorFrame).general_refs(), 1u);
   EXPECT_AUDIT_CLEAN();
   frames_.info(kHypervisorFrame + 1).shared_with_privileged = false;
   EXPECT_EQ(update_as(kL1, 100, ro(kHypervisorFrame + 1), DOMID_XEN, privileged), -XEN_EBUSY)
@@ -400,12 +400,12 @@ TEST_F(MmMmuUpdate, ForeignGuestFramesThroughForeigndom) {
   EXPECT_EQ(update(kL1, 100, rw(kForeign), MMU_NORMAL_PT_UPDATE, privileged), -XEN_EBUSY)
       << "not without foreigndom, as on Xen";
   ASSERT_EQ(update_as(kL1, 100, rw(kForeign), kOtherGuest, privileged), 0);
-  EXPECT_EQ(info(kForeign).general_refs, 2u);
+  EXPECT_EQ(info(kForeign).general_refs(), 2u);
   EXPECT_TRUE(info(kForeign).has_type(PageType::Writable));
   EXPECT_AUDIT_CLEAN();
   EXPECT_EQ(update_as(kL1, 101, rw(kData), kOtherGuest, privileged), -XEN_EBUSY);
   ASSERT_EQ(update(kL1, 100, E()), 0) << "clearing needs no page owner";
-  EXPECT_EQ(info(kForeign).general_refs, 1u);
+  EXPECT_EQ(info(kForeign).general_refs(), 1u);
   EXPECT_AUDIT_CLEAN();
 }
 

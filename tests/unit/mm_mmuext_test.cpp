@@ -29,15 +29,15 @@ TEST_F(MmMmuext, NewBasePointerTakesAndReleasesL4Refs) {
   ASSERT_EQ(run(MMUEXT_NEW_BASEPTR, kL4, &effects), 0);
   EXPECT_TRUE(effects.load_kernel_base);
   EXPECT_EQ(bases_.kernel_mfn, kL4);
-  EXPECT_EQ(info(kL4).type_refs, 1u);
-  EXPECT_EQ(info(kL4).general_refs, 2u);
+  EXPECT_EQ(info(kL4).type_refs(), 1u);
+  EXPECT_EQ(info(kL4).general_refs(), 2u);
   EXPECT_AUDIT_CLEAN();
 
   ASSERT_EQ(run(MMUEXT_NEW_BASEPTR, kSpareL4, &effects), 0);
   EXPECT_EQ(bases_.kernel_mfn, kSpareL4);
-  EXPECT_EQ(info(kL4).type_refs, 0u) << "the old base is released";
-  EXPECT_EQ(info(kL1).type_refs, 0u) << "and its tree with it";
-  EXPECT_EQ(info(kSpareL2).type_refs, 1u);
+  EXPECT_EQ(info(kL4).type_refs(), 0u) << "the old base is released";
+  EXPECT_EQ(info(kL1).type_refs(), 0u) << "and its tree with it";
+  EXPECT_EQ(info(kSpareL2).type_refs(), 1u);
   EXPECT_AUDIT_CLEAN();
 }
 
@@ -83,7 +83,7 @@ TEST_F(MmMmuext, UserBasePointerAndM2pVisibility) {
 
   ASSERT_EQ(run(MMUEXT_NEW_USER_BASEPTR, 0), 0);
   EXPECT_EQ(bases_.user_mfn, 0u);
-  EXPECT_EQ(info(kSpareL4).type_refs, 0u);
+  EXPECT_EQ(info(kSpareL4).type_refs(), 0u);
   EXPECT_AUDIT_CLEAN();
 
   DomainIdentity strict{kGuest, false, true};
@@ -104,13 +104,13 @@ TEST_F(MmMmuext, PinnedBaseSurvivesSwitchingAway) {
   build_second_space();
   ASSERT_EQ(run(MMUEXT_PIN_L4_TABLE, kL4), 0);
   ASSERT_EQ(run(MMUEXT_NEW_BASEPTR, kL4), 0);
-  EXPECT_EQ(info(kL4).type_refs, 2u);
+  EXPECT_EQ(info(kL4).type_refs(), 2u);
   ASSERT_EQ(run(MMUEXT_NEW_BASEPTR, kSpareL4), 0);
-  EXPECT_TRUE(info(kL4).validated);
-  EXPECT_EQ(info(kL1).type_refs, 1u);
+  EXPECT_TRUE(info(kL4).validated());
+  EXPECT_EQ(info(kL1).type_refs(), 1u);
   EXPECT_AUDIT_CLEAN();
   ASSERT_EQ(run(MMUEXT_UNPIN_TABLE, kL4), 0);
-  EXPECT_FALSE(info(kL4).validated);
+  EXPECT_FALSE(info(kL4).validated());
   EXPECT_AUDIT_CLEAN();
 }
 

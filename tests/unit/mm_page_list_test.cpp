@@ -45,7 +45,7 @@ class PageListTest : public MmuTest {
     std::set<uint64_t> on_list(listed.begin(), listed.end());
     EXPECT_EQ(on_list.size(), listed.size()) << "no frame twice";
     for (uint64_t mfn = 0; mfn < kFrames; ++mfn) {
-      const bool owned = !info(mfn).is_free() && info(mfn).owner == owner;
+      const bool owned = !info(mfn).is_free() && info(mfn).owner() == owner;
       EXPECT_EQ(on_list.count(mfn) == 1, owned) << mfn;
     }
   }
@@ -110,8 +110,8 @@ TEST_F(PageListTest, ATeardownByRotationReachesEveryFrameWhileVisitsFreeOthers) 
   for (uint64_t i = 0, visits = list.count; i < visits && !list.empty(); ++i) {
     const uint64_t mfn = frames_.rotate(list);
     PageInfo& page = frames_.info(mfn);
-    if (!page.pinned) continue;
-    page.pinned = false;
+    if (!page.pinned()) continue;
+    set_pinned(page, false);
     put_page_and_type(frames_, mfn);
   }
   EXPECT_EQ(list.count, 24u) << "the unpin freed the six frames only the tree held";

@@ -9,19 +9,19 @@ TEST_F(MmPin, PinningAnL4ValidatesTheWholeTree) {
   build_tree();
   ASSERT_EQ(pin(kL4, MMUEXT_PIN_L4_TABLE), 0);
 
-  EXPECT_TRUE(info(kL4).pinned);
-  EXPECT_TRUE(info(kL4).has_type(PageType::L4) && info(kL4).validated);
-  EXPECT_EQ(info(kL4).type_refs, 1u);
-  EXPECT_EQ(info(kL4).general_refs, 2u) << "allocation + pin";
+  EXPECT_TRUE(info(kL4).pinned());
+  EXPECT_TRUE(info(kL4).has_type(PageType::L4) && info(kL4).validated());
+  EXPECT_EQ(info(kL4).type_refs(), 1u);
+  EXPECT_EQ(info(kL4).general_refs(), 2u) << "allocation + pin";
   for (auto [mfn, type] : {std::pair{kL3, PageType::L3}, {kL2, PageType::L2}, {kL1, PageType::L1}}) {
-    EXPECT_TRUE(info(mfn).has_type(type) && info(mfn).validated) << mfn;
-    EXPECT_EQ(info(mfn).type_refs, 1u) << mfn;
-    EXPECT_EQ(info(mfn).general_refs, 2u) << mfn;
-    EXPECT_FALSE(info(mfn).pinned);
+    EXPECT_TRUE(info(mfn).has_type(type) && info(mfn).validated()) << mfn;
+    EXPECT_EQ(info(mfn).type_refs(), 1u) << mfn;
+    EXPECT_EQ(info(mfn).general_refs(), 2u) << mfn;
+    EXPECT_FALSE(info(mfn).pinned());
   }
   for (unsigned i = 0; i < 10; ++i) {
-    EXPECT_EQ(info(kData + i).general_refs, 2u) << i;
-    EXPECT_EQ(info(kData + i).type_refs, i < 5 ? 1u : 0u) << i;
+    EXPECT_EQ(info(kData + i).general_refs(), 2u) << i;
+    EXPECT_EQ(info(kData + i).type_refs(), i < 5 ? 1u : 0u) << i;
     if (i < 5) {
       EXPECT_TRUE(info(kData + i).has_type(PageType::Writable));
     }
@@ -34,7 +34,7 @@ TEST_F(MmPin, ValidationAdjustsEntriesAndFillsHypervisorSlots) {
   write(kL4, 260, link(kLooseData));                // guest junk in a hypervisor slot is ignored
   write(kL1, 20, E::from_mfn(kData, E::kPresent));  // kernel mapping, no User
   ASSERT_EQ(pin(kL4, MMUEXT_PIN_L4_TABLE), 0);
-  EXPECT_EQ(info(kLooseData).general_refs, 1u) << "hypervisor slots hold no refs";
+  EXPECT_EQ(info(kLooseData).general_refs(), 1u) << "hypervisor slots hold no refs";
   for (unsigned slot = kFirstHypervisorSlot; slot <= kLastHypervisorSlot; ++slot)
     EXPECT_EQ(read(kL4, slot), slots_.slot(slot)) << slot;
   EXPECT_TRUE(read(kL1, 20).user());
@@ -50,7 +50,7 @@ TEST_F(MmPin, UnpinReleasesEverything) {
   ASSERT_EQ(pin(kL4, MMUEXT_PIN_L4_TABLE), 0);
   ASSERT_EQ(unpin(kL4), 0);
   EXPECT_COUNTS_UNCHANGED(before);
-  for (uint64_t mfn : {kL4, kL3, kL2, kL1}) EXPECT_FALSE(info(mfn).validated) << mfn;
+  for (uint64_t mfn : {kL4, kL3, kL2, kL1}) EXPECT_FALSE(info(mfn).validated()) << mfn;
   EXPECT_AUDIT_CLEAN();
 }
 
@@ -72,13 +72,13 @@ TEST_F(MmPin, UnpinningAnL1ReleasesTheEntriesOfEveryBlock) {
   op.arg1.mfn = kL1;
   auto privileged = context(DomainIdentity{kGuest, true, false});  // may map the IO-APIC
   ASSERT_EQ(mmuext_op(privileged, bases_, op), 0);
-  EXPECT_EQ(info(kLooseData).general_refs, 3u) << "allocation + two entries";
-  EXPECT_EQ(info(kLooseData).type_refs, 1u) << "one of them RW";
-  EXPECT_EQ(info(kLooseData + 3).type_refs, 1u);
-  EXPECT_EQ(info(kL1).general_refs, 3u) << "allocation + pin + its own read-only mapping";
+  EXPECT_EQ(info(kLooseData).general_refs(), 3u) << "allocation + two entries";
+  EXPECT_EQ(info(kLooseData).type_refs(), 1u) << "one of them RW";
+  EXPECT_EQ(info(kLooseData + 3).type_refs(), 1u);
+  EXPECT_EQ(info(kL1).general_refs(), 3u) << "allocation + pin + its own read-only mapping";
   EXPECT_AUDIT_CLEAN();
   ASSERT_EQ(unpin(kL1), 0);
-  EXPECT_FALSE(info(kL1).validated);
+  EXPECT_FALSE(info(kL1).validated());
   EXPECT_COUNTS_UNCHANGED(before);
   EXPECT_AUDIT_CLEAN();
 }
@@ -87,12 +87,12 @@ TEST_F(MmPin, PinsNestAndInnerPinsKeepSubtreesValidated) {
   build_tree();
   ASSERT_EQ(pin(kL1, MMUEXT_PIN_L1_TABLE), 0);
   ASSERT_EQ(pin(kL4, MMUEXT_PIN_L4_TABLE), 0);
-  EXPECT_EQ(info(kL1).type_refs, 2u) << "pin + L2 entry";
+  EXPECT_EQ(info(kL1).type_refs(), 2u) << "pin + L2 entry";
   EXPECT_AUDIT_CLEAN();
   ASSERT_EQ(unpin(kL4), 0);
-  EXPECT_TRUE(info(kL1).has_type(PageType::L1) && info(kL1).validated);
-  EXPECT_FALSE(info(kL2).validated);
-  EXPECT_EQ(info(kData).type_refs, 1u) << "still mapped RW by the pinned L1";
+  EXPECT_TRUE(info(kL1).has_type(PageType::L1) && info(kL1).validated());
+  EXPECT_FALSE(info(kL2).validated());
+  EXPECT_EQ(info(kData).type_refs(), 1u) << "still mapped RW by the pinned L1";
   EXPECT_AUDIT_CLEAN();
 }
 
@@ -174,7 +174,7 @@ TEST_F(MmPin, EveryValidationRuleRefusesAndRollsBack) {
     write(refusal.table, refusal.index, refusal.entry);
     EXPECT_EQ(pin(kL4, MMUEXT_PIN_L4_TABLE), refusal.expected);
     EXPECT_COUNTS_UNCHANGED(before);
-    EXPECT_FALSE(info(kL4).pinned);
+    EXPECT_FALSE(info(kL4).pinned());
     EXPECT_EQ(read(refusal.table, refusal.index), refusal.entry) << "memory untouched";
     EXPECT_AUDIT_CLEAN();
     write(refusal.table, refusal.index, saved);
@@ -195,7 +195,7 @@ TEST_F(MmPin, FailureDeepInTheSecondSubtreeRollsBackTheFirst) {
   auto before = snapshot();
   EXPECT_EQ(pin(kL4, MMUEXT_PIN_L4_TABLE), -XEN_EBUSY);
   EXPECT_COUNTS_UNCHANGED(before);
-  for (uint64_t mfn : {kL4, kL3, kL2, kL1, kSpareL3, kSpareL2, kSpareL1}) EXPECT_EQ(info(mfn).type_refs, 0u) << mfn;
+  for (uint64_t mfn : {kL4, kL3, kL2, kL1, kSpareL3, kSpareL2, kSpareL1}) EXPECT_EQ(info(mfn).type_refs(), 0u) << mfn;
   EXPECT_AUDIT_CLEAN();
 }
 
@@ -211,7 +211,7 @@ TEST_F(MmPin, NoDomainPinsAnL1MappingOtherGuestsFrames) {
   EXPECT_EQ(mmuext_op(unprivileged, bases_, op), -XEN_EBUSY);
   auto privileged = context(DomainIdentity{kGuest, true, false});
   EXPECT_EQ(mmuext_op(privileged, bases_, op), -XEN_EBUSY);
-  EXPECT_EQ(info(kForeign).general_refs, 1u);
+  EXPECT_EQ(info(kForeign).general_refs(), 1u);
   EXPECT_AUDIT_CLEAN();
   write(kSpareL1, 0, ro(kHypervisorFrame));
   EXPECT_EQ(mmuext_op(privileged, bases_, op), -XEN_EBUSY) << "never hypervisor frames";
@@ -223,12 +223,12 @@ TEST_F(MmPin, SharedSubtreesAreCountedOncePerLink) {
   write(kL4, 5, link(kL3));  // the same L3 under two slots
   write(kL2, 1, link(kL1));  // the same L1 under two L2 slots
   ASSERT_EQ(pin(kL4, MMUEXT_PIN_L4_TABLE), 0);
-  EXPECT_EQ(info(kL3).type_refs, 2u);
-  EXPECT_EQ(info(kL1).type_refs, 2u);
-  EXPECT_EQ(info(kData).general_refs, 2u) << "the L1 is validated once";
+  EXPECT_EQ(info(kL3).type_refs(), 2u);
+  EXPECT_EQ(info(kL1).type_refs(), 2u);
+  EXPECT_EQ(info(kData).general_refs(), 2u) << "the L1 is validated once";
   EXPECT_AUDIT_CLEAN();
   ASSERT_EQ(unpin(kL4), 0);
-  EXPECT_EQ(info(kL1).type_refs, 0u);
+  EXPECT_EQ(info(kL1).type_refs(), 0u);
   EXPECT_AUDIT_CLEAN();
 }
 

@@ -125,18 +125,31 @@ class MmuTest : public ::testing::Test {
   VcpuBasePointers bases_;
 };
 
+// A frame's state changed outright, as no operation would: for tests that set up broken or
+// extreme states.
+inline void set_general_refs(PageInfo& p, uint32_t refs) { p.set_counts(refs, p.owner(), p.allocated()); }
+inline void set_type_refs(PageInfo& p, uint32_t refs) { p.set_type_state(refs, p.type(), p.validated(), p.pinned()); }
+inline void set_type(PageInfo& p, PageType type) { p.set_type_state(p.type_refs(), type, p.validated(), p.pinned()); }
+inline void set_validated(PageInfo& p, bool validated) {
+  p.set_type_state(p.type_refs(), p.type(), validated, p.pinned());
+}
+inline void set_pinned(PageInfo& p, bool pinned) { p.set_type_state(p.type_refs(), p.type(), p.validated(), pinned); }
+inline void set_linear_entries(PageInfo& p, uint16_t entries) { p.set_linear_counts(entries, p.linear_uses()); }
+inline void set_linear_uses(PageInfo& p, uint16_t uses) { p.set_linear_counts(p.linear_entries(), uses); }
+
 inline bool same_counts(const PageInfo& a, const PageInfo& b) {
-  return a.general_refs == b.general_refs && a.type_refs == b.type_refs && a.owner == b.owner && a.pinned == b.pinned &&
-         a.allocated == b.allocated && (a.type_refs == 0 || (a.type == b.type && a.validated == b.validated));
+  return a.general_refs() == b.general_refs() && a.type_refs() == b.type_refs() && a.owner() == b.owner() &&
+         a.pinned() == b.pinned() && a.allocated() == b.allocated() &&
+         (a.type_refs() == 0 || (a.type() == b.type() && a.validated() == b.validated()));
 }
 
 // Every frame's counts, owner and flags are exactly as in `before`.
-#define EXPECT_COUNTS_UNCHANGED(before)                                                                            \
-  do {                                                                                                             \
-    for (uint64_t mfn_ = 0; mfn_ < ::mm::testing::kFrames; ++mfn_)                                                 \
-      EXPECT_TRUE(::mm::testing::same_counts((before)[mfn_], info(mfn_)))                                          \
-          << "frame " << mfn_ << " general " << info(mfn_).general_refs << " (was " << (before)[mfn_].general_refs \
-          << ") type refs " << info(mfn_).type_refs << " (was " << (before)[mfn_].type_refs << ")";                \
+#define EXPECT_COUNTS_UNCHANGED(before)                                                                                \
+  do {                                                                                                                 \
+    for (uint64_t mfn_ = 0; mfn_ < ::mm::testing::kFrames; ++mfn_)                                                     \
+      EXPECT_TRUE(::mm::testing::same_counts((before)[mfn_], info(mfn_)))                                              \
+          << "frame " << mfn_ << " general " << info(mfn_).general_refs() << " (was " << (before)[mfn_].general_refs() \
+          << ") type refs " << info(mfn_).type_refs() << " (was " << (before)[mfn_].type_refs() << ")";                \
   } while (0)
 
 #define EXPECT_AUDIT_CLEAN()                                                          \

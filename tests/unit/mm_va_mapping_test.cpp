@@ -33,7 +33,7 @@ TEST_F(MmVaMapping, UpdatesTheMappingWithFullChecks) {
   EXPECT_TRUE(info(kLooseData).has_type(PageType::Writable));
   EXPECT_AUDIT_CLEAN();
   ASSERT_EQ(update_va(page(200), E()), 0);
-  EXPECT_EQ(info(kLooseData).general_refs, 1u);
+  EXPECT_EQ(info(kLooseData).general_refs(), 1u);
   EXPECT_AUDIT_CLEAN();
 
   auto before = snapshot();

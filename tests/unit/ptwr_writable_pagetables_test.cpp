@@ -94,7 +94,7 @@ TEST_F(PtwrTest, ActiveTableIsUnhookedAndRevalidatedOnReattach) {
   EXPECT_FALSE(read(kL1, 21).present()) << "refused entry keeps its old value";
   EXPECT_EQ(read(kL1, 20).mfn(), kLooseData);
   EXPECT_TRUE(info(kLooseData).has_type(PageType::Writable));
-  EXPECT_EQ(info(kData + 1).general_refs, 1u) << "removed mapping released its reference";
+  EXPECT_EQ(info(kData + 1).general_refs(), 1u) << "removed mapping released its reference";
   EXPECT_FALSE(wp_.any_in_use());
   EXPECT_AUDIT_CLEAN();
 }
@@ -106,7 +106,7 @@ TEST_F(PtwrTest, ActiveTableIsUnhookedAndRevalidatedOnReattach) {
 // again.
 TEST_F(PtwrTest, ReattachFindsChangesInEveryKindOfBlockAndRecountsNothingElse) {
   auto ctx = context();
-  const uint32_t unchanged_refs = info(kData + 9).general_refs;
+  const uint32_t unchanged_refs = info(kData + 9).general_refs();
   ASSERT_TRUE(detach(ctx, kL1, slot_of(kSpareL1, 0), 0x200000).detached);
   write(kL1, 2, ro(kData + 2));     // block 0: write-protected, as a fork does
   write(kL1, 9, read(kL1, 9));      // block 1 (right after a changed block): same value
@@ -122,7 +122,7 @@ TEST_F(PtwrTest, ReattachFindsChangesInEveryKindOfBlockAndRecountsNothingElse) {
   EXPECT_FALSE(info(kData + 2).has_type(PageType::Writable)) << "its writable reference released";
   EXPECT_EQ(read(kL1, 330).mfn(), kLooseData);
   EXPECT_EQ(read(kL1, 511).raw(), 0u) << "refused entry keeps its old value";
-  EXPECT_EQ(info(kData + 9).general_refs, unchanged_refs) << "an unchanged entry is not counted again";
+  EXPECT_EQ(info(kData + 9).general_refs(), unchanged_refs) << "an unchanged entry is not counted again";
   EXPECT_AUDIT_CLEAN();
 }
 
@@ -135,10 +135,10 @@ TEST_F(PtwrTest, ChangesToATableNoLongerValidatedAreAllRefused) {
   ASSERT_TRUE(detach(ctx, kL1, slot_of(kSpareL1, 0), 0x200000).detached);
   write(kL1, 2, ro(kData + 2));
   write(kL1, 330, ro(kLooseData));
-  infos_[kL1].validated = false;
+  set_validated(infos_[kL1], false);
   auto ctx2 = context();
   ptwr::ReattachStats stats = wp_.reattach(ctx2, ptwr::SlotKind::active);
-  infos_[kL1].validated = true;
+  set_validated(infos_[kL1], true);
   EXPECT_EQ(stats.changed, 2u);
   EXPECT_EQ(stats.refused, 2u);
   EXPECT_EQ(read(kL1, 2).raw(), old_entry.raw());
@@ -163,7 +163,7 @@ TEST_F(PtwrTest, BlocksFilledWhileDetachedAreTrackedForTheNextDetach) {
   ptwr::ReattachStats stats = wp_.reattach(ctx4, ptwr::SlotKind::active);
   EXPECT_EQ(stats.changed, 1u);
   EXPECT_EQ(stats.revalidated, 1u);
-  EXPECT_EQ(info(kLooseData).general_refs, 1u) << "the mapping's reference released";
+  EXPECT_EQ(info(kLooseData).general_refs(), 1u) << "the mapping's reference released";
   EXPECT_AUDIT_CLEAN();
 }
 
@@ -186,7 +186,7 @@ TEST_F(PtwrTest, UnreachableTableNeedsNoUnhookOrFlush) {
   ptwr::ReattachStats stats = wp_.reattach_all(ctx2);
   EXPECT_EQ(stats.revalidated, 1u);
   EXPECT_EQ(stats.rehooked, 0u);
-  EXPECT_EQ(info(kLooseData + 2).general_refs, 2u);
+  EXPECT_EQ(info(kLooseData + 2).general_refs(), 2u);
   EXPECT_AUDIT_CLEAN();
 }
 
@@ -302,7 +302,7 @@ TEST_F(PtwrOverlapTest, TableHoldingTheOtherSlotsMappingEntryEvictsItFirst) {
   ptwr::ReattachStats stats = wp_.reattach_all(ctx3);
   EXPECT_EQ(stats.refused, 0u);
   EXPECT_TRUE(info(kOverlapL1).is_validated_table()) << "no type reference released that was never taken";
-  EXPECT_EQ(info(kOverlapL1).type_refs, 1u);
+  EXPECT_EQ(info(kOverlapL1).type_refs(), 1u);
   EXPECT_EQ(update(kL1, 11, rw(kOverlapL1)), -XEN_EBUSY)
       << "the table still linked by kSpareL2 cannot be mapped writable";
   EXPECT_AUDIT_CLEAN();

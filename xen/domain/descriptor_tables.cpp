@@ -84,7 +84,7 @@ long update_descriptor(Vcpu& vcpu, uint64_t maddr, uint64_t descriptor) {
   const uint64_t mfn = maddr / page;
   if (!mmu.frames.find(mfn) || mm::get_page(mmu.frames, mfn, domain.id) != 0) return -XEN_EINVAL;
   // Xen: a descriptor frame stays one; anything else must be able to be plain writable memory.
-  const mm::PageType type = mmu.frames.info(mfn).type == mm::PageType::SegmentDescriptor
+  const mm::PageType type = mmu.frames.info(mfn).type() == mm::PageType::SegmentDescriptor
                                 ? mm::PageType::SegmentDescriptor
                                 : mm::PageType::Writable;
   if (mm::get_page_type(mmu, mfn, type) != 0) {

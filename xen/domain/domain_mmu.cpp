@@ -1,5 +1,6 @@
 #include "domain/domain_mmu.h"
 #include "arch/x86/platform/local_apic.h"
+#include "arch/x86/cpu/per_cpu.h"
 #include "arch/x86/cpu/registers.h"
 #include "common/placement_new.h"
 #include "domain/domain.h"
@@ -15,20 +16,39 @@ namespace {
 constexpr uint32_t flush_scope_local = 0, flush_scope_all = 1;
 constexpr uint32_t flush_reason_base_pointer = 4, flush_reason_type_change = 5;
 }  // namespace
+bool runs_here_alone(const Domain& domain) { return dirty_cpus(domain).without(per_cpu::this_cpu()).empty(); }
+
 namespace detail {
-bool type_change_flush_pending = false;
+bool type_change_flush_pending[MAX_CPUS] = {};
 
 void flush_for_type_change() {
-  cpu::flush_tlb_local();
-  boot_memory::frame_table().flush_clock().full_flush();
+  boot_memory::flush_tlb_this_cpu();
   perf::add(perf::Counter::tlb_flushes);
   perf::add(perf::Counter::cr3_writes);
   perf::add(perf::Counter::type_change_flushes);
-  type_change_flush_pending = false;
+  type_change_flush_pending[per_cpu::this_cpu()] = false;
 }
 
 namespace {
-void note_type_change(void*, uint64_t, mm::PageType, mm::PageType) { type_change_flush_pending = true; }
+// The owner's dirty CPUs that may hold something of the frame's old use: the others flushed
+// now (the caller may hold the frame lock of a table: level page_table_frame, below the
+// cross-CPU call's), this one marked. The stamp is the frame's last drop, read while its type
+// count is zero: nothing can stamp it anew before the type change completes.
+void note_type_change(void*, uint64_t mfn, mm::PageType, mm::PageType) {
+  mm::FrameTable& frames = boot_memory::frame_table();
+  const mm::PageInfo& page = frames.info(mfn);
+  const Domain* owner = domains::find(page.owner());
+  const CpuMask dirty = owner != nullptr ? dirty_cpus(*owner) : CpuMask::first(MAX_CPUS);
+  const CpuMask holding = frames.flush_clock().cpus_holding(page.stamp(), dirty);
+  const unsigned self = per_cpu::this_cpu();
+  const CpuMask others = holding.without(self);
+  if (!others.empty()) [[unlikely]] {
+    boot_memory::flush_tlb_cpus(others);
+    perf::add(perf::Counter::tlb_flushes);
+    perf::add(perf::Counter::type_change_flushes);
+  }
+  if (holding.contains(self)) type_change_flush_pending[self] = true;
+}
 }  // namespace
 const mm::TypeChangeHook type_change_hook{note_type_change, nullptr};
 }  // namespace detail
@@ -83,7 +103,7 @@ namespace {
   if (effects.load_kernel_base || effects.user_base_changed)
     trace::record_words(trace::events::kTlbFlush, flush_scope_local, flush_reason_base_pointer);
   else if (effects.flush_local_tlb || effects.flush_all_vcpu_tlbs ||
-           (effects.flush_domain_tlbs && detail::type_change_flush_pending))
+           (effects.flush_domain_tlbs && detail::type_change_flush_pending[per_cpu::this_cpu()]))
     trace::record_words(trace::events::kTlbFlush, effects.flush_all_vcpu_tlbs ? flush_scope_all : flush_scope_local,
                         effects.flush_domain_tlbs ? flush_reason_type_change : uint32_t(reason));
   else if (effects.invalidate_page_local || effects.invalidate_page_all_vcpus)
@@ -91,26 +111,33 @@ namespace {
                         trace::high(effects.invalidate_address));
 }
 
-// One vCPU on one CPU: "all vCPUs" and "the domain's CPUs" are this CPU.
+// "All vCPUs" and "the domain's CPUs" are the domain's dirty CPUs: this one, and the others
+// (none while every vCPU runs on the boot CPU) flushed by a cross-CPU call.
 [[gnu::always_inline]] inline void carry_out(const mm::MmuEffects& effects) {
   Vcpu* vcpu = domains::current();
+  const unsigned self = per_cpu::this_cpu();
   if (effects.load_kernel_base || effects.user_base_changed) {
     if (vcpu) guest_mode::load(*vcpu);  // a CR3 load: flushes all but global entries (PGE is off)
     perf::add(perf::Counter::tlb_flushes);
-    if (vcpu) detail::type_change_flush_pending = false;
+    if (vcpu) detail::type_change_flush_pending[self] = false;
   } else if (effects.flush_local_tlb || effects.flush_all_vcpu_tlbs ||
-             (effects.flush_domain_tlbs && detail::type_change_flush_pending)) {
+             (effects.flush_domain_tlbs && detail::type_change_flush_pending[self])) {
     // A type change whose flush is no longer pending was flushed since (guest_memory::copy_to).
-    cpu::flush_tlb_local();
-    boot_memory::frame_table().flush_clock().full_flush();
+    boot_memory::flush_tlb_this_cpu();
     perf::add(perf::Counter::tlb_flushes);
     perf::add(perf::Counter::cr3_writes);
     if (!effects.flush_local_tlb && !effects.flush_all_vcpu_tlbs) perf::add(perf::Counter::type_change_flushes);
-    detail::type_change_flush_pending = false;
+    detail::type_change_flush_pending[self] = false;
+    // MMUEXT_TLB_FLUSH_ALL: every CPU the domain may be cached on.
+    if (effects.flush_all_vcpu_tlbs && vcpu && !runs_here_alone(*vcpu->domain)) [[unlikely]]
+      boot_memory::flush_tlb_cpus(dirty_cpus(*vcpu->domain).without(self));
   } else {
     if (effects.invalidate_page_local || effects.invalidate_page_all_vcpus) {
       cpu::invlpg(effects.invalidate_address);
       perf::add(perf::Counter::tlb_invlpgs);
+      // MMUEXT_INVLPG_ALL: the other CPUs the domain may be cached on flush all (no remote invlpg).
+      if (effects.invalidate_page_all_vcpus && vcpu && !runs_here_alone(*vcpu->domain)) [[unlikely]]
+        boot_memory::flush_tlb_cpus(dirty_cpus(*vcpu->domain).without(self));
     }
     // No full flush: a table an entry stopped linking may still be walked from the TLB.
     if (effects.table_unlinked && vcpu) vcpu->domain->writable_pagetables.note_tables_unlinked();

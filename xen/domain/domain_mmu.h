@@ -1,6 +1,8 @@
 // The MMU context a domain's page-table operations run in: the frame table, the domain's
 // identity, the hypervisor's L4 slots and the M2P table.
 #pragma once
+#include "arch/x86/cpu/cpu_mask.h"
+#include "arch/x86/cpu/per_cpu.h"
 #include "domain/domain.h"
 #include "memory/boot_memory.h"
 #include "mm/guest_frame_write_ref.h"
@@ -81,19 +83,31 @@ inline void apply_effects_untraced(const mm::MmuEffects& effects) {
     detail::carry_out_effects(effects);
 }
 
+// The CPUs whose TLBs may hold translations of `domain`'s address spaces (Xen's
+// dirty_cpumask): where a type change, an unpin or free of a table, or a guest's flush of all
+// its vCPUs must reach. A seam: every vCPU runs on the boot CPU today (sched/scheduler), so it
+// is CPU 0; the SMP scheduler fills it with the CPUs its vCPUs ran on (a CPU leaves it at its
+// next full flush).
+inline CpuMask dirty_cpus(const Domain&) { return CpuMask::only(0); }
+// Whether no other CPU than this one can hold a translation of the domain's: then a flush of
+// this CPU's TLB (or an invlpg) is a flush of the domain's.
+bool runs_here_alone(const Domain& domain);
+
 // The type-change flush (mm::TypeChangeHook): a frame that changes type (writable data
 // becoming a page table, a table becoming writable) may still have translations from its old
-// use in the TLB. Every MMU context carries the hook; it marks the flush pending, and the
-// flush happens before anything can write through such a translation: before the hypervisor
-// writes guest memory (this call, from guest_memory::copy_to) and before the guest runs again
-// (apply_effects, from MmuEffects::flush_domain_tlbs). On one CPU that is exactly when it is
-// needed; with several CPUs running a domain the hook must flush them synchronously (IPIs).
+// use in a TLB. Every MMU context carries the hook. The other CPUs that may hold them (the
+// owner's dirty CPUs that have not flushed since the frame's stamp, by the flush clock) are
+// flushed at once, by a waited cross-CPU call, before the frame is validated or used; this
+// CPU's flush is marked pending and happens before anything here can write through such a
+// translation: before the hypervisor writes guest memory (this call, from
+// guest_memory::copy_to) and before the guest runs again (apply_effects, from
+// MmuEffects::flush_domain_tlbs). The pending mark is per CPU.
 namespace detail {
-extern bool type_change_flush_pending;
+extern bool type_change_flush_pending[MAX_CPUS];
 void flush_for_type_change();
 }  // namespace detail
 inline void flush_after_type_change() {
-  if (detail::type_change_flush_pending) [[unlikely]]
+  if (detail::type_change_flush_pending[per_cpu::this_cpu()]) [[unlikely]]
     detail::flush_for_type_change();
 }
 

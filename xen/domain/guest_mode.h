@@ -1,6 +1,7 @@
 // The two modes of a PV vCPU, kernel and user, both in ring 3: each has its own L4
 // (Vcpu::bases) and GS base, and the CPU runs on those of the mode the vCPU is in.
 #pragma once
+#include "arch/x86/cpu/per_cpu.h"
 #include "arch/x86/cpu/registers.h"
 #include "domain/domain.h"
 #include "memory/boot_memory.h"
@@ -16,8 +17,11 @@ void toggle(Vcpu& vcpu);
 // code takes) switches to kernel mode on its way, and is not worth a call there.
 namespace detail {
 [[gnu::always_inline]] inline void load(const Vcpu& vcpu) {
+  // A CR3 load keeps nothing (PGE is off): a full flush on the flush clock, ticked before.
+  mm::TlbFlushClock& clock = boot_memory::frame_table().flush_clock();
+  const uint64_t tick = clock.tick();
   cpu::write_cr3(vcpu.active_table_mfn() << 12);
-  boot_memory::frame_table().flush_clock().full_flush();  // a CR3 load keeps nothing (PGE is off)
+  clock.flushed(per_cpu::this_cpu(), tick);
   perf::add(perf::Counter::cr3_writes);
   cpu::write_msr(cpu::msr::gs_base, vcpu.active_gs_base());
 }

@@ -20,11 +20,10 @@ bool create(Domain& domain) {
   if (!mfn) return false;
   // As Xen's share_xen_page_with_guest: a permanent writable type reference, so the page can
   // never become a page table (the hypervisor rewrites the time in it without validation).
+  // The frame was just allocated: no one else can reach it yet, its state is set outright.
   mm::PageInfo& info = boot_memory::frame_table().info(mfn);
-  ++info.general_refs;
-  info.type = mm::PageType::Writable;
-  info.type_refs = 1;
-  info.validated = true;
+  info.set_counts(info.general_refs() + hold_general_refs, domain.id, info.allocated());
+  info.set_type_state(hold_type_refs, mm::PageType::Writable, true);
   domain.shared_info_mfn = mfn;
   domain.shared_info = machine::to_virtual<shared_info_t>(mfn << 12);
   for (auto& info : domain.shared_info->vcpu_info) info.evtchn_upcall_mask = 1;

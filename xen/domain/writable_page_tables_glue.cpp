@@ -49,6 +49,7 @@ const char* decline_reason(ptwr::Decline declined) {
     case ptwr::Decline::cuts_off_guest: return "unhook would cut off its code or stack";
     case ptwr::Decline::would_unhook: return "reachable, and the guest does not read unhooked entries";
     case ptwr::Decline::no_progress: return "last batch changed nothing";
+    case ptwr::Decline::foreign_use: return "another domain's MMU operation on it is under way";
   }
   return "detached";
 }
@@ -65,11 +66,22 @@ void reattach_slot(Domain& domain, mm::MmuContext& context, ptwr::SlotKind kind)
   apply(domain, context, domain.writable_pagetables.reattach(context, kind), table);
 }
 
-}  // namespace
+// The domain's slots lock (ptwr::kSlotsLockClass) for a scope.
+class SlotsGuard {
+ public:
+  explicit SlotsGuard(Domain& domain) : lock_(domain.writable_pagetables.slots_lock) {
+    mm::lock_word(lock_, ptwr::kSlotsLockClass);
+  }
+  ~SlotsGuard() { mm::unlock_word(lock_, ptwr::kSlotsLockClass); }
+  SlotsGuard(const SlotsGuard&) = delete;
+  SlotsGuard& operator=(const SlotsGuard&) = delete;
 
-namespace detail {
-// Both slots' hardware work is applied once, together.
-void reattach_both_slots(Domain& domain) {
+ private:
+  uint32_t& lock_;
+};
+
+// Both slots' hardware work is applied once, together. The caller holds the slots lock.
+void reattach_both_slots_locked(Domain& domain) {
   mm::MmuContext context = domain_mmu::context(domain);
   ptwr::ReattachStats stats[2];
   uint64_t tables[2] = {};
@@ -80,6 +92,13 @@ void reattach_both_slots(Domain& domain) {
   }
   domain_mmu::apply_effects(context.effects, domain_mmu::FlushReason::unhook);
   for (ptwr::SlotKind kind : ptwr::kSlotKinds) count(domain, stats[unsigned(kind)], tables[unsigned(kind)]);
+}
+}  // namespace
+
+namespace detail {
+void reattach_both_slots(Domain& domain) {
+  SlotsGuard guard(domain);
+  reattach_both_slots_locked(domain);
 }
 }  // namespace detail
 
@@ -97,9 +116,14 @@ bool enable(Domain& domain) {
   return true;
 }
 
+// The storage goes under the slots lock, after the reattach: a detach on another CPU (the
+// domain's own vCPU while the control domain switches its mode) then finds none.
 void disable(Domain& domain) {
-  reattach_all(domain);
-  domain.writable_pagetables.set_snapshot_storage(nullptr, nullptr);
+  {
+    SlotsGuard guard(domain);
+    reattach_both_slots_locked(domain);
+    domain.writable_pagetables.set_snapshot_storage(nullptr, nullptr);
+  }
   mm::FrameTable& frames = boot_memory::frame_table();
   for (uint64_t& mfn : domain.ptwr_snapshot_mfns) {
     if (!mfn) continue;
@@ -113,6 +137,8 @@ namespace {
 template <Tracing tracing>
 [[gnu::always_inline]] inline bool detach_table(Vcpu& vcpu, const TableWriteFault& write) {
   Domain& domain = *vcpu.domain;
+  if (!may_detach(domain)) return false;
+  SlotsGuard guard(domain);
   // The fault path's own context: nothing on it nests another user (reattach_unhooked, which
   // a guest access may call, builds its own).
   mm::MmuContext& context = domain_mmu::reused_context(domain);
@@ -168,6 +194,7 @@ bool detach(Vcpu& vcpu, const TableWriteFault& write) {
 
 bool reattach_unhooked(Domain& domain) {
   if (!domain.writable_pagetables.in_use(ptwr::SlotKind::active)) return false;
+  SlotsGuard guard(domain);
   mm::MmuContext context = domain_mmu::context(domain);
   reattach_slot(domain, context, ptwr::SlotKind::active);
   return true;

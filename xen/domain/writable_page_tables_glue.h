@@ -18,8 +18,16 @@ struct TableWriteFault {
   uint64_t rip;
   uint64_t rsp;
 };
-// Detaches the table; false when the write must be emulated instead.
+// Detaches the table; false when the write must be emulated instead. Only in a domain that can
+// run on one CPU at a time (may_detach): the slots are the domain's, and a table unreachable
+// from one vCPU's address space may be reachable from another's.
 bool detach(Vcpu& vcpu, const TableWriteFault& write);
+// Whether the domain's writes may detach tables at all: at most one vCPU of it can run. Every
+// domain has one vCPU today; with several, a domain with more than one online emulates (Xen
+// 3.0's "multi-processor guests need to be more conservative", taken to its end), and bringing a
+// second vCPU online reattaches every slot first (reattach_all). A seam for the multi-vCPU
+// domains: the count of online vCPUs.
+inline bool may_detach(const Domain&) { return true; }
 namespace detail {
 void reattach_both_slots(Domain& domain);
 }
@@ -31,4 +39,25 @@ inline void reattach_all(Domain& domain) {
 }
 // A not-present fault while a table is unhooked: reattach it; true if there was one.
 bool reattach_unhooked(Domain& domain);
+
+// Held by another domain's MMU operation on `domain`'s tables or frames, from another CPU than
+// the domain's: every slot is reattached when it begins, and none detached until it ends
+// (ptwr::WritablePagetables::begin_foreign_use). No lock is held meanwhile.
+// Null: none (the operation's own domain).
+class ForeignUse {
+ public:
+  explicit ForeignUse(Domain* domain) : domain_(domain) {
+    if (domain_ == nullptr) return;
+    domain_->writable_pagetables.begin_foreign_use();
+    detail::reattach_both_slots(*domain_);
+  }
+  ~ForeignUse() {
+    if (domain_ != nullptr) domain_->writable_pagetables.end_foreign_use();
+  }
+  ForeignUse(const ForeignUse&) = delete;
+  ForeignUse& operator=(const ForeignUse&) = delete;
+
+ private:
+  Domain* domain_;
+};
 }  // namespace writable_page_tables

@@ -52,8 +52,8 @@ struct Translation {
   uint64_t target_mfn = 0;           // the frame the page maps
   uint64_t mapping_entry_maddr = 0;  // machine address of the L1 entry that maps it
   // The frame's frame-table entry (null outside the table), so a hit skips looking it up; what
-  // it says is the caller's to check every time.
-  const mm::PageInfo* target = nullptr;
+  // it says is the caller's to check every time (the emulated write locks it: not const).
+  mm::PageInfo* target = nullptr;
 };
 
 // Where a walk ended (the L1 entry that maps the page) and under which generation: still what

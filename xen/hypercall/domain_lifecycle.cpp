@@ -38,7 +38,7 @@ bool id_in_use(const void*, domid_t id) { return domains::find(id) != nullptr; }
 bool give_back(Domain& domain, uint64_t mfn) {
   mm::FrameTable& frames = boot_memory::frame_table();
   mm::PageInfo& info = frames.info(mfn);
-  if (!info.allocated || info.general_refs != 1) return false;
+  if (!info.allocated() || info.general_refs() != 1) return false;
   const bool allocator_frame = boot_memory::allocator().is_allocated(mfn);
   // The last reference: the frame table's release hook (domain/domain.cpp) gives the frame
   // back to the allocator and takes it out of tot_pages; free it here only if it did not.
@@ -54,7 +54,7 @@ bool give_back(Domain& domain, uint64_t mfn) {
 
 // The domain's own frame: on its list (mm::FrameTable::on_list), not merely carrying its id.
 bool owned_by(const mm::FrameTable& frames, uint64_t mfn, const Domain& domain) {
-  return !frames.info(mfn).is_free() && frames.info(mfn).owner == domain.id && frames.on_list(mfn, domain.pages);
+  return !frames.info(mfn).is_free() && frames.info(mfn).owner() == domain.id && frames.on_list(mfn, domain.pages);
 }
 
 // Timers, writable-pagetable slots, CR3s (Xen's vcpu_destroy_pagetables): every vCPU goes down.
@@ -89,8 +89,7 @@ void unpin_tables(Domain& domain, uint64_t visits) {
   for (uint64_t i = 0; i < visits && !domain.pages.empty(); ++i) {
     const uint64_t mfn = frames.rotate(domain.pages);
     mm::PageInfo& info = frames.info(mfn);
-    if (!info.pinned || !owned_by(frames, mfn, domain)) continue;
-    info.pinned = false;
+    if (!info.pinned() || !owned_by(frames, mfn, domain) || !mm::clear_pinned(info)) continue;
     mm::put_page_and_type(frames, mfn);
   }
 }
@@ -384,7 +383,7 @@ long get_vcpu_context(const Vcpu& vcpu, vcpu_guest_context& context) {
 long hypercall_init(Domain& target, uint64_t gmfn) {
   mm::MmuContext mmu = domain_mmu::context(target);
   const mm::PageInfo* frame = mmu.frames.find(gmfn);
-  if (!frame || frame->is_free() || frame->owner != target.id) return -XEN_EINVAL;
+  if (!frame || frame->is_free() || frame->owner() != target.id) return -XEN_EINVAL;
   mm::GuestFrameWriteRef hold;  // refused now only for the frame's type: Xen's -EPERM
   if (domain_mmu::take_write_hold(target, hold, gmfn) != 0) return -XEN_EPERM;
   hypercall_page::fill(machine::to_virtual<uint8_t>(gmfn * page));

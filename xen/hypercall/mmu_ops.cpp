@@ -125,11 +125,22 @@ long finish(Vcpu& vcpu, uint64_t done_pointer, uint32_t done, long result) {
   return result;
 }
 
+// What run_batch calls before it reads guest memory and when the batch ends: nothing, or the
+// release of what the requests keep held between them (mm::HeldTable).
+struct NothingHeld {
+  void operator()(mm::MmuContext&) const {}
+};
+
 // The requests at args.a[0], args.a[1] of them (32 bits, as Xen's `unsigned int count`), the
 // completed count written to args.a[2]. Preemptible: a batch stopped part way rewrites its
-// arguments to continue with the rest.
-template <typename Request, typename Run>
-long run_batch(Vcpu& vcpu, Arguments& args, Run run, Domain& tables, domid_t page_owner = DOMID_SELF) {
+// arguments to continue with the rest. The requests are read 256 bytes at a time and then run,
+// so that what a request keeps held for the next (`release`) is given back before each read:
+// a read may fault into a reattach that takes a frame lock. A request that cannot be read ends
+// the batch with -EFAULT after those before it ran, as when each was read just before it ran.
+template <typename Request, typename Run, typename Release = NothingHeld>
+long run_batch(Vcpu& vcpu, Arguments& args, Run run, Domain& tables, domid_t page_owner = DOMID_SELF,
+               Release release = {}) {
+  constexpr uint32_t chunk = 256 / sizeof(Request);
   const uint64_t list = args.a[0], done_pointer = args.a[2];
   uint32_t count = uint32_t(args.a[1]);
   uint32_t done = 0;
@@ -145,20 +156,27 @@ long run_batch(Vcpu& vcpu, Arguments& args, Run run, Domain& tables, domid_t pag
   const bool list_reachable = guest_memory::reachable(vcpu, list, uint64_t(count) * sizeof(Request));
   uint32_t i = 0;
   long result = 0;
-  while (i < count) {
-    Request request;
-    const uint64_t address = list + uint64_t(i) * sizeof(Request);
-    if (!(list_reachable ? guest_memory::read_reachable(address, request)
-                         : guest_memory::read(vcpu, address, request))) {
-      result = -XEN_EFAULT;
-      break;
+  while (i < count && result == 0) {
+    Request requests[chunk];
+    const uint32_t wanted = count - i < chunk ? count - i : chunk;
+    uint32_t read = 0;
+    release(context);
+    for (; read < wanted; ++read) {
+      const uint64_t address = list + uint64_t(i + read) * sizeof(Request);
+      if (!(list_reachable ? guest_memory::read_reachable(address, requests[read])
+                           : guest_memory::read(vcpu, address, requests[read])))
+        break;
     }
-    if ((result = run(context, request))) break;
-    if (++i < count && preemption_requested()) {  // between two requests, never before the first
-      result = restart;
-      break;
+    for (uint32_t k = 0; k < read; ++k) {
+      if ((result = run(context, requests[k]))) break;
+      if (++i < count && preemption_requested()) {  // between two requests, never before the first
+        result = restart;
+        break;
+      }
     }
+    if (result == 0 && read < wanted) result = -XEN_EFAULT;
   }
+  release(context);
   apply(context.effects);
   if (result == restart) {
     args.a[0] = list + uint64_t(i) * sizeof(Request);
@@ -184,6 +202,26 @@ long apply_va_flags(Vcpu& vcpu, uint64_t va, uint64_t flags) {
 }  // namespace
 
 namespace {
+// A batch of page-table updates, the table each locked kept for the next (mm::HeldTable).
+long run_updates(Vcpu& vcpu, Arguments& args, const Target& target) {
+  mm::HeldTable held;
+  return run_batch<mmu_update_t>(
+      vcpu, args,
+      [&held](mm::MmuContext& context, const mmu_update_t& request) -> long {
+        return mm::mmu_update(context, request, held);
+      },
+      *target.tables, target.page_owner, [&held](mm::MmuContext& context) { held.release(context.frames); });
+}
+
+// A batch on another domain's tables, or mapping another domain's frames (mmu_update's
+// foreigndom): those domains detach nothing meanwhile.
+[[gnu::noinline]] long foreign_update(Vcpu& vcpu, Arguments& args, const Target& target, Domain* frames) {
+  const bool other_frames = frames != nullptr && frames != vcpu.domain && frames != target.tables;
+  writable_page_tables::ForeignUse tables_use(target.tables != vcpu.domain ? target.tables : nullptr);
+  writable_page_tables::ForeignUse frames_use(other_frames ? frames : nullptr);
+  return run_updates(vcpu, args, target);
+}
+
 // One request on the caller's own tables with no count to report: a kernel's single PTE write
 // (ours in pte=hypercall mode, Linux's xen_set_pte outside lazy mode). run_batch with count 1
 // and no `done` does the same: read the request, run it, apply its effects; without its loop,
@@ -216,16 +254,12 @@ long mmu_update(Vcpu& vcpu, TrapFrame&, Arguments& args) {
   Target target;
   if (long rc = mmu_target(vcpu, args.a[3], uint32_t(args.a[1]), target))
     return target.refused_before_done ? rc : finish(vcpu, args.a[2], 0, rc);
-  // The tables updated and the frames mapped are seen validated too, whoever owns them.
-  if (target.tables != vcpu.domain) writable_page_tables::reattach_all(*target.tables);
-  if (Domain* frames = mm::is_guest_domain(target.page_owner) ? domains::find(target.page_owner) : nullptr)
-    if (frames != vcpu.domain && frames != target.tables) writable_page_tables::reattach_all(*frames);
-  return run_batch<mmu_update_t>(
-      vcpu, args,
-      [last = mm::BatchTables{}](mm::MmuContext& context, const mmu_update_t& request) mutable {
-        return mm::mmu_update(context, request, last);
-      },
-      *target.tables, target.page_owner);
+  // The tables updated and the frames mapped are seen validated too, whoever owns them: another
+  // domain's detaches wait until the batch is done (it may run on another CPU meanwhile).
+  Domain* frames = mm::is_guest_domain(target.page_owner) ? domains::find(target.page_owner) : nullptr;
+  if (target.tables == vcpu.domain && (frames == nullptr || frames == vcpu.domain)) [[likely]]
+    return run_updates(vcpu, args, target);
+  return foreign_update(vcpu, args, target, frames);
 }
 
 long mmuext_op(Vcpu& vcpu, TrapFrame&, Arguments& args) {
@@ -243,7 +277,7 @@ long mmuext_op(Vcpu& vcpu, TrapFrame&, Arguments& args) {
           return mm::mmuext_op(context, vcpu.bases, op);
         },
         *vcpu.domain);
-  writable_page_tables::reattach_all(*target);
+  writable_page_tables::ForeignUse use(target);
   return run_batch<mmuext_op_t>(
       vcpu, args,
       [target](mm::MmuContext& context, const mmuext_op_t& op) { return foreign_mmuext(context, *target, op); },
@@ -258,8 +292,10 @@ long map_va(Vcpu& vcpu, uint64_t va, uint64_t value, uint64_t flags, domid_t pag
   mm::MmuContext& context = domain_mmu::reused_context(*vcpu.domain);
   context.page_owner = page_owner;
   uint64_t table = vcpu.active_table_mfn();
-  // apply_va_flags invalidates va right below, before anything can use the old translation.
-  bool va_invalidated = (flags & UVMF_FLUSHTYPE_MASK) != UVMF_NONE;
+  // apply_va_flags invalidates va right below, before anything can use the old translation:
+  // this CPU's. No other CPU may hold it (domain_mmu::runs_here_alone) for that to say the
+  // translation is gone everywhere.
+  bool va_invalidated = (flags & UVMF_FLUSHTYPE_MASK) != UVMF_NONE && domain_mmu::runs_here_alone(*vcpu.domain);
   int rc = mm::update_va_mapping(context, table, va, value, va_invalidated);
   apply(context.effects);
   if (rc) return rc;

@@ -40,10 +40,10 @@ int remove_page(Domain& domain, uint64_t mfn) {
   mm::FrameTable& frames = boot_memory::frame_table();
   mm::PageInfo* page = frames.find(mfn);
   if (!page) return -XEN_EINVAL;
-  if (page->is_free() || page->owner != domain.id || !frames.on_list(mfn, domain.pages) ||
+  if (page->is_free() || page->owner() != domain.id || !frames.on_list(mfn, domain.pages) ||
       mfn == domain.shared_info_mfn)
     return -XEN_ENXIO;
-  if (!page->allocated) return 0;  // given back already, still referenced: nothing more to do
+  if (!page->allocated()) return 0;  // given back already, still referenced: nothing more to do
   set_m2p(mfn, invalid_m2p_entry);
   mm::drop_allocation(frames, mfn);  // freed now, or when the last mapping or type ref goes
   return 0;

@@ -5,7 +5,9 @@
 #include "console/console.h"
 #include "memory/hypervisor_page_tables.h"
 #include "memory/machine.h"
+#include "arch/x86/cpu/per_cpu.h"
 #include "arch/x86/cpu/registers.h"
+#include "arch/x86/platform/cross_cpu.h"
 #include "mm/domain_identity.h"
 
 extern "C" char __image_start[], __image_end[];
@@ -133,8 +135,10 @@ void assign_boot_owners(uint64_t nr_frames) {
 
 // A guest frame given back may still be reachable through a stale TLB entry of the domain that
 // mapped it (removing a mapping does not flush by itself, as on Xen, which keeps a flush
-// timestamp per page for this): the next allocation flushes first (before_reuse).
-bool frames_released_since_flush = false;
+// timestamp per page for this): the next allocation flushes first (before_reuse) the CPUs that
+// have not flushed since the latest such release. The flush clock's value then (0: none since
+// before_reuse last looked), kept by atomic operations: frames are released on any CPU.
+uint64_t release_stamp = 0;
 
 bool init_frame_table(uint64_t nr_frames) {
   uint64_t table_frames = round_up(nr_frames * sizeof(mm::PageInfo), page) / page;
@@ -191,14 +195,39 @@ void seal_hypervisor_slots() {
 void free_guest_frame(uint64_t mfn) {
   set_m2p(mfn, invalid_m2p_entry);
   frame_allocator.free(mfn);  // refused (and kept out of use) if it never was the allocator's
-  frames_released_since_flush = true;
+  const uint64_t now = frames ? frames->flush_clock().now() : 1;
+  uint64_t stamp = __atomic_load_n(&release_stamp, __ATOMIC_RELAXED);
+  while (stamp < now &&
+         !__atomic_compare_exchange_n(&release_stamp, &stamp, now, true, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+  }
+}
+
+void flush_tlb_this_cpu() {
+  const uint64_t tick = frames ? frames->flush_clock().tick() : 0;
+  cpu::flush_tlb_local();
+  if (frames) frames->flush_clock().flushed(per_cpu::this_cpu(), tick);  // so type changes know it happened
+}
+
+void flush_tlb_cpus(CpuMask mask) {
+  const unsigned self = per_cpu::this_cpu();
+  if (mask.contains(self)) flush_tlb_this_cpu();
+  const CpuMask others = mask.without(self);
+  if (!others.empty())
+    cross_cpu::on_cpus(
+        others, [](void*) { flush_tlb_this_cpu(); }, nullptr, true);
 }
 
 void before_reuse() {
-  if (!frames_released_since_flush) return;
-  cpu::flush_tlb_local();                          // one CPU runs guests; a CR3 load drops every entry (PGE is off)
-  if (frames) frames->flush_clock().full_flush();  // so type changes know it happened
-  frames_released_since_flush = false;
+  uint64_t stamp = __atomic_load_n(&release_stamp, __ATOMIC_ACQUIRE);
+  if (stamp == 0) return;
+  if (frames) {
+    const CpuMask holding = frames->flush_clock().cpus_holding(stamp, CpuMask::first(MAX_CPUS));
+    if (!holding.empty()) flush_tlb_cpus(holding);
+  } else {
+    cpu::flush_tlb_local();
+  }
+  // A release since keeps its (later) stamp for the next allocation.
+  __atomic_compare_exchange_n(&release_stamp, &stamp, uint64_t{0}, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 }
 
 namespace {

@@ -44,9 +44,18 @@ inline void set_m2p(uint64_t mfn, uint64_t pfn) {
   if (table.entries && mfn < table.nr_entries) table.entries[mfn] = pfn;
 }
 void seal_hypervisor_slots();
-// Flushes the TLB if a guest's frame went back to the allocator since the last flush (a stale
-// translation of the domain that mapped it must not reach its next owner). Whoever takes
-// frames from allocator() for a new owner calls it first; allocate_frame does.
+// This CPU's full TLB flush on the MMU's flush clock (mm/tlb_flush_clock.h): the clock ticks,
+// CR3 is reloaded (nothing survives it: PGE is off, there are no PCIDs), then the CPU's flush
+// is recorded with that tick.
+void flush_tlb_this_cpu();
+// Every CPU of `mask` makes that flush: this one directly, the others in a waited cross-CPU
+// call (arch/x86/platform/cross_cpu). Returns when all have.
+void flush_tlb_cpus(CpuMask mask);
+// Flushes the TLBs that may still hold a translation of a guest's frame that went back to the
+// allocator (a stale translation of the domain that mapped it must not reach its next owner):
+// the CPUs that have not flushed since, by the flush clock (Xen's flush at allocation by the
+// page's tlbflush_timestamp). Whoever takes frames from allocator() for a new owner calls it
+// first; allocate_frame does.
 void before_reuse();
 // A guest's frame no domain holds any more (the frame table released it; domain/ keeps the
 // domains' side of that): its M2P entry invalidated, back to the allocator (which refuses, and

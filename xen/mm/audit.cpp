@@ -60,7 +60,7 @@ class ReferenceTally {
  private:
   bool is_io(uint64_t mfn) const {  // I/O memory and shared hypervisor frames: no refs
     const PageInfo* page = frames_.find(mfn);
-    return page == nullptr || page->owner == DOMID_IO || (page->owner == DOMID_XEN && page->shared_with_privileged);
+    return page == nullptr || page->owner() == DOMID_IO || (page->owner() == DOMID_XEN && page->shared_with_privileged);
   }
 
   const FrameTable& frames_;
@@ -69,15 +69,36 @@ class ReferenceTally {
 
 void tally_frame_state(ReferenceTally& tally, const FrameTable& frames, uint64_t mfn) {
   const PageInfo& page = frames.info(mfn);
-  if (page.allocated) tally.general(mfn);
-  if (page.pinned) {
+  if (page.allocated()) tally.general(mfn);
+  if (page.pinned()) {
     tally.general(mfn);
-    tally.typed(mfn, page.type);
+    tally.typed(mfn, page.type());
   }
-  if (page.is_validated_table()) tally.table_entries(mfn, table_level(page.type));
+  if (page.is_validated_table()) tally.table_entries(mfn, table_level(page.type()));
 }
 
-bool matches(const PageInfo& actual, const ExpectedFrame& expected) {
+// The audit runs while nothing changes the frame table (the end of a run, a test's end): one
+// read of each word is the frame's state.
+struct FrameState {
+  uint32_t general_refs;
+  domid_t owner;
+  uint32_t type_refs;
+  PageType type;
+  bool validated, pinned, locked;
+  uint16_t linear_entries, linear_uses;
+  explicit FrameState(const PageInfo& page)
+      : general_refs(page.general_refs()),
+        owner(page.owner()),
+        type_refs(page.type_refs()),
+        type(page.type()),
+        validated(page.validated()),
+        pinned(page.pinned()),
+        locked(page.locked()),
+        linear_entries(page.linear_entries()),
+        linear_uses(page.linear_uses()) {}
+};
+
+bool matches(const FrameState& actual, const ExpectedFrame& expected) {
   if (expected.type_conflict || expected.untracked_block || expected.entry_outside_table) return false;
   if (actual.general_refs != expected.general_refs) return false;
   if (actual.type_refs != expected.type_refs) return false;
@@ -85,12 +106,13 @@ bool matches(const PageInfo& actual, const ExpectedFrame& expected) {
   if (actual.validated && is_page_table(actual.type) && actual.type_refs == 0) return false;
   if (actual.type_refs > 0 && !actual.validated) return false;
   if (actual.pinned && !is_page_table(actual.type)) return false;
+  if (actual.locked) return false;  // a frame lock left held: its type reference is counted too
   if (actual.linear_entries != expected.linear_entries || actual.linear_uses != expected.linear_uses) return false;
   if (actual.linear_entries != 0 && actual.linear_uses != 0) return false;
   return true;
 }
 
-void record(AuditReport& report, uint64_t mfn, const PageInfo& actual, const ExpectedFrame& expected, bool orphan) {
+void record(AuditReport& report, uint64_t mfn, const FrameState& actual, const ExpectedFrame& expected, bool orphan) {
   if (report.recorded < AuditReport::kRecorded) {
     report.first[report.recorded++] = AuditMismatch{
         mfn,
@@ -124,7 +146,7 @@ AuditReport audit_frame_table(const FrameTable& frames, const ExternalHold* hold
   }
   AuditReport report;
   for (uint64_t mfn = 0; mfn < frames.size(); ++mfn) {
-    const PageInfo& actual = frames.info(mfn);
+    const FrameState actual(frames.info(mfn));
     const bool orphan = frames.orphaned(mfn);
     if (orphan || !matches(actual, scratch[mfn])) record(report, mfn, actual, scratch[mfn], orphan);
   }

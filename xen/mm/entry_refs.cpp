@@ -4,6 +4,7 @@
 #include "mm/error.h"
 #include "mm/linear_tables.h"
 #include "mm/page_refs.h"
+#include "mm/table_links.h"
 
 namespace mm {
 
@@ -12,13 +13,13 @@ namespace {
 // Frames that are not RAM: beyond the frame table, or marked as I/O memory at boot.
 bool is_io_frame(const FrameTable& frames, uint64_t mfn) {
   const PageInfo* page = frames.find(mfn);
-  return page == nullptr || page->owner == DOMID_IO;
+  return page == nullptr || page->owner() == DOMID_IO;
 }
 
 // Hypervisor frames shared with privileged domains; like I/O memory they hold no references.
 bool is_shared_hypervisor_frame(const FrameTable& frames, uint64_t mfn) {
   const PageInfo* page = frames.find(mfn);
-  return page != nullptr && page->owner == DOMID_XEN && page->shared_with_privileged;
+  return page != nullptr && page->owner() == DOMID_XEN && page->shared_with_privileged;
 }
 
 // An I/O frame holds no references; read-only I/O memory is mapped without RW. The permission
@@ -40,15 +41,15 @@ int take_l1_references(MmuContext& context, PageTableEntry& entry) {
   const uint64_t target = entry.mfn();
   if (is_io_frame(context.frames, target)) return check_io_mapping(context, entry);
   const PageInfo* page = context.frames.find(target);
-  if (!may_map_frame_of(context.owner_of_mapped_frames(), page->owner)) return error(XEN_EBUSY);
-  if (page->owner == DOMID_XEN) {  // only pages shared with privileged domains; no references
+  const domid_t owner = page->owner();
+  if (!may_map_frame_of(context.owner_of_mapped_frames(), owner)) return error(XEN_EBUSY);
+  if (owner == DOMID_XEN) {  // only pages shared with privileged domains; no references
     bool refused = !page->shared_with_privileged || (entry.writable() && page->shared_read_only);
     return refused ? error(XEN_EBUSY) : 0;
   }
-  return take_ordinary_frame_references(context, entry, page->owner);
+  // A frame freed meanwhile and given to another owner: get_page refuses it.
+  return take_ordinary_frame_references(context, entry, owner);
 }
-
-void add_link(FrameTable& frames, uint64_t mfn, uint64_t slot_maddr) { frames.info(mfn).links.add(slot_maddr); }
 
 }  // namespace
 
@@ -70,7 +71,7 @@ int take_other_entry_references(MmuContext& context, PagingLevel level, PageTabl
                                 uint64_t slot_maddr) {
   if (level == PagingLevel::L1) return take_l1_references(context, entry);
   int rc = get_page_and_type(context, entry.mfn(), table_owner, table_type(next_lower(level)));
-  if (rc == 0) add_link(context.frames, entry.mfn(), slot_maddr);
+  if (rc == 0) add_link(context.frames.info(entry.mfn()), slot_maddr);
   // As Xen's get_page_from_l{2,3,4}e: only a refusal of the target's type may be a linear entry.
   if (rc == error(XEN_EINVAL) && take_linear_references(context, level, entry, slot_maddr >> kPageShift, table_owner))
     return 0;
@@ -86,7 +87,7 @@ void release_present_entry_references(FrameTable& frames, PagingLevel level, Pag
   // one naming a frame outside it took none (no validation accepts it) and is not looked up.
   PageInfo* target = frames.find(entry.mfn());
   if (target == nullptr) return;
-  target->links.remove(slot_maddr);
+  remove_link(*target, slot_maddr);
   put_page_and_type(frames, entry.mfn());
 }
 

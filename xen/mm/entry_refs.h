@@ -54,7 +54,7 @@ int take_other_entry_references(MmuContext& context, PagingLevel level, PageTabl
   if (!entry.present()) return 0;
   if (level != PagingLevel::L1 || !context.frames.contains(entry.mfn())) [[unlikely]]
     return take_other_entry_references(context, level, entry, table_owner, slot_maddr);
-  const domid_t owner = context.frames.info(entry.mfn()).owner;
+  const domid_t owner = context.frames.info(entry.mfn()).owner();
   if (!is_guest_domain(owner) || owner != context.owner_of_mapped_frames()) [[unlikely]]
     return take_other_entry_references(context, level, entry, table_owner, slot_maddr);
   return take_ordinary_frame_references(context, entry, owner);
@@ -85,7 +85,7 @@ void release_present_entry_references(FrameTable& frames, PagingLevel level, Pag
 [[gnu::always_inline]] inline void release_l1_entry_references(FrameTable& frames, PageTableEntry entry) {
   const uint64_t mfn = entry.mfn();
   if (!frames.contains(mfn)) return;
-  const domid_t owner = frames.info(mfn).owner;
+  const domid_t owner = frames.info(mfn).owner();
   if ((owner == DOMID_IO || owner == DOMID_XEN) && holds_no_references(frames, mfn)) [[unlikely]]
     return;
   if (!entry.writable()) return put_page(frames, mfn);

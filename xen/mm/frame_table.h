@@ -1,5 +1,6 @@
 #pragma once
 #include "mm/domain_identity.h"
+#include "mm/mm_locks.h"
 #include "mm/page_info.h"
 #include "mm/tlb_flush_clock.h"
 
@@ -10,12 +11,17 @@ namespace mm {
 //   generation: which list this is (0 until its first frame: the frame table then gives it
 //               one no list had before), recorded in each frame on it (PageInfo::list_generation).
 //   closed:     its owner is dying and takes no new frame (Xen's is_dying in assign_pages).
+//   lock:       the list's own lock (level page_list, mm_locks.h), not any frame's: taken by
+//               the frame table around every change of the list and of its frames' list
+//               members (assign, release, rotate), which may happen on any CPU (a frame is
+//               freed where its last reference goes).
 struct PageList {
   uint32_t head = kNoListFrame, tail = kNoListFrame;
   uint64_t count = 0;
   uint32_t generation = 0;
   bool closed = false;
-  bool empty() const { return count == 0; }
+  uint32_t lock = 0;
+  bool empty() const { return __atomic_load_n(&count, __ATOMIC_ACQUIRE) == 0; }
 };
 
 // One PageInfo per machine frame plus the memory those frames live in. The storage belongs
@@ -41,8 +47,8 @@ class FrameTable {
 
   const MachineMemory& memory() const { return memory_; }
 
-  // The machine's TLB flush clock (one CPU runs guests): the glue ticks it at every full
-  // flush, type changes consult it.
+  // The TLB flush clock of the CPUs that run guests: the glue ticks it at every full flush,
+  // type changes consult it.
   TlbFlushClock& flush_clock() { return flush_clock_; }
   const TlbFlushClock& flush_clock() const { return flush_clock_; }
 
@@ -51,18 +57,18 @@ class FrameTable {
   // pointer or LDT operation, a ptwr mode switch. Not TLB flushes or invlpg: they change
   // no table. Caches of software walks (pte_emulation's translation cache, the decode
   // cache's code walks) are valid while it stands and their L1 entry reads the same.
-  uint64_t walk_generation() const { return walk_generation_; }
-  void walks_changed() { ++walk_generation_; }
+  uint64_t walk_generation() const { return __atomic_load_n(&walk_generation_, __ATOMIC_ACQUIRE); }
+  void walks_changed() { __atomic_fetch_add(&walk_generation_, 1, __ATOMIC_ACQ_REL); }
 
   // Ticks when a frame instructions were decoded from (PageInfo::decoded_code) may change:
   // it takes a type (a writable mapping, or a table a detach may make writable) or is
   // freed. The decode cache's write-protected slots are valid while it stands.
-  uint64_t code_generation() const { return code_generation_; }
-  void note_decoded_code(uint64_t mfn) { infos_[mfn].decoded_code = true; }
+  uint64_t code_generation() const { return __atomic_load_n(&code_generation_, __ATOMIC_ACQUIRE); }
+  void note_decoded_code(uint64_t mfn) { __atomic_store_n(&infos_[mfn].decoded_code, true, __ATOMIC_RELEASE); }
   void code_may_change(PageInfo& page) {
-    if (!page.decoded_code) return;
-    page.decoded_code = false;
-    ++code_generation_;
+    if (!page.has_decoded_code()) return;
+    __atomic_store_n(&page.decoded_code, false, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&code_generation_, 1, __ATOMIC_ACQ_REL);
   }
 
   // Marks every frame free and unowned.
@@ -92,7 +98,8 @@ class FrameTable {
   // PGC_allocated). The frame joins the owner's page list. Returns false if the frame does
   // not exist or is in use, if the owner's list is closed (a dying domain gets nothing new),
   // or if the owner is a guest domain with no list while owners are listed (no such domain:
-  // nothing would ever give the frame back).
+  // nothing would ever give the frame back). The frame is the caller's alone (the allocator
+  // gave it): nothing else may reach it until this returns.
   bool assign(uint64_t mfn, domid_t owner);
   // The same where the caller holds the owner's list (`list` is list_of(owner)): a domain's
   // populate hands it thousands of frames, and looking the owner up for each was a fifth of
@@ -106,7 +113,9 @@ class FrameTable {
   // Whether `mfn` is on `list` (the frame records the list's generation): what makes a frame
   // a domain's own, beyond the owner id a later domain of the same id shares.
   bool on_list(uint64_t mfn, const PageList& list) const {
-    return list.generation != 0 && contains(mfn) && infos_[mfn].list_generation == list.generation;
+    const uint32_t generation = __atomic_load_n(&list.generation, __ATOMIC_ACQUIRE);
+    return generation != 0 && contains(mfn) &&
+           __atomic_load_n(&infos_[mfn].list_generation, __ATOMIC_ACQUIRE) == generation;
   }
   // The list of `owner` where owners are listed (null otherwise, or for no such owner).
   const PageList* owner_list(domid_t owner) const { return list_of(owner); }
@@ -134,7 +143,7 @@ class FrameTable {
   uint64_t contained_end_;  // the lesser of nr_frames_ and memory_.nr_frames
   ReleaseHook release_hook_{};
   OwnerLists owner_lists_{};
-  uint32_t last_list_generation_ = 0;  // the last generation given to a list
+  uint32_t last_list_generation_ = 0;  // the last generation given to a list (atomic)
   TlbFlushClock flush_clock_{};
   uint64_t walk_generation_ = 0;
   uint64_t code_generation_ = 0;

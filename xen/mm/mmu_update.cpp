@@ -26,7 +26,9 @@ int update_machine_to_phys(MmuContext& context, uint64_t machine_address, uint64
 
 int write_as_data(MmuContext& context, uint64_t mfn, unsigned index, uint64_t value) {
   if (get_page_type(context, mfn, PageType::Writable) != 0) return error(XEN_EINVAL);
-  store_entry(context.frames, mfn, index, PageTableEntry(value));
+  // No block noted: the frame is no table (validation scans it afresh should it become one),
+  // and other CPUs may write it at the same time.
+  __atomic_store_n(&table_entries(context.frames, mfn)[index], value, __ATOMIC_RELEASE);
   put_page_type(context.frames, mfn);
   return 0;
 }
@@ -41,12 +43,13 @@ int mmu_update_other(MmuContext& context, const mmu_update_t& request) {
 int mmu_update_batch(MmuContext& context, const mmu_update_t* requests, unsigned count, unsigned* done) {
   unsigned completed = 0;
   int rc = 0;
-  BatchTables last;
+  HeldTable held;
   while (completed < count) {
-    rc = mmu_update(context, requests[completed], last);
+    rc = mmu_update(context, requests[completed], held);
     if (rc != 0) break;
     ++completed;
   }
+  held.release(context.frames);
   if (done != nullptr) *done = completed;
   return rc;
 }

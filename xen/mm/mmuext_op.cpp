@@ -8,24 +8,25 @@ namespace mm {
 
 namespace {
 
+// The pin flag is set by one atomic operation after the references are taken: of two CPUs
+// pinning one table, one gets the pin and the other gives its references back (-EINVAL).
 int pin_table(MmuContext& context, uint64_t mfn, PagingLevel level) {
   int rc = get_page_and_type(context, mfn, context.domain.id, table_type(level));
   if (rc != 0) return rc;
-  PageInfo& page = context.frames.info(mfn);
-  if (page.pinned) {
+  if (!set_pinned(context.frames.info(mfn))) {
     put_page_and_type(context.frames, mfn);
     return error(XEN_EINVAL);
   }
-  page.pinned = true;
   return 0;
 }
 
+// Cleared by one atomic operation: of two CPUs unpinning one table, one drops the pin's
+// references. The general reference held meanwhile keeps the frame from being freed (and
+// given to another owner) under the unpin.
 int unpin_table(MmuContext& context, uint64_t mfn) {
   if (get_page(context.frames, mfn, context.domain.id) != 0) return error(XEN_EINVAL);
-  PageInfo& page = context.frames.info(mfn);
   int rc = error(XEN_EINVAL);
-  if (page.pinned) {
-    page.pinned = false;
+  if (clear_pinned(context.frames.info(mfn))) {
     put_page_and_type(context.frames, mfn);
     rc = 0;
   }
@@ -36,9 +37,13 @@ int unpin_table(MmuContext& context, uint64_t mfn) {
 // The read-only M2P slot is present in every validated L4; m2p_strict guests hide it from
 // user mode by having it cleared in L4s installed as user base (Xen's zap_ro_mpt), and a
 // table installed as kernel base always gets it back (Xen's fill_ro_mpt).
+// Under the L4's frame lock, as any store into a validated table (the caller holds a type
+// reference: the lock cannot fail).
 void set_m2p_slot(MmuContext& context, uint64_t l4_mfn, bool visible) {
   PageTableEntry entry = visible ? context.hypervisor_slots.slot(kReadOnlyM2pSlot) : PageTableEntry();
+  if (!lock_table(context.frames.info(l4_mfn), PageType::L4, context.domain.id)) return;
   store_entry(context.frames, l4_mfn, kReadOnlyM2pSlot, entry);
+  unlock_table(context.frames, l4_mfn);
 }
 
 int new_kernel_base(MmuContext& context, VcpuBasePointers& bases, uint64_t mfn) {
@@ -129,10 +134,7 @@ void release_base_pointers(FrameTable& frames, VcpuBasePointers& bases) {
 void unpin_all(FrameTable& frames, domid_t owner) {
   for (uint64_t mfn = 0; mfn < frames.size(); ++mfn) {
     PageInfo& page = frames.info(mfn);
-    if (page.pinned && page.owner == owner) {
-      page.pinned = false;
-      put_page_and_type(frames, mfn);
-    }
+    if (page.pinned() && page.owner() == owner && clear_pinned(page)) put_page_and_type(frames, mfn);
   }
 }
 

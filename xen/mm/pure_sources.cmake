@@ -9,6 +9,7 @@ list(APPEND PURE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/frame_table.cpp
   ${CMAKE_CURRENT_LIST_DIR}/guest_frame_write_ref.cpp
   ${CMAKE_CURRENT_LIST_DIR}/linear_tables.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/mm_locks.cpp
   ${CMAKE_CURRENT_LIST_DIR}/mmu_update.cpp
   ${CMAKE_CURRENT_LIST_DIR}/mmuext_op.cpp
   ${CMAKE_CURRENT_LIST_DIR}/page_owner.cpp

@@ -51,11 +51,12 @@ void install_adjusted_entries(MmuContext& context, uint64_t mfn, PagingLevel lev
 
 int validate_table(MmuContext& context, uint64_t mfn, PagingLevel level) {
   PageInfo& page = context.frames.info(mfn);
-  const domid_t owner = page.owner;
-  // The table cannot change meanwhile: it has no writable mapping (its type is being
-  // taken) and we hold the domain's MMU lock. Everything below visits only the present
-  // entries: most entries of a table are empty, and this pass is the bulk of what a fork
-  // costs. The stores below add to the nonzero blocks it found.
+  const domid_t owner = page.owner();
+  // The table cannot change meanwhile: it has no writable mapping (its type is being taken)
+  // and this CPU owns it (its one type reference, not validated: no one can lock it).
+  // Everything below visits only the present entries: most entries of a table are empty, and
+  // this pass is the bulk of what a fork costs. The stores below add to the nonzero blocks it
+  // found.
   const TableScan scan = scan_table(table_entries(context.frames, mfn));
   page.nonzero_blocks = scan.nonzero_blocks;
   const PresentEntries present = guest_slots_of(scan.present, level);

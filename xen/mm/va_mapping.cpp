@@ -3,7 +3,9 @@
 #include "mm/entry_update.h"
 #include "mm/error.h"
 #include "mm/hypervisor_slots.h"
+#include "mm/page_refs.h"
 #include "mm/table_access.h"
+#include "mm/table_links.h"
 
 namespace mm {
 
@@ -16,7 +18,7 @@ constexpr bool is_canonical(uint64_t va) {
 
 bool is_domain_table(const MmuContext& context, uint64_t mfn, PageType type) {
   const PageInfo* page = context.frames.find(mfn);
-  return page != nullptr && page->owner == context.domain.id && page->has_type(type) && page->validated;
+  return page != nullptr && page->owner() == context.domain.id && page->has_type(type) && page->validated();
 }
 
 // Whether the L1 entry for `va` can be in the TLB at `va` only, through the address space at
@@ -30,15 +32,16 @@ bool translated_only_at(const MmuContext& context, uint64_t l4_mfn, uint64_t va)
   uint64_t table = l4_mfn;
   for (PagingLevel level = PagingLevel::L4; level != PagingLevel::L1; level = next_lower(level)) {
     table = load_entry(context.frames, table, table_index(va, level)).mfn();
-    const PageInfo& page = context.frames.info(table);
-    if (context.frames.flush_clock().may_hold(page.flush_stamp)) return false;
+    const PageInfo* page = context.frames.find(table);
+    if (page == nullptr || context.frames.flush_clock().may_hold(page->stamp())) return false;
+    const TableLinks links = read_links(*page);
     if (level != PagingLevel::L4) {
-      if (page.links.count != 1) return false;
+      if (links.count != 1) return false;
       continue;
     }
-    if (!page.links.known()) return false;
-    for (unsigned link = 0; link < page.links.count; ++link) {
-      if ((page.links.slot[link] & (kPageBytes - 1)) / sizeof(uint64_t) != l4_index) return false;
+    if (!links.known()) return false;
+    for (unsigned link = 0; link < links.count; ++link) {
+      if ((links.slot[link] & (kPageBytes - 1)) / sizeof(uint64_t) != l4_index) return false;
     }
   }
   return true;
@@ -60,21 +63,36 @@ int find_l1_slot(const MmuContext& context, uint64_t l4_mfn, uint64_t va, L1Slot
   return 0;
 }
 
+// The walk finds the L1 without locks (another CPU may change the tables above meanwhile, as
+// on Xen, whose guest linear walk is as unlocked): the L1 is then locked and checked again,
+// a validated L1 of the domain, and the update is made under its lock.
 int update_va_mapping(MmuContext& context, uint64_t l4_mfn, uint64_t va, uint64_t value, bool va_invalidated) {
   L1Slot slot;
   int rc = find_l1_slot(context, l4_mfn, va, &slot);
   if (rc != 0) return rc;
+  PageInfo& table = context.frames.info(slot.table_mfn);
+  if (!lock_table(table, PageType::L1, context.domain.id)) return error(XEN_EINVAL);
   const PageTableEntry old = load_entry(context.frames, slot.table_mfn, slot.index);
   PageInfo* old_target = old.present() && old.writable() ? context.frames.find(old.mfn()) : nullptr;
-  const uint64_t old_stamp = old_target != nullptr ? old_target->flush_stamp : 0;
-  rc = update_table_entry(context, slot.table_mfn, slot.index, PageTableEntry(value), false);
-  if (rc != 0) return rc;
+  const uint64_t old_stamp = old_target != nullptr ? old_target->stamp() : 0;
+  rc = update_locked_table_entry(context, LockedTable{slot.table_mfn, table, PagingLevel::L1}, slot.index,
+                                 PageTableEntry(value), false);
   // The writable translation this update removed is invalidated before anything can use it:
   // its removal leaves nothing stale, so the frame keeps the stamp of its previous drop (a
   // guest making a fresh page table read-only with UVMF_INVLPG needs no full flush to link it).
-  if (va_invalidated && old_target != nullptr && !old_target->is_free() && translated_only_at(context, l4_mfn, va))
-    old_target->flush_stamp = old_stamp;
-  return 0;
+  // Only the stamp this update left is taken back (another CPU's drop since stays), and only if
+  // the caller says no other CPU can hold the translation (va_invalidated: the domain runs on
+  // this CPU alone). The old entry's frame is one of the domain's: its stamp is looked at
+  // while the L1 is still locked, so the entry's removal is this update's.
+  if (rc == 0 && va_invalidated && old_target != nullptr && !old_target->is_free() &&
+      translated_only_at(context, l4_mfn, va)) {
+    uint64_t left = old_target->stamp();
+    if (left != old_stamp)
+      __atomic_compare_exchange_n(&old_target->flush_stamp, &left, old_stamp, false, __ATOMIC_ACQ_REL,
+                                  __ATOMIC_RELAXED);
+  }
+  unlock_table(context.frames, slot.table_mfn);
+  return rc;
 }
 
 }  // namespace mm

@@ -1,4 +1,5 @@
 #include "ptwr/table_reachability.h"
+#include "mm/table_links.h"
 
 namespace ptwr {
 namespace {
@@ -22,7 +23,7 @@ template <int Depth>
   if (is_base(table_mfn, bases)) return true;
   const mm::PageInfo* page = frames.find(table_mfn);
   if (page == nullptr || Depth == 0) return true;
-  const mm::TableLinks& links = page->links;
+  const mm::TableLinks links = mm::read_links(*page);
   if (links.count == 0) return false;
   if (!links.known()) return true;
   if constexpr (Depth > 0) {
@@ -37,11 +38,13 @@ template <unsigned Level>
 [[gnu::always_inline]] inline bool translates_through(const mm::FrameTable& frames, uint64_t table_mfn,
                                                       const mm::VcpuBasePointers& bases, uint64_t address) {
   const mm::PageInfo* page = frames.find(table_mfn);
-  if (page == nullptr || !page->links.known()) return true;
+  if (page == nullptr) return true;
+  const mm::TableLinks links = mm::read_links(*page);
+  if (!links.known()) return true;
   const unsigned index = mm::table_index(address, level_above(Level));
-  for (unsigned i = 0; i < page->links.count; ++i) {
-    if (index_of(page->links.slot[i]) != index) continue;
-    const uint64_t upper = table_of(page->links.slot[i]);
+  for (unsigned i = 0; i < links.count; ++i) {
+    if (index_of(links.slot[i]) != index) continue;
+    const uint64_t upper = table_of(links.slot[i]);
     if constexpr (Level == 3) {
       if (is_base(upper, bases)) return true;
     } else {
@@ -56,12 +59,14 @@ template <unsigned Level>
 template <unsigned Level>
 [[gnu::always_inline]] inline bool linked_only_at(const mm::FrameTable& frames, uint64_t table_mfn, uint64_t address) {
   const mm::PageInfo* page = frames.find(table_mfn);
-  if (page == nullptr || page->links.count == 0 || !page->links.known()) return false;
+  if (page == nullptr) return false;
+  const mm::TableLinks links = mm::read_links(*page);
+  if (links.count == 0 || !links.known()) return false;
   const unsigned index = mm::table_index(address, level_above(Level));
-  for (unsigned i = 0; i < page->links.count; ++i) {
-    if (index_of(page->links.slot[i]) != index) return false;
+  for (unsigned i = 0; i < links.count; ++i) {
+    if (index_of(links.slot[i]) != index) return false;
     if constexpr (Level < 3) {  // the L4s end it
-      if (!linked_only_at<Level + 1>(frames, table_of(page->links.slot[i]), address)) return false;
+      if (!linked_only_at<Level + 1>(frames, table_of(links.slot[i]), address)) return false;
     }
   }
   return true;

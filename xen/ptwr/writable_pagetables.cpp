@@ -1,6 +1,8 @@
 #include "ptwr/writable_pagetables.h"
 #include "mm/entry_update_inline.h"
+#include "mm/page_refs.h"
 #include "mm/table_access.h"
+#include "mm/table_links.h"
 #include "ptwr/table_reachability.h"
 
 namespace ptwr {
@@ -18,8 +20,21 @@ uint64_t* entry_at(const mm::FrameTable& frames, uint64_t maddr) {
 [[gnu::always_inline]] inline const mm::PageInfo* validated_l1_of(const mm::FrameTable& frames, uint64_t mfn,
                                                                   domid_t owner) {
   const mm::PageInfo* page = frames.find(mfn);
-  if (page && page->owner == owner && page->is_validated_table() && page->type == mm::PageType::L1) return page;
+  if (page && page->owner() == owner && page->has_type(mm::PageType::L1) && page->validated()) return page;
   return nullptr;
+}
+
+// Every store of this path into a table (the unhooked L2 entry, the mapping entry, the
+// detached table's entries at reattach) is made under that table's frame lock, one lock at a
+// time, as every other store into a validated table is. False, nothing run, if the frame is no
+// validated table of `type` any more.
+template <typename Store>
+bool under_table_lock(mm::MmuContext& context, uint64_t table_mfn, mm::PageType type, Store store) {
+  mm::PageInfo* page = context.frames.find(table_mfn);
+  if (page == nullptr || !mm::lock_table(*page, type, context.domain.id)) return false;
+  store(*page);
+  mm::unlock_table(context.frames, table_mfn);
+  return true;
 }
 
 constexpr unsigned index_of(SlotKind kind) { return unsigned(kind); }
@@ -47,7 +62,8 @@ bool WritablePagetables::eligible(const mm::MmuContext& context, const WriteFaul
   if (table == nullptr) return false;
   for (const Slot& s : slots_)
     if (s.in_use && s.table_mfn == fault.table_mfn) return false;
-  if (table->links.count > 1 || !table->links.known()) return false;  // an L1 must hang from one L2 slot
+  const mm::TableLinks links = mm::read_links(*table);
+  if (links.count > 1 || !links.known()) return false;  // an L1 must hang from one L2 slot
   uint64_t mapping_table = table_of(fault.mapping_entry_maddr);
   return mapping_table != fault.table_mfn && validated_l1_of(frames, mapping_table, context.domain.id) != nullptr;
 }
@@ -55,7 +71,7 @@ bool WritablePagetables::eligible(const mm::MmuContext& context, const WriteFaul
 // The mapping entry must map the table read-only. Looked at once no slot's table holds it (a
 // detached table's entries are what the guest wrote, not what was validated).
 bool WritablePagetables::mapping_eligible(const mm::MmuContext& context, const WriteFault& fault) const {
-  PageTableEntry mapping(*entry_at(context.frames, fault.mapping_entry_maddr));
+  PageTableEntry mapping(__atomic_load_n(entry_at(context.frames, fault.mapping_entry_maddr), __ATOMIC_ACQUIRE));
   return mapping.present() && !mapping.writable() && mapping.mfn() == fault.table_mfn;
 }
 
@@ -79,18 +95,36 @@ void WritablePagetables::evict(mm::MmuContext& context, SlotKind new_kind, const
 
 // Unhooking clears only the present bit, as Xen 3.0 did: the guest still reads which table
 // the slot holds (it tests for an empty entry, not a present one, like Linux's pmd_none).
-void WritablePagetables::unhook(mm::MmuContext& context, Slot& slot, uint64_t link) {
+bool WritablePagetables::unhook(mm::MmuContext& context, Slot& slot, uint64_t link) {
+  uint64_t* entry = entry_at(context.frames, link);
+  if (!under_table_lock(context, table_of(link), mm::PageType::L2, [&](mm::PageInfo&) {
+        slot.unhooked_entry = __atomic_fetch_and(entry, ~PageTableEntry::kPresent, __ATOMIC_ACQ_REL);
+      }))
+    return false;
   slot.unhooked_slot_maddr = link;
-  slot.unhooked_entry = __atomic_fetch_and(entry_at(context.frames, link), ~PageTableEntry::kPresent, __ATOMIC_ACQ_REL);
   context.effects.flush_local_tlb = true;  // drop cached translations through the table
+  return true;
+}
+
+// Puts the unhooked L2 entry back, if it is still as the unhook left it.
+void WritablePagetables::rehook(mm::MmuContext& context, const Slot& slot) {
+  under_table_lock(context, table_of(slot.unhooked_slot_maddr), mm::PageType::L2, [&](mm::PageInfo&) {
+    uint64_t unhooked = slot.unhooked_entry & ~PageTableEntry::kPresent;
+    __atomic_compare_exchange_n(entry_at(context.frames, slot.unhooked_slot_maddr), &unhooked, slot.unhooked_entry,
+                                false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+  });
 }
 
 DetachResult WritablePagetables::detach(mm::MmuContext& context, const mm::VcpuBasePointers& bases,
                                         const WriteFault& fault) {
   DetachResult result;
+  if (foreign_use()) {
+    result.declined = Decline::foreign_use;
+    return result;
+  }
   result.declined = Decline::ineligible;
   if (!eligible(context, fault)) return result;
-  const mm::TableLinks& links = context.frames.info(fault.table_mfn).links;
+  const mm::TableLinks links = mm::read_links(context.frames.info(fault.table_mfn));
   const uint64_t link = links.count == 1 ? links.slot[0] : 0;
   const bool active = link && reachable(context.frames, table_of(link), bases);
   // The guest would read the unhooked L2 entry as not present and may take the frame it names
@@ -116,31 +150,43 @@ DetachResult WritablePagetables::detach(mm::MmuContext& context, const mm::VcpuB
     return result;
   }
 
-  Slot& slot = slots_[index_of(kind)];
-  slot = Slot{true,
-              fault.table_mfn,
-              fault.mapping_entry_maddr,
-              fault.mapping_va,
-              0,
-              0,
-              !translated_only_at(context.frames, fault.mapping_entry_maddr, fault.mapping_va),
-              0};
+  Slot candidate{true,
+                 fault.table_mfn,
+                 fault.mapping_entry_maddr,
+                 fault.mapping_va,
+                 0,
+                 0,
+                 !translated_only_at(context.frames, fault.mapping_entry_maddr, fault.mapping_va),
+                 0};
+  // No slot's mapping entry lies in this table (evict saw to it): the snapshot holds only
+  // entries that were validated, none the hypervisor forged. Taken under the table's lock,
+  // which no other CPU then holds to update it.
+  if (!under_table_lock(context, fault.table_mfn, mm::PageType::L1, [&](mm::PageInfo& table) {
+        candidate.snapshot_blocks = capture_snapshot(mm::table_entries(context.frames, fault.table_mfn),
+                                                     snapshots_[index_of(kind)], table.nonzero_blocks);
+      }))
+    return result;
   // Linked but unreachable tables stay hooked: nothing can walk through them until an MMU
   // operation (which reattaches first) makes them reachable, unless the paging-structure
   // caches still hold an entry that linked them: then a flush makes that so.
-  if (active) {
-    unhook(context, slot, link);
-    result.unhooked = true;
-  } else if (unlinked_tables_may_be_cached_) {
+  if (active && !unhook(context, candidate, link)) return result;
+  if (!active && unlinked_tables_may_be_cached_) {
     context.effects.flush_local_tlb = true;
     unlinked_tables_may_be_cached_ = false;
   }
-  // No slot's mapping entry lies in this table (evict saw to it): the snapshot holds only
-  // entries that were validated, none the hypervisor forged.
-  slot.snapshot_blocks =
-      capture_snapshot(mm::table_entries(context.frames, fault.table_mfn), snapshots_[index_of(kind)],
-                       context.frames.info(fault.table_mfn).nonzero_blocks);
-  __atomic_or_fetch(entry_at(context.frames, fault.mapping_entry_maddr), PageTableEntry::kWritable, __ATOMIC_ACQ_REL);
+  // The mapping made writable under its own table's lock, if it still maps the table read-only.
+  bool forged = false;
+  under_table_lock(context, table_of(fault.mapping_entry_maddr), mm::PageType::L1, [&](mm::PageInfo&) {
+    if (!mapping_eligible(context, fault)) return;
+    __atomic_or_fetch(entry_at(context.frames, fault.mapping_entry_maddr), PageTableEntry::kWritable, __ATOMIC_ACQ_REL);
+    forged = true;
+  });
+  if (!forged) {
+    if (candidate.unhooked_slot_maddr) rehook(context, candidate);
+    return result;
+  }
+  slots_[index_of(kind)] = candidate;
+  result.unhooked = active;
   context.effects.request_invlpg(fault.mapping_va, false);
   result.detached = true;
   result.declined = Decline::none;
@@ -160,20 +206,21 @@ void WritablePagetables::revalidate_changed_entries(mm::MmuContext& context, Slo
   uint64_t* const entries = mm::table_entries(context.frames, slot.table_mfn);
   const uint64_t table = slot.table_mfn;
   mm::PageInfo& page = context.frames.info(table);
-  const bool validated = page.is_validated_table();
+  const bool validated = mm::lock_table(page, mm::PageType::L1, context.domain.id);
+  const mm::LockedTable locked{table, page, mm::PagingLevel::L1};
   unsigned refused = 0;
   unsigned revalidated = 0;
   // Captured by value where it can be: the callback runs between calls that clobber registers.
   for_each_changed_entry(
       entries, snapshots_[index_of(kind)], slot.snapshot_blocks,
-      [entries, table, validated, &page, &context, &refused, &revalidated](unsigned i, uint64_t written, uint64_t old) {
+      [entries, validated, &locked, &context, &refused, &revalidated](unsigned i, uint64_t written, uint64_t old) {
         __atomic_store_n(&entries[i], old, __ATOMIC_RELEASE);
-        if (validated &&
-            mm::update_validated_table_entry_inline(context, table, page, i, PageTableEntry(written), false) == 0)
+        if (validated && mm::update_locked_table_entry_inline(context, locked, i, PageTableEntry(written), false) == 0)
           ++revalidated;
         else
           ++refused;
       });
+  if (validated) mm::unlock_table(context.frames, table);
   stats.changed += revalidated + refused;
   stats.revalidated += revalidated;
   stats.refused += refused;
@@ -184,19 +231,19 @@ ReattachStats WritablePagetables::reattach(mm::MmuContext& context, SlotKind kin
   Slot& slot = slots_[index_of(kind)];
   if (!slot.in_use) return stats;
   revalidate_changed_entries(context, kind, stats);
-  uint64_t* mapping = entry_at(context.frames, slot.mapping_entry_maddr);
-  PageTableEntry current(*mapping);
-  if (current.present() && current.mfn() == slot.table_mfn)
-    __atomic_and_fetch(mapping, ~PageTableEntry::kWritable, __ATOMIC_ACQ_REL);
+  under_table_lock(context, table_of(slot.mapping_entry_maddr), mm::PageType::L1, [&](mm::PageInfo&) {
+    uint64_t* mapping = entry_at(context.frames, slot.mapping_entry_maddr);
+    PageTableEntry current(__atomic_load_n(mapping, __ATOMIC_ACQUIRE));
+    if (current.present() && current.mfn() == slot.table_mfn)
+      __atomic_and_fetch(mapping, ~PageTableEntry::kWritable, __ATOMIC_ACQ_REL);
+  });
   // The writable translation may be cached wherever the mapping entry is translated.
   if (slot.flush_at_reattach)
     context.effects.flush_local_tlb = true;
   else
     context.effects.request_invlpg(slot.mapping_va, false);
   if (slot.unhooked_slot_maddr) {
-    uint64_t unhooked = slot.unhooked_entry & ~PageTableEntry::kPresent;
-    __atomic_compare_exchange_n(entry_at(context.frames, slot.unhooked_slot_maddr), &unhooked, slot.unhooked_entry,
-                                false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+    rehook(context, slot);
     ++stats.rehooked;
   }
   ++stats.reattached;

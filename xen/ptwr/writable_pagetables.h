@@ -40,12 +40,24 @@
 // - An unreachable table is unreachable in the TLB too: an L2-L4 entry that linked a table
 //   and was removed without a flush since may still sit in the paging-structure caches, so
 //   an inactive detach flushes first while that may be so (note_tables_unlinked).
+// - On several CPUs (docs/architecture.md, "The PV MMU on several CPUs"): the slots are the
+//   domain's, changed only under its slots lock (the glue's, kSlotsLockClass); every store into a
+//   table here is made under that table's frame lock, one lock at a time; another domain's MMU
+//   operation on the domain keeps detaches off while it runs (begin_foreign_use); and only a
+//   domain that can run on one CPU at a time detaches (the glue's may_detach).
 #pragma once
+#include "mm/mm_locks.h"
 #include "mm/mmu_context.h"
 #include "mm/vcpu_base_pointers.h"
 #include "ptwr/table_snapshot.h"
 
 namespace ptwr {
+// The lock of a domain's slots (WritablePagetables::slots_lock): held by the glue around every
+// detach and reattach, whichever CPU runs it (the domain's own vCPU, or the control domain's
+// operation on the domain, which reattaches first). Below the frame locks: a detach takes the
+// frame locks of the tables it writes, one at a time, under it.
+inline constexpr lock_order::LockClass kSlotsLockClass{"writable-pagetable slots", lock_order::Level::ptwr_slots};
+
 enum class SlotKind : unsigned { active = 0, inactive = 1 };
 inline constexpr SlotKind kSlotKinds[] = {SlotKind::active, SlotKind::inactive};
 
@@ -85,6 +97,7 @@ enum class Decline : unsigned {
   cuts_off_guest,  // the unhook would cut off the writing instruction or the stack
   would_unhook,    // reachable, and the guest has not said it can read an unhooked L2 entry
   no_progress,     // the slot's last batch changed nothing (Xen 3.0's rule)
+  foreign_use,     // another domain's MMU operation on the domain's tables is under way
 };
 
 struct DetachResult {
@@ -121,8 +134,19 @@ class WritablePagetables {
   void note_full_tlb_flush() { unlinked_tables_may_be_cached_ = false; }
   bool unlinked_tables_may_be_cached() const { return unlinked_tables_may_be_cached_; }
 
-  bool in_use(SlotKind kind) const { return slots_[unsigned(kind)].in_use; }
+  // Another domain's MMU operations on this domain's tables or frames (the control domain's
+  // pt_dom updates, pins, mappings of its frames) run between begin and end, from another CPU:
+  // the glue reattaches every slot after begin, and no table is detached until the last end
+  // (Decline::foreign_use), so those operations only ever see validated tables.
+  void begin_foreign_use() { __atomic_fetch_add(&foreign_users_, 1, __ATOMIC_ACQ_REL); }
+  void end_foreign_use() { __atomic_fetch_sub(&foreign_users_, 1, __ATOMIC_ACQ_REL); }
+  bool foreign_use() const { return __atomic_load_n(&foreign_users_, __ATOMIC_ACQUIRE) != 0; }
+
+  // Read without the slots lock by the domain's own vCPU (the only one that detaches) to skip
+  // the lock when nothing is detached; exact for it, a hint for anyone else.
+  bool in_use(SlotKind kind) const { return __atomic_load_n(&slots_[unsigned(kind)].in_use, __ATOMIC_ACQUIRE); }
   bool any_in_use() const { return in_use(SlotKind::active) || in_use(SlotKind::inactive); }
+  uint32_t slots_lock = 0;  // kSlotsLockClass: the glue's
   const Slot& slot(SlotKind kind) const { return slots_[unsigned(kind)]; }
 
  private:
@@ -130,7 +154,8 @@ class WritablePagetables {
   bool mapping_eligible(const mm::MmuContext& context, const WriteFault& fault) const;
   bool overlaps(SlotKind kind, const WriteFault& fault) const;
   void evict(mm::MmuContext& context, SlotKind new_kind, const WriteFault& fault, DetachResult& result);
-  void unhook(mm::MmuContext& context, Slot& slot, uint64_t link);
+  bool unhook(mm::MmuContext& context, Slot& slot, uint64_t link);
+  void rehook(mm::MmuContext& context, const Slot& slot);
   void revalidate_changed_entries(mm::MmuContext& context, SlotKind kind, ReattachStats& stats);
 
   Slot slots_[2];
@@ -139,5 +164,6 @@ class WritablePagetables {
   bool last_batch_empty_[2] = {false, false};
   bool unlinked_tables_may_be_cached_ = false;
   bool guest_reads_unhooked_entries_ = false;
+  uint32_t foreign_users_ = 0;
 };
 }  // namespace ptwr

@@ -21,7 +21,7 @@ using pte_emulation::TableWrite;
 constinit pte_emulation::TranslationCache translation_cache;
 
 // What the walk of `address` finds, from the translation cache when nothing changed since.
-bool translate(const Vcpu& vcpu, const mm::FrameTable& frames, uint64_t address, pte_emulation::Translation& out) {
+bool translate(const Vcpu& vcpu, mm::FrameTable& frames, uint64_t address, pte_emulation::Translation& out) {
   const pte_emulation::TranslationKey key{vcpu.domain->id, vcpu.active_table_mfn(), address >> 12};
   const pte_emulation::WalkGeneration now = pte_emulation::WalkGeneration::of(frames);
   if (const pte_emulation::Translation* cached = translation_cache.find(key, now, frames.memory())) {
@@ -38,11 +38,11 @@ bool translate(const Vcpu& vcpu, const mm::FrameTable& frames, uint64_t address,
 // A write by the guest kernel through a read-only mapping of one of its own validated page
 // tables: the only faults the PTE-write paths take over. Without a table when it is not one.
 TableWrite find_table_write(const Vcpu& vcpu, uint64_t address) {
-  const mm::FrameTable& frames = boot_memory::frame_table();
+  mm::FrameTable& frames = boot_memory::frame_table();
   pte_emulation::Translation translation;
   if (!translate(vcpu, frames, address, translation)) return {};
-  const mm::PageInfo* page = translation.target;
-  if (!page || page->owner != vcpu.domain->id || !page->is_validated_table()) return {};
+  mm::PageInfo* page = translation.target;
+  if (!page || page->owner() != vcpu.domain->id || !page->is_validated_table()) return {};
   // Only through a read-only leaf, as Xen's pv_ro_page_fault: a writable leaf faulted for a
   // read-only entry above it, a linear page table's (mm/linear_tables.h), whose window onto
   // the tables stays read-only: the guest's own #PF.
@@ -50,8 +50,9 @@ TableWrite find_table_write(const Vcpu& vcpu, uint64_t address) {
   // An L2-L4 table (ours emulates writes to them, Xen only to L1s) only through an L1's entry:
   // a write through a linear window onto a table (its leaf an L2-L4 entry) faults, as on Xen.
   const mm::PageInfo* leaf_table = frames.find(translation.mapping_entry_maddr >> 12);
-  if (page->type != mm::PageType::L1 && (!leaf_table || !leaf_table->has_type(mm::PageType::L1))) return {};
-  return TableWrite{translation.target_mfn, page, page->type, translation.mapping_entry_maddr};
+  const mm::PageType type = page->type();
+  if (type != mm::PageType::L1 && (!leaf_table || !leaf_table->has_type(mm::PageType::L1))) return {};
+  return TableWrite{translation.target_mfn, page, type, translation.mapping_entry_maddr};
 }
 
 // Ours (Xen traces only the faults it bounces): the fault that starts an emulation or a

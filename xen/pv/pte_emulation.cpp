@@ -3,6 +3,7 @@
 #include "domain/domain_mmu.h"
 #include "emulate/decode_cache.h"
 #include "pv/instruction_fetch.h"
+#include "emulate/pte_commit.h"
 #include "emulate/pte_write.h"
 #include "mm/entry_update_inline.h"
 #include "mm/table_access.h"
@@ -16,7 +17,8 @@
 
 namespace pte_emulation {
 namespace {
-// One CPU runs one vCPU today, so one cache; with SMP it becomes per-CPU (it is not locked).
+// One CPU runs guests today, so one cache; with guests on several CPUs it becomes per-CPU (it is
+// not locked).
 constinit pte_write::DecodeCache decode_cache;
 constinit bool cache_enabled = PTE_DECODE_CACHE != 0;
 // Write-protected slots (decode_cache.h), the boot option instruction_cache=0|1.
@@ -64,11 +66,11 @@ void protect_decode(const Vcpu& vcpu, uint64_t rip, const pte_write::DecodedWrit
   if (!walk.ok) return;
   mm::FrameTable& frames = boot_memory::frame_table();
   const mm::PageInfo* page = frames.find(walk.mfn);
-  if (page == nullptr || page->owner != vcpu.domain->id || page->type_refs != 0) return;
+  if (page == nullptr || page->owner() != vcpu.domain->id || page->type_refs() != 0) return;
   // A writable mapping dropped since the last full flush may still be in the TLB: the guest
   // could rewrite the bytes through it without the frame taking a type (the generation would
   // not tick). Trusted without the bytes only once no such translation can be left.
-  if (frames.flush_clock().may_hold(page->flush_stamp)) return;
+  if (frames.flush_clock().may_hold(page->stamp())) return;
   frames.note_decoded_code(walk.mfn);
   decode_cache.protect(vcpu.active_table_mfn(), rip, pte_emulation::WalkGeneration::of(frames),
                        frames.code_generation(), walk.l1_entry_maddr, machine::frames());
@@ -85,11 +87,12 @@ void protect_decode(const Vcpu& vcpu, uint64_t rip, const pte_write::DecodedWrit
   return decoded;
 }
 
-// The caller found a validated table of this type; reattaching detached tables since may have
-// changed that, and reading the entry of some other frame would read memory no MMU rule vouches for.
-// (write.type is a table type, so the same type is a table: is_validated_table folded.)
-bool still_the_table(const TableWrite& write) {
-  return write.table->type_refs > 0 && write.table->validated && write.table->type == write.type;
+// The hardware set Accessed or Dirty in the entry between its read and the store: the
+// instruction is executed again on the entry as it is now (emulate/pte_commit.h).
+[[gnu::noinline]] int execute_again(const Vcpu& vcpu, mm::MmuContext& context, const TrapFrame& frame, uint64_t address,
+                                    const pte_write::DecodedWrite& decoded, const mm::LockedTable& table,
+                                    unsigned index, pte_write::WriteResult& result) {
+  return pte_write::execute_again(context, table, index, decoded, frame, segment_bases(vcpu), address, result);
 }
 
 // Both entry points in one body: the context is built and its effects carried out here, so
@@ -100,22 +103,31 @@ template <bool traced>
   if (!runs_64bit_code(frame)) return Outcome::unsupported;
   const pte_write::DecodedWrite* decoded = protected_decode(vcpu, frame.rip, boot_memory::frame_table());
   if (decoded == nullptr) decoded = decode_from_bytes(vcpu, frame);
-  if (decoded == nullptr || !still_the_table(write)) return Outcome::unsupported;
+  if (decoded == nullptr) return Outcome::unsupported;
 
   mm::MmuContext& context = domain_mmu::reused_context(*vcpu.domain);
+  // The caller found a validated table of this type; reattaching detached tables since, or
+  // another CPU, may have changed that, and reading the entry of some other frame would read
+  // memory no MMU rule vouches for. Locked, it stays what it is now: checked once more, type
+  // and owner.
+  mm::PageInfo& table = *write.table;  // context.frames.info(write.table_mfn)
+  if (!mm::lock_table(table, write.type, vcpu.domain->id)) return Outcome::unsupported;
   const unsigned index = static_cast<unsigned>((address & (mm::kPageBytes - 1)) / pte_write::kEntryBytes);
   const mm::PageTableEntry old = mm::load_entry(context.frames, write.table_mfn, index);
-  const pte_write::WriteResult result = pte_write::execute(*decoded, frame, segment_bases(vcpu), address, old.raw());
+  pte_write::WriteResult result = pte_write::execute(*decoded, frame, segment_bases(vcpu), address, old.raw());
+  // A cmpxchg that found another value writes nothing (and has no effects to carry out). The
+  // guest's value is authoritative, as for a native store: A/D are not preserved.
+  int rc = 0;
+  if (result.status == pte_write::Status::ok && result.writes) {
+    const mm::LockedTable locked{write.table_mfn, table, mm::table_level(write.type)};
+    rc = pte_write::commit(context, locked, index, result, old);
+    if (rc == mm::kEntryChanged) [[unlikely]]
+      rc = execute_again(vcpu, context, frame, address, *decoded, locked, index, result);
+  }
+  mm::unlock_table(context.frames, write.table_mfn, table);
   if (result.status != pte_write::Status::ok) return Outcome::unsupported;
-
-  // A cmpxchg that found another value writes nothing (and has no effects to carry out).
+  if (rc != 0) return Outcome::refused;
   if (result.writes) {
-    // The guest's value is authoritative, as for a native store: A/D are not preserved.
-    // still_the_table said the frame is a validated table, and the index is within it.
-    const int rc =
-        mm::update_validated_table_entry_inline(context, write.table_mfn, context.frames.info(write.table_mfn), index,
-                                                mm::PageTableEntry(result.new_entry), false);
-    if (rc != 0) return Outcome::refused;
     if constexpr (traced) {
       domain_mmu::apply_effects(context.effects);
     } else {

@@ -16,17 +16,20 @@ enum class Outcome { emulated, refused, unsupported };
 // The page table a write fault hit, as the fault path found it (pv/page_fault.cpp).
 struct TableWrite {
   uint64_t table_mfn = 0;
-  const mm::PageInfo* table = nullptr;  // its frame-table entry: a validated table of the domain's
+  mm::PageInfo* table = nullptr;  // its frame-table entry: a validated table of the domain's (when found)
   mm::PageType type = mm::PageType::None;
   uint64_t mapping_entry_maddr = 0;  // the L1 entry that maps the faulting page
 };
 
 // The guest at frame.rip (a vCPU of a domain, in kernel mode) wrote `address` (CR2, error
 // code had P and W set) and hit `write`'s table. Emulates the write: fetches the instruction
-// from the guest's current address space, decodes it (through the decode cache), commits the
-// new entry with mm::update_table_entry in the domain's MMU context and carries out its
-// effects (domain_mmu::apply_effects_untraced); on success applies the register and flag
-// updates and advances rip.
+// from the guest's current address space, decodes it (through the decode cache), takes the
+// table's frame lock (a validated table of that type, still the domain's: else unsupported),
+// executes the instruction on the entry and commits it by compare-and-exchange in the domain's
+// MMU context (emulate/pte_commit.h: a cmpxchg fails as the hardware's, the result is computed
+// from the entry actually replaced), gives the lock back and carries out its effects
+// (domain_mmu::apply_effects_untraced); on success applies the register and flag updates and
+// advances rip.
 // refused: the new entry failed validation (nothing changed); unsupported: not emulable
 // (nothing changed either). The caller bounces the #PF to the guest in both cases.
 Outcome emulate(Vcpu& vcpu, TrapFrame& frame, uint64_t address, const TableWrite& write);

@@ -17,11 +17,14 @@
 namespace lock_order {
 
 // Lowest first: a CPU holding a lock of one level may take only locks of later levels.
-// "planned": no lock of that level exists yet; the scheduler and the SMP PV MMU will take them.
+// "planned": no lock of that level exists yet; the scheduler will take them.
 enum class Level : uint8_t {
   domain = 10,            // a domain's own state (planned)
-  page_table_frame = 20,  // one frame's type and validation (Xen's page_lock) (planned)
-  frame_allocator = 30,   // the frame allocator and frame-table lists (planned)
+  ptwr_slots = 15,        // a domain's writable-pagetable slots (domain/writable_page_tables_glue)
+  page_table_frame = 20,  // one table's entries while it is updated (Xen's page_lock: mm/mm_locks.h)
+  table_links = 22,       // a table's TableLinks (mm/mm_locks.h): a leaf
+  page_list = 25,         // an owner's page list (mm/frame_table.h): linking and unlinking frames
+  frame_allocator = 30,   // the frame allocator (planned)
   run_queue = 40,         // one CPU's run queue (planned)
   cross_cpu_call = 50,    // the cross-CPU call descriptor (arch/x86/platform/cross_cpu): exists
   console = 60,           // the console's output (planned)
@@ -108,7 +111,10 @@ class HeldLocks {
 inline const char* level_name(Level level) {
   switch (level) {
     case Level::domain: return "domain";
+    case Level::ptwr_slots: return "writable-pagetable slots";
     case Level::page_table_frame: return "page-table frame";
+    case Level::table_links: return "table links";
+    case Level::page_list: return "page list";
     case Level::frame_allocator: return "frame allocator";
     case Level::run_queue: return "run queue";
     case Level::cross_cpu_call: return "cross-CPU call";

@@ -18,13 +18,13 @@ void check(lock_order::Verdict verdict, const lock_order::LockClass& lock, unsig
 
 // This CPU's held-lock stack is changed with interrupts off: a handler that takes and releases
 // a lock in between would otherwise see (and leave) a half-pushed entry.
-void check_acquire(const void* lock, const lock_order::LockClass& klass) {
+void check_acquire_of(const void* lock, const lock_order::LockClass& klass) {
   uint64_t flags = cpu::save_and_disable_interrupts();
   unsigned cpu = per_cpu::this_cpu();
   check(held[cpu].acquire(lock, klass), klass, cpu);
   cpu::restore_interrupts(flags);
 }
-void check_release(const void* lock, const lock_order::LockClass& klass) {
+void check_release_of(const void* lock, const lock_order::LockClass& klass) {
   uint64_t flags = cpu::save_and_disable_interrupts();
   unsigned cpu = per_cpu::this_cpu();
   check(held[cpu].release(lock), klass, cpu);
@@ -32,6 +32,17 @@ void check_release(const void* lock, const lock_order::LockClass& klass) {
 }
 #endif
 }  // namespace
+
+void check_acquire([[maybe_unused]] const void* lock, [[maybe_unused]] const lock_order::LockClass& klass) {
+#ifdef PVHV_LOCK_CHECKS
+  check_acquire_of(lock, klass);
+#endif
+}
+void check_release([[maybe_unused]] const void* lock, [[maybe_unused]] const lock_order::LockClass& klass) {
+#ifdef PVHV_LOCK_CHECKS
+  check_release_of(lock, klass);
+#endif
+}
 
 void set_violation_report(ViolationReport report) { violation_report = report; }
 
@@ -46,7 +57,7 @@ bool checks_enabled() {
 
 void SpinLock::lock() {
 #ifdef PVHV_LOCK_CHECKS
-  spinlock::check_acquire(this, *klass_);  // before spinning: a deadlock would never return
+  spinlock::check_acquire_of(this, *klass_);  // before spinning: a deadlock would never return
 #endif
   uint32_t ticket = __atomic_fetch_add(&word_, 1u << 16, __ATOMIC_ACQUIRE) >> 16;
   while (uint16_t(__atomic_load_n(&word_, __ATOMIC_ACQUIRE)) != uint16_t(ticket)) asm volatile("pause");
@@ -58,14 +69,14 @@ bool SpinLock::try_lock() {
   if (!__atomic_compare_exchange_n(&word_, &word, word + (1u << 16), false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
     return false;
 #ifdef PVHV_LOCK_CHECKS
-  spinlock::check_acquire(this, *klass_);  // a try cannot deadlock, but the order holds for it too
+  spinlock::check_acquire_of(this, *klass_);  // a try cannot deadlock, but the order holds for it too
 #endif
   return true;
 }
 
 void SpinLock::unlock() {
 #ifdef PVHV_LOCK_CHECKS
-  spinlock::check_release(this, *klass_);
+  spinlock::check_release_of(this, *klass_);
 #endif
   // Serve the next ticket: a 16-bit add in the low half (wrapping without carrying into the
   // high half, which other CPUs may be incrementing meanwhile).

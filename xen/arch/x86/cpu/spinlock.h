@@ -75,5 +75,10 @@ using ViolationReport = void (*)(unsigned cpu, lock_order::Violation violation, 
 void set_violation_report(ViolationReport report);
 // Whether this build checks the order (PVHV_LOCK_CHECKS).
 bool checks_enabled();
+// The same checks for a lock that is not a SpinLock (the PV MMU's frame, links and page-list
+// locks, mm/mm_locks.h): before waiting for `lock`, and when it was released. Nothing without
+// PVHV_LOCK_CHECKS.
+void check_acquire(const void* lock, const lock_order::LockClass& klass);
+void check_release(const void* lock, const lock_order::LockClass& klass);
 
 }  // namespace spinlock

@@ -108,6 +108,10 @@ void on_cpus(CpuMask mask, Function function, void* argument, bool wait) {
 
 void handle_call_interrupt() { run_pending(per_cpu::this_cpu()); }
 
+void poll() {
+  if (__atomic_load_n(&call.pending, __ATOMIC_RELAXED) != 0) run_pending(per_cpu::this_cpu());
+}
+
 void send_event_check(CpuMask mask) {
   CpuMask targets = (mask & smp_boot::online_mask()).without(per_cpu::this_cpu());
   for_each_cpu(targets, [](unsigned cpu) { local_apic::send_fixed(smp_boot::apic_id_of(cpu), vectors::event_check); });

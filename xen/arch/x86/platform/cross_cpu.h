@@ -24,6 +24,10 @@ void on_cpus(CpuMask mask, Function function, void* argument, bool wait);
 
 // The call_function IPI's handler (pv/traps dispatches the vector).
 void handle_call_interrupt();
+// Runs the pending call if it is addressed to this CPU (and does nothing else): for a CPU that
+// waits with interrupts off for something another CPU holds, which may be waiting in on_cpus
+// for this CPU to answer (the PV MMU's frame-lock and validation waits, mm/mm_locks.h).
+void poll();
 
 // The event-check IPI to every online CPU of `mask` but this one: a vector whose handler does
 // nothing but end the interrupt, so a CPU halted in `sti; hlt` (an idle CPU, later a vCPU's
