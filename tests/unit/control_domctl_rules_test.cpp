@@ -37,11 +37,11 @@ TEST(DomctlRules, GetdomaininfoNeedsNoExistingDomain) {
 }
 
 TEST(DomctlRules, EveryServedSubOpIsPrivileged) {
-  for (uint32_t cmd :
-       {XEN_DOMCTL_pausedomain, XEN_DOMCTL_unpausedomain, XEN_DOMCTL_getdomaininfo, XEN_DOMCTL_max_mem,
-        XEN_DOMCTL_getvcpuinfo, XEN_DOMCTL_max_vcpus, XEN_DOMCTL_setdomainhandle, XEN_DOMCTL_createdomain,
-        XEN_DOMCTL_destroydomain, XEN_DOMCTL_setvcpucontext, XEN_DOMCTL_getvcpucontext, XEN_DOMCTL_set_address_size,
-        XEN_DOMCTL_get_address_size, XEN_DOMCTL_hypercall_init}) {
+  for (uint32_t cmd : {XEN_DOMCTL_pausedomain, XEN_DOMCTL_unpausedomain, XEN_DOMCTL_getdomaininfo, XEN_DOMCTL_max_mem,
+                       XEN_DOMCTL_getvcpuinfo, XEN_DOMCTL_max_vcpus, XEN_DOMCTL_setdomainhandle,
+                       XEN_DOMCTL_createdomain, XEN_DOMCTL_destroydomain, XEN_DOMCTL_setvcpucontext,
+                       XEN_DOMCTL_getvcpucontext, XEN_DOMCTL_set_address_size, XEN_DOMCTL_get_address_size,
+                       XEN_DOMCTL_hypercall_init, XEN_DOMCTL_setvcpuaffinity, XEN_DOMCTL_getvcpuaffinity}) {
     EXPECT_TRUE(domctl_served(cmd)) << cmd;
     EXPECT_EQ(domctl_access(cmd, false), -XEN_EPERM) << cmd;
     EXPECT_EQ(domctl_access(cmd, true), 0) << cmd;

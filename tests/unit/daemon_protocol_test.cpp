@@ -163,3 +163,33 @@ TEST(DaemonProtocol, Uuids) {
 
 }  // namespace
 }  // namespace pvhv::daemon
+
+namespace pvhv::daemon {
+namespace {
+TEST(DaemonProtocol, CreateConfigCpus) {
+  auto resolved = resolve_config(Json{{"name", "d"}, {"kernel", "/k"}, {"cpus", "2-3"}, {"cpus_soft", {"0", "1"}}});
+  ASSERT_TRUE(std::holds_alternative<DomainConfig>(resolved));
+  const DomainConfig& c = std::get<DomainConfig>(resolved);
+  EXPECT_TRUE(c.cpus.given);
+  EXPECT_FALSE(c.cpus.per_vcpu);
+  ASSERT_NE(c.cpus.for_vcpu(5), nullptr) << "a string: every vCPU";
+  EXPECT_EQ(*c.cpus.for_vcpu(5), "2-3");
+  EXPECT_TRUE(c.cpus_soft.per_vcpu);
+  ASSERT_NE(c.cpus_soft.for_vcpu(1), nullptr);
+  EXPECT_EQ(*c.cpus_soft.for_vcpu(1), "1");
+  EXPECT_EQ(c.cpus_soft.for_vcpu(2), nullptr) << "beyond the list: every CPU";
+  Json back = config_to_json(c);
+  EXPECT_EQ(back["cpus"], "2-3");
+  EXPECT_EQ(back["cpus_soft"], Json::array({"0", "1"}));
+  EXPECT_FALSE(
+      config_to_json(std::get<DomainConfig>(resolve_config(Json{{"name", "d"}, {"kernel", "/k"}}))).contains("cpus"));
+  for (const Json& bad : {Json("1-x"), Json(3), Json::array({"0", 1}), Json::array({"^all"})}) {
+    auto refused = resolve_config(Json{{"name", "d"}, {"kernel", "/k"}, {"cpus", bad}});
+    ASSERT_TRUE(std::holds_alternative<Failure>(refused)) << bad.dump();
+    EXPECT_EQ(std::get<Failure>(refused).error, kEinval) << bad.dump();
+  }
+  auto message = resolve_config(Json{{"name", "d"}, {"kernel", "/k"}, {"cpus", "1-x"}});
+  EXPECT_EQ(std::get<Failure>(message).message, "Invalid pcpu range: 1-x.");
+}
+}  // namespace
+}  // namespace pvhv::daemon

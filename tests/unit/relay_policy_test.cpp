@@ -100,14 +100,14 @@ TEST_F(RelayPolicy, DomctlsOnDom0OnlyFromTheAllowList) {
   for (uint32_t cmd : std::initializer_list<uint32_t>{
            XEN_DOMCTL_hypercall_init, XEN_DOMCTL_max_mem, XEN_DOMCTL_pausedomain, XEN_DOMCTL_unpausedomain,
            XEN_DOMCTL_destroydomain, XEN_DOMCTL_setvcpucontext, XEN_DOMCTL_getvcpucontext, XEN_DOMCTL_max_vcpus,
-           XEN_DOMCTL_scheduler_op, XEN_DOMCTL_setvcpuaffinity, XEN_DOMCTL_setdomainhandle, XEN_DOMCTL_set_address_size,
+           XEN_DOMCTL_scheduler_op, XEN_DOMCTL_setdomainhandle, XEN_DOMCTL_set_address_size,
            XEN_DOMCTL_iomem_permission, XEN_DOMCTL_settimeoffset, 0u, 999u}) {
     EXPECT_EQ(domctl_on(cmd, 0), Refusal::own_domain) << cmd;
     EXPECT_EQ(domctl_on(cmd, 2), Refusal::none) << cmd;  // another domain's: the toolstack's to do
   }
-  for (uint32_t cmd :
-       std::initializer_list<uint32_t>{XEN_DOMCTL_getdomaininfo, XEN_DOMCTL_getvcpuinfo, XEN_DOMCTL_getvcpuaffinity,
-                                       XEN_DOMCTL_get_address_size, XEN_DOMCTL_createdomain})
+  for (uint32_t cmd : std::initializer_list<uint32_t>{XEN_DOMCTL_getdomaininfo, XEN_DOMCTL_getvcpuinfo,
+                                                      XEN_DOMCTL_getvcpuaffinity, XEN_DOMCTL_setvcpuaffinity,
+                                                      XEN_DOMCTL_get_address_size, XEN_DOMCTL_createdomain})
     EXPECT_EQ(domctl_on(cmd, 0), Refusal::none) << cmd;
   EXPECT_EQ(domctl_on(pvhv::xen_abi::kDomctlPtwrMode, 0, pvhv::xen_abi::kPtwrModeGet), Refusal::none);
   EXPECT_EQ(domctl_on(pvhv::xen_abi::kDomctlPtwrMode, 0, pvhv::xen_abi::kPtwrModeSet), Refusal::none);

@@ -38,8 +38,8 @@ int Daemon::run() {
 bool Daemon::start_link() {
   std::string why;
   if (options_.attach_socket.empty()) {
-    MachineOptions machine{options_.state_dir,  options_.build_dir, options_.source_dir,
-                           options_.hypervisor, options_.ptwr_mode, options_.memory};
+    MachineOptions machine{options_.state_dir, options_.build_dir, options_.source_dir, options_.hypervisor,
+                           options_.ptwr_mode, options_.memory,    options_.smp};
     auto started = start_machine(machine, why);
     if (!started) {
       log("cannot start the machine: %s", why.c_str());

@@ -23,6 +23,7 @@ struct DaemonOptions {
   std::string hypervisor = "ours";
   std::string ptwr_mode;
   std::string memory = "512M";
+  unsigned smp = 1;      // the machine's CPU count (QEMU -smp N, pvhvd --smp N)
   int monitor_ms = 500;  // how often the console rings are drained
   // The domain view is read on VIRQ_DOM_EXC, and at least this often (a lost event's safety net;
   // every monitor tick when the VIRQ cannot be bound).

@@ -4,7 +4,8 @@
 namespace pvhv::daemon::server {
 
 // libxl's order for a PV domain, on a link thread (minutes: every frame crosses the relay):
-// createdomain with the uuid as handle and maxvcpus, max_vcpus (the vCPUs made), max_mem (+1 MiB
+// createdomain with the uuid as handle and maxvcpus, max_vcpus (the vCPUs made), cpus= / cpus_soft=
+// (each vCPU's affinity), max_mem (+1 MiB
 // slack, LIBXL_MAXMEM_CONSTANT), the memory map, the builder (vCPU 0's context only: the guest
 // brings the others up itself, told which by cpu/<i>/availability), the console port bound in
 // dom0 and its ring mapped (ring_page.h), the domain introduced to the store, unpause. The record is written
@@ -74,6 +75,12 @@ void Daemon::build(DomainRecord record, std::function<void(std::optional<Failure
           return out;
         };
         if (xc_domain_max_vcpus(xen_.xch, domid, config.maxvcpus) != 0) return fail("xc_domain_max_vcpus");
+        // xl.cfg's cpus / cpus_soft, as libxl__build_pre sets them after max_vcpus.
+        if (auto failure = apply_config_affinity(xen_, domid, config.maxvcpus, config.cpus, config.cpus_soft)) {
+          fail("affinity");
+          out.failure = *failure;
+          return out;
+        }
         if (!config.ptwr_mode.empty())  // xl.cfg's ptwr_mode= (ptwr_mode.h)
           if (auto failure = apply_config_ptwr_mode(xen_.xch, domid, config.ptwr_mode)) {
             fail("ptwr_mode");

@@ -96,6 +96,10 @@ std::optional<Machine> start_machine(const MachineOptions& options, std::string&
                                     options.memory,
                                     "--window",
                                     machine.window};
+  if (options.smp != 1) {  // -smp N (machine.py adds nothing for one CPU: the same command line as before)
+    print.push_back("--smp");
+    print.push_back(std::to_string(options.smp));
+  }
   if (!options.ptwr_mode.empty()) {
     print.push_back("--hypervisor-args");
     print.push_back("ptwr=" + options.ptwr_mode);

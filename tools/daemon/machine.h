@@ -17,6 +17,7 @@ struct MachineOptions {
   std::string hypervisor = "ours";  // or xen417 (build/deps/xen-4.17)
   std::string ptwr_mode;            // ours: the hypervisor's ptwr= option; empty: its default
   std::string memory = "512M";
+  unsigned smp = 1;  // QEMU's -smp: the machine's CPUs (pvhvd --smp)
 };
 
 struct Machine {

@@ -12,7 +12,7 @@ void usage() {
   std::fprintf(
       stderr,
       "usage: pvhvd [--state-dir DIR] [--attach SOCKET] [--hypervisor ours|xen417] [--ptwr emulate|writable|adaptive]\n"
-      "             [--memory SIZE] [--build DIR] [--monitor-ms N] [--safety-poll-ms N]\n"
+      "             [--memory SIZE] [--smp N] [--build DIR] [--monitor-ms N] [--safety-poll-ms N]\n"
       "             [--link-timeout-ms N] [--link-via SOCKET] [--xenstore-poll-ms N]\n");
 }
 
@@ -42,7 +42,16 @@ int main(int argc, char** argv) {
       options.ptwr_mode = value();
     else if (arg == "--memory")
       options.memory = value();
-    else if (arg == "--build")
+    else if (arg == "--smp") {
+      const std::string text = value();
+      char* end = nullptr;
+      const unsigned long n = std::strtoul(text.c_str(), &end, 10);
+      if (end == text.c_str() || *end || n < 1 || n > 8) {  // QEMU's -smp as the hypervisor takes it (MAX_CPUS 8)
+        std::fprintf(stderr, "pvhvd: --smp must be 1 to 8\n");
+        return 2;
+      }
+      options.smp = unsigned(n);
+    } else if (arg == "--build")
       options.build_dir = value();
     else if (arg == "--monitor-ms")
       options.monitor_ms = std::atoi(value().c_str());

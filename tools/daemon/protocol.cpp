@@ -1,15 +1,17 @@
 // The daemon's request parsing and validation (protocol.h).
 #include "tools/daemon/protocol.h"
 
+#include "tools/xl/config/cpu_range.h"
+
 #include <cstdio>
 
 namespace pvhv::daemon {
 namespace {
 
-constexpr std::string_view kOps[] = {"hello",   "list",  "create",        "destroy",        "shutdown",
-                                     "reboot",  "pause", "unpause",       "mem_max",        "ptwr_mode",
-                                     "info",    "dmesg", "vcpu_list",     "trace_start",    "trace_stop",
-                                     "console", "relay", "xenstore_read", "xenstore_write", "xenstore_ls"};
+constexpr std::string_view kOps[] = {
+    "hello",      "list",      "create", "destroy",       "shutdown",       "reboot",     "pause",        "unpause",
+    "mem_max",    "ptwr_mode", "info",   "dmesg",         "vcpu_list",      "vcpu_pin",   "cpupool_list", "trace_start",
+    "trace_stop", "console",   "relay",  "xenstore_read", "xenstore_write", "xenstore_ls"};
 
 Failure wrong_type(const char* key, const char* expected) {
   return {kEinval, std::string("field \"") + key + "\" must be " + expected};
@@ -188,6 +190,28 @@ std::variant<DomainConfig, Failure> resolve_config(const Json& config) {
     out.uuid = format_uuid(*bytes);
   }
   if (auto f = text("ptwr_mode", out.ptwr_mode, false)) return *f;
+  // cpus / cpus_soft: a string (every vCPU) or an array of strings (one per vCPU), xl's syntax.
+  auto affinity = [&](const char* key, CpuAffinityText& into) -> std::optional<Failure> {
+    auto it = config.find(key);
+    if (it == config.end() || it->is_null()) return std::nullopt;
+    into.given = true;
+    auto check = [&](const Json& item) -> std::optional<Failure> {
+      if (!item.is_string())
+        return Failure{kEinval, std::string("\"") + key + "\" must be a string or a list of strings"};
+      std::string error;
+      if (!pvhv::xl::cfg::parse_cpu_range(item.get<std::string>(), pvhv::xl::cfg::kMaxCpusForSyntax, error))
+        return Failure{kEinval, error};
+      into.lists.push_back(item.get<std::string>());
+      return std::nullopt;
+    };
+    if (!it->is_array()) return check(*it);
+    into.per_vcpu = true;
+    for (const Json& item : *it)
+      if (auto f = check(item)) return f;
+    return std::nullopt;
+  };
+  if (auto f = affinity("cpus", out.cpus)) return *f;
+  if (auto f = affinity("cpus_soft", out.cpus_soft)) return *f;
   if (!out.ptwr_mode.empty() && out.ptwr_mode != "emulate" && out.ptwr_mode != "writable" &&
       out.ptwr_mode != "adaptive")
     return Failure{kEinval, "ptwr_mode must be emulate, writable or adaptive"};
@@ -208,6 +232,18 @@ Json config_to_json(const DomainConfig& c) {
          {"uuid", c.uuid}};
   if (!c.ramdisk.empty()) j["ramdisk"] = c.ramdisk;
   if (!c.ptwr_mode.empty()) j["ptwr_mode"] = c.ptwr_mode;
+  auto affinity = [&](const char* key, const CpuAffinityText& a) {
+    if (!a.given) return;
+    if (!a.per_vcpu) {
+      j[key] = a.lists.empty() ? std::string() : a.lists[0];
+      return;
+    }
+    Json list = Json::array();
+    for (const std::string& item : a.lists) list.push_back(item);
+    j[key] = list;
+  };
+  affinity("cpus", c.cpus);
+  affinity("cpus_soft", c.cpus_soft);
   return j;
 }
 

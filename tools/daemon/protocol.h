@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -62,6 +63,20 @@ enum class Action { destroy, restart, preserve };
 std::optional<Action> parse_action(std::string_view text);
 const char* action_name(Action action);
 
+// xl.cfg's cpus / cpus_soft as the create request carries them: one CPU list (xl's syntax,
+// tools/xl/config/cpu_range.h) for every vCPU, or one per vCPU (per_vcpu: the i-th for vCPU i).
+struct CpuAffinityText {
+  bool given = false;
+  bool per_vcpu = false;
+  std::vector<std::string> lists;
+  // vCPU i's list, or null when it keeps every CPU.
+  const std::string* for_vcpu(uint32_t vcpu) const {
+    if (!given) return nullptr;
+    if (!per_vcpu) return lists.empty() ? nullptr : &lists[0];
+    return vcpu < lists.size() ? &lists[vcpu] : nullptr;
+  }
+};
+
 // A create request's config with xl's defaults filled in (libxl's for a PV guest).
 struct DomainConfig {
   std::string name;
@@ -75,8 +90,10 @@ struct DomainConfig {
   Action on_poweroff = Action::destroy;
   Action on_reboot = Action::restart;
   Action on_crash = Action::destroy;
-  std::string uuid;       // empty: the daemon generates one
-  std::string ptwr_mode;  // empty: the hypervisor's default
+  std::string uuid;           // empty: the daemon generates one
+  std::string ptwr_mode;      // empty: the hypervisor's default
+  CpuAffinityText cpus;       // hard affinity, applied after max_vcpus (libxl__build_pre)
+  CpuAffinityText cpus_soft;  // soft affinity
 };
 std::variant<DomainConfig, Failure> resolve_config(const Json& config);
 Json config_to_json(const DomainConfig& config);

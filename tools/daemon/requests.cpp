@@ -79,6 +79,15 @@ void Daemon::handle(std::shared_ptr<Client> client, Request request, Reply reply
                        reply(answer);
                      });
     }
+    if (op == "vcpu_pin") return op_vcpu_pin(request.body, id, reply);
+    if (op == "cpupool_list")
+      return on_link([this] { return cpupool_list(xen_); },
+                     [id, reply](std::variant<Json, Failure> pools) {
+                       if (auto* failure = std::get_if<Failure>(&pools)) return reply(error_answer(id, *failure));
+                       Json answer = ok_answer(id);
+                       answer["pools"] = std::get<Json>(pools);
+                       reply(answer);
+                     });
     if (op == "relay") {  // libxenctrl's daemon: transport (relay_forward.h)
       client->become_relay();
       return reply(ok_answer(id));
@@ -266,6 +275,66 @@ void Daemon::op_ptwr_mode(const Json& body, uint64_t id, Reply reply) {
             answer["ok"] = true;
             reply(answer);
           });
+}
+
+// xl vcpu-pin: `vcpu` a number or "all" (every vCPU the domain has); `hard` / `soft` arrays of
+// CPU numbers, or null to leave that mask alone. The answer: each vCPU's effective masks.
+void Daemon::op_vcpu_pin(const Json& body, uint64_t id, Reply reply) {
+  auto ref = domain_field(body);
+  if (auto* failure = std::get_if<Failure>(&ref)) return reply(error_answer(id, *failure));
+  auto resolved = resolve(std::get<DomainRef>(ref));
+  if (auto* failure = std::get_if<Failure>(&resolved)) return reply(error_answer(id, *failure));
+  uint32_t domid = std::get<uint32_t>(resolved);
+  std::optional<uint32_t> vcpu;  // absent: all
+  auto v = body.find("vcpu");
+  if (v == body.end() || !(v->is_number_unsigned() || (v->is_string() && v->get<std::string>() == "all")))
+    return reply(error_answer(id, {kEinval, "field \"vcpu\" must be a vCPU number or \"all\""}));
+  if (v->is_number_unsigned()) {
+    if (v->get<uint64_t>() > 0xffffffffu) return reply(error_answer(id, {kEinval, "vCPU number too large"}));
+    vcpu = v->get<uint32_t>();
+  }
+  auto mask = [&](const char* key, std::optional<std::vector<uint32_t>>& into) -> std::optional<Failure> {
+    auto it = body.find(key);
+    if (it == body.end() || it->is_null()) return std::nullopt;
+    if (!it->is_array()) return Failure{kEinval, std::string("field \"") + key + "\" must be an array of CPUs"};
+    into.emplace();
+    for (const Json& cpu : *it) {
+      if (!cpu.is_number_unsigned() || cpu.get<uint64_t>() > 0xffffffffu)
+        return Failure{kEinval, std::string("field \"") + key + "\" must be an array of CPUs"};
+      into->push_back(cpu.get<uint32_t>());
+    }
+    return std::nullopt;
+  };
+  std::optional<std::vector<uint32_t>> hard, soft;
+  if (auto failure = mask("hard", hard)) return reply(error_answer(id, *failure));
+  if (auto failure = mask("soft", soft)) return reply(error_answer(id, *failure));
+  if (!hard && !soft) return reply(error_answer(id, {kEinval, "neither \"hard\" nor \"soft\" given"}));
+  on_link(
+      [this, domid, vcpu, hard, soft]() -> std::variant<Json, Failure> {
+        std::vector<uint32_t> targets;
+        if (vcpu) {
+          targets.push_back(*vcpu);
+        } else {
+          xc_domaininfo_t info{};
+          if (xc_domain_getinfolist(xen_.xch, domid, 1, &info) != 1 || info.domain != domid)
+            return xc_failure("xc_domain_getinfolist");
+          if (info.max_vcpu_id != XEN_INVALID_MAX_VCPU_ID)
+            for (uint32_t i = 0; i <= info.max_vcpu_id; ++i) targets.push_back(i);
+        }
+        Json results = Json::array();
+        for (uint32_t target : targets) {
+          auto result = set_vcpu_affinity(xen_, domid, target, hard, soft);
+          if (auto* failure = std::get_if<Failure>(&result)) return *failure;
+          results.push_back(std::get<Json>(result));
+        }
+        return results;
+      },
+      [id, reply](std::variant<Json, Failure> result) {
+        if (auto* failure = std::get_if<Failure>(&result)) return reply(error_answer(id, *failure));
+        Json answer = ok_answer(id);
+        answer["vcpus"] = std::get<Json>(result);
+        reply(answer);
+      });
 }
 
 void Daemon::op_create(const Json& body, uint64_t id, Reply reply) {

@@ -195,6 +195,7 @@ class Daemon {
   void op_shutdown(bool reboot, const Json& body, uint64_t id, Reply reply);
   void op_console(std::shared_ptr<Client> client, const Json& body, uint64_t id, Reply reply);
   void op_ptwr_mode(const Json& body, uint64_t id, Reply reply);
+  void op_vcpu_pin(const Json& body, uint64_t id, Reply reply);  // xl vcpu-pin (xen_link.h set_vcpu_affinity)
   void save(const DomainRecord& record);
   // The record goes, and with it what the daemon held of the domain (release_backends); `then`
   // on the loop once that is given back.

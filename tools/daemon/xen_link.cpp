@@ -1,6 +1,8 @@
 // The daemon's hypervisor calls (xen_link.h).
 #include "tools/daemon/xen_link.h"
 
+#include "tools/xl/config/cpu_range.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/mman.h>
@@ -9,6 +11,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -253,13 +256,27 @@ std::variant<std::string, Failure> read_console(Xen& xen, bool clear) {
   return std::string(buffer.data(), std::min<size_t>(chars, buffer.size()));
 }
 
+namespace {
+// xc_cpumap_t bytes as the CPUs they name (nr_cpus bits).
+Json cpus_of(const std::vector<uint8_t>& map, uint32_t nr_cpus) {
+  Json cpus = Json::array();
+  for (uint32_t cpu = 0; cpu < nr_cpus && cpu / 8 < map.size(); ++cpu)
+    if ((map[cpu / 8] >> (cpu % 8)) & 1) cpus.push_back(cpu);
+  return cpus;
+}
+
+std::vector<uint8_t> map_of(const std::vector<uint32_t>& cpus, size_t bytes) {
+  std::vector<uint8_t> map(bytes, 0);
+  for (uint32_t cpu : cpus)
+    if (cpu / 8 < bytes) map[cpu / 8] |= uint8_t(1u << (cpu % 8));
+  return map;
+}
+}  // namespace
+
 std::variant<Json, Failure> vcpu_list(Xen& xen, const std::vector<std::pair<uint32_t, std::string>>& domains) {
-  // Every vCPU may run on every CPU (nothing pins one yet): the hard affinity is all of them,
-  // which xl prints as "all", as Xen's default.
-  xc_physinfo_t physinfo{};
-  if (xc_physinfo(xen.xch, &physinfo) != 0) return xc_failure("xc_physinfo");
-  Json every_cpu = Json::array();
-  for (uint32_t cpu = 0; cpu < physinfo.nr_cpus; ++cpu) every_cpu.push_back(cpu);
+  // Each vCPU's hard and soft affinity as the hypervisor keeps them (getvcpuaffinity).
+  int max_cpus = xc_get_max_cpus(xen.xch), map_bytes = xc_get_cpumap_size(xen.xch);
+  if (max_cpus <= 0 || map_bytes <= 0) return xc_failure("xc_get_max_cpus");
   Json vcpus = Json::array();
   for (const auto& [domid, name] : domains) {
     xc_domaininfo_t info{};
@@ -267,7 +284,11 @@ std::variant<Json, Failure> vcpu_list(Xen& xen, const std::vector<std::pair<uint
     if (info.max_vcpu_id == XEN_INVALID_MAX_VCPU_ID) continue;  // created, its vCPUs not made yet
     for (uint32_t vcpu = 0; vcpu <= info.max_vcpu_id; ++vcpu) {
       xc_vcpuinfo_t v{};
-      if (xc_vcpu_getinfo(xen.xch, domid, int(vcpu), &v) != 0) return xc_failure("xc_vcpu_getinfo");
+      if (xc_vcpu_getinfo(xen.xch, domid, vcpu, &v) != 0) return xc_failure("xc_vcpu_getinfo");
+      std::vector<uint8_t> hard(size_t(map_bytes), 0), soft(size_t(map_bytes), 0);
+      if (xc_vcpu_getaffinity(xen.xch, domid, int(vcpu), hard.data(), soft.data(),
+                              XEN_VCPUAFFINITY_HARD | XEN_VCPUAFFINITY_SOFT) != 0)
+        return xc_failure("xc_vcpu_getaffinity");
       vcpus.push_back(Json{{"domid", domid},
                            {"name", name},
                            {"vcpu", vcpu},
@@ -276,10 +297,71 @@ std::variant<Json, Failure> vcpu_list(Xen& xen, const std::vector<std::pair<uint
                            {"running", bool(v.running)},
                            {"blocked", bool(v.blocked)},
                            {"cpu_time_ns", v.cpu_time},
-                           {"affinity", every_cpu}});
+                           {"affinity", cpus_of(hard, uint32_t(max_cpus))},
+                           {"affinity_soft", cpus_of(soft, uint32_t(max_cpus))}});
     }
   }
   return vcpus;
+}
+
+std::variant<Json, Failure> set_vcpu_affinity(Xen& xen, uint32_t domid, uint32_t vcpu,
+                                              const std::optional<std::vector<uint32_t>>& hard,
+                                              const std::optional<std::vector<uint32_t>>& soft) {
+  int max_cpus = xc_get_max_cpus(xen.xch), map_bytes = xc_get_cpumap_size(xen.xch);
+  if (max_cpus <= 0 || map_bytes <= 0) return xc_failure("xc_get_max_cpus");
+  if (!hard && !soft) return Failure{kEinval, "neither a hard nor a soft affinity to set"};
+  std::vector<uint8_t> hard_map = map_of(hard.value_or(std::vector<uint32_t>{}), size_t(map_bytes));
+  std::vector<uint8_t> soft_map = map_of(soft.value_or(std::vector<uint32_t>{}), size_t(map_bytes));
+  uint32_t flags = (hard ? XEN_VCPUAFFINITY_HARD : 0) | (soft ? XEN_VCPUAFFINITY_SOFT : 0);
+  if (xc_vcpu_setaffinity(xen.xch, domid, int(vcpu), hard_map.data(), soft_map.data(), flags) != 0)
+    return xc_failure("Setting vcpu affinity");
+  Json effective{{"vcpu", vcpu}};
+  if (hard) effective["hard"] = cpus_of(hard_map, uint32_t(max_cpus));
+  if (soft) effective["soft"] = cpus_of(soft_map, uint32_t(max_cpus));
+  return effective;
+}
+
+std::variant<Json, Failure> cpupool_list(Xen& xen) {
+  // One pool, Pool-0 (id 0), as Xen's cpupool0: every online CPU (cputopoinfo's present CPUs),
+  // the scheduler sysctl sched_id names, every domain.
+  unsigned count = 0;
+  if (xc_cputopoinfo(xen.xch, &count, nullptr) != 0) return xc_failure("xc_cputopoinfo");
+  std::vector<xc_cputopo_t> topology(count);
+  if (count && xc_cputopoinfo(xen.xch, &count, topology.data()) != 0) return xc_failure("xc_cputopoinfo");
+  Json cpus = Json::array();
+  for (unsigned cpu = 0; cpu < count && cpu < topology.size(); ++cpu)
+    if (topology[cpu].core != XEN_INVALID_CORE_ID) cpus.push_back(cpu);
+  std::vector<xc_domaininfo_t> infos(1024);
+  int domains = xc_domain_getinfolist(xen.xch, 0, unsigned(infos.size()), infos.data());
+  if (domains < 0) return xc_failure("xc_domain_getinfolist");
+  Json pool{{"id", 0}, {"name", "Pool-0"}, {"sched", scheduler_name(xen.xch)}, {"cpus", cpus}, {"n_dom", domains}};
+  return Json::array({pool});
+}
+
+std::optional<Failure> apply_config_affinity(Xen& xen, uint32_t domid, uint32_t max_vcpus, const CpuAffinityText& hard,
+                                             const CpuAffinityText& soft) {
+  if (!hard.given && !soft.given) return std::nullopt;
+  int max_cpus = xc_get_max_cpus(xen.xch);
+  if (max_cpus <= 0) return xc_failure("xc_get_max_cpus");
+  auto resolve = [&](const std::string* text) -> std::optional<std::vector<uint32_t>> {
+    if (!text) return std::nullopt;
+    std::string error;
+    return pvhv::xl::cfg::parse_cpu_range(*text, uint32_t(max_cpus), error).value_or(std::vector<uint32_t>{});
+  };
+  // libxl__build_pre: vCPUs 0 .. the longer of the two lists, hard and soft in one call each.
+  uint32_t count = 0;
+  for (const CpuAffinityText* a : {&hard, &soft})
+    if (a->given) count = std::max<uint32_t>(count, a->per_vcpu ? uint32_t(a->lists.size()) : max_vcpus);
+  for (uint32_t vcpu = 0; vcpu < count && vcpu < max_vcpus; ++vcpu) {
+    auto h = resolve(hard.for_vcpu(vcpu)), s = resolve(soft.for_vcpu(vcpu));
+    if (!h && !s) continue;
+    auto result = set_vcpu_affinity(xen, domid, vcpu, h, s);
+    if (auto* failure = std::get_if<Failure>(&result)) {
+      failure->message = "setting affinity failed on vcpu `" + std::to_string(vcpu) + "': " + failure->message;
+      return *failure;
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace pvhv::daemon

@@ -44,7 +44,19 @@ struct VersionInfo {
 };
 VersionInfo version_info(Xen& xen);
 std::variant<std::string, Failure> read_console(Xen& xen, bool clear);
+// Each vCPU of the domains: xc_vcpu_getinfo and its hard and soft affinity (CPU numbers).
 std::variant<Json, Failure> vcpu_list(Xen& xen, const std::vector<std::pair<uint32_t, std::string>>& domains);
+// xc_vcpu_setaffinity of one vCPU (an absent mask is left alone): the effective masks
+// ({vcpu, hard, soft}) the hypervisor answered.
+std::variant<Json, Failure> set_vcpu_affinity(Xen& xen, uint32_t domid, uint32_t vcpu,
+                                              const std::optional<std::vector<uint32_t>>& hard,
+                                              const std::optional<std::vector<uint32_t>>& soft);
+// xl cpupool-list's one pool: [{id, name, sched, cpus, n_dom}].
+std::variant<Json, Failure> cpupool_list(Xen& xen);
+// xl.cfg's cpus / cpus_soft after max_vcpus (libxl__build_pre): each vCPU a list names, both
+// masks in one call; a failure names the vCPU as libxl's message does.
+std::optional<Failure> apply_config_affinity(Xen& xen, uint32_t domid, uint32_t max_vcpus, const CpuAffinityText& hard,
+                                             const CpuAffinityText& soft);
 
 // A failed libxenctrl call as an answer: errno and "what: strerror".
 Failure xc_failure(const std::string& what);

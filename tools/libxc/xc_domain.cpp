@@ -273,3 +273,45 @@ int xc_clear_domain_pages(xc_interface* xch, uint32_t domid, unsigned long dst_p
     if (pvhv_xc_foreign_write(xch, domid, dst_pfn + unsigned(i), 0, zeroes, kPageBytes) < 0) return -1;
   return 0;
 }
+
+// XEN_DOMCTL_setvcpuaffinity / getvcpuaffinity: both bitmaps are xc_get_cpumap_size bytes
+// (nr_bits its multiple of 8), bounced both ways for a set (the effective masks come back).
+static int vcpu_affinity(xc_interface* xch, uint32_t cmd, uint32_t domid, int vcpu, xc_cpumap_t hard, xc_cpumap_t soft,
+                         uint32_t flags) {
+  int cpusize = xc_get_cpumap_size(xch);
+  if (cpusize <= 0) {
+    perror(xch, "Could not get cpumap size");
+    return -1;
+  }
+  const Bounce::Direction direction = cmd == XEN_DOMCTL_setvcpuaffinity ? Bounce::both : Bounce::out;
+  Bounce hard_bounce(xch, hard, size_t(cpusize), direction);
+  Bounce soft_bounce(xch, soft, size_t(cpusize), direction);
+  if (hard_bounce.prepare() < 0 || soft_bounce.prepare() < 0) {
+    perror(xch, "Could not allocate hcall buffers for DOMCTL_%svcpuaffinity",
+           cmd == XEN_DOMCTL_setvcpuaffinity ? "set" : "get");
+    return -1;
+  }
+  xen_domctl_t domctl = domctl_for(cmd, domid);
+  domctl.u.vcpuaffinity.vcpu = uint32_t(vcpu);
+  domctl.u.vcpuaffinity.flags = flags;
+  set_handle(domctl.u.vcpuaffinity.cpumap_hard.bitmap, hard_bounce.address());
+  domctl.u.vcpuaffinity.cpumap_hard.nr_bits = uint32_t(cpusize) * 8;
+  set_handle(domctl.u.vcpuaffinity.cpumap_soft.bitmap, soft_bounce.address());
+  domctl.u.vcpuaffinity.cpumap_soft.nr_bits = uint32_t(cpusize) * 8;
+  int rc = do_domctl(xch, domctl);
+  int saved = errno;
+  hard_bounce.finish();
+  soft_bounce.finish();
+  errno = saved;
+  return rc;
+}
+
+int xc_vcpu_setaffinity(xc_interface* xch, uint32_t domid, int vcpu, xc_cpumap_t cpumap_hard_inout,
+                        xc_cpumap_t cpumap_soft_inout, uint32_t flags) {
+  return vcpu_affinity(xch, XEN_DOMCTL_setvcpuaffinity, domid, vcpu, cpumap_hard_inout, cpumap_soft_inout, flags);
+}
+
+int xc_vcpu_getaffinity(xc_interface* xch, uint32_t domid, int vcpu, xc_cpumap_t cpumap_hard, xc_cpumap_t cpumap_soft,
+                        uint32_t flags) {
+  return vcpu_affinity(xch, XEN_DOMCTL_getvcpuaffinity, domid, vcpu, cpumap_hard, cpumap_soft, flags);
+}

@@ -87,3 +87,37 @@ xc_cpumap_t xc_cpumap_alloc(xc_interface* xch) {
 void xc_cpumap_clearcpu(int cpu, xc_cpumap_t map) { map[cpu / 8] &= uint8_t(~(1u << (cpu % 8))); }
 void xc_cpumap_setcpu(int cpu, xc_cpumap_t map) { map[cpu / 8] |= uint8_t(1u << (cpu % 8)); }
 int xc_cpumap_testcpu(int cpu, xc_cpumap_t map) { return (map[cpu / 8] >> (cpu % 8)) & 1; }
+
+// XEN_SYSCTL_cputopoinfo: *max_cpus entries into cputopo (null: only the count), *max_cpus
+// set to what the hypervisor answers (xen/sysctl.h's num_cpus rules).
+int xc_cputopoinfo(xc_interface* xch, unsigned* max_cpus, xc_cputopo_t* cputopo) {
+  Bounce bounce(xch, cputopo, size_t(*max_cpus) * sizeof(*cputopo), Bounce::out);
+  if (bounce.prepare() < 0) return -1;
+  xen_sysctl_t sysctl{};
+  sysctl.cmd = XEN_SYSCTL_cputopoinfo;
+  sysctl.u.cputopoinfo.num_cpus = *max_cpus;
+  set_handle(sysctl.u.cputopoinfo.cputopo, bounce.address());
+  int rc = do_sysctl(xch, sysctl);
+  if (rc == 0) *max_cpus = sysctl.u.cputopoinfo.num_cpus;
+  int saved = errno;
+  if (bounce.finish() < 0 && rc == 0) return -1;
+  errno = saved;
+  return rc;
+}
+
+// XEN_SYSCTL_getcpuinfo: each CPU's idle time (ns), up to max_cpus; *nr_cpus the count written
+// (set whatever the call's result, as Xen's).
+int xc_getcpuinfo(xc_interface* xch, int max_cpus, xc_cpuinfo_t* info, int* nr_cpus) {
+  Bounce bounce(xch, info, size_t(max_cpus > 0 ? max_cpus : 0) * sizeof(*info), Bounce::out);
+  if (bounce.prepare() < 0) return -1;
+  xen_sysctl_t sysctl{};
+  sysctl.cmd = XEN_SYSCTL_getcpuinfo;
+  sysctl.u.getcpuinfo.max_cpus = uint32_t(max_cpus);
+  set_handle(sysctl.u.getcpuinfo.info, bounce.address());
+  int rc = do_sysctl(xch, sysctl);
+  int saved = errno;
+  bounce.finish();
+  if (nr_cpus) *nr_cpus = int(sysctl.u.getcpuinfo.nr_cpus);
+  errno = saved;
+  return rc;
+}

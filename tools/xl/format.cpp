@@ -87,7 +87,22 @@ std::string vcpu_row(const VcpuRow& v, uint32_t nr_cpus) {
   row += printf_string("%9.1f  ", seconds_of(v.cpu_time_ns));
   std::vector<uint32_t> all;
   for (uint32_t c = 0; c < nr_cpus; ++c) all.push_back(c);
-  return row + cpu_bitmap(v.affinity, nr_cpus) + " / " + cpu_bitmap(all, nr_cpus) + "\n";
+  return row + cpu_bitmap(v.affinity, nr_cpus) + " / " + cpu_bitmap(v.has_soft ? v.affinity_soft : all, nr_cpus) + "\n";
+}
+
+std::string cpupool_header(bool cpu_list) {
+  return printf_string("%-19s", "Name") + (cpu_list ? "CPU list\n" : "CPUs   Sched     Active   Domain count\n");
+}
+
+std::string cpupool_row(const CpupoolRow& pool, bool cpu_list) {
+  std::string row = printf_string("%-19s", pool.name.c_str());
+  if (cpu_list) {
+    for (size_t i = 0; i < pool.cpus.size(); ++i) row += (i ? "," : "") + std::to_string(pool.cpus[i]);
+  } else {
+    row += printf_string("%3d %9s       y       %4d", static_cast<int>(pool.cpus.size()), pool.sched.c_str(),
+                         static_cast<int>(pool.n_dom));
+  }
+  return row + "\n";
 }
 
 std::string cpu_bitmap(const std::vector<uint32_t>& cpus, uint32_t nr_cpus) {

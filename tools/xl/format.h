@@ -32,7 +32,16 @@ struct VcpuRow {
   uint32_t cpu = 0;
   bool online = false, running = false, blocked = false;
   uint64_t cpu_time_ns = 0;
-  std::vector<uint32_t> affinity;  // the physical CPUs the vCPU may run on
+  std::vector<uint32_t> affinity;       // the physical CPUs the vCPU may run on (hard affinity)
+  std::vector<uint32_t> affinity_soft;  // those it prefers (soft affinity)
+  bool has_soft = false;                // the daemon said (an older one did not: "all")
+};
+
+struct CpupoolRow {
+  std::string name;
+  std::vector<uint32_t> cpus;
+  std::string sched;
+  uint32_t n_dom = 0;
 };
 
 // `xl list`: the header, and a row with the six state letters r b p s <reason> d.
@@ -43,6 +52,10 @@ std::string state_letters(const DomainRow& d);
 // `xl vcpu-list`.
 std::string vcpu_list_header();
 std::string vcpu_row(const VcpuRow& v, uint32_t nr_cpus);
+
+// `xl cpupool-list` (xl_cpupool.c's main_cpupoollist): with `cpu_list` (-c) the CPU list column.
+std::string cpupool_header(bool cpu_list);
+std::string cpupool_row(const CpupoolRow& pool, bool cpu_list);
 
 // xl's print_bitmap: "all", "none", or ranges "0-2,5" over `nr_cpus` bits.
 std::string cpu_bitmap(const std::vector<uint32_t>& cpus, uint32_t nr_cpus);

@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "tools/xl/client.h"
+#include "tools/xl/config/cpu_range.h"
 #include "tools/xl/config/domain_config.h"
 #include "tools/xl/format.h"
 #include "tools/xl/model.h"
@@ -414,6 +415,119 @@ int cmd_vcpu_list(const std::vector<std::string>& args) {
   return 0;
 }
 
+// The host's CPU count as libxl sizes a cpumap (physinfo's max_cpu_id + 1).
+uint32_t host_max_cpus(Client& client) {
+  const Json info = checked(client, {{"op", "info"}});
+  return info.value("max_cpu_id", 0u) + 1;
+}
+
+// xl vcpu-pin [-f] <Domain> <VCPU|all> <Hard affinity|-> [Soft affinity|-], as Xen 4.17's
+// main_vcpupin: the lists in parse_cpurange's syntax, "-" leaves that affinity alone.
+int cmd_vcpu_pin(const std::vector<std::string>& args) {
+  ParsedOptions p = options(args, "vcpu-pin", "f", {{"force", false, 'f'}}, 3);
+  const bool force = p.has('f');
+  Client client = connect();
+  const DomainRow d = find_domain(client, p.operands[0]);
+  const std::string& vcpu = p.operands[1];
+  const std::string& hard_text = p.operands[2];
+  const std::optional<std::string> soft_text =
+      p.operands.size() > 3 ? std::optional<std::string>(p.operands[3]) : std::nullopt;
+  char* end = nullptr;
+  const long vcpuid = std::strtol(vcpu.c_str(), &end, 10);
+  const bool all = end == vcpu.c_str() || vcpuid < 0;
+  if (all) {
+    if (vcpu != "all") fail("Error: Invalid argument " + vcpu + " as VCPU.\n");
+    if (force) fail("Error: --force and 'all' as VCPU not allowed.\n");
+  }
+  const uint32_t max_cpus = host_max_cpus(client);
+  auto parse = [&](const std::string& text) -> Json {
+    if (text == "-") return nullptr;
+    std::string error;
+    auto cpus = cfg::parse_cpu_range(text, max_cpus, error);
+    if (!cpus) fail(error + "\n");
+    Json list = Json::array();
+    for (uint32_t cpu : *cpus) list.push_back(cpu);
+    return list;
+  };
+  const Json hard = parse(hard_text);
+  const Json soft = soft_text ? parse(*soft_text) : Json(nullptr);
+  if (g_dryrun) {
+    const uint32_t nr_cpus = checked(client, {{"op", "info"}}).value("nr_cpus", 1u);
+    auto cpus_of = [](const Json& list) {
+      std::vector<uint32_t> cpus;
+      for (const Json& c : list) cpus.push_back(c.get<uint32_t>());
+      return cpus;
+    };
+    std::printf("cpumap: %s", hard.is_null() ? "-" : cpu_bitmap(cpus_of(hard), nr_cpus).c_str());
+    if (!soft.is_null()) std::printf(" %s", cpu_bitmap(cpus_of(soft), nr_cpus).c_str());
+    std::printf("\n");
+    return 0;
+  }
+  Json request = {{"op", "vcpu_pin"}, {"dom", domid_text(d)}, {"hard", hard}, {"soft", soft}};
+  if (all)
+    request["vcpu"] = "all";
+  else
+    request["vcpu"] = static_cast<uint64_t>(vcpuid);
+  const Json answer = client.call(request);
+  if (answer.value("ok", false)) return 0;
+  // libxl logs the failed call, xl says which vCPU; for "all", xl goes on with status 0.
+  std::fprintf(stderr, "libxl: error: Domain %u:%s\n", d.domid, answer.value("error", std::string()).c_str());
+  if (all) {
+    std::fprintf(stderr, "Could not set affinity.\n");
+    return 0;
+  }
+  fail("Could not set affinity for vcpu `" + std::to_string(vcpuid) + "'.\n");
+}
+
+// xl vcpu-set [-i] <Domain> <vCPUs>: libxl_set_vcpuonline for a PV domain, which writes each
+// vCPU's cpu/<i>/availability ("online" for the first N, "offline" for the rest) in the store;
+// the guest brings its vCPUs up and down itself. More than the host's CPUs is refused unless
+// -i (--ignore-host), more than the domain's maximum fails.
+int cmd_vcpu_set(const std::vector<std::string>& args) {
+  ParsedOptions p = options(args, "vcpu-set", "i", {{"ignore-host", false, 'i'}}, 2);
+  Client client = connect();
+  const DomainRow d = find_domain(client, p.operands[0]);
+  const std::string& text = p.operands[1];
+  char* end = nullptr;
+  const unsigned long wanted = std::strtoul(text.c_str(), &end, 10);
+  if (end == text.c_str() || wanted > 0x7fffffffUL) fail("Error: Invalid argument.\n");
+  if (!p.has('i')) {
+    const uint32_t host_cpus = host_max_cpus(client);
+    if (wanted > d.vcpus_online && wanted > host_cpus)
+      fail("You are overcommmitting! You have " + std::to_string(host_cpus) + " physical CPUs and want " +
+           std::to_string(wanted) + " vCPUs! Aborting, use --ignore-host to  continue\n");
+  }
+  if (wanted > d.vcpus) {
+    std::fprintf(stderr, "libxl: error: Domain %u:Requested %lu VCPUs, however maxcpus is %u!\n", d.domid, wanted,
+                 d.vcpus);
+    fail("libxl_set_vcpuonline failed domid=" + std::to_string(d.domid) + " max_vcpus=" + std::to_string(wanted) +
+         ", rc: -3\n");
+  }
+  for (uint32_t i = 0; i < d.vcpus; ++i) {
+    const std::string path = "/local/domain/" + std::to_string(d.domid) + "/cpu/" + std::to_string(i) + "/availability";
+    checked(client, {{"op", "xenstore_write"}, {"path", path}, {"value", i < wanted ? "online" : "offline"}});
+  }
+  return 0;
+}
+
+// xl cpupool-list [-c] [Pool]: the one pool, Pool-0.
+int cmd_cpupool_list(const std::vector<std::string>& args) {
+  ParsedOptions p = options(args, "cpupool-list", "c", {{"cpus", false, 'c'}}, 0);
+  const bool cpu_list = p.has('c');
+  Client client = connect();
+  const std::vector<CpupoolRow> pools = cpupool_rows(checked(client, {{"op", "cpupool_list"}}));
+  if (!p.operands.empty()) {
+    bool known = false;
+    for (const CpupoolRow& pool : pools) known = known || pool.name == p.operands[0];
+    if (!known) fail("Pool '" + p.operands[0] + "' does not exist\n");
+  }
+  std::string out = cpupool_header(cpu_list);
+  for (const CpupoolRow& pool : pools)
+    if (p.operands.empty() || pool.name == p.operands[0]) out += cpupool_row(pool, cpu_list);
+  std::fputs(out.c_str(), stdout);
+  return 0;
+}
+
 std::string clock_text(std::time_t now) {
   char buf[32];
   std::tm tm{};
@@ -608,6 +722,13 @@ const std::vector<Command>& commands() {
       {"mem-max", cmd_mem_max, false, false, "Set the maximum amount reservation for a domain",
        "<Domain> <MemMB['b'[bytes]|'k'[KB]|'m'[MB]|'g'[GB]|'t'[TB]]>", nullptr},
       {"vcpu-list", cmd_vcpu_list, false, false, "List the VCPUs for all/some domains", "[Domain, ...]", nullptr},
+      {"vcpu-pin", cmd_vcpu_pin, true, true, "Set which CPUs a VCPU can use",
+       "[option] <Domain> <VCPU|all> <Hard affinity|-|all> <Soft affinity|-|all>",
+       "-f, --force        undo an override pinning done by the kernel"},
+      {"vcpu-set", cmd_vcpu_set, true, false, "Set the number of active VCPUs allowed for the domain",
+       "[option] <Domain> <vCPUs>", "-i, --ignore-host  Don't limit the vCPU based on the host CPU count"},
+      {"cpupool-list", cmd_cpupool_list, false, false, "List CPU pools on host", "[-c|--cpus] [<CPU Pool>]",
+       "-c, --cpus                     Output list of CPUs used by a pool"},
       {"info", cmd_info, false, false, "Get information about Xen host", "-n, --numa         (accepted, no NUMA here)",
        nullptr},
       {"domid", cmd_domid, false, false, "Convert a domain name to domain id", "<DomainName>", nullptr},

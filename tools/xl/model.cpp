@@ -27,6 +27,9 @@ std::string text_of(const Json& v) {
   return v.dump();
 }
 
+// A CPU number in an answer: a non-negative integer (parsed text gives unsigned ones).
+bool is_cpu_number(const Json& c) { return c.is_number_unsigned() || (c.is_number_integer() && c.get<int64_t>() >= 0); }
+
 }  // namespace
 
 DomainRow domain_row(const Json& j) {
@@ -74,8 +77,33 @@ VcpuRow vcpu_row_of(const Json& j) {
   const auto a = j.find("affinity");
   if (a != j.end() && a->is_array())
     for (const auto& c : *a)
-      if (c.is_number_unsigned()) v.affinity.push_back(c.get<uint32_t>());
+      if (is_cpu_number(c)) v.affinity.push_back(c.get<uint32_t>());
+  const auto soft = j.find("affinity_soft");
+  if (soft != j.end() && soft->is_array()) {
+    v.has_soft = true;
+    for (const auto& c : *soft)
+      if (is_cpu_number(c)) v.affinity_soft.push_back(c.get<uint32_t>());
+  }
   return v;
+}
+
+std::vector<CpupoolRow> cpupool_rows(const Json& answer) {
+  std::vector<CpupoolRow> rows;
+  const auto pools = answer.find("pools");
+  if (pools == answer.end() || !pools->is_array()) return rows;
+  for (const Json& p : *pools) {
+    if (!p.is_object()) continue;
+    CpupoolRow row;
+    row.name = field<std::string>(p, "name");
+    row.sched = field<std::string>(p, "sched");
+    row.n_dom = field<uint32_t>(p, "n_dom");
+    const auto cpus = p.find("cpus");
+    if (cpus != p.end() && cpus->is_array())
+      for (const auto& c : *cpus)
+        if (is_cpu_number(c)) row.cpus.push_back(c.get<uint32_t>());
+    rows.push_back(std::move(row));
+  }
+  return rows;
 }
 
 std::vector<std::pair<std::string, std::string>> info_fields(const Json& answer) {
@@ -130,6 +158,19 @@ Json create_config(const cfg::DomainConfig& d) {
             {"vcpus", d.vcpus},         {"maxvcpus", d.maxvcpus}, {"on_poweroff", d.on_poweroff},
             {"on_reboot", d.on_reboot}, {"on_crash", d.on_crash}, {"uuid", d.uuid}};
   if (!d.ptwr_mode.empty()) c["ptwr_mode"] = d.ptwr_mode;
+  // cpus / cpus_soft as written: a string, or a list of strings (one per vCPU).
+  auto affinity = [&](const char* key, const cfg::CpuAffinity& a) {
+    if (!a.given) return;
+    if (!a.per_vcpu) {
+      c[key] = a.lists.empty() ? std::string() : a.lists[0];
+      return;
+    }
+    Json list = Json::array();
+    for (const std::string& item : a.lists) list.push_back(item);
+    c[key] = list;
+  };
+  affinity("cpus", d.cpus);
+  affinity("cpus_soft", d.cpus_soft);
   return c;
 }
 

@@ -21,6 +21,7 @@ inline constexpr int kProtocolVersion = 1;
 DomainRow domain_row(const Json& domain);
 std::vector<DomainRow> domain_rows(const Json& answer);  // a `list` answer
 VcpuRow vcpu_row_of(const Json& vcpu);
+std::vector<CpupoolRow> cpupool_rows(const Json& answer);  // a `cpupool_list` answer
 
 // The `info` answer's fields in xl info's order, as text (numbers printed as integers).
 std::vector<std::pair<std::string, std::string>> info_fields(const Json& answer);

@@ -4,6 +4,7 @@
 set(XL_PURE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/config/xl_cfg.cpp
   ${CMAKE_CURRENT_LIST_DIR}/config/domain_config.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/config/cpu_range.cpp
   ${CMAKE_CURRENT_LIST_DIR}/format.cpp
   ${CMAKE_CURRENT_LIST_DIR}/model.cpp
   ${CMAKE_CURRENT_LIST_DIR}/options.cpp

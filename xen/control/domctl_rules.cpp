@@ -30,6 +30,8 @@ bool domctl_served(uint32_t cmd) {
     case XEN_DOMCTL_getdomaininfo:
     case XEN_DOMCTL_max_mem:
     case XEN_DOMCTL_getvcpuinfo:
+    case XEN_DOMCTL_setvcpuaffinity:
+    case XEN_DOMCTL_getvcpuaffinity:
     case XEN_DOMCTL_max_vcpus:
     case XEN_DOMCTL_setdomainhandle:
     case XEN_DOMCTL_createdomain:

@@ -17,6 +17,8 @@ struct MachineFacts {
   bool pv = true, hvm = false, hap = false, shadow = false;
 };
 
+// The CPU fields from `facts` (one CPU by default); hypercall/sysctl.cpp then fills them from the
+// machine's topology (control/cpu_topology.h's fill_physinfo_cpus).
 void fill_physinfo(const MachineFacts& facts, xen_sysctl_physinfo& info);
 
 // Xen's hap_paddr_bits: CPUID 0x80000008 EAX bits 23:16 (guest physical width), else bits

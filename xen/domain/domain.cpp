@@ -3,6 +3,7 @@
 #include "abi/xen_abi.h"
 #include <xen/sched.h>
 #include "arch/x86/cpu/fpu.h"
+#include "arch/x86/platform/smp_boot.h"
 #include "console/console.h"
 #include "memory/boot_memory.h"
 #include "mm/domain_identity.h"
@@ -91,6 +92,11 @@ Domain* create(domid_t id, bool privileged) {
     d.vcpus[i].domain = &d;
     d.vcpus[i].id = i;
     fpu::initial_state(d.vcpus[i].fpu_state);
+    // Xen's defaults: every CPU (reported as the nr_cpu_ids listed), dom0's hard mask the
+    // online CPUs (sched_setup_dom0_vcpus); the same when maxcpus= leaves none down.
+    const CpuMask every = CpuMask::first(smp_boot::possible_cpus()) | smp_boot::online_mask();
+    d.vcpus[i].hard_affinity = privileged ? smp_boot::online_mask() : every;
+    d.vcpus[i].soft_affinity = every;
   }
   return &d;
 }

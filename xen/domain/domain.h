@@ -8,6 +8,7 @@
 #include "abi/xen_abi.h"
 #include <xen/xen.h>
 #include <xen/event_channel.h>
+#include "arch/x86/cpu/cpu_mask.h"
 #include "arch/x86/cpu/trap_frame.h"
 #include "control/domain_config.h"
 #include "control/domain_teardown.h"
@@ -82,6 +83,16 @@ struct Vcpu {
   uint64_t last_periodic_ns = 0;
   uint64_t next_periodic_ns = 0;
   Runstate runstate;
+  // The physical CPU it runs on or last ran on (Xen's v->processor; getvcpuinfo's cpu). 0 until
+  // the SMP scheduler places vCPUs on other CPUs.
+  unsigned processor = 0;
+  // XEN_DOMCTL_setvcpuaffinity's masks (control/vcpu_affinity.h): where it may run (hard) and
+  // where it prefers to (soft). At creation every CPU the firmware lists, dom0's hard mask the
+  // online ones (Xen's defaults; the same when every CPU is up). The hard mask may name CPUs
+  // that are not online (Xen keeps them) but always names an online one: the scheduler honours
+  // hard_affinity & the online CPUs.
+  CpuMask hard_affinity;
+  CpuMask soft_affinity;
   // VCPUOP_register_runstate_memory_area: where the guest wants its vcpu_runstate_info
   // (0: nowhere), rewritten whenever the vCPU is switched in or out (domain/runstate_area).
   uint64_t runstate_area = 0;

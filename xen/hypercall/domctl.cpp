@@ -2,13 +2,15 @@
 // (xen/domctl.h, interface version 0x15) and answers. The rules are pure (control/); this is
 // the glue: copy in, look up, apply to the Domain, copy back where Xen copies back.
 // Served: createdomain, destroydomain, getdomaininfo, pausedomain / unpausedomain, max_mem,
-// max_vcpus, setdomainhandle, getvcpuinfo, setvcpucontext / getvcpucontext, set_address_size /
-// get_address_size, hypercall_init (hypercall/domain_lifecycle), and ours, outside Xen's numbers:
+// max_vcpus, setdomainhandle, getvcpuinfo, setvcpuaffinity / getvcpuaffinity, setvcpucontext / getvcpucontext,
+// set_address_size / get_address_size, hypercall_init (hypercall/domain_lifecycle), and ours, outside Xen's numbers:
 // the ptwr mode (hypercall/ptwr_mode_switch). Xen's other sub-ops are
 // -EOPNOTSUPP, numbers it does not know -ENOSYS.
 #include "control/control_abi.h"
 #include "control/domctl_rules.h"
 #include "control/vcpu_context.h"
+#include "control/vcpu_affinity.h"
+#include "arch/x86/platform/smp_boot.h"
 #include "domain/domain.h"
 #include "hypercall/domain_control.h"
 #include "hypercall/domain_lifecycle.h"
@@ -39,8 +41,75 @@ long get_vcpu_info(Domain& domain, xen_domctl_getvcpuinfo& info) {
   info.blocked = vcpu.blocked;
   info.running = domains::current() == &vcpu;
   info.cpu_time = scheduler::running_ns(vcpu);
-  info.cpu = 0;
+  info.cpu = vcpu.processor;
   return 0;
+}
+
+// A guest bitmap as a CPU mask (Xen's xenctl_bitmap_to_bitmap over nr_cpu_ids bits).
+long read_cpu_bitmap(Vcpu& caller, const xenctl_bitmap& bitmap, uint32_t nr_cpu_ids, CpuMask& mask) {
+  uint8_t bytes[CpuMask::capacity / 8] = {};
+  uint32_t count = control::bitmap_read_bytes(bitmap.nr_bits, nr_cpu_ids);
+  if (count > sizeof(bytes)) count = sizeof(bytes);
+  if (count && !guest_memory::copy_from(caller, bytes, uint64_t(bitmap.bitmap.p), count)) return -XEN_EFAULT;
+  mask = control::mask_from_bitmap(bytes, bitmap.nr_bits, nr_cpu_ids);
+  return 0;
+}
+
+// A CPU mask into a guest bitmap of its nr_bits (Xen's bitmap_to_xenctl_bitmap: our
+// nr_cpu_ids bits, then zero bytes to the end of the caller's bitmap).
+long write_cpu_bitmap(Vcpu& caller, const xenctl_bitmap& bitmap, uint32_t nr_cpu_ids, CpuMask mask) {
+  const uint64_t address = uint64_t(bitmap.bitmap.p);
+  const uint32_t total = control::bitmap_write_bytes(bitmap.nr_bits);
+  uint8_t chunk[64];
+  control::bitmap_from_mask(mask, nr_cpu_ids, chunk, sizeof(chunk));  // CpuMask's 64 CPUs fit in 8 bytes
+  for (uint32_t done = 0; done < total;) {
+    uint32_t count = total - done < sizeof(chunk) ? total - done : uint32_t(sizeof(chunk));
+    if (!guest_memory::copy_to(caller, address + done, chunk, count)) return -XEN_EFAULT;
+    if (done == 0) __builtin_memset(chunk, 0, sizeof(chunk));
+    done += count;
+  }
+  return 0;
+}
+
+// XEN_DOMCTL_setvcpuaffinity / getvcpuaffinity (control/vcpu_affinity.h), in Xen's order: the
+// hard mask read, checked, applied and answered, then the soft one; a soft bitmap that cannot be
+// read puts the old hard mask back. An answer that cannot be written is -EFAULT after the change.
+long vcpu_affinity(Vcpu& caller, Domain& target, uint32_t cmd, xen_domctl_vcpuaffinity& request) {
+  Vcpu* vcpu = target.vcpu(request.vcpu);
+  if (long error = control::check_vcpu_affinity_request(request.vcpu, target.max_vcpus, vcpu != nullptr, request.flags,
+                                                        request.cpumap_hard.bitmap.p == nullptr,
+                                                        request.cpumap_soft.bitmap.p == nullptr))
+    return error;
+  const uint32_t nr_cpu_ids = smp_boot::possible_cpus();
+  const bool hard = request.flags & XEN_VCPUAFFINITY_HARD, soft = request.flags & XEN_VCPUAFFINITY_SOFT;
+  long result = 0;
+  if (cmd == XEN_DOMCTL_getvcpuaffinity) {
+    if (hard) result = write_cpu_bitmap(caller, request.cpumap_hard, nr_cpu_ids, vcpu->hard_affinity);
+    if (soft) result = write_cpu_bitmap(caller, request.cpumap_soft, nr_cpu_ids, vcpu->soft_affinity);
+    return result;
+  }
+  const CpuMask online = smp_boot::online_mask(), old_hard = vcpu->hard_affinity;
+  if (hard) {
+    CpuMask given;
+    if (long error = read_cpu_bitmap(caller, request.cpumap_hard, nr_cpu_ids, given)) return error;
+    control::AffinityChange change =
+        control::set_vcpu_affinity(vcpu->hard_affinity, vcpu->soft_affinity, XEN_VCPUAFFINITY_HARD, given, {}, online);
+    if (change.error) return change.error;
+    vcpu->hard_affinity = change.hard;
+    result = write_cpu_bitmap(caller, request.cpumap_hard, nr_cpu_ids, change.hard_out);
+  }
+  if (soft) {
+    CpuMask given;
+    if (long error = read_cpu_bitmap(caller, request.cpumap_soft, nr_cpu_ids, given)) {
+      vcpu->hard_affinity = old_hard;
+      return error;
+    }
+    control::AffinityChange change =
+        control::set_vcpu_affinity(vcpu->hard_affinity, vcpu->soft_affinity, XEN_VCPUAFFINITY_SOFT, {}, given, online);
+    vcpu->soft_affinity = change.soft;
+    result = write_cpu_bitmap(caller, request.cpumap_soft, nr_cpu_ids, change.soft_out);
+  }
+  return result;
 }
 
 long create_domain(xen_domctl_t& op) {
@@ -103,6 +172,8 @@ long run(Vcpu& caller, xen_domctl_t& op, Domain* target) {
       __builtin_memcpy(target->handle, op.u.setdomainhandle.handle, sizeof(target->handle));
       return 0;
     case XEN_DOMCTL_getvcpuinfo: return get_vcpu_info(*target, op.u.getvcpuinfo);
+    case XEN_DOMCTL_setvcpuaffinity:
+    case XEN_DOMCTL_getvcpuaffinity: return vcpu_affinity(caller, *target, op.cmd, op.u.vcpuaffinity);
     case XEN_DOMCTL_createdomain: return create_domain(op);
     case XEN_DOMCTL_destroydomain: return domain_lifecycle::destroy(*target, caller.domain, true);
     case XEN_DOMCTL_setvcpucontext: return set_vcpu_context(caller, *target, op.u.vcpucontext);

@@ -1,6 +1,7 @@
 // HYPERVISOR_sysctl: system-wide control operations for dom0's tools, refused (-EPERM) for
 // any other domain, with Xen 4.17's structures (xen/sysctl.h, interface version 0x15).
-// Served: readconsole (the console ring), getdomaininfolist, physinfo, sched_id, perfc_op
+// Served: readconsole (the console ring), getdomaininfolist, physinfo, cputopoinfo, getcpuinfo
+// (control/cpu_topology.h), sched_id, perfc_op
 // (software performance counters), tbuf_op (trace buffers) and our frame-table audit
 // (sysctl_pvhv_audit). Anything else is Xen's arch_do_sysctl answer, -ENOSYS.
 #include "control/control_abi.h"
@@ -10,6 +11,9 @@
 #include "console/console_ring.h"
 #include "control/domctl_rules.h"
 #include "control/physinfo.h"
+#include "control/cpu_topology.h"
+#include "arch/x86/platform/smp_boot.h"
+#include "time/idle_time.h"
 #include "domain/domain.h"
 #include "hypercall/domain_control.h"
 #include "memory/boot_memory.h"
@@ -152,6 +156,62 @@ void feature_words(uint32_t (&words)[8]) {
   if (max_extended >= 0x80000007) words[7] = cpu::cpuid(0x80000007).edx;
 }
 
+// The machine's CPUs as Xen derives their places: CPUID's topology shifts (the same on every
+// CPU QEMU gives) applied to each present CPU's APIC id (the MADT's, for one maxcpus= left down).
+control::CpuPlace cpu_places[CpuMask::capacity];
+control::CpuTopology machine_topology() {
+  control::TopologyCpuid id;
+  id.max_basic_leaf = cpu::cpuid(0).eax;
+  cpu::CpuidResult leaf1 = cpu::cpuid(1);
+  id.leaf1_ebx = leaf1.ebx;
+  id.leaf1_edx = leaf1.edx;
+  if (id.max_basic_leaf >= 4) id.leaf4_eax = cpu::cpuid(4, 0).eax;
+  if (id.max_basic_leaf >= 0xb) {
+    cpu::CpuidResult smt = cpu::cpuid(0xb, 0), core = cpu::cpuid(0xb, 1);
+    id.leafb0_eax = smt.eax;
+    id.leafb0_ebx = smt.ebx;
+    id.leafb0_ecx = smt.ecx;
+    id.leafb1_eax = core.eax;
+    id.leafb1_ebx = core.ebx;
+    id.leafb1_ecx = core.ecx;
+  }
+  control::TopologyShifts shifts = control::topology_shifts(id);
+  control::CpuTopology topology;
+  topology.online = smp_boot::online_mask();
+  topology.possible = smp_boot::possible_cpus();
+  topology.present = CpuMask::first(topology.possible) | topology.online;
+  for_each_cpu(topology.present,
+               [&](unsigned cpu) { cpu_places[cpu] = control::place_of(smp_boot::apic_id_of(cpu), shifts); });
+  topology.places = cpu_places;
+  return topology;
+}
+
+// XEN_SYSCTL_cputopoinfo: a null handle asks for the count; else up to num_cpus entries.
+long cputopoinfo(Vcpu& vcpu, xen_sysctl_cputopoinfo& op) {
+  control::CpuTopology topology = machine_topology();
+  uint64_t handle = uint64_t(op.cputopo.p);
+  control::CputopoPlan plan = control::plan_cputopoinfo(topology, op.num_cpus, handle == 0);
+  for (uint32_t cpu = 0; cpu < plan.write; ++cpu) {
+    xen_sysctl_cputopo_t entry = control::cputopo_entry(topology, cpu);
+    if (!guest_memory::write(vcpu, handle + uint64_t(cpu) * sizeof(entry), entry)) return -XEN_EFAULT;
+  }
+  op.num_cpus = plan.answered;
+  return 0;
+}
+
+// XEN_SYSCTL_getcpuinfo: each CPU's idle time (time/idle_time.h), up to max_cpus of them.
+long getcpuinfo(Vcpu& vcpu, xen_sysctl_getcpuinfo& op) {
+  control::CpuTopology topology = machine_topology();
+  uint32_t count = control::getcpuinfo_count(topology, op.max_cpus);
+  uint64_t handle = uint64_t(op.info.p), now = system_clock::now_ns();
+  for (uint32_t cpu = 0; cpu < count; ++cpu) {
+    xen_sysctl_cpuinfo_t info{topology.online.contains(cpu) ? idle_time::total_ns(cpu, now) : 0};
+    if (!guest_memory::write(vcpu, handle + uint64_t(cpu) * sizeof(info), info)) return -XEN_EFAULT;
+  }
+  op.nr_cpus = count;
+  return 0;
+}
+
 void physinfo(xen_sysctl_physinfo& op) {
   control::MachineFacts facts;
   facts.cpu_khz = uint32_t(system_clock::tsc_hz() / 1000);
@@ -160,6 +220,7 @@ void physinfo(xen_sysctl_physinfo& op) {
   facts.max_mfn = machine::nr_frames() - 1;
   feature_words(facts.hw_cap);
   control::fill_physinfo(facts, op);
+  control::fill_physinfo_cpus(machine_topology(), op);
 }
 
 long perfc_op(Vcpu& vcpu, xen_sysctl_perfc_op& op) {
@@ -191,6 +252,8 @@ long sysctl(Vcpu& vcpu, TrapFrame&, Arguments& args) {
       request.u.sched_id.sched_id = XEN_SCHEDULER_CREDIT2;
       result = 0;
       break;
+    case XEN_SYSCTL_cputopoinfo: result = cputopoinfo(vcpu, request.u.cputopoinfo); break;
+    case XEN_SYSCTL_getcpuinfo: result = getcpuinfo(vcpu, request.u.getcpuinfo); break;
     case XEN_SYSCTL_perfc_op: result = perfc_op(vcpu, request.u.perfc_op); break;
     case XEN_SYSCTL_tbuf_op: result = tbuf_op(vcpu, request.u.tbuf_op); break;
     case sysctl_pvhv_audit: {

@@ -15,6 +15,8 @@
 #include "console/serial.h"
 #include "domain/writable_page_tables_glue.h"
 #include "time/clock.h"
+#include "time/idle_time.h"
+#include "arch/x86/cpu/per_cpu.h"
 #include "trace/format/events.h"
 #include "tracing/trace_buffers.h"
 
@@ -168,13 +170,17 @@ bool scrub_while_idle() {
 // Nothing is runnable: the CPU belongs to the idle vCPU until an interrupt (a guest timer)
 // makes a vCPU runnable. The machine ends here once every domain has stopped.
 Vcpu* idle_until_runnable(Vcpu& previous) {
-  trace_switch(&previous, nullptr, system_clock::now_ns());
+  const uint64_t idle_from = system_clock::now_ns();
+  trace_switch(&previous, nullptr, idle_from);
+  idle_time::enter(per_cpu::this_cpu(), idle_from);  // getcpuinfo's idle time (time/idle_time.h)
   domains::set_current(nullptr);
   timers::reprogram();  // a guest's timer interrupts the scrubbing too (an interrupt reprograms it again)
   for (;;) {
     if (!domains::any_can_run()) end_with_paused_domains();
     if (Vcpu* next = pick_after(&previous)) {
-      trace_switch(nullptr, next, system_clock::now_ns());
+      const uint64_t idle_to = system_clock::now_ns();
+      idle_time::leave(per_cpu::this_cpu(), idle_to);
+      trace_switch(nullptr, next, idle_to);
       return next;
     }
     serial::poll();  // console output waiting for the line, a FIFO's worth per pass

@@ -136,8 +136,8 @@ Refusal mmuext_op(const uint64_t (&a)[5], const BufferTable& buffers) {
 }
 
 // What a domctl may do to dom0 (its `domain` 0): read what the toolstack lists (xl list,
-// vcpu-list) and pvhv's page-table write mode (xl ptwr-mode 0: a hypervisor policy dom0's
-// kernel runs under in every mode, as under the ptwr= boot option). Everything else would act
+// vcpu-list), pin its vCPUs (xl vcpu-pin 0, as Xen's toolstack may) and pvhv's page-table write mode (xl ptwr-mode 0: a
+// hypervisor policy dom0's kernel runs under in every mode, as under the ptwr= boot option). Everything else would act
 // on dom0's memory, vCPUs, scheduling or life (max_mem, hypercall_init, setvcpucontext, pause,
 // destroy...). createdomain's `domain` 0 asks for a new domain's id, not dom0. For a domctl,
 // DOMID_SELF names no domain (Xen looks it up by id alone: -ESRCH).
@@ -147,6 +147,7 @@ bool domctl_allowed_on_dom0(const xen_domctl_t& domctl) {
     case XEN_DOMCTL_getdomaininfo:
     case XEN_DOMCTL_getvcpuinfo:
     case XEN_DOMCTL_getvcpuaffinity:
+    case XEN_DOMCTL_setvcpuaffinity:  // xl vcpu-pin 0: where dom0's vCPUs run, nothing of its memory or life
     case XEN_DOMCTL_get_address_size: return true;
     case pvhv::xen_abi::kDomctlPtwrMode: {
       pvhv::xen_abi::DomctlPtwrMode body{};

@@ -40,6 +40,7 @@ bool selftest_run(const char* name) {
                                  {"emulation-caches", selftest_emulation_caches},
                                  {"domctl", selftest_domctl},
                                  {"domctl-domu", selftest_domctl_domu},
+                                 {"cpuinfo", selftest_cpuinfo},
                                  {"domctl-unprivileged", selftest_domctl_unprivileged},
                                  {"domctl-leave-paused", selftest_domctl_leave_paused},
                                  {"xdom-self", selftest_xdom_self},

@@ -116,7 +116,7 @@ class FakeDaemon:
             return {"ok": True, "version": 1, "daemon": "pvhvd", "hypervisor": "pvhv",
                     "hypervisor_version": "4.17.0", "started_ns": 1}
         if op in ("list", "destroy", "shutdown", "reboot", "pause", "unpause", "mem_max", "ptwr_mode",
-                  "console", "vcpu_list") and "dom" in r:
+                  "console", "vcpu_list", "vcpu_pin") and "dom" in r:
             d = self.find(r["dom"])
             if d is None:
                 return self.error(ESRCH, f"{r['dom']} is an invalid domain identifier (rc=-6)")
@@ -146,7 +146,8 @@ class FakeDaemon:
                 d["ptwr_mode"] = r["mode"]
             return {"ok": True, "mode": d["ptwr_mode"]}
         if op == "info":
-            return {"ok": True, "host": "pvhv-host", "nr_cpus": 2, "total_memory": 1024, "free_memory": 400,
+            return {"ok": True, "host": "pvhv-host", "nr_cpus": 2, "max_cpu_id": 1, "total_memory": 1024,
+                    "free_memory": 400,
                     "virt_caps": "pv", "xen_major": 4, "xen_minor": 17, "xen_extra": ".0",
                     "xen_version": "4.17.0", "xen_commandline": "ptwr=emulate console=com1"}
         if op == "dmesg":
@@ -156,6 +157,15 @@ class FakeDaemon:
             return {"ok": True, "vcpus": [{"domid": x["domid"], "name": x["name"], "vcpu": 0, "cpu": 0,
                                             "online": True, "running": x["running"], "blocked": x["blocked"],
                                             "cpu_time_ns": x["cpu_time_ns"], "affinity": [0, 1]} for x in ds]}
+        if op == "vcpu_pin":
+            if r["vcpu"] == 7:
+                return self.error(22, "Setting vcpu affinity: Invalid argument")
+            return {"ok": True, "vcpus": []}
+        if op == "cpupool_list":
+            return {"ok": True, "pools": [{"id": 0, "name": "Pool-0", "sched": "credit2", "cpus": [0, 1],
+                                           "n_dom": len(self.domains)}]}
+        if op == "xenstore_write":
+            return {"ok": True}
         if op == "trace_start":
             return {"ok": True}
         if op == "trace_stop":
@@ -398,6 +408,41 @@ class XlCli(unittest.TestCase):
         out, _ = self.ok("trace", "stop")
         self.assertEqual(out, "trace: 1234 records, 5 lost\n")
 
+    def test_vcpu_pin_set_cpupool_list(self):
+        self.ok("vcpu-pin", "0", "1", "1")
+        self.assertEqual(self.daemon.ops("vcpu_pin")[-1],
+                         {"id": self.daemon.ops("vcpu_pin")[-1]["id"], "op": "vcpu_pin", "dom": "0", "hard": [1],
+                          "soft": None, "vcpu": 1})
+        self.ok("vcpu-pin", "0", "all", "-", "all,^0")
+        last = self.daemon.ops("vcpu_pin")[-1]
+        self.assertEqual((last["vcpu"], last["hard"], last["soft"]), ("all", None, [1]))
+        r = self.xl("vcpu-pin", "0", "7", "0")
+        self.assertEqual((r.returncode, r.stderr.decode().splitlines()[-1]), (1, "Could not set affinity for vcpu `7'."))
+        r = self.xl("vcpu-pin", "0", "x", "0")
+        self.assertEqual((r.returncode, r.stderr), (1, b"Error: Invalid argument x as VCPU.\n"))
+        r = self.xl("vcpu-pin", "0", "0", "3-1")
+        self.assertEqual((r.returncode, r.stderr), (1, b"Invalid pcpu range: 3-1.\n"))
+        r = self.xl("vcpu-pin", "-f", "0", "all", "0")
+        self.assertEqual((r.returncode, r.stderr), (1, b"Error: --force and 'all' as VCPU not allowed.\n"))
+        out, _ = self.ok("-N", "vcpu-pin", "0", "0", "1", "0-1")
+        self.assertEqual(out, "cpumap: 1 all\n")
+        out, _ = self.ok("cpupool-list")
+        self.assertEqual(out, "Name               CPUs   Sched     Active   Domain count\n"
+                              f"Pool-0               2   credit2       y       {len(self.daemon.domains):4d}\n")
+        out, _ = self.ok("cpupool-list", "-c")
+        self.assertEqual(out, "Name               CPU list\nPool-0             0,1\n")
+        r = self.xl("cpupool-list", "Pool-9")
+        self.assertEqual((r.returncode, r.stderr), (1, b"Pool 'Pool-9' does not exist\n"))
+        self.ok("vcpu-set", "0", "1")
+        writes = [(w["path"], w["value"]) for w in self.daemon.ops("xenstore_write")]
+        self.assertEqual(writes, [("/local/domain/0/cpu/0/availability", "online")])
+        r = self.xl("vcpu-set", "0", "5")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn(b"You are overcommmitting! You have 2 physical CPUs and want 5 vCPUs!", r.stderr)
+        r = self.xl("vcpu-set", "-i", "0", "5")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn(b"Requested 5 VCPUs, however maxcpus is 1!", r.stderr)
+
     def test_commands_and_options_as_xl(self):
         r = self.xl("frobnicate")
         self.assertEqual((r.returncode, r.stderr), (1, b"command not implemented\n"))
@@ -408,7 +453,8 @@ class XlCli(unittest.TestCase):
         out, _ = self.ok("help")
         self.assertTrue(out.startswith("Usage xl [-vfNtT] <subcommand> [args]\n\nxl full list of subcommands:\n\n"))
         for command in ("create", "list", "destroy", "shutdown", "reboot", "pause", "unpause", "console", "info",
-                        "dmesg", "vcpu-list", "uptime", "domid", "domname", "mem-max", "top", "ptwr-mode", "trace"):
+                        "dmesg", "vcpu-list", "vcpu-pin", "vcpu-set", "cpupool-list", "uptime", "domid", "domname",
+                        "mem-max", "top", "ptwr-mode", "trace"):
             self.assertRegex(out, rf"\n {command} +\S")
         out, _ = self.ok("list", "-h")
         self.assertTrue(out.startswith("Usage: xl [-vtT] list [options] [Domain]\n"))

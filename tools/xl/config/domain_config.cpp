@@ -2,6 +2,8 @@
 // the keys, so that its messages come in its order.
 #include "tools/xl/config/domain_config.h"
 
+#include "tools/xl/config/cpu_range.h"
+
 #include <cstring>
 #include <set>
 
@@ -44,6 +46,8 @@ class Resolver {
     if (maxvcpus < vcpus) stop("xl: maxvcpus < vcpus\n");
     d.vcpus = vcpus > 0 ? vcpus : 1;
     d.maxvcpus = maxvcpus > 0 ? maxvcpus : 1;
+    d.cpus = affinity("cpus", d.maxvcpus);
+    d.cpus_soft = affinity("cpus_soft", d.maxvcpus);
     if (d.memory_mib <= 0 || d.maxmem_mib <= 0) stop("xl: memory and maxmem must be at least 1 MiB\n");
     d.on_poweroff = action("on_poweroff", "destroy");
     d.on_reboot = action("on_reboot", "restart");
@@ -79,6 +83,32 @@ class Resolver {
     if (get_string(config_, key, value, report_) != Lookup::kFound) value = fallback;
     if (!is_shutdown_action(value)) stop(std::string("Unknown ") + key + " action \"" + value + "\" specified\n");
     return value;
+  }
+
+  // xl's parse_vcpu_affinity: a string for every vCPU, or a list with one string per vCPU
+  // (entries beyond maxvcpus ignored); a list of the wrong shape or a bad range stops xl.
+  CpuAffinity affinity(const char* key, long maxvcpus) {
+    CpuAffinity a;
+    const Setting* setting = config_.find(key);
+    if (!setting) return a;
+    a.given = true;
+    std::string error;
+    auto check = [&](const std::string& text) {
+      if (!parse_cpu_range(text, kMaxCpusForSyntax, error)) stop(error + "\n");
+    };
+    if (!setting->value.is_list()) {
+      check(setting->value.string);
+      a.lists.push_back(setting->value.string);
+      return a;
+    }
+    a.per_vcpu = true;
+    for (const Value& item : setting->value.list) {
+      if (long(a.lists.size()) >= maxvcpus) break;
+      if (item.is_list()) stop(std::string("Unable to parse ") + key + " list\n");
+      check(item.string);
+      a.lists.push_back(item.string);
+    }
+    return a;
   }
 
   // xl's composition: cmdline wins over root= and extra=, which make "root=R E".
@@ -117,8 +147,8 @@ bool is_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
 
 const std::vector<std::string_view>& known_keys() {
   static const std::vector<std::string_view> keys = {
-      "name",   "type",  "kernel",   "ramdisk",     "cmdline",   "root",     "extra", "memory",
-      "maxmem", "vcpus", "maxvcpus", "on_poweroff", "on_reboot", "on_crash", "uuid",  "ptwr_mode"};
+      "name",  "type",     "kernel",      "ramdisk",   "cmdline",  "root", "extra",     "memory", "maxmem",
+      "vcpus", "maxvcpus", "on_poweroff", "on_reboot", "on_crash", "uuid", "ptwr_mode", "cpus",   "cpus_soft"};
   return keys;
 }
 

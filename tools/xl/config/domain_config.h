@@ -1,6 +1,6 @@
 // The PV domain an xl.cfg describes, resolved as Xen 4.17's xl (parse_config_data) and libxl's
 // defaults resolve it: name, type (PV only here), kernel, ramdisk, cmdline composed from
-// cmdline / root / extra, memory and maxmem (MiB), vcpus and maxvcpus, the on_poweroff /
+// cmdline / root / extra, memory and maxmem (MiB), vcpus and maxvcpus, cpus and cpus_soft, the on_poweroff /
 // on_reboot / on_crash actions, uuid, and pvhv's own ptwr_mode. Pure: the messages xl would
 // print go into `report`; a refusal carries xl's exit status.
 #pragma once
@@ -12,6 +12,15 @@
 #include "tools/xl/config/xl_cfg.h"
 
 namespace pvhv::xl::cfg {
+
+// xl.cfg's `cpus` or `cpus_soft`: one CPU list for every vCPU (a string), or one per vCPU (a
+// list: the i-th for vCPU i, vCPUs beyond it keep every CPU). Kept as text (cpu_range.h's
+// syntax, checked here); the daemon resolves it against the host's CPUs.
+struct CpuAffinity {
+  bool given = false;
+  bool per_vcpu = false;
+  std::vector<std::string> lists;
+};
 
 struct DomainConfig {
   std::string name;
@@ -27,6 +36,8 @@ struct DomainConfig {
   std::string on_crash = "destroy";
   std::string uuid;       // empty: the caller generates one, as xl does
   std::string ptwr_mode;  // empty: the daemon's default
+  CpuAffinity cpus;       // hard affinity
+  CpuAffinity cpus_soft;  // soft affinity
 };
 
 struct Resolved {

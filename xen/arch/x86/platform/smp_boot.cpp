@@ -9,6 +9,7 @@
 #include "arch/x86/platform/local_apic.h"
 #include "console/console.h"
 #include "time/clock.h"
+#include "time/idle_time.h"
 
 extern "C" char ap_trampoline_start[], ap_trampoline_end[], ap_parameters[];
 
@@ -26,6 +27,7 @@ enum State : uint32_t { absent, starting, arrived, online, abandoned };
 volatile uint32_t states[MAX_CPUS];
 uint64_t* gdts[MAX_CPUS];
 uint32_t apic_ids[MAX_CPUS];  // each started CPU's, for the IPIs that name one
+uint32_t possible_count = 1;  // the CPUs the MADT lists (the boot CPU counted): Xen's nr_cpu_ids
 uint32_t online_count = 1;    // the counter the boot CPU waits on; the boot CPU is online
 uint32_t halted_count = 0;    // CPUs stopped by the halt IPI (or the NMI after it)
 bool halted[MAX_CPUS];        // each counted once, however many stops reach it
@@ -79,6 +81,7 @@ uint64_t park_counts[MAX_CPUS];
     while (!fault_now) asm volatile("pause");
     fault_selftest(cpu);
   }
+  idle_time::enter(cpu, system_clock::now_ns());  // parked: idle from now on (getcpuinfo)
   park(cpu);
 }
 
@@ -173,6 +176,10 @@ void bring_up(const Options& options, stacks::MapPages map, stacks::FrameSource 
       boot::acpi::discover_cpus(boot::PhysicalMemoryView{map_firmware, nullptr}, local_apic::id(), list);
   report(list, error);
   unsigned wanted = list.count < options.max_cpus ? list.count : options.max_cpus;
+  // Every CPU listed is present with its APIC id, started or not (maxcpus=), as Xen's
+  // nr_cpu_ids and present map count them.
+  for (unsigned cpu = 1; cpu < list.count && cpu < MAX_CPUS; ++cpu) apic_ids[cpu] = list.apic_ids[cpu];
+  possible_count = list.count > 1 ? (list.count < MAX_CPUS ? list.count : MAX_CPUS) : 1;
   apic_ids[0] = local_apic::id();
   states[0] = online;
   if (wanted > 1) {
@@ -194,6 +201,7 @@ void bring_up(const Options& options, stacks::MapPages map, stacks::FrameSource 
 }
 
 unsigned online_cpus() { return load(online_count); }
+unsigned possible_cpus() { return possible_count; }
 
 CpuMask online_mask() {
   CpuMask mask = CpuMask::only(0);

@@ -24,8 +24,11 @@ struct Options {
 // trampoline runs from it).
 void bring_up(const Options& options, stacks::MapPages map, stacks::FrameSource frame);
 unsigned online_cpus();
+// The CPUs the MADT lists as enabled (the boot CPU counted, at most MAX_CPUS), online or not
+// (maxcpus= leaves some down): Xen's nr_cpu_ids and present CPUs, physinfo's max_cpu_id + 1.
+unsigned possible_cpus();
 CpuMask online_mask();              // the CPUs that reported in (the boot CPU always)
-uint32_t apic_id_of(unsigned cpu);  // an online CPU's local APIC id
+uint32_t apic_id_of(unsigned cpu);  // a listed CPU's local APIC id (possible_cpus())
 // A parked AP's halts and wake-ups, counted: odd while it halts (or is about to), even once
 // it woke (selftest=ipi).
 uint64_t park_count(unsigned cpu);
