@@ -190,6 +190,9 @@ extern "C" [[noreturn]] void start_xen(uint32_t magic, uint32_t info_physical) {
                     [] {
                       cross_cpu::poll();
                       __builtin_ia32_pause();
+                    },
+                    [](const void* lock, const lock_order::LockClass& klass) {
+                      spinlock::check_acquired_without_waiting(lock, klass);
                     }});
   cpu_tables::init();
   fpu::init();

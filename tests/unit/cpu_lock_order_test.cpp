@@ -56,6 +56,24 @@ TEST(LockOrder, TwoLocksOfOneLevelAreAnInversion) {
   EXPECT_EQ(held.acquire(&frame_lock_b, frame_class).violation, Violation::order);
 }
 
+// A lock taken without waiting (a try) cannot close a cycle: one of the level already held is
+// allowed, then a wait for a lock of that level is still an inversion, and a try of a lower
+// level is refused (the stack's levels would fall).
+TEST(LockOrder, ALockOfTheHeldLevelTakenWithoutWaitingIsAllowed) {
+  HeldLocks held;
+  ASSERT_TRUE(held.acquire(&frame_lock_a, frame_class).ok());
+  EXPECT_TRUE(held.acquired_without_waiting(&frame_lock_b, frame_class).ok());
+  EXPECT_EQ(held.depth(), 2u);
+  EXPECT_EQ(held.acquired_without_waiting(&frame_lock_b, frame_class).violation, Violation::recursion);
+  EXPECT_EQ(held.acquired_without_waiting(&domain_lock, domain_class).violation, Violation::order);
+  EXPECT_EQ(held.acquire(&domain_lock, frame_class).violation, Violation::order);
+  EXPECT_TRUE(held.acquire(&allocator_lock, allocator_class).ok());
+  EXPECT_TRUE(held.release(&allocator_lock).ok());
+  EXPECT_TRUE(held.release(&frame_lock_b).ok());
+  EXPECT_TRUE(held.release(&frame_lock_a).ok());
+  EXPECT_EQ(held.depth(), 0u);
+}
+
 TEST(LockOrder, RecursionOnANonRecursiveLockIsCaught) {
   HeldLocks held;
   ASSERT_TRUE(held.acquire(&domain_lock, domain_class).ok());

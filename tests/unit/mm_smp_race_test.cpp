@@ -39,6 +39,9 @@ struct HostLockChecks {
                   [] {
                     waits.fetch_add(1, std::memory_order_relaxed);
                     std::this_thread::yield();
+                  },
+                  [](const void* lock, const lock_order::LockClass& klass) {
+                    note(held_locks.acquired_without_waiting(lock, klass));
                   }});
   }
 } host_lock_checks;
@@ -274,6 +277,55 @@ TEST_F(MmSmpRace, TwoFrameLocksAtOnceAreAnOrderViolation) {
   lock_order_violations = 0;
   held_locks = lock_order::HeldLocks{};
   EXPECT_EQ(unpin(kL2), 0);
+}
+
+// A second frame lock taken by a try (mmu_update's HeldTables) cannot wait, so it is no
+// violation; a try on a table another holder has locked fails at once, without waiting.
+TEST_F(MmSmpRace, ASecondFrameLockByATryIsNoViolation) {
+  build_tree();
+  ASSERT_EQ(pin(kL2, MMUEXT_PIN_L2_TABLE), 0);
+  ASSERT_TRUE(lock_table(frames_.info(kL1), PageType::L1, kGuest));
+  EXPECT_EQ(try_lock_any_table(frames_.info(kL2), kGuest), PageType::L2);
+  EXPECT_EQ(lock_order_violations.load(), 0u);
+  std::thread other(
+      [&] { EXPECT_EQ(try_lock_any_table(frames_.info(kL1), kGuest), PageType::None) << "held by the test's thread"; });
+  other.join();
+  EXPECT_EQ(try_lock_any_table(frames_.info(kData), kGuest), PageType::None) << "no table";
+  unlock_table(frames_, kL2);
+  unlock_table(frames_, kL1);
+  EXPECT_EQ(lock_order_violations.load(), 0u);
+  EXPECT_EQ(unpin(kL2), 0);
+  EXPECT_AUDIT_CLEAN();
+}
+
+// Batches that alternate two L1s, as forks do, on every thread at once, half of them in the
+// opposite order: each holds one table's lock and tries the other's, which another thread
+// holds, so they give theirs back and wait; no deadlock, every reference accounted for.
+TEST_F(MmSmpRace, BatchesAlternatingTwoTablesInOppositeOrders) {
+  build_tree();
+  ASSERT_EQ(pin(kL4, MMUEXT_PIN_L4_TABLE), 0);
+  ASSERT_EQ(update(kL2, 1, link(kSpareL1)), 0);
+  auto slot = [](uint64_t table, unsigned index) { return (table << kPageShift) + index * 8; };
+  race([&](unsigned t) {
+    const uint64_t first = t % 2 ? kL1 : kSpareL1, second = t % 2 ? kSpareL1 : kL1;
+    for (unsigned i = 0; i < iterations() / 8; ++i) {
+      const uint64_t target = kLooseData + (i + t) % 8;
+      const unsigned index = 200 + t * 8 + i % 8;
+      mmu_update_t requests[] = {
+          {slot(first, index), ro(target).raw()}, {slot(second, index), rw(target).raw()},
+          {slot(first, index), E().raw()},        {slot(second, index), ro(target).raw()},
+          {slot(first, index), rw(target).raw()}, {slot(second, index), E().raw()},
+          {slot(first, index), E().raw()},
+      };
+      unsigned done = 0;
+      auto ctx = context();
+      EXPECT_EQ(mmu_update_batch(ctx, requests, 7, &done), 0);
+      EXPECT_EQ(done, 7u);
+    }
+  });
+  EXPECT_EQ(info(kL1).locked() || info(kSpareL1).locked(), false);
+  for (unsigned i = 0; i < 8; ++i) EXPECT_EQ(info(kLooseData + i).general_refs(), 1u) << i;
+  EXPECT_AUDIT_CLEAN();
 }
 
 // Links of one L1 added and removed from two L2s by different threads at once: the links lock

@@ -126,7 +126,7 @@ long finish(Vcpu& vcpu, uint64_t done_pointer, uint32_t done, long result) {
 }
 
 // What run_batch calls before it reads guest memory and when the batch ends: nothing, or the
-// release of what the requests keep held between them (mm::HeldTable).
+// release of what the requests keep held between them (mm::HeldTables).
 struct NothingHeld {
   void operator()(mm::MmuContext&) const {}
 };
@@ -202,9 +202,9 @@ long apply_va_flags(Vcpu& vcpu, uint64_t va, uint64_t flags) {
 }  // namespace
 
 namespace {
-// A batch of page-table updates, the table each locked kept for the next (mm::HeldTable).
+// A batch of page-table updates, the tables the last ones locked kept for the next (mm::HeldTables).
 long run_updates(Vcpu& vcpu, Arguments& args, const Target& target) {
-  mm::HeldTable held;
+  mm::HeldTables held;
   return run_batch<mmu_update_t>(
       vcpu, args,
       [&held](mm::MmuContext& context, const mmu_update_t& request) -> long {

@@ -6,7 +6,8 @@
 // The locks, by level (arch/x86/cpu/lock_order.h):
 //   page_table_frame  one frame's lock, a bit in its type word (page_refs.h: lock_table): held
 //                     around one table's entry update and the emulation of a write to it;
-//                     never two at once.
+//                     a CPU waits for one only while it holds none (a second is taken only
+//                     by a try: mmu_update's HeldTables).
 //   table_links       a frame's links lock (PageInfo::links_lock): a leaf, held for a few
 //                     stores to the table's TableLinks.
 //   page_list         an owner's page list (PageList::lock): linking and unlinking its frames.
@@ -35,6 +36,9 @@ struct LockHooks {
   // hypervisor runs with interrupts off, so its waits answer a cross-CPU call addressed to this
   // CPU (the holder may be flushing this CPU's TLB: a type change under a frame lock).
   void (*relax)() = nullptr;
+  // After a lock taken by one attempt that did not wait (a second frame lock, page_refs.h's
+  // try_lock_any_table): a try cannot deadlock, so it may be of the level already held.
+  void (*acquired_without_waiting)(const void* lock, const lock_order::LockClass& klass) = nullptr;
 };
 void set_lock_hooks(const LockHooks& hooks);
 
@@ -55,6 +59,11 @@ inline constexpr bool kLockChecks = false;
 inline void lock_acquiring(const void* lock, const lock_order::LockClass& klass) {
   if constexpr (kLockChecks)
     if (detail::lock_hooks.acquire != nullptr) detail::lock_hooks.acquire(lock, klass);
+}
+inline void lock_acquired_without_waiting(const void* lock, const lock_order::LockClass& klass) {
+  if constexpr (kLockChecks)
+    if (detail::lock_hooks.acquired_without_waiting != nullptr)
+      detail::lock_hooks.acquired_without_waiting(lock, klass);
 }
 inline void lock_released(const void* lock, const lock_order::LockClass& klass) {
   if constexpr (kLockChecks)

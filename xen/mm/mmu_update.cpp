@@ -43,7 +43,7 @@ int mmu_update_other(MmuContext& context, const mmu_update_t& request) {
 int mmu_update_batch(MmuContext& context, const mmu_update_t* requests, unsigned count, unsigned* done) {
   unsigned completed = 0;
   int rc = 0;
-  HeldTable held;
+  HeldTables held;
   while (completed < count) {
     rc = mmu_update(context, requests[completed], held);
     if (rc != 0) break;

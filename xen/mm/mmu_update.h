@@ -41,26 +41,50 @@ inline constexpr uint64_t kCommandMask = sizeof(uint64_t) - 1;
 // it, free it); its owner, which cannot change while it has a type reference, is checked by the
 // lock itself.
 //
-// `held`: the table the batch's last update locked stays locked for the requests after it that
-// update the same table (a kernel writes its entries a table at a time; a fork alternates two
-// tables, and each switch gives one lock back before the next is taken: never two at once). The
-// caller gives it back (HeldTable::release) before it reads guest memory (a read may fault and
-// reattach a detached L1 under that L1's lock: domain/guest_access.h), before it preempts the
-// batch and at the batch's end, so another CPU's update of the table waits for at most the
-// requests the caller read at once (run_batch: 256 bytes of them).
-struct HeldTable {
-  uint64_t mfn = ~uint64_t{0};
-  PageInfo* frame = nullptr;
-  PagingLevel level = PagingLevel::L1;
+// `held`: the tables the batch's last updates locked stay locked for the requests after them
+// that update the same tables: a kernel writes its entries a table at a time, and a fork
+// alternates two, the parent's (write-protect) and the child's (share), as Linux's
+// copy_pte_range does. Two at most: the second is taken only by a try (try_lock_any_table),
+// and when that fails, or a third table comes, both are given back before the next is waited
+// for, so a CPU never waits for a frame lock while it holds one. The caller gives them back
+// (HeldTables::release) before it reads guest memory (a read may fault and reattach a detached
+// L1 under that L1's lock: domain/guest_access.h), before it preempts the batch and at the
+// batch's end, so another CPU's update of one waits for at most the requests the caller read at
+// once (run_batch: 256 bytes of them).
+struct HeldTables {
+  struct Table {
+    uint64_t mfn;
+    PageInfo* frame;
+    PagingLevel level;
+  };
+  Table tables[2];
+  unsigned count = 0;
 
+  [[gnu::always_inline]] const Table* find(uint64_t mfn) const {
+    if (count > 0 && tables[0].mfn == mfn) return &tables[0];
+    if (count > 1 && tables[1].mfn == mfn) return &tables[1];
+    return nullptr;
+  }
+  [[gnu::always_inline]] const Table& add(uint64_t mfn, PageInfo& frame, PageType type) {
+    tables[count] = Table{mfn, &frame, table_level(type)};
+    return tables[count++];
+  }
+  // In the reverse order of taking (the order checker's rule).
   [[gnu::always_inline]] void release(FrameTable& frames) {
-    if (frame == nullptr) return;
-    unlock_table(frames, mfn, *frame);
-    *this = HeldTable{};
+    while (count > 0) {
+      const Table& table = tables[--count];
+      unlock_table(frames, table.mfn, *table.frame);
+    }
   }
 };
 
-[[gnu::always_inline]] inline int mmu_update(MmuContext& context, const mmu_update_t& request, HeldTable& held) {
+[[gnu::always_inline]] inline int update_held(MmuContext& context, const HeldTables::Table& table, unsigned index,
+                                              const mmu_update_t& request, bool preserve_accessed_dirty) {
+  return update_locked_table_entry_inline(context, LockedTable{table.mfn, *table.frame, table.level}, index,
+                                          PageTableEntry(request.val), preserve_accessed_dirty);
+}
+
+[[gnu::always_inline]] inline int mmu_update(MmuContext& context, const mmu_update_t& request, HeldTables& held) {
   const uint64_t command = request.ptr & detail::kCommandMask;
   if (!detail::is_page_table_update(command)) [[unlikely]] {
     held.release(context.frames);
@@ -70,17 +94,20 @@ struct HeldTable {
   const uint64_t mfn = machine_address >> kPageShift;
   const unsigned index = static_cast<unsigned>((machine_address & (kPageBytes - 1)) >> 3);
   const bool preserve_accessed_dirty = command == MMU_PT_UPDATE_PRESERVE_AD;
-  if (held.mfn == mfn) [[likely]]
-    return update_locked_table_entry_inline(context, LockedTable{mfn, *held.frame, held.level}, index,
-                                            PageTableEntry(request.val), preserve_accessed_dirty);
-  held.release(context.frames);
-  if (!context.frames.contains(mfn)) return error(XEN_EINVAL);
-  PageInfo& frame = context.frames.info(mfn);
-  if (const PageType type = lock_any_table(frame, context.domain.id); type != PageType::None) [[likely]] {
-    held = HeldTable{mfn, &frame, table_level(type)};
-    return update_locked_table_entry_inline(context, LockedTable{mfn, frame, held.level}, index,
-                                            PageTableEntry(request.val), preserve_accessed_dirty);
+  if (const HeldTables::Table* table = held.find(mfn)) [[likely]]
+    return update_held(context, *table, index, request, preserve_accessed_dirty);
+  if (!context.frames.contains(mfn)) {
+    held.release(context.frames);
+    return error(XEN_EINVAL);
   }
+  PageInfo& frame = context.frames.info(mfn);
+  if (held.count == 1) {
+    if (const PageType type = try_lock_any_table(frame, context.domain.id); type != PageType::None) [[likely]]
+      return update_held(context, held.add(mfn, frame, type), index, request, preserve_accessed_dirty);
+  }
+  held.release(context.frames);
+  if (const PageType type = lock_any_table(frame, context.domain.id); type != PageType::None) [[likely]]
+    return update_held(context, held.add(mfn, frame, type), index, request, preserve_accessed_dirty);
   // Anything else is a checked plain write, the frame held for its duration (Xen's get_page).
   if (get_page(context.frames, mfn, context.domain.id) != 0) return error(XEN_EINVAL);
   int rc = write_as_data(context, mfn, index, request.val);
@@ -90,7 +117,7 @@ struct HeldTable {
 
 // One request alone: its table's lock given back at once.
 [[gnu::always_inline]] inline int mmu_update(MmuContext& context, const mmu_update_t& request) {
-  HeldTable held;
+  HeldTables held;
   const int rc = mmu_update(context, request, held);
   held.release(context.frames);
   return rc;

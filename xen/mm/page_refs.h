@@ -175,6 +175,21 @@ template <typename Accepts>
   if (!lock_table_slowly(page, accepts)) return PageType::None;
   return type_word::type(__atomic_load_n(&page.type_info, __ATOMIC_RELAXED));
 }
+// lock_any_table without waiting: the frame's lock if it is a validated table of `owner` that no
+// one holds, in one attempt, or None (locked elsewhere, no such table, or a word that changed
+// meanwhile). A CPU that holds a frame lock takes a second only so (mmu_update's HeldTables): a
+// try cannot wait, so two CPUs each holding one and trying the other's cannot deadlock.
+[[gnu::always_inline]] inline PageType try_lock_any_table(PageInfo& page, domid_t owner) {
+  const uint64_t owned = type_word::kValidated | type_word::owner_bits(owner);
+  uint64_t word = __atomic_load_n(&page.type_info, __ATOMIC_RELAXED);
+  if ((word & (type_word::kValidated | type_word::kOwnerMask | type_word::kLocked)) != owned ||
+      !is_page_table(type_word::type(word)) || type_word::count(word) == kMaxReferences ||
+      !__atomic_compare_exchange_n(&page.type_info, &word, (word + 1) | type_word::kLocked, false, __ATOMIC_ACQUIRE,
+                                   __ATOMIC_RELAXED))
+    return PageType::None;
+  lock_acquired_without_waiting(&page, kFrameLockClass);
+  return type_word::type(word);
+}
 // Gives the lock of `page` (the PageInfo of `mfn`) back, with its type reference; if that was
 // the table's last one, the table is torn down as by put_page_type.
 void unlock_table_slowly(FrameTable& frames, uint64_t mfn);

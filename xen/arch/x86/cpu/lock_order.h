@@ -77,6 +77,22 @@ class HeldLocks {
     return {};
   }
 
+  // A lock taken by one attempt that did not wait (a try): it cannot close a cycle, so a lock of
+  // the level this CPU already holds is allowed (two frame locks, mm::HeldTables); a lower
+  // level is not (the stack's levels would no longer rise). Recursion and depth as acquire's.
+  Verdict acquired_without_waiting(const void* lock, const LockClass& klass) {
+    for (unsigned i = 0; i < depth_; ++i)
+      if (entries_[i].lock == lock) return {Violation::recursion, entries_[i].klass};
+    if (depth_ > 0) {
+      const Entry& top = highest();
+      if (static_cast<uint8_t>(klass.level) < static_cast<uint8_t>(top.klass->level))
+        return {Violation::order, top.klass};
+    }
+    if (depth_ == capacity) return {Violation::too_deep, entries_[depth_ - 1].klass};
+    entries_[depth_++] = Entry{lock, &klass};
+    return {};
+  }
+
   // When a lock is released: it must be the last one taken. On success it is popped; on a
   // violation nothing changes.
   Verdict release(const void* lock) {
@@ -101,7 +117,7 @@ class HeldLocks {
     const void* lock;
     const LockClass* klass;
   };
-  // Levels only rise along the stack, so the last entry is the highest.
+  // Levels never fall along the stack, so the last entry is the highest.
   const Entry& highest() const { return entries_[depth_ - 1]; }
 
   Entry entries_[capacity] = {};

@@ -24,6 +24,12 @@ void check_acquire_of(const void* lock, const lock_order::LockClass& klass) {
   check(held[cpu].acquire(lock, klass), klass, cpu);
   cpu::restore_interrupts(flags);
 }
+void check_acquired_without_waiting_of(const void* lock, const lock_order::LockClass& klass) {
+  uint64_t flags = cpu::save_and_disable_interrupts();
+  unsigned cpu = per_cpu::this_cpu();
+  check(held[cpu].acquired_without_waiting(lock, klass), klass, cpu);
+  cpu::restore_interrupts(flags);
+}
 void check_release_of(const void* lock, const lock_order::LockClass& klass) {
   uint64_t flags = cpu::save_and_disable_interrupts();
   unsigned cpu = per_cpu::this_cpu();
@@ -36,6 +42,12 @@ void check_release_of(const void* lock, const lock_order::LockClass& klass) {
 void check_acquire([[maybe_unused]] const void* lock, [[maybe_unused]] const lock_order::LockClass& klass) {
 #ifdef PVHV_LOCK_CHECKS
   check_acquire_of(lock, klass);
+#endif
+}
+void check_acquired_without_waiting([[maybe_unused]] const void* lock,
+                                    [[maybe_unused]] const lock_order::LockClass& klass) {
+#ifdef PVHV_LOCK_CHECKS
+  check_acquired_without_waiting_of(lock, klass);
 #endif
 }
 void check_release([[maybe_unused]] const void* lock, [[maybe_unused]] const lock_order::LockClass& klass) {

@@ -80,5 +80,7 @@ bool checks_enabled();
 // PVHV_LOCK_CHECKS.
 void check_acquire(const void* lock, const lock_order::LockClass& klass);
 void check_release(const void* lock, const lock_order::LockClass& klass);
+// After a lock taken without waiting (lock_order::HeldLocks::acquired_without_waiting).
+void check_acquired_without_waiting(const void* lock, const lock_order::LockClass& klass);
 
 }  // namespace spinlock
