@@ -12,6 +12,9 @@
 #include "mm/mmuext_op.h"
 #include "mm/page_owner.h"
 #include "mm/va_mapping.h"
+#include "mm/vcpu_bitmap.h"
+#include "arch/x86/cpu/per_cpu.h"
+#include "memory/boot_memory.h"
 #include "domain/guest_memory.h"
 #include "domain/writable_page_tables_glue.h"
 
@@ -109,6 +112,46 @@ long foreign_mmuext(mm::MmuContext& context, Domain& target, const mmuext_op_t& 
   }
 }
 
+// The CPUs whose TLBs may hold translations of the vCPUs a guest's bitmap names (Xen's
+// vcpumask_to_pcpumask): each named vCPU that has run, by the CPU it runs or last ran on.
+// False when a word of the bitmap cannot be read; `cpus` is then empty (nothing is flushed).
+bool cpus_of_vcpus(const Vcpu& vcpu, uint64_t bitmap, CpuMask& cpus) {
+  const Domain& domain = *vcpu.domain;
+  cpus = CpuMask{};
+  const bool read = mm::for_each_vcpu_in_bitmap(
+      domain.max_vcpus,
+      [&](uint64_t index, uint64_t& word) { return guest_memory::read(vcpu, bitmap + index * sizeof(word), word); },
+      [&](uint32_t id) {
+        if (const Vcpu* named = domain.vcpu(id); named != nullptr && named->has_run) cpus.add(named->processor);
+      });
+  if (!read) cpus = CpuMask{};
+  return read;
+}
+
+// A guest-directed flush of the TLBs of `cpus`, a whole flush or one page's: this CPU's through
+// `effects` (carried out before the guest runs again, as a local flush's), the others' now, by a
+// waited cross-CPU call (a whole flush, for a page too).
+void flush_cpus(mm::MmuEffects& effects, CpuMask cpus, bool one_page, uint64_t address) {
+  const unsigned self = per_cpu::this_cpu();
+  if (cpus.contains(self)) {
+    if (one_page)
+      effects.request_invlpg(address, false);
+    else
+      effects.flush_local_tlb = true;
+  }
+  if (const CpuMask others = cpus.without(self); !others.empty()) [[unlikely]]
+    boot_memory::flush_tlb_cpus(others);
+}
+
+// MMUEXT_TLB_FLUSH_MULTI / MMUEXT_INVLPG_MULTI on the caller's own domain: the vCPUs of the
+// bitmap at arg2.vcpumask. A bitmap that cannot be read is -EINVAL, as Xen's do_mmuext_op.
+long flush_multi(const Vcpu& vcpu, mm::MmuContext& context, const mmuext_op_t& op) {
+  CpuMask cpus;
+  if (!cpus_of_vcpus(vcpu, reinterpret_cast<uint64_t>(op.arg2.vcpumask.p), cpus)) return -XEN_EINVAL;
+  flush_cpus(context.effects, cpus, op.cmd == MMUEXT_INVLPG_MULTI, op.arg1.linear_addr);
+  return 0;
+}
+
 // What the requests asked of the hardware. Nothing asked is nothing done, not even a trace
 // record (apply_effects records only what it does).
 void apply(const mm::MmuEffects& effects) {
@@ -185,19 +228,37 @@ long run_batch(Vcpu& vcpu, Arguments& args, Run run, Domain& tables, domid_t pag
   return finish(vcpu, done_pointer, done + i, result);
 }
 
-long apply_va_flags(Vcpu& vcpu, uint64_t va, uint64_t flags) {
+// update_va_mapping's flush after the update, as Xen's: the flush type in the low two bits, and
+// above them UVMF_LOCAL (this CPU), UVMF_ALL (every CPU the domain may be cached on) or else a
+// pointer to a vCPU bitmap (UVMF_MULTI). `rc` is the update's answer: a refused update's stands
+// (the flush is made all the same), else a bitmap that cannot be read is -EFAULT (Xen 4.17's
+// answers, tests/integration/guest_abi/test_guest_flush_multi.py).
+long apply_va_flags(Vcpu& vcpu, uint64_t va, uint64_t flags, long rc) {
+  const uint64_t type = flags & UVMF_FLUSHTYPE_MASK;
+  if (type != UVMF_TLB_FLUSH && type != UVMF_INVLPG) return rc;
+  const uint64_t bitmap = flags & ~UVMF_FLUSHTYPE_MASK;
+  CpuMask cpus;
+  if (bitmap == UVMF_LOCAL)
+    cpus = CpuMask::only(per_cpu::this_cpu());
+  else if (bitmap == UVMF_ALL)
+    cpus = domain_mmu::dirty_cpus(*vcpu.domain) | CpuMask::only(per_cpu::this_cpu());
+  else if (!cpus_of_vcpus(vcpu, bitmap, cpus) && rc == 0)
+    rc = -XEN_EFAULT;
   mm::MmuEffects effects;
-  switch (flags & UVMF_FLUSHTYPE_MASK) {
-    case UVMF_NONE: break;
-    case UVMF_TLB_FLUSH: effects.flush_local_tlb = true; break;
-    case UVMF_INVLPG:
-      effects.invalidate_page_local = true;
-      effects.invalidate_address = va;
-      break;
-    default: return -XEN_EINVAL;
-  }
-  domain_mmu::apply_effects(effects);
-  return 0;
+  flush_cpus(effects, cpus, type == UVMF_INVLPG, va);
+  apply(effects);
+  return rc;
+}
+
+// Whether update_va_mapping's flags invalidate `va` on this CPU and on every other the domain
+// may be cached on (domain_mmu::dirty_cpus): the update may then take back the stamp of the
+// drop it makes (mm::update_va_mapping's `invalidated`). A vCPU bitmap is not read here.
+bool invalidates_everywhere(const Vcpu& vcpu, uint64_t flags) {
+  const uint64_t type = flags & UVMF_FLUSHTYPE_MASK;
+  if (type != UVMF_TLB_FLUSH && type != UVMF_INVLPG) return false;
+  const uint64_t bitmap = flags & ~UVMF_FLUSHTYPE_MASK;
+  if (bitmap == UVMF_ALL) return true;
+  return bitmap == UVMF_LOCAL && domain_mmu::runs_here_alone(*vcpu.domain);
 }
 }  // namespace
 
@@ -274,6 +335,8 @@ long mmuext_op(Vcpu& vcpu, TrapFrame&, Arguments& args) {
         vcpu, args,
         [&vcpu](mm::MmuContext& context, const mmuext_op_t& op) -> long {
           if (op.cmd == MMUEXT_SET_LDT) return ldt_rules::set_ldt(vcpu.ldt, op.arg1.linear_addr, op.arg2.nr_ents);
+          if (op.cmd == MMUEXT_TLB_FLUSH_MULTI || op.cmd == MMUEXT_INVLPG_MULTI) [[unlikely]]
+            return flush_multi(vcpu, context, op);
           return mm::mmuext_op(context, vcpu.bases, op);
         },
         *vcpu.domain);
@@ -288,18 +351,17 @@ namespace {
 long map_va(Vcpu& vcpu, uint64_t va, uint64_t value, uint64_t flags, domid_t page_owner) {
   perf::add(perf::Counter::mmu_hypercalls);
   writable_page_tables::reattach_all(*vcpu.domain);  // MMU operations see validated tables
-  if ((flags & UVMF_FLUSHTYPE_MASK) > UVMF_INVLPG) return -XEN_EINVAL;
   mm::MmuContext& context = domain_mmu::reused_context(*vcpu.domain);
   context.page_owner = page_owner;
   uint64_t table = vcpu.active_table_mfn();
-  // apply_va_flags invalidates va right below, before anything can use the old translation:
-  // this CPU's. No other CPU may hold it (domain_mmu::runs_here_alone) for that to say the
-  // translation is gone everywhere.
-  bool va_invalidated = (flags & UVMF_FLUSHTYPE_MASK) != UVMF_NONE && domain_mmu::runs_here_alone(*vcpu.domain);
-  int rc = mm::update_va_mapping(context, table, va, value, va_invalidated);
+  // apply_va_flags invalidates va right below, before anything can use the old translation,
+  // on every CPU that may hold it when invalidates_everywhere says so.
+  const bool va_invalidated = invalidates_everywhere(vcpu, flags);
+  const int rc = mm::update_va_mapping(context, table, va, value, va_invalidated);
   apply(context.effects);
-  if (rc) return rc;
-  return apply_va_flags(vcpu, va, flags);
+  // As Xen's: the flush the flags ask for is made whether or not the update was (a flush type
+  // of 3 asks for none, and is no error).
+  return apply_va_flags(vcpu, va, flags, rc);
 }
 }  // namespace
 

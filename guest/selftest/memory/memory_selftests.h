@@ -25,6 +25,8 @@ void selftest_hostile_guest_frames(SelfTest& test);
 void selftest_linear_pt(SelfTest& test);
 // A stale writable translation of a new page table (selftest_flush_clock.cpp).
 void selftest_flush_clock(SelfTest& test);
+// The guest-directed flushes that name vCPUs: *_MULTI, UVMF_MULTI, UVMF_ALL (selftest_flush_multi.cpp).
+void selftest_flush_multi(SelfTest& test);
 // The emulated write path's caches never serve a stale answer (selftest_emulation_caches.cpp).
 void selftest_emulation_caches(SelfTest& test);
 // pvhv's ptwr-mode domctl (selftest_ptwr_mode.cpp): dom0 flips its own mode; a domU is refused.

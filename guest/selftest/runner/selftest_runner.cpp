@@ -37,6 +37,7 @@ bool selftest_run(const char* name) {
                                  {"ptwr-unlink", selftest_ptwr_unlink},
                                  {"linear-pt", selftest_linear_pt},
                                  {"flush-clock", selftest_flush_clock},
+                                 {"flush-multi", selftest_flush_multi},
                                  {"emulation-caches", selftest_emulation_caches},
                                  {"domctl", selftest_domctl},
                                  {"domctl-domu", selftest_domctl_domu},
