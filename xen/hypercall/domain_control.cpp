@@ -66,6 +66,7 @@ long pause(Domain& domain) {
   bool was_paused = domain.paused();
   if (long error = domain.controller_pause.pause()) return error;
   if (!was_paused) domain.for_each_vcpu([](Vcpu& vcpu) { scheduler::paused(vcpu); });
+  scheduler::wait_until_off_cpu(domain);  // Xen's domain_pause: returns with every vCPU off its CPU
   return 0;
 }
 

@@ -37,9 +37,9 @@ long get_vcpu_info(Domain& domain, xen_domctl_getvcpuinfo& info) {
   const Vcpu& vcpu = *domain.vcpu(info.vcpu);
   info.online = vcpu.initialised && vcpu.online;  // Xen: not VPF_down
   info.blocked = vcpu.blocked;
-  info.running = domains::current() == &vcpu;
+  info.running = scheduler::on_cpu(vcpu);
   info.cpu_time = scheduler::running_ns(vcpu);
-  info.cpu = 0;
+  info.cpu = vcpu.processor;
   return 0;
 }
 
