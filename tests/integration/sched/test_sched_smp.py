@@ -6,8 +6,8 @@ which CPUs each of its vCPUs ran on ("Domain 0 vCPUs ran on: v0 0 v1 1 ...").
   and runstate areas, the domctl view, the hostile checks) with its vCPUs spread over the CPUs:
   all four CPUs used, the selftest passes, the audit is clean.
 - dom0_vcpus_pin (hard affinity vCPU n -> CPU n): each vCPU ran on its own CPU and no other.
-- Not here yet: a four-vCPU domU built at boot beside a four-vCPU dom0, both in selftest=vcpus,
-  fails under sched_smp=1 (the IPI ring and VCPUOP_down checks time out): see sched/README.md.
+- A four-vCPU domU built at boot beside a four-vCPU dom0, both running selftest=vcpus at once
+  (events between vCPUs on different CPUs: the 2-level bitmaps are changed atomically).
 - sched_smp=1 at -smp 1 is the single-CPU scheduler (no "Scheduling guests on" line).
 """
 import os
@@ -17,6 +17,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import guest_boot  # noqa: E402
 import machine  # noqa: E402
+from two_domains import boot_two  # noqa: E402
 
 
 def cpus_used(result, domain):
@@ -48,6 +49,15 @@ def main():
     result, checks, used = dom0_vcpus(build, hv, "dom0_vcpus_pin")
     machine.expect(used == {0: {0}, 1: {1}, 2: {2}, 3: {3}}, f"pinned vCPUs ran elsewhere: {used}", result)
     print(f"ok: dom0_vcpus_pin: vCPU n ran on CPU n alone ({checks} checks)")
+
+    result = boot_two(build, "selftest=vcpus", "selftest=vcpus", "domU_max_vcpus=4 sched_smp=1", smp=4, timeout=300)
+    dom0 = guest_boot.check_selftest(result, "vcpus", 150)
+    domu = guest_boot.check_selftest(result, "vcpus", 120, prefix="(d1) ")
+    machine.expect("init exited: status 0" in result.lines(), "dom0's init did not run", result)
+    both = set().union(*cpus_used(result, 0).values(), *cpus_used(result, 1).values())
+    machine.expect(both == {0, 1, 2, 3}, f"dom0 and domain 1 did not use all four CPUs: {both}", result)
+    print(f"ok: a four-vCPU domU beside a four-vCPU dom0, selftest=vcpus in both ({dom0} and {domu} checks), "
+          f"CPUs used {sorted(both)}")
 
     result = guest_boot.boot_guest(build, hv, "selftest=vcpus", hv.poweroff, smp=1,
                                    hypervisor_args="sched_smp=1 dom0_max_vcpus=4", timeout=300)
