@@ -22,7 +22,7 @@ control::VcpuFacts facts_of(const Vcpu& vcpu) {
   facts.id = vcpu.id;
   facts.online = vcpu.initialised && vcpu.online;  // Xen: not VPF_down (a new domain's vCPU is down)
   facts.blocked = vcpu.blocked;
-  facts.running = domains::current() == &vcpu;
+  facts.running = scheduler::on_cpu(vcpu);
   facts.running_ns = scheduler::running_ns(vcpu);
   return facts;
 }

@@ -13,6 +13,7 @@ void selftest_domctl(SelfTest& test);
 void selftest_domctl_domu(SelfTest& test);
 void selftest_domctl_unprivileged(SelfTest& test);
 void selftest_domctl_leave_paused(SelfTest& test);
+void selftest_domctl_pause_sync(SelfTest& test);
 // A domain's life (selftest_lifecycle.cpp): dom0 creates and destroys domains, destroys the
 // boot domU while it runs; a boot domU is refused all of it.
 void selftest_lifecycle(SelfTest& test);

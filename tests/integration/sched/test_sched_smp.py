@@ -8,6 +8,8 @@ which CPUs each of its vCPUs ran on ("Domain 0 vCPUs ran on: v0 0 v1 1 ...").
 - dom0_vcpus_pin (hard affinity vCPU n -> CPU n): each vCPU ran on its own CPU and no other.
 - A four-vCPU domU built at boot beside a four-vCPU dom0, both running selftest=vcpus at once
   (events between vCPUs on different CPUs: the 2-level bitmaps are changed atomically).
+- pausedomain returns only when every vCPU of the domain is off its CPU (Xen's vcpu_sleep_sync):
+  dom0 pauses a domU running forktest on another CPU 40 times (selftest=domctl-pause-sync).
 - sched_smp=1 at -smp 1 is the single-CPU scheduler (no "Scheduling guests on" line).
 """
 import os
@@ -58,6 +60,13 @@ def main():
     machine.expect(both == {0, 1, 2, 3}, f"dom0 and domain 1 did not use all four CPUs: {both}", result)
     print(f"ok: a four-vCPU domU beside a four-vCPU dom0, selftest=vcpus in both ({dom0} and {domu} checks), "
           f"CPUs used {sorted(both)}")
+
+    result = boot_two(build, "selftest=domctl-pause-sync", "init=/forktest", "sched_smp=1 dom0_max_vcpus=1", smp=4,
+                      timeout=300)
+    checks = guest_boot.check_selftest(result, "domctl-pause-sync", 2)
+    machine.expect("init exited: status 0" in result.lines(), "dom0's init did not run", result)
+    print(f"ok: pausedomain returned with domain 1 off every CPU, 40 times, its vCPU running on another CPU "
+          f"in between ({checks} checks)")
 
     result = guest_boot.boot_guest(build, hv, "selftest=vcpus", hv.poweroff, smp=1,
                                    hypervisor_args="sched_smp=1 dom0_max_vcpus=4", timeout=300)
