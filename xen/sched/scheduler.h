@@ -7,7 +7,7 @@
 // yields, goes down, stops, or its time slice ends while another vCPU is runnable; with nothing runnable
 // the CPU idles (sti; hlt) until an interrupt wakes something. When no domain is left, the
 // machine ends. Runstate changes and switches are traced as Xen 4.17 traces them, the idle
-// vCPU being d32767 (DOMID_IDLE) v0.
+// vCPU of CPU n being d32767 (DOMID_IDLE) vn.
 #pragma once
 #include <stdint.h>
 #include "arch/x86/cpu/cpu_mask.h"
