@@ -51,7 +51,9 @@ long create_domain(xen_domctl_t& op) {
   return 0;
 }
 
-// The context is 5 KiB: kept off the hypervisor stack (one CPU, and domctl does not nest).
+// The context is 5 KiB: kept off the hypervisor stack. Shared: used under the hypervisor lock
+// (sched/hypervisor_lock: one CPU at a time in the hypervisor), which nothing that uses it lets
+// go meanwhile, and domctl does not nest.
 vcpu_guest_context context_buffer;
 
 // setvcpucontext: -EINVAL on the caller's own domain (Xen has no domain_pause of itself) or a
