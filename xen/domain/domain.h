@@ -256,10 +256,14 @@ extern Vcpu* running[MAX_CPUS];
 // once at boot, before any guest runs. Off: every vCPU runs on CPU 0, as before.
 extern bool vcpus_on_every_cpu;
 }  // namespace detail
-inline Vcpu* current() { return detail::running[per_cpu::this_cpu()]; }
-inline Vcpu* running_on(unsigned cpu) { return detail::running[cpu]; }
-inline void set_current(Vcpu* vcpu) { detail::running[per_cpu::this_cpu()] = vcpu; }
 inline bool vcpus_on_every_cpu() { return detail::vcpus_on_every_cpu; }
+// This CPU's index into the scheduler's per-CPU arrays: per_cpu::this_cpu() with guests on
+// every CPU, else 0 (only CPU 0 runs guests), which costs a flag test rather than the stack
+// arithmetic on every trap.
+inline unsigned scheduling_cpu() { return vcpus_on_every_cpu() ? per_cpu::this_cpu() : 0; }
+inline Vcpu* current() { return detail::running[scheduling_cpu()]; }
+inline Vcpu* running_on(unsigned cpu) { return detail::running[cpu]; }
+inline void set_current(Vcpu* vcpu) { detail::running[scheduling_cpu()] = vcpu; }
 // At boot, once the frame table exists and before any domain does: tells the floors below what
 // they need to know of the domains (the frame table: whose page list a frame joins and what a
 // released frame does to its domain; the trace records: who runs).

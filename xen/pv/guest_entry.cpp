@@ -64,16 +64,30 @@ bool from_compat_mode(const TrapFrame& frame) { return (frame.cs & 0xffff) == FL
 
 // The guest's syscall from 64-bit code (LSTAR, arch/x86/entry.S calls this directly): from its
 // kernel a hypercall, from its user mode a system call bounced to the kernel.
-// With sched_smp=1 both hold the hypervisor lock throughout (sched/hypervisor_lock).
-extern "C" void guest_syscall(TrapFrame* frame) {
-  hypervisor_lock::acquire();
+// With sched_smp=1 both hold the hypervisor lock throughout (sched/hypervisor_lock), in copies
+// of their own: with sched_smp=0 a flag test is all the lock costs a hypercall.
+namespace {
+[[gnu::noinline]] void guest_syscall_with_lock(TrapFrame* frame) {
+  hypervisor_lock::detail::acquire_slow();
   Vcpu& vcpu = *domains::current();
   if (vcpu.kernel_mode) [[likely]]
     hypercall::dispatch(vcpu, *frame);
   else
     bounce_system_call(vcpu, *frame);
   before_return_to_guest(*frame);
-  hypervisor_lock::release_all();
+  hypervisor_lock::detail::release_all_slow();
+}
+}  // namespace
+
+extern "C" void guest_syscall(TrapFrame* frame) {
+  if (domains::vcpus_on_every_cpu()) [[unlikely]]
+    return guest_syscall_with_lock(frame);
+  Vcpu& vcpu = *domains::current();
+  if (vcpu.kernel_mode) [[likely]]
+    hypercall::dispatch(vcpu, *frame);
+  else
+    bounce_system_call(vcpu, *frame);
+  before_return_to_guest(*frame);
 }
 
 // From compatibility mode (CSTAR): a 32-bit user process. Only a 64-bit guest kernel makes

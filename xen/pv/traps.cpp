@@ -119,16 +119,21 @@ constexpr uint32_t machine_exception_vectors =
     (1u << vectors::nmi) | (1u << vectors::double_fault) | (1u << vectors::machine_check);
 }  // namespace
 
+namespace {
 // With sched_smp=1 the hypervisor lock (sched/hypervisor_lock) is taken for everything but the
 // cross-CPU call and event-check handlers (whose senders may hold it), and let go on the way
-// back to the guest; with sched_smp=0 taking and letting go are a test of one flag.
-extern "C" void trap_dispatch(TrapFrame* frame) {
+// back to the guest. Two copies: with sched_smp=0 the one without any of it (a flag test at the
+// entry is all it costs a trap).
+template <bool smp>
+[[gnu::always_inline]] inline void dispatch(TrapFrame* frame) {
   if (frame->vector == vectors::lapic_timer) {
-    hypervisor_lock::acquire();
+    if constexpr (smp) hypervisor_lock::detail::acquire_slow();
     local_apic::handle_timer_interrupt();
-    if (!frame->from_guest()) {  // the idle loop's halt, or its scrubbing (holding the lock)
-      hypervisor_lock::release();
-      return;
+    if constexpr (smp) {
+      if (!frame->from_guest()) {  // the idle loop's halt, or its scrubbing (holding the lock)
+        hypervisor_lock::detail::release_slow();
+        return;
+      }
     }
   } else if (frame->vector == vectors::spurious) {
     return;
@@ -137,9 +142,11 @@ extern "C" void trap_dispatch(TrapFrame* frame) {
       smp_boot::halt_this_cpu();
     if (frame->vector == vectors::call_function) cross_cpu::handle_call_interrupt();
     local_apic::end_of_interrupt();  // all an event check does
-    if (frame->vector == vectors::event_check && frame->from_guest()) [[unlikely]] {
-      hypervisor_lock::acquire();
-      scheduler::event_check_arrived();
+    if constexpr (smp) {
+      if (frame->vector == vectors::event_check && frame->from_guest()) {
+        hypervisor_lock::detail::acquire_slow();
+        scheduler::event_check_arrived();
+      }
     }
   } else if (machine_exception_vectors & (1u << frame->vector)) [[unlikely]] {
     machine_exception(*frame);
@@ -148,15 +155,24 @@ extern "C" void trap_dispatch(TrapFrame* frame) {
     debug_exception::in_hypervisor(*frame);
     return;  // on the #DB stack, in the middle of whatever it interrupted
   } else if (frame->from_guest()) {
-    hypervisor_lock::acquire();
+    if constexpr (smp) hypervisor_lock::detail::acquire_slow();
     pv::handle_guest_exception(*frame);
   } else {
     hypervisor_fault(*frame);
     return;
   }
   if (frame->from_guest()) {
-    hypervisor_lock::acquire();  // nests if taken above
+    if constexpr (smp) hypervisor_lock::detail::acquire_slow();  // nests if taken above
     pv::before_return_to_guest(*frame);
-    hypervisor_lock::release_all();
+    if constexpr (smp) hypervisor_lock::detail::release_all_slow();
   }
+}
+
+[[gnu::noinline]] void dispatch_with_lock(TrapFrame* frame) { dispatch<true>(frame); }
+}  // namespace
+
+extern "C" void trap_dispatch(TrapFrame* frame) {
+  if (domains::vcpus_on_every_cpu()) [[unlikely]]
+    return dispatch_with_lock(frame);
+  dispatch<false>(frame);
 }

@@ -19,6 +19,6 @@ inline bool may_keep_cpu(const Vcpu& running) { return running.domain->alive() &
 
 // schedule() would leave the running vCPU where it is.
 inline bool keeps_cpu(const Vcpu& running) {
-  return may_keep_cpu(running) && !detail::reschedule_requested[per_cpu::this_cpu()];
+  return may_keep_cpu(running) && !detail::reschedule_requested[domains::scheduling_cpu()];
 }
 }  // namespace scheduler

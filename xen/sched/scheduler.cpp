@@ -37,7 +37,7 @@ struct CpuState {
   uint64_t slice_end_ns = 0;
 };
 CpuState cpu_states[MAX_CPUS];
-CpuState& here() { return cpu_states[per_cpu::this_cpu()]; }
+CpuState& here() { return cpu_states[domains::scheduling_cpu()]; }
 // Set at boot, read-only after.
 DomainStopped domain_stopped;
 NoDomainLeft no_domain_left;
@@ -373,7 +373,7 @@ namespace {
   }
   if (keeps_cpu(previous)) return;
   CpuState& state = here();
-  detail::reschedule_requested[per_cpu::this_cpu()] = false;
+  detail::reschedule_requested[domains::scheduling_cpu()] = false;
   bool preempted = state.slice_ended && may_keep_cpu(previous);
   state.slice_ended = false;
   uint64_t now = system_clock::now_ns();
@@ -422,7 +422,7 @@ void block() {
 void yield() {
   VcpuName name = name_of(domains::current());
   trace::event(TRC_SCHED_YIELD, name.domain, name.vcpu);
-  detail::reschedule_requested[per_cpu::this_cpu()] = true;
+  detail::reschedule_requested[domains::scheduling_cpu()] = true;
 }
 
 void wake(Vcpu& vcpu) {
@@ -479,7 +479,7 @@ void vcpu_taken_down(Vcpu& vcpu) {
   VcpuName name = name_of(&vcpu);
   trace::event(TRC_SCHED_SLEEP, name.domain, name.vcpu);
   if (&vcpu == domains::current())
-    detail::reschedule_requested[per_cpu::this_cpu()] = true;
+    detail::reschedule_requested[domains::scheduling_cpu()] = true;
   else if (smp() && running_now(vcpu))
     kick(vcpu.processor, true);
   else
@@ -511,7 +511,7 @@ uint64_t running_ns(const Vcpu& vcpu) {
 }
 
 void slice_expired() {
-  detail::reschedule_requested[per_cpu::this_cpu()] = true;
+  detail::reschedule_requested[domains::scheduling_cpu()] = true;
   here().slice_ended = true;
 }
 

@@ -43,7 +43,7 @@ void periodic_work(Vcpu& vcpu, uint64_t now) {
 // timer serves the vCPUs whose processor it is (all of them on CPU 0 with sched_smp=0): a vCPU
 // that moves takes its timers along, its new CPU told by an event check.
 uint64_t earliest_deadline() {
-  const unsigned cpu = per_cpu::this_cpu();
+  const unsigned cpu = domains::scheduling_cpu();
   uint64_t deadline = scheduler::slice_deadline_ns();
   if (cpu == 0 && serial::pending()) deadline = earlier(deadline, system_clock::now_ns() + serial::poll_interval_ns);
   const Vcpu* running = domains::current();
@@ -107,7 +107,7 @@ void switched_in(Vcpu& vcpu) {
 void init() { local_apic::set_timer_handler(expire); }
 
 void expire() {
-  const unsigned cpu = per_cpu::this_cpu();
+  const unsigned cpu = domains::scheduling_cpu();
   if (cpu == 0) serial::poll();
   uint64_t now = system_clock::now_ns();
   const Vcpu* running = domains::current();
