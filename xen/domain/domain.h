@@ -94,6 +94,10 @@ struct Vcpu {
   // it prefers. Every CPU until told otherwise. Under the hypervisor lock.
   CpuMask hard_affinity = CpuMask::first(MAX_CPUS);
   CpuMask soft_affinity = CpuMask::first(MAX_CPUS);
+  // Asked to leave its CPU at its next return to the guest (a yield, its slice ended, a pause,
+  // an affinity change: sched/schedule_check). Set by any CPU, read and cleared by its own, under
+  // the hypervisor lock.
+  bool reschedule_requested = false;
   // The CPUs it has run on (the scheduler adds each; the machine's summary prints them).
   CpuMask ran_on;
   // VCPUOP_register_runstate_memory_area: where the guest wants its vcpu_runstate_info

@@ -6,12 +6,6 @@
 #include "domain/domain.h"
 
 namespace scheduler {
-namespace detail {
-// Per CPU: a yield, a slice that ended, a pause, an affinity change: pick again. Set by any CPU
-// and read by its own, both under the hypervisor lock (sched/hypervisor_lock).
-extern bool reschedule_requested[MAX_CPUS];
-}  // namespace detail
-
 // runnable() for the vCPU on this CPU, which is never paused without a reschedule request:
 // another domain pausing it asks the vCPU's CPU to pick again. Checked before every return to
 // a guest, so it leaves the pause count alone.
@@ -19,6 +13,6 @@ inline bool may_keep_cpu(const Vcpu& running) { return running.domain->alive() &
 
 // schedule() would leave the running vCPU where it is.
 inline bool keeps_cpu(const Vcpu& running) {
-  return may_keep_cpu(running) && !detail::reschedule_requested[domains::scheduling_cpu()];
+  return may_keep_cpu(running) && !running.reschedule_requested;
 }
 }  // namespace scheduler

@@ -24,10 +24,6 @@
 #include "sched/placement.h"
 
 namespace scheduler {
-namespace detail {
-bool reschedule_requested[MAX_CPUS] = {};
-}
-
 namespace {
 // Each CPU's own scheduling state, written only by that CPU under the hypervisor lock (with
 // sched_smp=0 only CPU 0's is used).
@@ -96,7 +92,7 @@ CpuMask allowed_cpus(const Vcpu& vcpu) { return placement::allowed_cpus(vcpu.har
 // the event check (an idle CPU wakes; a busy one re-enters the hypervisor, where
 // event_check_arrived reprograms its timer and the return path its upcalls and vCPU).
 void kick(unsigned cpu, bool reschedule) {
-  if (reschedule) detail::reschedule_requested[cpu] = true;
+  if (Vcpu* running = domains::running_on(cpu); reschedule && running) running->reschedule_requested = true;
   if (cpu != per_cpu::this_cpu()) cross_cpu::send_event_check(CpuMask::only(cpu));
 }
 
@@ -271,7 +267,6 @@ Vcpu* idle_until_runnable(Vcpu* previous) {
       if (cpu == 0) end_with_paused_domains();
       cross_cpu::send_event_check(CpuMask::only(0));  // CPU 0 ends the machine
     }
-    detail::reschedule_requested[cpu] = false;
     Vcpu* next = pick_after(previous);
     if (!next && smp()) next = pull(cpu);
     if (next) {
@@ -317,6 +312,8 @@ void start(Vcpu& first) {
 Vcpu& first_on_this_cpu(TrapFrame& frame) {
   hypervisor_lock::acquire();
   Vcpu* next = idle_until_runnable(nullptr);
+  next->ran_on.add(per_cpu::this_cpu());
+  next->reschedule_requested = false;
   context_switch::load(*next, frame);
   start_slice(system_clock::now_ns());
   return *next;
@@ -373,7 +370,7 @@ namespace {
   }
   if (keeps_cpu(previous)) return;
   CpuState& state = here();
-  detail::reschedule_requested[domains::scheduling_cpu()] = false;
+  previous.reschedule_requested = false;
   bool preempted = state.slice_ended && may_keep_cpu(previous);
   state.slice_ended = false;
   uint64_t now = system_clock::now_ns();
@@ -397,6 +394,7 @@ namespace {
   } else
     next = idle_until_runnable(&previous);
   next->ran_on.add(per_cpu::this_cpu());
+  next->reschedule_requested = false;  // asked of it while it waited elsewhere: done
   context_switch::load(*next, frame);
   start_slice(system_clock::now_ns());
 }
@@ -422,7 +420,7 @@ void block() {
 void yield() {
   VcpuName name = name_of(domains::current());
   trace::event(TRC_SCHED_YIELD, name.domain, name.vcpu);
-  detail::reschedule_requested[domains::scheduling_cpu()] = true;
+  domains::current()->reschedule_requested = true;
 }
 
 void wake(Vcpu& vcpu) {
@@ -479,7 +477,7 @@ void vcpu_taken_down(Vcpu& vcpu) {
   VcpuName name = name_of(&vcpu);
   trace::event(TRC_SCHED_SLEEP, name.domain, name.vcpu);
   if (&vcpu == domains::current())
-    detail::reschedule_requested[domains::scheduling_cpu()] = true;
+    vcpu.reschedule_requested = true;
   else if (smp() && running_now(vcpu))
     kick(vcpu.processor, true);
   else
@@ -511,7 +509,7 @@ uint64_t running_ns(const Vcpu& vcpu) {
 }
 
 void slice_expired() {
-  detail::reschedule_requested[domains::scheduling_cpu()] = true;
+  if (Vcpu* running = domains::current()) running->reschedule_requested = true;
   here().slice_ended = true;
 }
 
