@@ -168,8 +168,7 @@ namespace {
 }
 }  // namespace
 
-void handle_guest_exception(TrapFrame& frame) {
-  Vcpu& vcpu = *domains::current();
+void handle_guest_exception(Vcpu& vcpu, TrapFrame& frame) {
   unsigned vector = unsigned(frame.vector);
   if (vector == vector_general_protection &&
       (privileged_op::emulate(vcpu, frame) || software_interrupt::deliver(vcpu, frame)))

@@ -156,7 +156,11 @@ template <bool smp>
     return;  // on the #DB stack, in the middle of whatever it interrupted
   } else if (frame->from_guest()) {
     if constexpr (smp) hypervisor_lock::detail::acquire_slow();
-    pv::handle_guest_exception(*frame);
+    Vcpu& vcpu = *domains::current();  // once for both: current() is not free on SMP
+    pv::handle_guest_exception(vcpu, *frame);
+    pv::before_return_to_guest(vcpu, *frame);
+    if constexpr (smp) hypervisor_lock::detail::release_all_slow();
+    return;
   } else {
     hypervisor_fault(*frame);
     return;
