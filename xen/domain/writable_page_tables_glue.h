@@ -27,11 +27,13 @@ bool detach(Vcpu& vcpu, const TableWriteFault& write);
 // sched_smp=1 a domain with more than one vCPU up emulates (Xen 3.0's "multi-processor guests
 // need to be more conservative", taken to its end), and bringing a second vCPU up reattaches
 // every slot first (sched/scheduler's vcpu_up calls reattach_all).
+namespace detail {
+bool at_most_one_vcpu_up(const Domain& domain);
+}
 inline bool may_detach(const Domain& domain) {
-  if (!domains::vcpus_on_every_cpu()) return true;
-  unsigned up = 0;
-  domain.for_each_vcpu([&](const Vcpu& vcpu) { up += vcpu.initialised && vcpu.online; });
-  return up <= 1;
+  if (domains::vcpus_on_every_cpu()) [[unlikely]]
+    return detail::at_most_one_vcpu_up(domain);
+  return true;
 }
 namespace detail {
 void reattach_both_slots(Domain& domain);

@@ -275,7 +275,13 @@ Vcpu* idle_until_runnable(Vcpu* previous) {
     }
     if (cpu == 0) {
       serial::poll();  // console output waiting for the line, a FIFO's worth per pass
-      if (scrub_while_idle()) continue;
+      if (scrub_while_idle()) {
+        // Between two batches the other CPUs get the hypervisor lock too: scrubbing all of
+        // free memory with it held would stall every guest at its next hypercall for seconds.
+        const unsigned held = hypervisor_lock::release_all();
+        hypervisor_lock::reacquire(held);
+        continue;
+      }
     }
     timers::reprogram();
     const unsigned held = hypervisor_lock::release_all();

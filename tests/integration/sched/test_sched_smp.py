@@ -5,6 +5,7 @@ which CPUs each of its vCPUs ran on ("Domain 0 vCPUs ran on: v0 0 v1 1 ...").
 - -smp 4, dom0 with four vCPUs runs selftest=vcpus (work, an IPI ring, up/down, per-vCPU timers
   and runstate areas, the domctl view, the hostile checks) with its vCPUs spread over the CPUs:
   all four CPUs used, the selftest passes, the audit is clean.
+- The same under ptwr=writable (a domain with several vCPUs up detaches nothing).
 - dom0_vcpus_pin (hard affinity vCPU n -> CPU n): each vCPU ran on its own CPU and no other.
 - A four-vCPU domU built at boot beside a four-vCPU dom0, both running selftest=vcpus at once
   (events between vCPUs on different CPUs: the 2-level bitmaps are changed atomically).
@@ -47,6 +48,10 @@ def main():
     every = set().union(*used.values())
     machine.expect(len(used) == 4 and every == {0, 1, 2, 3}, f"dom0's vCPUs did not use all four CPUs: {used}", result)
     print(f"ok: -smp 4 sched_smp=1: dom0's four vCPUs passed selftest=vcpus ({checks} checks) on CPUs {used}")
+
+    result, checks, used = dom0_vcpus(build, hv, "ptwr=writable")
+    machine.expect(len(set().union(*used.values())) >= 2, f"one CPU only under ptwr=writable: {used}", result)
+    print(f"ok: -smp 4 sched_smp=1 ptwr=writable: selftest=vcpus passed ({checks} checks) on CPUs {used}")
 
     result, checks, used = dom0_vcpus(build, hv, "dom0_vcpus_pin")
     machine.expect(used == {0: {0}, 1: {1}, 2: {2}, 3: {3}}, f"pinned vCPUs ran elsewhere: {used}", result)
