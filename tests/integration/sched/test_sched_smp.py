@@ -1,4 +1,4 @@
-"""Guests on every CPU (issue 30, item 2; ours only: sched_smp=1, the per-CPU run queues, placement,
+"""Guests on every CPU (issue 30, item 2; ours only: sched_smp=1, the default, the per-CPU run queues, placement,
 migration and the hypervisor lock, sched/scheduler). The hypervisor prints, as each domain stops,
 which CPUs each of its vCPUs ran on ("Domain 0 vCPUs ran on: v0 0 v1 1 ...").
 
@@ -11,6 +11,7 @@ which CPUs each of its vCPUs ran on ("Domain 0 vCPUs ran on: v0 0 v1 1 ...").
   (events between vCPUs on different CPUs: the 2-level bitmaps are changed atomically).
 - pausedomain returns only when every vCPU of the domain is off its CPU (Xen's vcpu_sleep_sync):
   dom0 pauses a domU running forktest on another CPU 40 times (selftest=domctl-pause-sync).
+- sched_smp=0 at -smp 4 keeps every vCPU on CPU 0 (the APs parked), as before.
 - sched_smp=1 at -smp 1 is the single-CPU scheduler (no "Scheduling guests on" line).
 """
 import os
@@ -72,6 +73,14 @@ def main():
     machine.expect("init exited: status 0" in result.lines(), "dom0's init did not run", result)
     print(f"ok: pausedomain returned with domain 1 off every CPU, 40 times, its vCPU running on another CPU "
           f"in between ({checks} checks)")
+
+    result = guest_boot.boot_guest(build, hv, "selftest=vcpus", hv.poweroff, smp=4, hypervisor_args="sched_smp=0",
+                                   timeout=300)
+    guest_boot.expect_ended(result, hv, hv.poweroff, 0)
+    guest_boot.check_selftest(result, "vcpus", 150)
+    machine.expect("Scheduling guests on" not in result.serial and "vCPUs ran on" not in result.serial,
+                   "sched_smp=0 at -smp 4 ran guests on the APs", result)
+    print("ok: sched_smp=0 at -smp 4 keeps every vCPU on CPU 0")
 
     result = guest_boot.boot_guest(build, hv, "selftest=vcpus", hv.poweroff, smp=1,
                                    hypervisor_args="sched_smp=1 dom0_max_vcpus=4", timeout=300)
