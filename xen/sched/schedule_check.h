@@ -12,7 +12,5 @@ namespace scheduler {
 inline bool may_keep_cpu(const Vcpu& running) { return running.domain->alive() && !running.blocked; }
 
 // schedule() would leave the running vCPU where it is.
-inline bool keeps_cpu(const Vcpu& running) {
-  return may_keep_cpu(running) && !running.reschedule_requested;
-}
+inline bool keeps_cpu(const Vcpu& running) { return may_keep_cpu(running) && !running.reschedule_requested; }
 }  // namespace scheduler
