@@ -11,6 +11,8 @@ which CPUs each of its vCPUs ran on ("Domain 0 vCPUs ran on: v0 0 v1 1 ...").
   (events between vCPUs on different CPUs: the 2-level bitmaps are changed atomically).
 - pausedomain returns only when every vCPU of the domain is off its CPU (Xen's vcpu_sleep_sync):
   dom0 pauses a domU running forktest on another CPU 40 times (selftest=domctl-pause-sync).
+- destroydomain of a domU that runs on another CPU (selftest=lifecycle-domu), ptwr=emulate and
+  writable: the destroy waits for it to leave its CPU; the audit is clean.
 - sched_smp=0 at -smp 4 keeps every vCPU on CPU 0 (the APs parked), as before.
 - sched_smp=1 at -smp 1 is the single-CPU scheduler (no "Scheduling guests on" line).
 """
@@ -73,6 +75,14 @@ def main():
     machine.expect("init exited: status 0" in result.lines(), "dom0's init did not run", result)
     print(f"ok: pausedomain returned with domain 1 off every CPU, 40 times, its vCPU running on another CPU "
           f"in between ({checks} checks)")
+
+    for mode in ("ptwr=emulate", "ptwr=writable"):
+        result = boot_two(build, "selftest=lifecycle-domu",
+                          "selftest=evtchn-fifo+lifecycle-unprivileged pte=direct init=/forktest", f"sched_smp=1 {mode}",
+                          domu_ending="Domain 1 destroyed", smp=4, timeout=300)
+        checks = guest_boot.check_selftest(result, "lifecycle-domu", 8)
+        machine.expect("Scheduling guests on 4 CPUs" in result.serial, "the APs did not join the scheduler", result)
+        print(f"ok: {mode}: destroydomain of domain 1 running on another CPU ({checks} checks), audit clean")
 
     result = guest_boot.boot_guest(build, hv, "selftest=vcpus", hv.poweroff, smp=4, hypervisor_args="sched_smp=0",
                                    timeout=300)
