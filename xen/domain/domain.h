@@ -256,9 +256,8 @@ constexpr unsigned max_domains = 32;
 // lock), other CPUs read it under that lock (sched/scheduler's placement).
 namespace detail {
 extern Vcpu* running[MAX_CPUS];
-// Whether guests run on every online CPU (sched/scheduler, the boot option sched_smp=, on by
-// default when more than one CPU is online): set once at boot, before any guest runs. Off: every
-// vCPU runs on CPU 0, as before.
+// Whether guests run on every online CPU (sched/scheduler, the boot option sched_smp=): set
+// once at boot, before any guest runs. Off: every vCPU runs on CPU 0, as before.
 extern bool vcpus_on_every_cpu;
 }  // namespace detail
 inline bool vcpus_on_every_cpu() { return detail::vcpus_on_every_cpu; }

@@ -12,8 +12,7 @@
 // waiting in a TLB flush for this CPU, which runs with interrupts off. Not taken by the
 // cross-CPU call and event-check handlers, whose callers may hold it.
 //
-// With sched_smp=0 (or one CPU) every call here returns at once: one CPU runs guests, nothing
-// to exclude.
+// With sched_smp=0 every call here returns at once: one CPU runs guests, nothing to exclude.
 #pragma once
 #include <stdint.h>
 #include "domain/domain.h"

@@ -2,8 +2,8 @@
 at boot). domU_max_vcpus=4 gives each domU built at boot four vCPUs, vCPU 0 started, the others
 down until the guest brings them up itself.
 
-- On one CPU and on four (sched_smp=1, the default: the vCPUs on every CPU): dom0 (four vCPUs too, dom0_max_vcpus=4
-  or the four CPUs) and domain 1 both run selftest=vcpus at once, their vCPUs in the run queues
+- On one CPU and on four (every vCPU still runs on CPU 0): dom0 (four vCPUs too, dom0_max_vcpus=4
+  or the four CPUs) and domain 1 both run selftest=vcpus at once, their vCPUs in one round robin
   (guest/selftest/events/selftest_vcpus*.cpp: VCPUOP_initialise / up of each, work and an IPI ring
   on every vCPU, up/down, per-vCPU timers and areas, the hostile checks; the domctl view only in
   dom0, a domU being refused it). Both pass, dom0's init and the domU's end, the audit is clean.
