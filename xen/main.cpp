@@ -104,6 +104,12 @@ Domain& build_boot_domains() {
   if (plan.ignored_modules) printk("Boot: %lu modules beyond the domain table ignored\n", plan.ignored_modules);
   BuildResult dom0 = domain_builder::build(plan.domains[0], options);
   if (!dom0.ok) boot_failure(dom0.error);
+  if (options.dom0_vcpus_pin)  // Xen's dom0_vcpus_pin: vCPU n on CPU n
+    dom0.domain->for_each_vcpu([](Vcpu& vcpu) {
+      vcpu.hard_affinity = CpuMask::only(vcpu.id % smp_boot::online_cpus());
+      vcpu.processor = vcpu.id % smp_boot::online_cpus();
+      if (!domains::vcpus_on_every_cpu()) vcpu.processor = 0;
+    });
   for (size_t i = 1; i < plan.count; ++i) {
     BuildResult domu = domain_builder::build(plan.domains[i], options);
     if (!domu.ok) printk("d%u not built: %s\n", plan.domains[i].id, domu.error);
@@ -206,6 +212,8 @@ extern "C" [[noreturn]] void start_xen(uint32_t magic, uint32_t info_physical) {
   legacy_pic::disable();
   local_apic::init();
   bring_up_cpus();
+  // sched_smp=1: guests on every online CPU (sched/scheduler), decided before any domain exists.
+  if (options.sched_smp && smp_boot::online_cpus() > 1) domains::detail::vcpus_on_every_cpu = true;
   if (options.selftest == boot::HypervisorSelftest::ipi) cross_cpu::selftest(true);
   if (options.selftest == boot::HypervisorSelftest::ipi_unlocked) cross_cpu::selftest(false);
   if (options.selftest == boot::HypervisorSelftest::lock_order) cross_cpu::lock_order_selftest(false);

@@ -85,6 +85,35 @@ void print() {
 }
 }  // namespace
 
+namespace {
+// sched_smp=1: which CPUs each vCPU ran on ("Domain 0 vCPUs ran on: v0 0 v1 1,2 ..."), for the
+// integration tests of placement and affinity.
+void report_cpus_used(const Domain& domain) {
+  char line[160];
+  unsigned length = 0;
+  auto add = [&](char c) {
+    if (length + 1 < sizeof(line)) line[length++] = c;
+  };
+  domain.for_each_vcpu([&](const Vcpu& vcpu) {
+    add(' ');
+    add('v');
+    add(char('0' + vcpu.id % 10));
+    char separator = ' ';
+    for_each_cpu(vcpu.ran_on, [&](unsigned cpu) {
+      add(separator);
+      add(char('0' + cpu % 10));
+      separator = ',';
+    });
+    if (vcpu.ran_on.empty()) {
+      add(' ');
+      add('-');
+    }
+  });
+  line[length] = 0;
+  printk("Domain %u vCPUs ran on:%s\n", domain.id, line);
+}
+}  // namespace
+
 void init() { scheduler::set_stop_reports(domain_stopped, no_domain_left); }
 
 void domain_stopped(Domain& domain) {
@@ -94,6 +123,7 @@ void domain_stopped(Domain& domain) {
   writable_page_tables::reattach_all(domain);  // detached tables are validated before the audit
   const char* how = domain.state == DomainState::crashed ? "crashed" : "shut down";
   printk("Domain %u %s: reason %s (%u)\n", domain.id, how, reason_name(domain.shutdown_reason), domain.shutdown_reason);
+  if (domains::vcpus_on_every_cpu()) report_cpus_used(domain);
   if (domain.state == DomainState::crashed)
     printk("hypervisor still running after the crash of domain %u\n", domain.id);
 }

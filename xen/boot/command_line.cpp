@@ -313,6 +313,14 @@ void apply_option(Text word, CommandLine& out) {
     ok = has_value && (value.equals("0") || value.equals("1"));
     if (ok) out.instruction_cache = value.equals("1");
     if (!ok) report(out, CommandLineDiagnostic::Kind::bad_value, word, "expected 0|1");
+  } else if (key.equals("dom0_vcpus_pin")) {
+    ok = !has_value;
+    if (ok) out.dom0_vcpus_pin = true;
+    if (!ok) report(out, CommandLineDiagnostic::Kind::bad_value, word, "takes no value");
+  } else if (key.equals("sched_smp")) {
+    ok = has_value && (value.equals("0") || value.equals("1"));
+    if (ok) out.sched_smp = value.equals("1");
+    if (!ok) report(out, CommandLineDiagnostic::Kind::bad_value, word, "expected 0|1");
   } else if (key.equals("selftest")) {
     ok = has_value && parse_selftest(value, out.selftest);
     if (!ok)

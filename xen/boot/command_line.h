@@ -134,6 +134,12 @@ struct CommandLine {
   // instruction_cache=0|1 (bhyve's hw.vmm.instruction_cache): the decode cache's
   // write-protected slots (emulate/decode_cache.h); off, every hit compares the bytes.
   bool instruction_cache = true;
+  // sched_smp=0|1 (ours): 1 runs guests on every online CPU (per-CPU run queues, placement,
+  // migration: sched/scheduler); 0, the default for now, keeps every vCPU on CPU 0.
+  bool sched_smp = false;
+  // dom0_vcpus_pin (Xen's, a bare word): dom0's vCPU n may run only on CPU n (modulo the CPUs
+  // online), its hard affinity; meaningful with sched_smp=1.
+  bool dom0_vcpus_pin = false;
   HypervisorSelftest selftest = HypervisorSelftest::none;
   // maxcpus=<n> (Xen's): bring up at most n CPUs, the boot CPU counted; 0 = all there are.
   unsigned max_cpus = 0;

@@ -22,6 +22,9 @@
 #include "pv/guest_entry.h"
 #include "pv/rules/hypercall_page.h"
 #include "arch/x86/platform/smp_boot.h"
+#include "arch/x86/platform/cross_cpu.h"
+#include "arch/x86/cpu/cpu_tables.h"
+#include "pv/return_to_guest.h"
 #include "control/create_config.h"
 #include "domain/writable_page_tables_glue.h"
 
@@ -466,12 +469,41 @@ BuildResult build(const boot::BootDomain& plan, const boot::CommandLine& options
   return result;
 }
 
+namespace {
+// An AP's way into the scheduler (sched_smp=1): on its entry stack, below the slot of the guest
+// frame at its top (the park it leaves ran at the very top), it idles until a vCPU is placed on
+// it, then enters it as every return to a guest does.
+[[noreturn]] void run_ap(unsigned cpu) {
+  (void)cpu;
+  TrapFrame frame;
+  scheduler::first_on_this_cpu(frame);
+  pv::before_return_to_guest(frame);
+  pv::enter_guest(frame);
+}
+
+void enter_scheduler_on_ap(unsigned cpu) {
+  uint64_t stack = (cpu_tables::entry_stack_top(cpu) - sizeof(TrapFrame) - 256) & ~uint64_t(15);
+  asm volatile(
+      "mov %0, %%rsp\n"
+      "call *%1\n"
+      "ud2" ::"r"(stack),
+      "r"(&run_ap), "D"(uint64_t(cpu))
+      : "memory");
+  __builtin_unreachable();
+}
+}  // namespace
+
 void start(Domain& dom0) {
   Vcpu& vcpu = dom0.vcpus[0];
   scheduler::start(vcpu);
   vcpu.kernel_mode = true;
   guest_mode::load(vcpu);
   printk("Starting dom0\n");
+  if (domains::vcpus_on_every_cpu()) {  // the APs leave their park for the scheduler
+    printk("Scheduling guests on %u CPUs\n", smp_boot::online_cpus());
+    smp_boot::set_idle_entry(enter_scheduler_on_ap);
+    cross_cpu::send_event_check(smp_boot::online_mask());
+  }
   pv::enter_guest(vcpu.registers);
 }
 }  // namespace domain_builder

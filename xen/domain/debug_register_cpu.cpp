@@ -1,14 +1,16 @@
 #include "domain/debug_register_cpu.h"
 #include "arch/x86/cpu/registers.h"
+#include "arch/x86/cpu/per_cpu.h"
+#include "arch/x86/layout.h"
 
 namespace debug_register_cpu {
 namespace {
-// What DR7 on the CPU holds. One CPU runs guests; an SMP version keeps this per CPU.
-uint64_t cpu_dr7 = 0;
+// What DR7 on each CPU holds, written by that CPU only.
+uint64_t dr7_of[MAX_CPUS] = {};
 
 void write_dr7(uint64_t value) {
   cpu::write_dr<7>(value);
-  cpu_dr7 = value;
+  dr7_of[per_cpu::this_cpu()] = value;
 }
 }  // namespace
 
@@ -19,7 +21,7 @@ void init() {
 
 void load(const debug_registers::State& state) {
   if (!debug_registers::active(state.dr7)) {
-    if (debug_registers::active(cpu_dr7)) write_dr7(state.dr7);
+    if (debug_registers::active(dr7_of[per_cpu::this_cpu()])) write_dr7(state.dr7);
     return;
   }
   cpu::write_dr<0>(state.dr[0]);
@@ -31,10 +33,10 @@ void load(const debug_registers::State& state) {
 }
 
 void unload() {
-  if (debug_registers::active(cpu_dr7)) write_dr7(0);
+  if (debug_registers::active(dr7_of[per_cpu::this_cpu()])) write_dr7(0);
 }
 
-uint64_t loaded_dr7() { return cpu_dr7; }
+uint64_t loaded_dr7() { return dr7_of[per_cpu::this_cpu()]; }
 
 void disable() { write_dr7(0); }
 

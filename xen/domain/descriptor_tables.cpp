@@ -1,5 +1,6 @@
 #include "domain/descriptor_tables.h"
 #include "arch/x86/cpu/cpu_tables.h"
+#include "arch/x86/cpu/per_cpu.h"
 #include "domain/domain.h"
 #include "domain/domain_mmu.h"
 #include "memory/boot_memory.h"
@@ -13,9 +14,10 @@ namespace {
 constexpr uint64_t first_reserved_entry = Vcpu::max_gdt_frames * mm::kDescriptorsPerFrame;  // FIRST_RESERVED_GDT_ENTRY
 constexpr uint64_t page = 4096;
 
-// What the hardware GDT holds of a guest: whose descriptors, and how many entries.
-const Vcpu* loaded_vcpu = nullptr;
-unsigned loaded_entries = 0;
+// What each CPU's hardware GDT holds of a guest: whose descriptors, and how many entries.
+// Per CPU, written by that CPU only (each has its own GDT: cpu_tables::guest_gdt_entries).
+const Vcpu* loaded_vcpus[MAX_CPUS] = {};
+unsigned loaded_entry_counts[MAX_CPUS] = {};
 
 unsigned frames_for(uint64_t entries) {
   return unsigned((entries + mm::kDescriptorsPerFrame - 1) / mm::kDescriptorsPerFrame);
@@ -27,7 +29,7 @@ void release_frames(const uint64_t* frames, unsigned count) {
   for (unsigned i = 0; i < count; ++i) mm::put_page_and_type(boot_memory::frame_table(), frames[i]);
 }
 
-bool is_loaded(const Vcpu& vcpu) { return loaded_vcpu == &vcpu; }
+bool is_loaded(const Vcpu& vcpu) { return loaded_vcpus[per_cpu::this_cpu()] == &vcpu; }
 }  // namespace
 
 void load(const Vcpu& vcpu) {
@@ -37,9 +39,10 @@ void load(const Vcpu& vcpu) {
     const uint64_t* descriptors = descriptors_of(vcpu.gdt_frames[frame]);
     for (unsigned i = 0; i < mm::kDescriptorsPerFrame && entry < vcpu.gdt_entries; ++i) gdt[entry++] = descriptors[i];
   }
-  for (unsigned i = entry; i < loaded_entries; ++i) gdt[i] = 0;  // nothing of the last vCPU's stays
-  loaded_entries = vcpu.gdt_entries;
-  loaded_vcpu = &vcpu;
+  const unsigned cpu = per_cpu::this_cpu();
+  for (unsigned i = entry; i < loaded_entry_counts[cpu]; ++i) gdt[i] = 0;  // nothing of the last vCPU's stays
+  loaded_entry_counts[cpu] = vcpu.gdt_entries;
+  loaded_vcpus[cpu] = &vcpu;
 }
 
 void destroy_gdt(Vcpu& vcpu) {

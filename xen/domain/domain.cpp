@@ -19,7 +19,8 @@ StopNotifier stop_notifier;
 }  // namespace
 
 namespace detail {
-Vcpu* running = nullptr;
+Vcpu* running[MAX_CPUS] = {};
+bool vcpus_on_every_cpu = false;
 }  // namespace detail
 
 namespace {

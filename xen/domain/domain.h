@@ -1,6 +1,6 @@
 // Domains and their virtual CPUs: the state the PV ABI gives a guest. A fixed table of
 // domain slots (domains::max_domains), each domain with up to control::max_vcpus_per_domain
-// vCPUs (createdomain's max_vcpus), all sharing the boot CPU (sched/scheduler). Ids are Xen's
+// vCPUs (createdomain's max_vcpus), run on the physical CPUs by sched/scheduler. Ids are Xen's
 // (1 .. DOMID_FIRST_RESERVED - 1 for domUs, given by createdomain): a slot holds whichever id
 // it was given, so slot and id differ.
 #pragma once
@@ -9,7 +9,9 @@
 #include <xen/xen.h>
 #include <xen/event_channel.h>
 #include "arch/x86/cpu/cpu_mask.h"
+#include "arch/x86/cpu/per_cpu.h"
 #include "arch/x86/cpu/trap_frame.h"
+#include "arch/x86/layout.h"
 #include "control/domain_config.h"
 #include "control/domain_teardown.h"
 #include "console/output_limit.h"
@@ -83,16 +85,25 @@ struct Vcpu {
   uint64_t last_periodic_ns = 0;
   uint64_t next_periodic_ns = 0;
   Runstate runstate;
-  // The physical CPU it runs on or last ran on (Xen's v->processor; getvcpuinfo's cpu). 0 until
-  // the SMP scheduler places vCPUs on other CPUs.
+  // The physical CPU it runs on, or ran on last and whose run queue it waits in (Xen's
+  // v->processor; XEN_DOMCTL_getvcpuinfo's cpu). Changed only by the scheduler, under the
+  // hypervisor lock (sched/hypervisor_lock), and only while the vCPU is off every CPU.
   unsigned processor = 0;
-  // XEN_DOMCTL_setvcpuaffinity's masks (control/vcpu_affinity.h): where it may run (hard) and
-  // where it prefers to (soft). At creation every CPU the firmware lists, dom0's hard mask the
-  // online ones (Xen's defaults; the same when every CPU is up). The hard mask may name CPUs
-  // that are not online (Xen keeps them) but always names an online one: the scheduler honours
-  // hard_affinity & the online CPUs.
-  CpuMask hard_affinity;
-  CpuMask soft_affinity;
+  // Xen's cpu_hard_affinity and cpu_soft_affinity, XEN_DOMCTL_setvcpuaffinity's masks
+  // (control/vcpu_affinity.h): the CPUs it may run on (the scheduler never puts it elsewhere;
+  // one whose affinity drops its CPU moves at its next schedule) and those it prefers. At
+  // creation every CPU the firmware lists, dom0's hard mask the online ones (Xen's defaults; the
+  // same when every CPU is up). The hard mask may name CPUs that are not online (Xen keeps them)
+  // but always names an online one: the scheduler honours hard_affinity & the online CPUs.
+  // Under the hypervisor lock.
+  CpuMask hard_affinity = CpuMask::first(MAX_CPUS);
+  CpuMask soft_affinity = CpuMask::first(MAX_CPUS);
+  // Asked to leave its CPU at its next return to the guest (a yield, its slice ended, a pause,
+  // an affinity change: sched/schedule_check). Set by any CPU, read and cleared by its own, under
+  // the hypervisor lock.
+  bool reschedule_requested = false;
+  // The CPUs it has run on (the scheduler adds each; the machine's summary prints them).
+  CpuMask ran_on;
   // VCPUOP_register_runstate_memory_area: where the guest wants its vcpu_runstate_info
   // (0: nowhere), rewritten whenever the vCPU is switched in or out (domain/runstate_area).
   uint64_t runstate_area = 0;
@@ -151,6 +162,12 @@ struct Domain {
     return privileged || (vm_assist & (1UL << VMASST_TYPE_writable_pagetables));
   }
   PageTableWriteMode pt_write_mode = PageTableWriteMode::emulate;
+  // Xen's dirty_cpumask: the CPUs whose TLBs may hold translations of its address spaces. A
+  // CPU joins when it loads one of its vCPUs' tables and leaves when it loads another
+  // domain's or the idle tables (a CR3 load is a full flush here: no PGE, no PCIDs). Each
+  // CPU sets and clears only its own bit, by atomic or/and (sched/context_switch); readers
+  // (domain_mmu::dirty_cpus) load it atomically.
+  uint64_t dirty_cpu_bits = 0;
   // The control domain's pauses (XEN_DOMCTL_pausedomain): a paused domain is not scheduled.
   control::ControllerPauseCount controller_pause;
   uint8_t handle[sizeof(xen_domain_handle_t)]{};  // the toolstack's UUID (setdomainhandle)
@@ -238,12 +255,29 @@ namespace domains {
 // its domain is gone.
 constexpr unsigned max_domains = 32;
 
-// The vCPU whose state the CPU holds; null while the CPU idles. Inline: every trap asks.
+// The vCPU whose state this CPU holds; null while the CPU idles. Inline: every trap asks. One
+// per CPU, indexed by per_cpu::this_cpu(); each CPU writes only its own (under the hypervisor
+// lock), other CPUs read it under that lock (sched/scheduler's placement).
 namespace detail {
-extern Vcpu* running;
+extern Vcpu* running[MAX_CPUS];
+// Whether guests run on every online CPU (sched/scheduler, the boot option sched_smp=): set
+// once at boot, before any guest runs. Off: every vCPU runs on CPU 0, as before.
+extern bool vcpus_on_every_cpu;
+}  // namespace detail
+inline bool vcpus_on_every_cpu() { return detail::vcpus_on_every_cpu; }
+// This CPU's index into the scheduler's per-CPU arrays: per_cpu::this_cpu() with guests on
+// every CPU, else 0 (only CPU 0 runs guests), which costs a flag test rather than the stack
+// arithmetic on every trap.
+inline unsigned scheduling_cpu() { return vcpus_on_every_cpu() ? per_cpu::this_cpu() : 0; }
+inline Vcpu* current() {
+  // Written so that with sched_smp=0 it is a flag test and one load (an index computed either
+  // way cost three more instructions on every use).
+  if (vcpus_on_every_cpu()) [[unlikely]]
+    return detail::running[per_cpu::this_cpu()];
+  return detail::running[0];
 }
-inline Vcpu* current() { return detail::running; }
-inline void set_current(Vcpu* vcpu) { detail::running = vcpu; }
+inline Vcpu* running_on(unsigned cpu) { return detail::running[cpu]; }
+inline void set_current(Vcpu* vcpu) { detail::running[scheduling_cpu()] = vcpu; }
 // At boot, once the frame table exists and before any domain does: tells the floors below what
 // they need to know of the domains (the frame table: whose page list a frame joins and what a
 // released frame does to its domain; the trace records: who runs).

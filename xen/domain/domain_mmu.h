@@ -85,10 +85,13 @@ inline void apply_effects_untraced(const mm::MmuEffects& effects) {
 
 // The CPUs whose TLBs may hold translations of `domain`'s address spaces (Xen's
 // dirty_cpumask): where a type change, an unpin or free of a table, or a guest's flush of all
-// its vCPUs must reach. A seam: every vCPU runs on the boot CPU today (sched/scheduler), so it
-// is CPU 0; the SMP scheduler fills it with the CPUs its vCPUs ran on (a CPU leaves it at its
-// next full flush).
-inline CpuMask dirty_cpus(const Domain&) { return CpuMask::only(0); }
+// its vCPUs must reach. With sched_smp=1 the scheduler keeps it (Domain::dirty_cpu_bits: a CPU
+// joins when it loads one of the domain's tables, leaves when it loads another domain's or the
+// idle tables, a full flush here); with every vCPU on CPU 0 it is CPU 0, as before.
+inline CpuMask dirty_cpus(const Domain& domain) {
+  if (!domains::vcpus_on_every_cpu()) return CpuMask::only(0);
+  return CpuMask::from_bits(__atomic_load_n(&domain.dirty_cpu_bits, __ATOMIC_ACQUIRE));
+}
 // Whether no other CPU than this one can hold a translation of the domain's: then a flush of
 // this CPU's TLB (or an invlpg) is a flush of the domain's.
 bool runs_here_alone(const Domain& domain);

@@ -96,6 +96,14 @@ void reattach_both_slots_locked(Domain& domain) {
 }  // namespace
 
 namespace detail {
+bool at_most_one_vcpu_up(const Domain& domain) {
+  unsigned up = 0;
+  domain.for_each_vcpu([&](const Vcpu& vcpu) { up += vcpu.initialised && vcpu.online; });
+  return up <= 1;
+}
+}  // namespace detail
+
+namespace detail {
 void reattach_both_slots(Domain& domain) {
   SlotsGuard guard(domain);
   reattach_both_slots_locked(domain);

@@ -22,12 +22,19 @@ struct TableWriteFault {
 // run on one CPU at a time (may_detach): the slots are the domain's, and a table unreachable
 // from one vCPU's address space may be reachable from another's.
 bool detach(Vcpu& vcpu, const TableWriteFault& write);
-// Whether the domain's writes may detach tables at all: at most one vCPU of it can run. Every
-// domain has one vCPU today; with several, a domain with more than one online emulates (Xen
-// 3.0's "multi-processor guests need to be more conservative", taken to its end), and bringing a
-// second vCPU online reattaches every slot first (reattach_all). A seam for the multi-vCPU
-// domains: the count of online vCPUs.
-inline bool may_detach(const Domain&) { return true; }
+// Whether the domain's writes may detach tables at all: at most one vCPU of it can run. With
+// every vCPU on CPU 0 (sched_smp=0) that always holds: a switch reattaches everything. With
+// sched_smp=1 a domain with more than one vCPU up emulates (Xen 3.0's "multi-processor guests
+// need to be more conservative", taken to its end), and bringing a second vCPU up reattaches
+// every slot first (sched/scheduler's vcpu_up calls reattach_all).
+namespace detail {
+bool at_most_one_vcpu_up(const Domain& domain);
+}
+inline bool may_detach(const Domain& domain) {
+  if (domains::vcpus_on_every_cpu()) [[unlikely]]
+    return detail::at_most_one_vcpu_up(domain);
+  return true;
+}
 namespace detail {
 void reattach_both_slots(Domain& domain);
 }

@@ -19,23 +19,25 @@ using Channel = Domain::EventChannel;
 using State = Channel::State;
 constexpr unsigned bits_per_word = 64;
 
+// The bitmaps live in guest memory (shared_info, vcpu_info), which the guest's vCPUs change at
+// the same time on other CPUs (sched_smp=1) with locked instructions: every change here is an
+// atomic read-modify-write too (Xen's guest_test_and_set_bit), or a bit the guest cleared or set
+// meanwhile would be lost, and with it an event.
 bool test_and_set(xen_ulong_t* words, unsigned bit) {
   xen_ulong_t mask = xen_ulong_t(1) << (bit % bits_per_word);
-  bool was = words[bit / bits_per_word] & mask;
-  words[bit / bits_per_word] |= mask;
-  return was;
+  return __atomic_fetch_or(&words[bit / bits_per_word], mask, __ATOMIC_SEQ_CST) & mask;
 }
 bool test(const xen_ulong_t* words, unsigned bit) {
-  return words[bit / bits_per_word] & (xen_ulong_t(1) << (bit % bits_per_word));
+  return __atomic_load_n(&words[bit / bits_per_word], __ATOMIC_SEQ_CST) & (xen_ulong_t(1) << (bit % bits_per_word));
 }
 void clear(xen_ulong_t* words, unsigned bit) {
-  words[bit / bits_per_word] &= ~(xen_ulong_t(1) << (bit % bits_per_word));
+  __atomic_fetch_and(&words[bit / bits_per_word], ~(xen_ulong_t(1) << (bit % bits_per_word)), __ATOMIC_SEQ_CST);
 }
 
 void raise_upcall(Vcpu& vcpu, unsigned port) {
   vcpu_info_t* info = vcpu.info();
   test_and_set(&info->evtchn_pending_sel, port / bits_per_word);
-  info->evtchn_upcall_pending = 1;
+  __atomic_store_n(&info->evtchn_upcall_pending, 1, __ATOMIC_SEQ_CST);
   scheduler::wake(vcpu);
 }
 

@@ -22,7 +22,7 @@ control::VcpuFacts facts_of(const Vcpu& vcpu) {
   facts.id = vcpu.id;
   facts.online = vcpu.initialised && vcpu.online;  // Xen: not VPF_down (a new domain's vCPU is down)
   facts.blocked = vcpu.blocked;
-  facts.running = domains::current() == &vcpu;
+  facts.running = scheduler::on_cpu(vcpu);
   facts.running_ns = scheduler::running_ns(vcpu);
   return facts;
 }
@@ -66,6 +66,7 @@ long pause(Domain& domain) {
   bool was_paused = domain.paused();
   if (long error = domain.controller_pause.pause()) return error;
   if (!was_paused) domain.for_each_vcpu([](Vcpu& vcpu) { scheduler::paused(vcpu); });
+  scheduler::wait_until_off_cpu(domain);  // Xen's domain_pause: returns with every vCPU off its CPU
   return 0;
 }
 

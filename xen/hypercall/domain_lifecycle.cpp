@@ -257,6 +257,7 @@ long destroy(Domain& target, const Domain* caller, bool preemptible) {
   if (long error = target.teardown.begin(&target == caller)) return error;
   if (was_alive) target.stop_reported = true;  // it leaves without a "shut down" line
   target.pages.closed = true;                  // dying: no new frame (Xen's assign_pages)
+  scheduler::wait_until_off_cpu(target);       // no CPU runs it or holds its tables any more
   bool progressed = false;
   for (control::TeardownWork work = target.teardown.next(target.pages.count); work.step != control::TeardownStep::done;
        work = target.teardown.next(target.pages.count)) {

@@ -39,7 +39,7 @@ long get_vcpu_info(Domain& domain, xen_domctl_getvcpuinfo& info) {
   const Vcpu& vcpu = *domain.vcpu(info.vcpu);
   info.online = vcpu.initialised && vcpu.online;  // Xen: not VPF_down
   info.blocked = vcpu.blocked;
-  info.running = domains::current() == &vcpu;
+  info.running = scheduler::on_cpu(vcpu);
   info.cpu_time = scheduler::running_ns(vcpu);
   info.cpu = vcpu.processor;
   return 0;
@@ -109,6 +109,8 @@ long vcpu_affinity(Vcpu& caller, Domain& target, uint32_t cmd, xen_domctl_vcpuaf
     vcpu->soft_affinity = change.soft;
     result = write_cpu_bitmap(caller, request.cpumap_soft, nr_cpu_ids, change.soft_out);
   }
+  // A vCPU whose CPU the new hard affinity excludes moves (Xen's vcpu_set_hard_affinity).
+  if (vcpu->hard_affinity.bits() != old_hard.bits()) scheduler::set_hard_affinity(*vcpu, vcpu->hard_affinity);
   return result;
 }
 
@@ -120,7 +122,9 @@ long create_domain(xen_domctl_t& op) {
   return 0;
 }
 
-// The context is 5 KiB: kept off the hypervisor stack (one CPU, and domctl does not nest).
+// The context is 5 KiB: kept off the hypervisor stack. Shared: used under the hypervisor lock
+// (sched/hypervisor_lock: one CPU at a time in the hypervisor), which nothing that uses it lets
+// go meanwhile, and domctl does not nest.
 vcpu_guest_context context_buffer;
 
 // setvcpucontext: -EINVAL on the caller's own domain (Xen has no domain_pause of itself) or a

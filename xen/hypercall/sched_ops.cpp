@@ -81,7 +81,8 @@ long runstate_info(Vcpu& caller, const Vcpu& vcpu, uint64_t argument) {
 
 // VCPUOP_initialise: a first context for a vCPU of the caller's domain (-EFAULT unreadable,
 // -EEXIST for one that has a context, then setvcpucontext's checks). 5 KiB: kept off the
-// hypervisor stack (one CPU, and no hypercall nests another).
+// hypervisor stack; shared, under the hypervisor lock (sched/hypervisor_lock), and no hypercall
+// nests another.
 vcpu_guest_context initialise_buffer;
 long initialise(Vcpu& caller, Vcpu& vcpu, uint64_t argument) {
   if (!guest_memory::read(caller, argument, initialise_buffer)) return -XEN_EFAULT;

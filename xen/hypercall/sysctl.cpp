@@ -35,7 +35,8 @@ constexpr uint32_t sysctl_pvhv_audit = 0x8000;
 namespace {
 constexpr unsigned counter_count = unsigned(perf::Counter::count);
 
-// Every counter has one value (one CPU runs guests); values are 32-bit as in Xen's ABI.
+// Every counter has one value for the machine (not per CPU; with sched_smp=1 the IPI handlers'
+// increments may race and lose one); values are 32-bit as in Xen's ABI.
 long perfc_query(Vcpu& vcpu, xen_sysctl_perfc_op& op) {
   op.nr_counters = counter_count;
   op.nr_vals = counter_count;

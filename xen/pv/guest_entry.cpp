@@ -15,6 +15,8 @@
 #include "pv/page_fault.h"
 #include "pv/privileged_op.h"
 #include "pv/return_to_guest.h"
+#include "sched/hypervisor_lock.h"
+#include "arch/x86/cpu/per_cpu.h"
 #include "pv/software_interrupt.h"
 #include "pv/rules/unemulated_report.h"
 #include "pv/instruction_fetch.h"
@@ -62,7 +64,24 @@ bool from_compat_mode(const TrapFrame& frame) { return (frame.cs & 0xffff) == FL
 
 // The guest's syscall from 64-bit code (LSTAR, arch/x86/entry.S calls this directly): from its
 // kernel a hypercall, from its user mode a system call bounced to the kernel.
+// With sched_smp=1 both hold the hypervisor lock throughout (sched/hypervisor_lock), in copies
+// of their own: with sched_smp=0 a flag test is all the lock costs a hypercall.
+namespace {
+[[gnu::noinline]] void guest_syscall_with_lock(TrapFrame* frame) {
+  hypervisor_lock::detail::acquire_slow();
+  Vcpu& vcpu = *domains::current();
+  if (vcpu.kernel_mode) [[likely]]
+    hypercall::dispatch(vcpu, *frame);
+  else
+    bounce_system_call(vcpu, *frame);
+  before_return_to_guest(*frame);
+  hypervisor_lock::detail::release_all_slow();
+}
+}  // namespace
+
 extern "C" void guest_syscall(TrapFrame* frame) {
+  if (domains::vcpus_on_every_cpu()) [[unlikely]]
+    return guest_syscall_with_lock(frame);
   Vcpu& vcpu = *domains::current();
   if (vcpu.kernel_mode) [[likely]]
     hypercall::dispatch(vcpu, *frame);
@@ -74,8 +93,10 @@ extern "C" void guest_syscall(TrapFrame* frame) {
 // From compatibility mode (CSTAR): a 32-bit user process. Only a 64-bit guest kernel makes
 // hypercalls, so this is bounced even from kernel mode, as Xen's cstar_enter does.
 extern "C" void guest_syscall_compat(TrapFrame* frame) {
+  hypervisor_lock::acquire();
   bounce_system_call(*domains::current(), *frame);
   before_return_to_guest(*frame);
+  hypervisor_lock::release_all();
 }
 
 namespace {
@@ -147,8 +168,7 @@ namespace {
 }
 }  // namespace
 
-void handle_guest_exception(TrapFrame& frame) {
-  Vcpu& vcpu = *domains::current();
+void handle_guest_exception(Vcpu& vcpu, TrapFrame& frame) {
   unsigned vector = unsigned(frame.vector);
   if (vector == vector_general_protection &&
       (privileged_op::emulate(vcpu, frame) || software_interrupt::deliver(vcpu, frame)))
@@ -196,6 +216,7 @@ void exit_fault(const TrapFrame& fault) {
   guest.rflags = returning[2];
   guest.rsp = returning[3];
   guest.ss = returning[4];
+  hypervisor_lock::acquire();  // let go before the iretq that faulted; enter_guest lets it go again
   Vcpu* vcpu = domains::current();
   if (!guest.from_guest() || !vcpu) fatal_trap(fault, "returning to the hypervisor");
   log_debug("d%uv%u: fault %lu (error %lx) returning to %04lx:%lx\n", vcpu->domain->id, vcpu->id, fault.vector,
@@ -206,8 +227,9 @@ void exit_fault(const TrapFrame& fault) {
 }
 
 void enter_guest(const TrapFrame& frame) {
-  auto* top = reinterpret_cast<TrapFrame*>(hypervisor_stack_top) - 1;
+  auto* top = reinterpret_cast<TrapFrame*>(cpu_tables::entry_stack_top(per_cpu::this_cpu())) - 1;
   *top = frame;
+  hypervisor_lock::release_all();
   asm volatile("mov %0, %%rsp\n jmp *%1" ::"r"(top), "r"(return_from_trap) : "memory");
   __builtin_unreachable();
 }

@@ -11,7 +11,8 @@ extern "C" void guest_syscall(TrapFrame* frame);
 extern "C" void guest_syscall_compat(TrapFrame* frame);
 
 namespace pv {
-void handle_guest_exception(TrapFrame& frame);
+// `vcpu` is the current vCPU (the caller read it once for this and the return to the guest).
+void handle_guest_exception(Vcpu& vcpu, TrapFrame& frame);
 // Delivers exception `vector` to the guest kernel through its trap table (or crashes it).
 void inject_exception(Vcpu& vcpu, TrapFrame& frame, unsigned vector, uint32_t error_code);
 // The return path's iretq faulted on a guest's frame (`fault` is that fault, taken in ring 0).

@@ -18,10 +18,11 @@ inline bool takes_upcall(const Vcpu& vcpu) {
   return info->evtchn_upcall_pending && !info->evtchn_upcall_mask;
 }
 
-inline void before_return_to_guest(TrapFrame& frame) {
-  const Vcpu& vcpu = *domains::current();
+// `vcpu`: the current vCPU, when the caller has it already.
+inline void before_return_to_guest(const Vcpu& vcpu, TrapFrame& frame) {
   if (scheduler::keeps_cpu(vcpu) && !takes_upcall(vcpu)) [[likely]]
     return;
   detail::schedule_and_deliver_events(frame);
 }
+inline void before_return_to_guest(TrapFrame& frame) { before_return_to_guest(*domains::current(), frame); }
 }  // namespace pv

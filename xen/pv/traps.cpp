@@ -9,6 +9,8 @@
 #include "pv/debug_exception.h"
 #include "pv/guest_entry.h"
 #include "pv/return_to_guest.h"
+#include "sched/hypervisor_lock.h"
+#include "sched/scheduler.h"
 
 namespace {
 const char* exception_name(uint64_t vector) {
@@ -117,9 +119,22 @@ constexpr uint32_t machine_exception_vectors =
     (1u << vectors::nmi) | (1u << vectors::double_fault) | (1u << vectors::machine_check);
 }  // namespace
 
-extern "C" void trap_dispatch(TrapFrame* frame) {
+namespace {
+// With sched_smp=1 the hypervisor lock (sched/hypervisor_lock) is taken for everything but the
+// cross-CPU call and event-check handlers (whose senders may hold it), and let go on the way
+// back to the guest. Two copies: with sched_smp=0 the one without any of it (a flag test at the
+// entry is all it costs a trap).
+template <bool smp>
+[[gnu::always_inline]] inline void dispatch(TrapFrame* frame) {
   if (frame->vector == vectors::lapic_timer) {
+    if constexpr (smp) hypervisor_lock::detail::acquire_slow();
     local_apic::handle_timer_interrupt();
+    if constexpr (smp) {
+      if (!frame->from_guest()) {  // the idle loop's halt, or its scrubbing (holding the lock)
+        hypervisor_lock::detail::release_slow();
+        return;
+      }
+    }
   } else if (frame->vector == vectors::spurious) {
     return;
   } else if (frame->vector >= vectors::first_external) {
@@ -127,6 +142,12 @@ extern "C" void trap_dispatch(TrapFrame* frame) {
       smp_boot::halt_this_cpu();
     if (frame->vector == vectors::call_function) cross_cpu::handle_call_interrupt();
     local_apic::end_of_interrupt();  // all an event check does
+    if constexpr (smp) {
+      if (frame->vector == vectors::event_check && frame->from_guest()) {
+        hypervisor_lock::detail::acquire_slow();
+        scheduler::event_check_arrived();
+      }
+    }
   } else if (machine_exception_vectors & (1u << frame->vector)) [[unlikely]] {
     machine_exception(*frame);
     return;  // an NMI never reschedules: it may have interrupted anything
@@ -134,10 +155,28 @@ extern "C" void trap_dispatch(TrapFrame* frame) {
     debug_exception::in_hypervisor(*frame);
     return;  // on the #DB stack, in the middle of whatever it interrupted
   } else if (frame->from_guest()) {
-    pv::handle_guest_exception(*frame);
+    if constexpr (smp) hypervisor_lock::detail::acquire_slow();
+    Vcpu& vcpu = *domains::current();  // once for both: current() is not free on SMP
+    pv::handle_guest_exception(vcpu, *frame);
+    pv::before_return_to_guest(vcpu, *frame);
+    if constexpr (smp) hypervisor_lock::detail::release_all_slow();
+    return;
   } else {
     hypervisor_fault(*frame);
     return;
   }
-  if (frame->from_guest()) pv::before_return_to_guest(*frame);
+  if (frame->from_guest()) {
+    if constexpr (smp) hypervisor_lock::detail::acquire_slow();  // nests if taken above
+    pv::before_return_to_guest(*frame);
+    if constexpr (smp) hypervisor_lock::detail::release_all_slow();
+  }
+}
+
+[[gnu::noinline]] void dispatch_with_lock(TrapFrame* frame) { dispatch<true>(frame); }
+}  // namespace
+
+extern "C" void trap_dispatch(TrapFrame* frame) {
+  if (domains::vcpus_on_every_cpu()) [[unlikely]]
+    return dispatch_with_lock(frame);
+  dispatch<false>(frame);
 }

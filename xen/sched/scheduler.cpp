@@ -16,28 +16,39 @@
 #include "domain/writable_page_tables_glue.h"
 #include "time/clock.h"
 #include "time/idle_time.h"
-#include "arch/x86/cpu/per_cpu.h"
 #include "trace/format/events.h"
 #include "tracing/trace_buffers.h"
+#include "arch/x86/cpu/per_cpu.h"
+#include "arch/x86/platform/cross_cpu.h"
+#include "arch/x86/platform/smp_boot.h"
+#include "sched/hypervisor_lock.h"
+#include "sched/placement.h"
 
 namespace scheduler {
-namespace detail {
-bool reschedule_requested = false;
-}
-
 namespace {
-Runstate idle_runstate{RUNSTATE_running, 0};
-bool slice_ended = false;
-uint64_t slice_end_ns = 0;
+// Each CPU's own scheduling state, written only by that CPU under the hypervisor lock (with
+// sched_smp=0 only CPU 0's is used).
+struct CpuState {
+  Runstate idle_runstate{RUNSTATE_running, 0};  // its idle vCPU's (d32767v<cpu>)
+  bool slice_ended = false;
+  uint64_t slice_end_ns = 0;
+};
+CpuState cpu_states[MAX_CPUS];
+CpuState& here() { return cpu_states[domains::scheduling_cpu()]; }
+// Set at boot, read-only after.
 DomainStopped domain_stopped;
 NoDomainLeft no_domain_left;
 
-// Trace records name a vCPU as domain and vcpu id, as Xen's; the idle vCPU of CPU 0 is d32767v0.
+bool smp() { return domains::vcpus_on_every_cpu(); }
+
+// Trace records name a vCPU as domain and vcpu id, as Xen's; the idle vCPU of CPU n is d32767vn.
 struct VcpuName {
   uint32_t domain, vcpu;
 };
-VcpuName name_of(const Vcpu* vcpu) { return vcpu ? VcpuName{vcpu->domain->id, vcpu->id} : VcpuName{DOMID_IDLE, 0}; }
-Runstate& runstate_of(Vcpu* vcpu) { return vcpu ? vcpu->runstate : idle_runstate; }
+VcpuName name_of(const Vcpu* vcpu) {
+  return vcpu ? VcpuName{vcpu->domain->id, vcpu->id} : VcpuName{DOMID_IDLE, per_cpu::this_cpu()};
+}
+Runstate& runstate_of(Vcpu* vcpu) { return vcpu ? vcpu->runstate : here().idle_runstate; }
 
 // TRC_SCHED_RUNSTATE_CHANGE: old and new state in the event number, one word vcpu | domain << 16.
 void change_runstate(Vcpu* vcpu, unsigned to, uint64_t now) {
@@ -61,12 +72,80 @@ int place_of(const Vcpu* vcpu) {
   return vcpu ? run_queue::place(vcpu->domain->slot, Domain::vcpu_capacity, vcpu->id) : run_queue::none;
 }
 
+// --- Placement (sched_smp=1; sched/placement has the rules) ---
+// A vCPU that runs, runs on its processor: it is on a CPU when that CPU's current is it.
+bool running_now(const Vcpu& vcpu) { return domains::running_on(vcpu.processor) == &vcpu; }
+
+// Each CPU's load as placement counts it: its waiting vCPUs, and whether a vCPU runs there.
+// `placing`, the vCPU being placed, is not counted.
+void count_loads(placement::CpuLoad (&loads)[MAX_CPUS], const Vcpu* placing = nullptr) {
+  for (unsigned cpu = 0; cpu < MAX_CPUS; ++cpu) loads[cpu] = {0, domains::running_on(cpu) != nullptr};
+  domains::for_each([&](Domain& domain) {
+    domain.for_each_vcpu([&](const Vcpu& vcpu) {
+      if (&vcpu != placing && runnable(vcpu) && !running_now(vcpu)) ++loads[vcpu.processor].waiting;
+    });
+  });
+}
+
+CpuMask allowed_cpus(const Vcpu& vcpu) { return placement::allowed_cpus(vcpu.hard_affinity, smp_boot::online_mask()); }
+
+// Makes `cpu` look at its run queue and its timer again: its reschedule request if asked, and
+// the event check (an idle CPU wakes; a busy one re-enters the hypervisor, where
+// event_check_arrived reprograms its timer and the return path its upcalls and vCPU).
+void kick(unsigned cpu, bool reschedule) {
+  if (Vcpu* running = domains::running_on(cpu); reschedule && running) running->reschedule_requested = true;
+  if (cpu != per_cpu::this_cpu()) cross_cpu::send_event_check(CpuMask::only(cpu));
+}
+
+// A runnable vCPU off every CPU goes to the CPU placement chooses (its last if idle and
+// allowed, else the least loaded allowed), which is told.
+void place(Vcpu& vcpu) {
+  placement::CpuLoad loads[MAX_CPUS];
+  count_loads(loads, &vcpu);
+  const unsigned to = placement::choose_cpu(vcpu.processor, allowed_cpus(vcpu), loads, MAX_CPUS);
+  vcpu.processor = to;
+  kick(to, false);
+}
+
+// An idle CPU takes a waiting vCPU from the busiest CPU, one whose affinity allows it here.
+Vcpu* pull(unsigned self) {
+  placement::CpuLoad loads[MAX_CPUS];
+  count_loads(loads);
+  CpuMask tried;
+  for (;;) {
+    const int from = placement::pull_source(self, loads, MAX_CPUS, tried);
+    if (from == placement::none) return nullptr;
+    Vcpu* found = nullptr;
+    domains::for_each([&](Domain& domain) {
+      domain.for_each_vcpu([&](Vcpu& vcpu) {
+        if (!found && vcpu.processor == unsigned(from) && runnable(vcpu) && !running_now(vcpu) &&
+            allowed_cpus(vcpu).contains(self))
+          found = &vcpu;
+      });
+    });
+    if (found) {
+      found->processor = self;
+      return found;
+    }
+    tried.add(unsigned(from));
+  }
+}
+
+// The next vCPU of this CPU's run queue after `previous` (round robin over the runnable vCPUs
+// whose processor this CPU is). With sched_smp=1 a waiting vCPU whose hard affinity no longer
+// allows this CPU is placed again first.
 Vcpu* pick_after(const Vcpu* previous) {
+  const unsigned cpu = per_cpu::this_cpu();
   int places[domains::max_domains * Domain::vcpu_capacity];
   unsigned count = 0;
   domains::for_each([&](Domain& domain) {
-    domain.for_each_vcpu([&](const Vcpu& vcpu) {
-      if (runnable(vcpu)) places[count++] = place_of(&vcpu);
+    domain.for_each_vcpu([&](Vcpu& vcpu) {
+      if (!runnable(vcpu) || vcpu.processor != cpu) return;
+      if (smp() && !allowed_cpus(vcpu).contains(cpu)) {
+        if (&vcpu != previous) place(vcpu);
+        return;
+      }
+      places[count++] = place_of(&vcpu);
     });
   });
   const int next = run_queue::next_round_robin(places, count, place_of(previous));
@@ -74,15 +153,16 @@ Vcpu* pick_after(const Vcpu* previous) {
   return &domains::at(unsigned(next) / Domain::vcpu_capacity)->vcpus[unsigned(next) % Domain::vcpu_capacity];
 }
 
-// Whether a vCPU other than `running` could take the CPU: only then does a slice need a timer.
-// Stops at the first one (it is asked at every timer reprogramming).
+// Whether a vCPU other than `running` waits in this CPU's run queue: only then does a slice
+// need a timer. Stops at the first one (it is asked at every timer reprogramming).
 bool others_runnable(const Vcpu* running) {
+  const unsigned cpu = per_cpu::this_cpu();
   for (unsigned i = 0; i < domains::max_domains; ++i) {
     Domain* domain = domains::at(i);
     if (!domain) continue;
     for (unsigned id = 0; id < domain->max_vcpus; ++id) {
       const Vcpu& vcpu = domain->vcpus[id];
-      if (&vcpu != running && vcpu.created && runnable(vcpu)) return true;
+      if (&vcpu != running && vcpu.created && vcpu.processor == cpu && runnable(vcpu)) return true;
     }
   }
   return false;
@@ -109,6 +189,7 @@ void wake_runstate(Vcpu& vcpu) {
   if (runnable(vcpu)) {
     if (vcpu.runstate.state < RUNSTATE_blocked) return;
     change_runstate(&vcpu, RUNSTATE_runnable, system_clock::now_ns());
+    if (smp()) place(vcpu);
     Vcpu* running = domains::current();
     if (running && running != &vcpu) timers::reprogram();
   } else if (!vcpu.blocked && vcpu.runstate.state == RUNSTATE_blocked) {
@@ -139,7 +220,7 @@ void trace_switch(Vcpu* previous, Vcpu* next, uint64_t now) {
 }
 
 void start_slice(uint64_t now) {
-  slice_end_ns = now + time_slice_ns;
+  here().slice_end_ns = now + time_slice_ns;
   timers::reprogram();
 }
 
@@ -167,26 +248,51 @@ bool scrub_while_idle() {
   return true;
 }
 
-// Nothing is runnable: the CPU belongs to the idle vCPU until an interrupt (a guest timer)
-// makes a vCPU runnable. The machine ends here once every domain has stopped.
-Vcpu* idle_until_runnable(Vcpu& previous) {
+// Nothing is runnable: the CPU belongs to the idle vCPU until an interrupt (a guest timer, an
+// event check from a CPU that placed a vCPU here) makes a vCPU runnable. The machine ends here,
+// on CPU 0, once every domain has stopped. With sched_smp=1 the idle CPU loads the hypervisor's
+// own tables (so it leaves the last domain's dirty CPUs and holds no CR3 of a domain that may be
+// destroyed), pulls waiting work from busier CPUs, and halts without the hypervisor lock.
+// `previous` is null for an AP's first pick. Idle time is accounted per CPU for getcpuinfo
+// (time/idle_time.h).
+Vcpu* idle_until_runnable(Vcpu* previous) {
+  const unsigned cpu = per_cpu::this_cpu();
   const uint64_t idle_from = system_clock::now_ns();
-  trace_switch(&previous, nullptr, idle_from);
-  idle_time::enter(per_cpu::this_cpu(), idle_from);  // getcpuinfo's idle time (time/idle_time.h)
+  if (previous) trace_switch(previous, nullptr, idle_from);
+  idle_time::enter(cpu, idle_from);
+  // Its new state, while its address space is still loaded (and it is current, whose memory
+  // the write goes to): its other vCPUs, on other CPUs now, read it there.
+  if (smp() && previous) runstate_area::update(*previous);
   domains::set_current(nullptr);
+  if (smp()) context_switch::load_idle();
   timers::reprogram();  // a guest's timer interrupts the scrubbing too (an interrupt reprograms it again)
   for (;;) {
-    if (!domains::any_can_run()) end_with_paused_domains();
-    if (Vcpu* next = pick_after(&previous)) {
+    if (!domains::any_can_run()) {
+      if (cpu == 0) end_with_paused_domains();
+      cross_cpu::send_event_check(CpuMask::only(0));  // CPU 0 ends the machine
+    }
+    Vcpu* next = pick_after(previous);
+    if (!next && smp()) next = pull(cpu);
+    if (next) {
       const uint64_t idle_to = system_clock::now_ns();
-      idle_time::leave(per_cpu::this_cpu(), idle_to);
+      idle_time::leave(cpu, idle_to);
       trace_switch(nullptr, next, idle_to);
       return next;
     }
-    serial::poll();  // console output waiting for the line, a FIFO's worth per pass
-    if (scrub_while_idle()) continue;
+    if (cpu == 0) {
+      serial::poll();  // console output waiting for the line, a FIFO's worth per pass
+      if (scrub_while_idle()) {
+        // Between two batches the other CPUs get the hypervisor lock too: scrubbing all of
+        // free memory with it held would stall every guest at its next hypercall for seconds.
+        const unsigned held = hypervisor_lock::release_all();
+        hypervisor_lock::reacquire(held);
+        continue;
+      }
+    }
     timers::reprogram();
+    const unsigned held = hypervisor_lock::release_all();
     asm volatile("sti; hlt; cli" ::: "memory");
+    hypervisor_lock::reacquire(held);
   }
 }
 }  // namespace
@@ -206,9 +312,60 @@ void start(Vcpu& first) {
     });
   });
   first.runstate = Runstate{RUNSTATE_running, now};
-  idle_runstate = Runstate{RUNSTATE_runnable, now};
+  for (CpuState& state : cpu_states) state.idle_runstate = Runstate{RUNSTATE_runnable, now};
+  context_switch::init();
+  hypervisor_lock::acquire();  // released as the first guest is entered
+  first.processor = per_cpu::this_cpu();
   domains::set_current(&first);
-  slice_end_ns = now + time_slice_ns;
+  first.ran_on.add(first.processor);
+  here().slice_end_ns = now + time_slice_ns;
+}
+
+Vcpu& first_on_this_cpu(TrapFrame& frame) {
+  hypervisor_lock::acquire();
+  Vcpu* next = idle_until_runnable(nullptr);
+  next->ran_on.add(per_cpu::this_cpu());
+  next->reschedule_requested = false;
+  context_switch::load(*next, frame);
+  start_slice(system_clock::now_ns());
+  return *next;
+}
+
+void event_check_arrived() {
+  if (smp()) timers::reprogram();
+}
+
+bool on_cpu(const Vcpu& vcpu) { return running_now(vcpu); }
+
+// Xen's vcpu_sleep_sync for each vCPU of the domain but the caller's own: returns once none is
+// on a CPU. Each CPU running one was asked to reschedule (and the domain is paused, dying or
+// its vCPUs down, so it will not be picked again); the wait lets that CPU take the lock.
+void wait_until_off_cpu(const Domain& domain) {
+  if (!smp()) return;
+  const Vcpu* self = domains::current();
+  for (;;) {
+    bool any = false;
+    domain.for_each_vcpu([&](const Vcpu& vcpu) {
+      if (&vcpu == self || !running_now(vcpu)) return;
+      any = true;
+      kick(vcpu.processor, true);
+    });
+    if (!any) return;
+    const unsigned held = hypervisor_lock::release_all();
+    for (unsigned i = 0; i < 64; ++i) asm volatile("pause" ::: "memory");
+    hypervisor_lock::reacquire(held);
+  }
+}
+
+void set_hard_affinity(Vcpu& vcpu, CpuMask cpus) {
+  vcpu.hard_affinity = cpus;
+  if (!smp() || allowed_cpus(vcpu).contains(vcpu.processor)) return;
+  if (running_now(vcpu))
+    kick(vcpu.processor, true);  // it moves at its next schedule
+  else if (runnable(vcpu))
+    place(vcpu);
+  else
+    vcpu.processor = allowed_cpus(vcpu).next(0);  // where it wakes next
 }
 
 namespace {
@@ -216,11 +373,18 @@ namespace {
 // guest (after each hypercall and trap), and inlined, this body made every one of them save
 // and restore five registers.
 [[gnu::noinline]] void reschedule(Vcpu& previous, TrapFrame& frame) {
-  if (!previous.domain->alive()) domain_stopped(*previous.domain);
+  if (!previous.domain->alive()) {
+    domain_stopped(*previous.domain);
+    if (smp())  // its other vCPUs leave their CPUs too
+      previous.domain->for_each_vcpu([&](const Vcpu& vcpu) {
+        if (&vcpu != &previous && running_now(vcpu)) kick(vcpu.processor, true);
+      });
+  }
   if (keeps_cpu(previous)) return;
-  detail::reschedule_requested = false;
-  bool preempted = slice_ended && may_keep_cpu(previous);
-  slice_ended = false;
+  CpuState& state = here();
+  previous.reschedule_requested = false;
+  bool preempted = state.slice_ended && may_keep_cpu(previous);
+  state.slice_ended = false;
   uint64_t now = system_clock::now_ns();
   Vcpu* next = pick_after(&previous);
   if (next == &previous) {  // yielded or out of time, but nobody else wants the CPU
@@ -233,11 +397,16 @@ namespace {
   }
   if (preempted) perf::add(perf::Counter::sched_preempt);
   context_switch::save(previous, frame);
+  // Its hard affinity no longer allows this CPU: placed elsewhere now that its state is saved
+  // (no other CPU can pick it before this one lets the hypervisor lock go, with another current).
+  if (smp() && runnable(previous) && !allowed_cpus(previous).contains(previous.processor)) place(previous);
   if (next) {
     trace_switch(&previous, next, now);
     runstate_area::update(previous);  // its new state, while its address space is still loaded
   } else
-    next = idle_until_runnable(previous);
+    next = idle_until_runnable(&previous);
+  next->ran_on.add(per_cpu::this_cpu());
+  next->reschedule_requested = false;  // asked of it while it waited elsewhere: done
   context_switch::load(*next, frame);
   start_slice(system_clock::now_ns());
 }
@@ -263,11 +432,16 @@ void block() {
 void yield() {
   VcpuName name = name_of(domains::current());
   trace::event(TRC_SCHED_YIELD, name.domain, name.vcpu);
-  detail::reschedule_requested = true;
+  domains::current()->reschedule_requested = true;
 }
 
 void wake(Vcpu& vcpu) {
-  if (!vcpu.blocked) return;
+  if (!vcpu.blocked) {
+    // Running on another CPU: the event check makes it enter the hypervisor, whose return path
+    // delivers the upcall.
+    if (smp() && vcpu.processor != per_cpu::this_cpu() && running_now(vcpu)) kick(vcpu.processor, false);
+    return;
+  }
   VcpuName name = name_of(&vcpu);
   trace::event(TRC_SCHED_WAKE, name.domain, name.vcpu);
   vcpu.blocked = false;
@@ -277,11 +451,16 @@ void wake(Vcpu& vcpu) {
   wake_runstate(vcpu);
 }
 
-// Xen's vcpu_sleep_nosync: a runnable vCPU goes offline. The vCPU is never the running one
-// (a domain cannot pause itself, and there is one CPU).
+// Xen's vcpu_sleep_nosync: a runnable vCPU goes offline. With one CPU the vCPU is never the
+// running one (a domain cannot pause itself); on another CPU it is asked to leave it
+// (wait_until_off_cpu waits for that).
 void paused(Vcpu& vcpu) {
   VcpuName name = name_of(&vcpu);
   trace::event(TRC_SCHED_SLEEP, name.domain, name.vcpu);
+  if (smp() && running_now(vcpu)) {
+    kick(vcpu.processor, true);
+    return;
+  }
   sleep_runstate(vcpu);
 }
 
@@ -300,7 +479,7 @@ void vcpu_down(Vcpu& vcpu) {
   uint64_t now = system_clock::now_ns();
   if (vcpu.runstate.entry_ns == 0)
     vcpu.runstate = Runstate{RUNSTATE_offline, now};
-  else if (&vcpu != domains::current())
+  else if (&vcpu != domains::current() && !(smp() && running_now(vcpu)))
     change_runstate(&vcpu, RUNSTATE_offline, now);
 }
 
@@ -310,7 +489,9 @@ void vcpu_taken_down(Vcpu& vcpu) {
   VcpuName name = name_of(&vcpu);
   trace::event(TRC_SCHED_SLEEP, name.domain, name.vcpu);
   if (&vcpu == domains::current())
-    detail::reschedule_requested = true;
+    vcpu.reschedule_requested = true;
+  else if (smp() && running_now(vcpu))
+    kick(vcpu.processor, true);
   else
     sleep_runstate(vcpu);
 }
@@ -319,6 +500,9 @@ void vcpu_taken_down(Vcpu& vcpu) {
 // unless blocked or its domain paused (the new domain's controller pause holds it until the
 // toolstack unpauses it).
 void vcpu_up(Vcpu& vcpu) {
+  // A second vCPU up may run beside the first on another CPU: no table stays detached
+  // (writable_page_tables::may_detach refuses new ones from now on).
+  if (smp()) writable_page_tables::reattach_all(*vcpu.domain);
   if (&vcpu != domains::current()) wake_runstate(vcpu);
 }
 
@@ -337,13 +521,13 @@ uint64_t running_ns(const Vcpu& vcpu) {
 }
 
 void slice_expired() {
-  detail::reschedule_requested = true;
-  slice_ended = true;
+  if (Vcpu* running = domains::current()) running->reschedule_requested = true;
+  here().slice_ended = true;
 }
 
 uint64_t slice_deadline_ns() {
   Vcpu* running = domains::current();
   if (!running) return 0;
-  return others_runnable(running) ? slice_end_ns : 0;
+  return others_runnable(running) ? here().slice_end_ns : 0;
 }
 }  // namespace scheduler

@@ -1,12 +1,16 @@
-// Round-robin scheduling of the domains' vCPUs on the boot CPU: every vCPU that is up (a
+// Round-robin scheduling of the domains' vCPUs, on each CPU over its own run queue (with
+// sched_smp=0 every vCPU runs on the boot CPU; sched_smp=1 places them on every online CPU,
+// sched/placement has the rules; the hypervisor lock, sched/hypervisor_lock, serialises the
+// hypervisor's work). Every vCPU that is up (a
 // context, not VCPUOP_down), not blocked and whose domain is alive and unpaused, in the order
 // of the domain slots and then the vCPU ids (sched/run_queue). A vCPU runs until it blocks,
 // yields, goes down, stops, or its time slice ends while another vCPU is runnable; with nothing runnable
 // the CPU idles (sti; hlt) until an interrupt wakes something. When no domain is left, the
 // machine ends. Runstate changes and switches are traced as Xen 4.17 traces them, the idle
-// vCPU being d32767 (DOMID_IDLE) v0.
+// vCPU of CPU n being d32767 (DOMID_IDLE) vn.
 #pragma once
 #include <stdint.h>
+#include "arch/x86/cpu/cpu_mask.h"
 #include "arch/x86/cpu/trap_frame.h"
 
 struct Domain;
@@ -15,7 +19,23 @@ struct Vcpu;
 namespace scheduler {
 constexpr uint64_t time_slice_ns = 10'000'000;
 
-void start(Vcpu& first);          // `first` runs now; every other vCPU waits its turn
+void start(Vcpu& first);  // `first` runs now; every other vCPU waits its turn
+// sched_smp=1, an AP joining the scheduler (smp_boot's idle entry): idles until a vCPU is
+// placed on it or it can pull one, then loads it into `frame` (the guest frame at the top of
+// this CPU's entry stack), holding the hypervisor lock, which the entry to the guest releases.
+Vcpu& first_on_this_cpu(TrapFrame& frame);
+// The event-check IPI reached this CPU from a guest (under the hypervisor lock): its timer may
+// have to change (a vCPU placed here, a vCPU's timer set from another CPU).
+void event_check_arrived();
+// Whether the vCPU is on a CPU now (Xen's is_running).
+bool on_cpu(const Vcpu& vcpu);
+// Xen's vcpu_sleep_sync over a domain: returns once no vCPU of it but the caller's own is on a
+// CPU. For a pause, a destroy, anything that relies on the domain being off every CPU; the
+// caller made its vCPUs not runnable first. The hypervisor lock is let go while it waits.
+void wait_until_off_cpu(const Domain& domain);
+// Xen's vcpu_set_hard_affinity: a vCPU on a CPU its new affinity excludes moves at its next
+// schedule, a waiting one at once.
+void set_hard_affinity(Vcpu& vcpu, CpuMask cpus);
 void schedule(TrapFrame& frame);  // before returning to a guest: switch if the current vCPU must stop
 void block();                     // SCHEDOP_block: enable events, sleep unless one is pending
 void yield();

@@ -6,6 +6,8 @@
 #include "domain/domain.h"
 #include "sched/scheduler.h"
 #include "time/clock.h"
+#include "arch/x86/cpu/per_cpu.h"
+#include "arch/x86/platform/cross_cpu.h"
 
 namespace timers {
 namespace {
@@ -37,16 +39,27 @@ void periodic_work(Vcpu& vcpu, uint64_t now) {
 }
 
 // A stopped domain's timers no longer count. While console output waits for the serial line,
-// the timer comes back every poll interval to feed it (console/serial).
+// the timer comes back every poll interval to feed it (console/serial; CPU 0's job). Each CPU's
+// timer serves the vCPUs whose processor it is (all of them on CPU 0 with sched_smp=0): a vCPU
+// that moves takes its timers along, its new CPU told by an event check.
 uint64_t earliest_deadline() {
+  const unsigned cpu = domains::scheduling_cpu();
   uint64_t deadline = scheduler::slice_deadline_ns();
-  if (serial::pending()) deadline = earlier(deadline, system_clock::now_ns() + serial::poll_interval_ns);
+  if (cpu == 0 && serial::pending()) deadline = earlier(deadline, system_clock::now_ns() + serial::poll_interval_ns);
   const Vcpu* running = domains::current();
   domains::for_each([&](const Domain& domain) {
     if (domain.alive())
-      domain.for_each_vcpu([&](const Vcpu& vcpu) { deadline = earlier(deadline, earliest_deadline(vcpu, running)); });
+      domain.for_each_vcpu([&](const Vcpu& vcpu) {
+        if (vcpu.processor == cpu) deadline = earlier(deadline, earliest_deadline(vcpu, running));
+      });
   });
   return deadline;
+}
+
+// A timer of a vCPU on another CPU changed: that CPU reprograms (scheduler::event_check_arrived).
+void tell_its_cpu(const Vcpu& vcpu) {
+  if (domains::vcpus_on_every_cpu() && vcpu.processor != per_cpu::this_cpu())
+    cross_cpu::send_event_check(CpuMask::only(vcpu.processor));
 }
 
 void fire_if_due(Vcpu& vcpu, uint64_t now, const Vcpu* running) {
@@ -73,6 +86,7 @@ void reprogram() {
 
 void set_singleshot(Vcpu& vcpu, uint64_t deadline_ns) {
   vcpu.timer_deadline_ns = deadline_ns;
+  tell_its_cpu(vcpu);
   reprogram();
 }
 
@@ -81,6 +95,7 @@ void set_singleshot(Vcpu& vcpu, uint64_t deadline_ns) {
 void set_periodic(Vcpu& vcpu, uint64_t period_ns) {
   vcpu.periodic_period_ns = period_ns;
   periodic_work(vcpu, system_clock::now_ns());
+  tell_its_cpu(vcpu);
   reprogram();
 }
 
@@ -92,11 +107,15 @@ void switched_in(Vcpu& vcpu) {
 void init() { local_apic::set_timer_handler(expire); }
 
 void expire() {
-  serial::poll();
+  const unsigned cpu = domains::scheduling_cpu();
+  if (cpu == 0) serial::poll();
   uint64_t now = system_clock::now_ns();
   const Vcpu* running = domains::current();
   domains::for_each([&](Domain& domain) {
-    if (domain.alive()) domain.for_each_vcpu([&](Vcpu& vcpu) { fire_if_due(vcpu, now, running); });
+    if (domain.alive())
+      domain.for_each_vcpu([&](Vcpu& vcpu) {
+        if (vcpu.processor == cpu) fire_if_due(vcpu, now, running);
+      });
   });
   uint64_t slice_end = scheduler::slice_deadline_ns();
   if (slice_end && now >= slice_end) scheduler::slice_expired();

@@ -1,8 +1,9 @@
 // Per-vCPU singleshot and periodic timers (set_timer_op, VCPUOP_set_*_timer), each delivered
 // as VIRQ_TIMER to its own vCPU (waking it; the periodic one runs only while its vCPU is on the
 // CPU, as Xen's), the scheduler's time slice, and the feeding of
-// the serial line while console output waits for it: one local APIC one-shot timer,
-// programmed for the earliest deadline of all of them.
+// the serial line while console output waits for it: each CPU's local APIC one-shot timer,
+// programmed for the earliest deadline of the vCPUs whose processor it is (and, on CPU 0, the
+// serial line's).
 #pragma once
 #include <stdint.h>
 

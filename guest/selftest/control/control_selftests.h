@@ -16,6 +16,7 @@ void selftest_domctl_leave_paused(SelfTest& test);
 // The physical CPUs and vCPU affinity (selftest_cpuinfo.cpp): physinfo's CPU fields,
 // cputopoinfo, getcpuinfo, get/setvcpuaffinity and their bad input, in dom0.
 void selftest_cpuinfo(SelfTest& test);
+void selftest_domctl_pause_sync(SelfTest& test);
 // A domain's life (selftest_lifecycle.cpp): dom0 creates and destroys domains, destroys the
 // boot domU while it runs; a boot domU is refused all of it.
 void selftest_lifecycle(SelfTest& test);

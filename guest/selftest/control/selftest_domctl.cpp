@@ -639,6 +639,38 @@ void selftest_domctl_leave_paused(SelfTest& test) {
   test.check("... paused", flag(info, XEN_DOMINF_paused), true);
 }
 
+// selftest=domctl-pause-sync, in dom0 beside a domain 1 that keeps its vCPUs busy on other CPUs
+// (the hypervisor's sched_smp=1): pausedomain returns only once none of its vCPUs is on a CPU
+// (Xen's vcpu_sleep_sync), every time; between two pauses its vCPUs are seen running, on CPUs
+// other than dom0's.
+void selftest_domctl_pause_sync(SelfTest& test) {
+  xen_domctl_getdomaininfo info;
+  test.check("getdomaininfo of domain 1", get_info(kDomU, info), 0);
+  const uint32_t vcpus = info.max_vcpu_id + 1;
+  test.note("domain 1 vCPUs", long(vcpus));
+  long seen_running = 0, seen_off_cpu0 = 0, failures = 0;
+  for (unsigned round = 0; round < 40; ++round) {
+    for (uint32_t id = 0; id < vcpus; ++id) {
+      xen_domctl_getvcpuinfo vcpu;
+      if (get_vcpu_info(kDomU, id, vcpu) != 0) continue;
+      if (vcpu.running) ++seen_running;
+      if (vcpu.running && vcpu.cpu != 0) ++seen_off_cpu0;
+    }
+    if (pause(kDomU) != 0) ++failures;
+    get_info(kDomU, info);
+    if (!flag(info, XEN_DOMINF_paused) || flag(info, XEN_DOMINF_running)) ++failures;
+    for (uint32_t id = 0; id < vcpus; ++id) {
+      xen_domctl_getvcpuinfo vcpu;
+      if (get_vcpu_info(kDomU, id, vcpu) != 0 || vcpu.running) ++failures;
+    }
+    if (unpause(kDomU) != 0) ++failures;
+    sleep_ms(2);
+  }
+  test.check("40 pauses: each returned with every vCPU of domain 1 off its CPU", failures, 0);
+  test.note("vCPUs seen running between pauses", seen_running);
+  test.check("its vCPUs ran meanwhile, on CPUs other than CPU 0", seen_off_cpu0 > 0, true);
+}
+
 void selftest_domctl_unprivileged(SelfTest& test) {
   refused_domctls(test);
   refused_sysctls(test);

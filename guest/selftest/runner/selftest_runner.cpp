@@ -44,6 +44,7 @@ bool selftest_run(const char* name) {
                                  {"cpuinfo", selftest_cpuinfo},
                                  {"domctl-unprivileged", selftest_domctl_unprivileged},
                                  {"domctl-leave-paused", selftest_domctl_leave_paused},
+                                 {"domctl-pause-sync", selftest_domctl_pause_sync},
                                  {"xdom-self", selftest_xdom_self},
                                  {"xdom-domu", selftest_xdom_domu},
                                  {"xdom-peer", selftest_xdom_peer},

@@ -1,5 +1,6 @@
 #include "arch/x86/cpu/cpu_tables.h"
 #include "arch/x86/cpu/descriptors.h"
+#include "arch/x86/cpu/per_cpu.h"
 #include "arch/x86/cpu/registers.h"
 #include "arch/x86/cpu/rflags.h"
 #include "arch/x86/cpu/stacks.h"
@@ -28,7 +29,18 @@ alignas(16) TaskStateSegment tss[MAX_CPUS];
 constexpr unsigned index_of(uint16_t selector) { return selector >> 3; }
 }  // namespace
 
-uint64_t* cpu_tables::guest_gdt_entries() { return gdt; }
+namespace {
+// Each CPU's GDT (CPU 0's the image's, an AP's set by init_ap): written by that CPU only.
+uint64_t* gdt_of[MAX_CPUS] = {gdt};
+}  // namespace
+
+uint64_t* cpu_tables::guest_gdt_entries() { return gdt_of[per_cpu::this_cpu()]; }
+
+uint64_t cpu_tables::entry_stack_top(unsigned cpu) {
+  uint64_t top;
+  __builtin_memcpy(&top, &cpu_entry_data[cpu * CPU_ENTRY_BYTES + CPU_ENTRY_STACK_TOP], sizeof(top));
+  return top;
+}
 
 namespace {
 
@@ -128,6 +140,7 @@ void init() {
 
 void init_ap(unsigned cpu, uint64_t* ap_gdt) {
   build_gdt(ap_gdt, tss[cpu]);
+  gdt_of[cpu] = ap_gdt;
   tss[cpu].io_map_base = sizeof(TaskStateSegment);
   load_stacks(cpu);
   load_gdt(ap_gdt);

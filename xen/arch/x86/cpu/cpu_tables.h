@@ -12,9 +12,10 @@ void init_ap(unsigned cpu, uint64_t* gdt);
 // stack, from arch/x86/cpu/stacks.
 void load_stacks(unsigned cpu);
 // The guest's part of the GDT (the entries below FIRST_RESERVED_GDT_ENTRY): the running
-// vCPU's set_gdt descriptors are copied there (domain/descriptor_tables). CPU 0's: only it
-// runs guests so far.
+// vCPU's set_gdt descriptors are copied there (domain/descriptor_tables). This CPU's.
 uint64_t* guest_gdt_entries();
+// CPU `cpu`'s entry-stack top (its line of entry.S's cpu_entry_data): where its guest frame is.
+uint64_t entry_stack_top(unsigned cpu);
 }  // namespace cpu_tables
 
 // CPU 0's entry-stack top (entry.S, its line of cpu_entry_data): where the first guest frame goes.

@@ -19,13 +19,14 @@ namespace lock_order {
 // Lowest first: a CPU holding a lock of one level may take only locks of later levels.
 // "planned": no lock of that level exists yet; the scheduler will take them.
 enum class Level : uint8_t {
-  domain = 10,            // a domain's own state (planned)
-  ptwr_slots = 15,        // a domain's writable-pagetable slots (domain/writable_page_tables_glue)
+  hypervisor = 5,   // the hypervisor lock (sched/hypervisor_lock): held by a CPU running hypervisor work for guests
+  domain = 10,      // a domain's own state (planned)
+  ptwr_slots = 15,  // a domain's writable-pagetable slots (domain/writable_page_tables_glue)
   page_table_frame = 20,  // one table's entries while it is updated (Xen's page_lock: mm/mm_locks.h)
   table_links = 22,       // a table's TableLinks (mm/mm_locks.h): a leaf
   page_list = 25,         // an owner's page list (mm/frame_table.h): linking and unlinking frames
   frame_allocator = 30,   // the frame allocator (planned)
-  run_queue = 40,         // one CPU's run queue (planned)
+  run_queue = 40,         // one CPU's run queue (planned: the hypervisor lock covers the run queues today)
   cross_cpu_call = 50,    // the cross-CPU call descriptor (arch/x86/platform/cross_cpu): exists
   console = 60,           // the console's output (planned)
   selftest = 70,          // the self-tests' locks (xen/cross_cpu_selftest.cpp) only
@@ -126,6 +127,7 @@ class HeldLocks {
 
 inline const char* level_name(Level level) {
   switch (level) {
+    case Level::hypervisor: return "hypervisor";
     case Level::domain: return "domain";
     case Level::ptwr_slots: return "writable-pagetable slots";
     case Level::page_table_frame: return "page-table frame";

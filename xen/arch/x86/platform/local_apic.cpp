@@ -50,6 +50,7 @@ uint32_t id() { return read(reg_id) >> 24; }
 
 void init_ap() {
   cpu::write_msr(cpu::msr::apic_base, cpu::read_msr(cpu::msr::apic_base) | (1u << 11));
+  write(reg_timer_divide, 0x3);                         // as the boot CPU's (calibrate_timer)
   write(reg_lvt_timer, masked | vectors::lapic_timer);  // no timer on a parked CPU
   write(reg_spurious, 0x100 | vectors::spurious);
 }

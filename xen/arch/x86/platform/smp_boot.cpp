@@ -53,11 +53,16 @@ void wait_ns(uint64_t ns) {
 // event check). Its park count is odd while it halts (or is about to), even once it woke: so
 // selftest=ipi can wait for it to halt and then see the event check wake it.
 uint64_t park_counts[MAX_CPUS];
+IdleEntry idle_entry = nullptr;  // set once by the boot CPU, read by the APs (atomics)
 [[noreturn]] void park(unsigned cpu) {
   for (;;) {
     __atomic_store_n(&park_counts[cpu], park_counts[cpu] + 1, __ATOMIC_RELEASE);
     asm volatile("sti; hlt; cli" ::: "memory");
     __atomic_store_n(&park_counts[cpu], park_counts[cpu] + 1, __ATOMIC_RELEASE);
+    if (IdleEntry entry = __atomic_load_n(&idle_entry, __ATOMIC_ACQUIRE)) {
+      entry(cpu);
+      cpu::halt_forever();
+    }
   }
 }
 
@@ -199,6 +204,8 @@ void bring_up(const Options& options, stacks::MapPages map, stacks::FrameSource 
     for (;;) asm volatile("pause");
   }
 }
+
+void set_idle_entry(IdleEntry entry) { __atomic_store_n(&idle_entry, entry, __ATOMIC_RELEASE); }
 
 unsigned online_cpus() { return load(online_count); }
 unsigned possible_cpus() { return possible_count; }

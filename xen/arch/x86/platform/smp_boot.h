@@ -2,7 +2,8 @@
 // with INIT-SIPI-SIPI through a real-mode trampoline (arch/x86/boot/ap_trampoline.S), each on
 // its own stacks, GDT and TSS, then parked: `sti; hlt`, answering the halt IPI a panic sends
 // (and the NMI that follows it for a CPU with interrupts off), the cross-CPU calls and the
-// event check (cross_cpu.h). No CPU but the boot CPU runs guests yet.
+// event check (cross_cpu.h). With sched_smp=1 a parked AP leaves its park for the scheduler
+// once the boot CPU gives the idle entry (set_idle_entry).
 #pragma once
 #include <stdint.h>
 #include "arch/x86/cpu/cpu_mask.h"
@@ -32,6 +33,10 @@ uint32_t apic_id_of(unsigned cpu);  // a listed CPU's local APIC id (possible_cp
 // A parked AP's halts and wake-ups, counted: odd while it halts (or is about to), even once
 // it woke (selftest=ipi).
 uint64_t park_count(unsigned cpu);
+// What a parked AP runs when it next wakes, for good (the scheduler's idle loop, which a floor
+// above gives at the end of boot: sched_smp=1); the boot CPU then sends it an event check.
+using IdleEntry = void (*)(unsigned cpu);
+void set_idle_entry(IdleEntry entry);
 
 // The halt IPI's handler (vectors::halt_cpu), and the NMI's while another CPU panics: this CPU
 // stops for good.
