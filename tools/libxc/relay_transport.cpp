@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <map>
+#include <utility>
 #include <cerrno>
 #include <cstdlib>
 #include <string>
@@ -553,18 +554,11 @@ int RelayTransport::data_request(uint8_t type, const std::vector<uint8_t>& field
 }
 
 int RelayTransport::foreign_write(uint32_t domid, uint64_t frame, uint32_t offset, const void* data, size_t length) {
-  if (length > relay::kPageBytes) {
-    errno = EINVAL;
-    return -1;
-  }
   std::vector<uint8_t> f;
   put32(f, domid);
   put64(f, frame);
   put32(f, offset);
-  const auto* bytes = static_cast<const uint8_t*>(data);
-  f.insert(f.end(), bytes, bytes + length);
-  Answer answer;
-  return exchange(relay::foreign_write, f, relay::ok, answer);
+  return data_write(relay::foreign_write, std::move(f), data, length);
 }
 
 int RelayTransport::foreign_map(uint32_t domid, uint64_t frame, uint32_t& handle) {
@@ -594,17 +588,21 @@ int RelayTransport::mapped_read(uint32_t handle, uint32_t offset, void* out, siz
 }
 
 int RelayTransport::mapped_write(uint32_t handle, uint32_t offset, const void* data, size_t length) {
+  std::vector<uint8_t> f;
+  put32(f, handle);
+  put32(f, offset);
+  return data_write(relay::mapped_write, std::move(f), data, length);
+}
+
+int RelayTransport::data_write(uint8_t type, std::vector<uint8_t> fields, const void* data, size_t length) {
   if (length > relay::kPageBytes) {
     errno = EINVAL;
     return -1;
   }
-  std::vector<uint8_t> f;
-  put32(f, handle);
-  put32(f, offset);
   const auto* bytes = static_cast<const uint8_t*>(data);
-  f.insert(f.end(), bytes, bytes + length);
+  fields.insert(fields.end(), bytes, bytes + length);
   Answer answer;
-  return exchange(relay::mapped_write, f, relay::ok, answer);
+  return exchange(type, fields, relay::ok, answer);
 }
 
 int RelayTransport::u32_request(uint8_t type, const std::vector<uint8_t>& fields, uint8_t answer_type,

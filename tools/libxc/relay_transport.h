@@ -85,6 +85,9 @@ class RelayTransport final : public Transport {
   int send_frame(uint8_t type, const std::vector<uint8_t>& payload);
   // A request answered by DATA of exactly `length` bytes, copied to `out`.
   int data_request(uint8_t type, const std::vector<uint8_t>& fields, void* out, size_t length);
+  // A request whose fields are followed by `length` bytes of data (at most a page: EINVAL
+  // otherwise), answered `ok`.
+  int data_write(uint8_t type, std::vector<uint8_t> fields, const void* data, size_t length);
   int port_request(uint8_t type, uint32_t port);  // NOTIFY, UNMASK, CLOSE: answered OK
   // A request answered by `answer_type` (PORT, MAPPING) carrying one u32: a port, a handle.
   int u32_request(uint8_t type, const std::vector<uint8_t>& fields, uint8_t answer_type, uint32_t& value);

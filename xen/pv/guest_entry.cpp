@@ -67,14 +67,18 @@ bool from_compat_mode(const TrapFrame& frame) { return (frame.cs & 0xffff) == FL
 // With sched_smp=1 both hold the hypervisor lock throughout (sched/hypervisor_lock), in copies
 // of their own: with sched_smp=0 a flag test is all the lock costs a hypercall.
 namespace {
-[[gnu::noinline]] void guest_syscall_with_lock(TrapFrame* frame) {
-  hypervisor_lock::detail::acquire_slow();
+[[gnu::always_inline]] inline void handle_syscall(TrapFrame& frame) {
   Vcpu& vcpu = *domains::current();
   if (vcpu.kernel_mode) [[likely]]
-    hypercall::dispatch(vcpu, *frame);
+    hypercall::dispatch(vcpu, frame);
   else
-    bounce_system_call(vcpu, *frame);
-  before_return_to_guest(*frame);
+    bounce_system_call(vcpu, frame);
+  before_return_to_guest(frame);
+}
+
+[[gnu::noinline]] void guest_syscall_with_lock(TrapFrame* frame) {
+  hypervisor_lock::detail::acquire_slow();
+  handle_syscall(*frame);
   hypervisor_lock::detail::release_all_slow();
 }
 }  // namespace
@@ -82,12 +86,7 @@ namespace {
 extern "C" void guest_syscall(TrapFrame* frame) {
   if (domains::vcpus_on_every_cpu()) [[unlikely]]
     return guest_syscall_with_lock(frame);
-  Vcpu& vcpu = *domains::current();
-  if (vcpu.kernel_mode) [[likely]]
-    hypercall::dispatch(vcpu, *frame);
-  else
-    bounce_system_call(vcpu, *frame);
-  before_return_to_guest(*frame);
+  handle_syscall(*frame);
 }
 
 // From compatibility mode (CSTAR): a 32-bit user process. Only a 64-bit guest kernel makes

@@ -203,9 +203,7 @@ void Server::foreign_map(Request& r) {
   long rc = backend_.map_foreign(slot, uint16_t(domid), frame);
   if (rc < 0) return send_error(r, Error::hypervisor, rc);
   uint32_t handle = mappings_.insert(slot, uint16_t(domid), frame);
-  proto::Writer w = response(r.seq);
-  w.u32(handle);
-  answer(r, proto::mapping, w);
+  answer_u32(r, proto::mapping, handle);
 }
 
 void Server::foreign_unmap(Request& r) {
@@ -262,9 +260,7 @@ void Server::bind_virq(Request& r) {
   long rc = backend_.bind_virq(virq, port);
   if (rc < 0) return send_error(r, Error::hypervisor, rc);
   add_port(port);
-  proto::Writer w = response(r.seq);
-  w.u32(port);
-  answer(r, proto::port, w);
+  answer_u32(r, proto::port, port);
 }
 
 void Server::bind_interdomain(Request& r) {
@@ -277,9 +273,7 @@ void Server::bind_interdomain(Request& r) {
   long rc = backend_.bind_interdomain(uint16_t(remote_domain), remote_port, port);
   if (rc < 0) return send_error(r, Error::hypervisor, rc);
   add_port(port);
-  proto::Writer w = response(r.seq);
-  w.u32(port);
-  answer(r, proto::port, w);
+  answer_u32(r, proto::port, port);
 }
 
 void Server::port_op(Request& r) {

@@ -121,6 +121,12 @@ class Server {
     w.u32(seq);
     return w;
   }
+  // An answer that carries one u32 (a PORT, a MAPPING handle).
+  void answer_u32(const Request& r, uint8_t type, uint32_t value) {
+    ::relay::Writer w = response(r.seq);
+    w.u32(value);
+    answer(r, type, w);
+  }
 
   Backend& backend_;
   Sink& sink_;
