@@ -31,6 +31,8 @@ void selftest_flush_multi(SelfTest& test);
 void selftest_emulation_caches(SelfTest& test);
 // pvhv's ptwr-mode domctl (selftest_ptwr_mode.cpp): dom0 flips its own mode; a domU is refused.
 void selftest_ptwr_mode(SelfTest& test);
+// vCPUs of one domain racing each other on the PV MMU and event channels (selftest_hostile_smp.cpp).
+void selftest_hostile_smp(SelfTest& test);
 
 // Shared by the MMU checks (here and in selftest/control/): the L1 slot of a scratch page of the
 // kernel image, and an mmu_update of it that must return `expected` (the slot is checked

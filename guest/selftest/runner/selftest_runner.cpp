@@ -68,6 +68,7 @@ bool selftest_run(const char* name) {
                                  {"lifecycle-domu", selftest_lifecycle_domu},
                                  {"lifecycle-unprivileged", selftest_lifecycle_unprivileged},
                                  {"ptwr-mode", selftest_ptwr_mode},
+                                 {"hostile-smp", selftest_hostile_smp},
                                  {"console-filter", selftest_console_filter},
                                  {"console-flood", selftest_console_flood},
                                  {"ptwr-assist", check_ptwr_assist}};

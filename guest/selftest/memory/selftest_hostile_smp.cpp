@@ -1,0 +1,521 @@
+// selftest=hostile-smp: the vCPUs of one domain racing each other on the PV MMU and on event
+// channels (issue 30, item 8). Every other vCPU is brought up as selftest=vcpus does it
+// (kernel/smp); each race then runs a fixed number of rounds, each vCPU playing its roles (role
+// r on vCPU r mod the vCPU count, so two vCPUs play them all), every answer it gets tallied
+// against what Xen 4.17 answers (do_mmu_update, do_mmuext_op, do_update_va_mapping,
+// memory_op, event_channel_op); only vCPU 0 prints. After each race the state left is checked
+// and, on our hypervisor as dom0, the frame audit; the machine's own audit runs at its end.
+//
+//   1. pin-race      an L1 pinned, unpinned, linked into and unlinked from a pinned L2 by one
+//                    vCPU, while another mmu_updates its entries and vCPU 0 stores into it
+//                    directly (emulated, or a fault while it is no table);
+//   2. free-race     one vCPU populates and gives back (decrease_reservation) a frame while
+//                    another maps it with update_va_mapping and mmu_update: a mapping taken
+//                    holds the frame, one refused leaves nothing;
+//   3. shared-l1     two vCPUs writing one L1 at once (mmu_update and direct stores), each its
+//                    own entries: every entry ends as its last writer left it, validated;
+//   4. stale-tlb     a vCPU keeps a writable translation of a frame while another removes its
+//                    mapping without a flush and pins the frame as an L1: the store through the
+//                    stale translation faults (the type change flushed the other CPU), and an
+//                    L1 unlinked and unpinned without a flush is no table to a CPU that walked it;
+//   6. evtchn-race   bind_ipi / close of a port racing EVTCHNOP_send to it, and an IPI flood
+//                    (EVTCHNOP_send on bind_ipi ports) against a working vCPU.
+#include "arch/event_channel_ops.h"
+#include "arch/hypercall.h"
+#include "arch/probe.h"
+#include "arch/xen.h"
+#include "kernel/boot/boot_info.h"
+#include "kernel/boot/frames.h"
+#include "kernel/memory/direct_map.h"
+#include "kernel/memory/page_allocator.h"
+#include "kernel/memory/physical_memory.h"
+#include "kernel/smp/vcpus.h"
+#include "selftest/memory/memory_selftests.h"
+#include "selftest/selftest_page_tables.h"
+
+namespace kernel {
+namespace {
+using namespace page_table_tests;
+
+constexpr uint64_t kTimeout = 60'000'000'000;  // 60 s of guest time for a race's every role
+constexpr unsigned kMaxRoles = 6;
+constexpr uint64_t kGuestKernelMark = 1ull << 52;  // Xen's _PAGE_GUEST_KERNEL, which validation may add
+
+// Raw hypercalls: pv::ops keeps counters and a batch of its own, which is vCPU 0's alone.
+long mmu_update(uint64_t machine_address, uint64_t value) {
+  mmu_update_t request{machine_address, value};
+  unsigned done = 0;
+  return arch::hypercall(__HYPERVISOR_mmu_update, arch::arg(&request), 1, arch::arg(&done), DOMID_SELF);
+}
+long mmuext(unsigned command, uint64_t mfn) {
+  mmuext_op_t op{};
+  op.cmd = command;
+  op.arg1.mfn = mfn;
+  unsigned done = 0;
+  return arch::hypercall(__HYPERVISOR_mmuext_op, arch::arg(&op), 1, arch::arg(&done), DOMID_SELF);
+}
+long update_va(uint64_t va, uint64_t value, uint64_t flags) {
+  return arch::hypercall(__HYPERVISOR_update_va_mapping, va, value, flags);
+}
+long reservation(unsigned op, xen_pfn_t* list) {
+  xen_memory_reservation_t r{};
+  set_xen_guest_handle(r.extent_start, list);
+  r.nr_extents = 1;
+  r.domid = DOMID_SELF;
+  return arch::hypercall(__HYPERVISOR_memory_op, op, arch::arg(&r));
+}
+long current_pages() {
+  domid_t self = DOMID_SELF;
+  return arch::hypercall(__HYPERVISOR_memory_op, XENMEM_current_reservation, arch::arg(&self));
+}
+void yield() { xen::sched_op(SCHEDOP_yield, nullptr); }
+long invlpg_local(uint64_t va) {
+  mmuext_op_t op{};
+  op.cmd = MMUEXT_INVLPG_LOCAL;
+  op.arg1.linear_addr = va;
+  unsigned done = 0;
+  return arch::hypercall(__HYPERVISOR_mmuext_op, arch::arg(&op), 1, arch::arg(&done), DOMID_SELF);
+}
+template <typename T>
+T load(const T& value) {
+  return __atomic_load_n(&value, __ATOMIC_ACQUIRE);
+}
+template <typename T>
+void store(T& place, T value) {
+  __atomic_store_n(&place, value, __ATOMIC_RELEASE);
+}
+
+// What one role was answered, each answer counted as Xen's main one, Xen's other one, or
+// neither (the first such kept).
+struct alignas(64) Tally {
+  uint64_t main = 0, other = 0, wrong = 0;
+  long first_wrong = 0;
+  void count(long rc, long expected, long alternative, long third = 1L << 40) {
+    if (rc == expected)
+      ++main;
+    else if (rc == alternative || rc == third)
+      ++other;
+    else if (wrong++ == 0)
+      first_wrong = rc;
+  }
+};
+
+// The race harness: role r runs on vCPU r % vcpus, each vCPU its roles in turn each round, all
+// starting together.
+using Role = void (*)(unsigned round);
+struct Race {
+  Role roles[kMaxRoles] = {};
+  Tally tallies[kMaxRoles];
+  unsigned role_count = 0, rounds = 0, vcpus = 1;
+  uint32_t ready = 0;
+} race;
+
+long play(uint64_t) {
+  const unsigned me = current_vcpu_id();
+  __atomic_fetch_add(&race.ready, 1, __ATOMIC_SEQ_CST);
+  while (load(race.ready) < race.vcpus) yield();
+  for (unsigned round = 0; round < race.rounds; ++round)
+    for (unsigned r = me; r < race.role_count; r += race.vcpus) race.roles[r](round);
+  return 0;
+}
+
+// Runs the roles; false if a vCPU did not finish in time.
+template <unsigned N>
+bool run_race(unsigned vcpus, unsigned rounds, const Role (&roles)[N]) {
+  static_assert(N <= kMaxRoles);
+  race.role_count = 0;
+  for (Tally& tally : race.tallies) tally = Tally{};
+  for (Role role : roles) race.roles[race.role_count++] = role;
+  race.rounds = rounds;
+  race.vcpus = vcpus;
+  store(race.ready, 0u);
+  for (unsigned id = 1; id < vcpus; ++id) smp::post(id, play, 0);
+  play(0);
+  bool all = true;
+  for (unsigned id = 1; id < vcpus; ++id) {
+    long result = -1;
+    all = smp::wait(id, result, kTimeout) && all;
+  }
+  return all;
+}
+
+// Reports a role's tally: no answer outside Xen's; the counts as notes.
+void report(SelfTest& test, unsigned role, const char* what) {
+  const Tally& t = race.tallies[role];
+  test.check(what, long(t.wrong), 0);
+  if (t.wrong) test.note("  the first answer that was not Xen's", t.first_wrong);
+  test.note("  answered as mostly", long(t.main));
+  test.note("  answered the other way", long(t.other));
+}
+
+alignas(4096) uint8_t data_page[4096];  // what the raced tables map
+Mfn data_mfn() { return va_to_mfn(reinterpret_cast<uint64_t>(data_page)); }
+
+// A zeroed frame to be a page table: read-only in the direct map.
+Mfn table_frame() {
+  const Pfn pfn = allocate_zeroed_frame();
+  const Mfn mfn = pfn_to_mfn(pfn);
+  pv::ops.set_kernel_mapping(pfn_to_va(pfn), PageTableEntry::make(mfn, kReadOnly));
+  return mfn;
+}
+// Back to the allocator, writable again (if it is no table any more).
+void release(Mfn mfn) {
+  const Pfn pfn = mfn_to_pfn(mfn);
+  if (pv::ops.set_kernel_mapping(pfn_to_va(pfn), PageTableEntry::make(mfn, kWritable)) == 0) page_allocator.free(pfn);
+}
+
+void audit(SelfTest& test) { check_audit(test); }
+
+// ---- 1. pin-race ------------------------------------------------------------------------
+
+Mfn pin_l1, pin_l2;
+constexpr unsigned kPinRounds = 200;
+
+// vCPU 0: stores into the L1 through its read-only direct mapping: emulated (or, under
+// ptwr=writable with one vCPU, through a detach) while it is a table, a fault while it is not.
+void pin_race_store(unsigned round) {
+  volatile uint64_t* entries = entries_of(pin_l1);
+  race.tallies[0].count(probe_store64(&entries[64 + round % 64], entry(data_mfn(), kUserReadOnly)), 0, 1);
+}
+// vCPU 1: pin, unpin, link into the pinned L2, unlink, in turn.
+void pin_race_pinner(unsigned round) {
+  Tally& t = race.tallies[1];
+  switch (round % 4) {
+    case 0: t.count(mmuext(MMUEXT_PIN_L1_TABLE, pin_l1.value), 0, -XEN_EINVAL, -XEN_EBUSY); break;
+    case 1: t.count(mmuext(MMUEXT_UNPIN_TABLE, pin_l1.value), 0, -XEN_EINVAL); break;
+    case 2:
+      t.count(mmu_update(pin_l2.machine_address(), entry(pin_l1, PageTableEntry::kTableFlags)), 0, -XEN_EINVAL,
+              -XEN_EBUSY);
+      break;
+    default: t.count(mmu_update(pin_l2.machine_address(), 0), 0, -XEN_EINVAL); break;
+  }
+}
+// vCPU 2: mmu_update of its own entries, a writable mapping of the data page and then empty.
+void pin_race_updater(unsigned round) {
+  const uint64_t value = round & 1 ? 0 : entry(data_mfn(), kWritable);
+  race.tallies[2].count(mmu_update(pin_l1.machine_address() + 8 * (128 + round % 64), value), 0, -XEN_EINVAL);
+}
+// vCPU 3: a mapping of the L1 itself, writable: refused while it is a table (-EBUSY: its type
+// cannot become writable); while it is not, a plain store into a data frame (and undone at
+// once): a pin or link meanwhile is the one refused (-EBUSY, the entry fails validation).
+void pin_race_mapper(unsigned round) {
+  const uint64_t slot = pin_l1.machine_address() + 8 * (256 + round % 64);
+  const long rc = mmu_update(slot, entry(pin_l1, kWritable));
+  race.tallies[3].count(rc, -XEN_EBUSY, 0);
+  if (rc == 0) mmu_update(slot, 0);
+}
+
+void pin_race(SelfTest& test, unsigned vcpus) {
+  pin_l1 = table_frame();
+  pin_l2 = table_frame();
+  test.check("pin-race: pin the L2 the L1 is linked into", pv::ops.raw_mmuext(MMUEXT_PIN_L2_TABLE, pin_l2.value), 0);
+  test.check("pin-race: every vCPU ran its rounds",
+             run_race(vcpus, kPinRounds, {pin_race_store, pin_race_pinner, pin_race_updater, pin_race_mapper}), 1);
+  report(test, 0, "  vCPU 0's direct stores: stored (emulated) or faulted (no table)");
+  report(test, 1, "  pin / unpin / link / unlink: done, -EINVAL (not pinned, pinned) or -EBUSY (a bad entry)");
+  report(test, 2, "  mmu_update of entries: done or -EINVAL");
+  report(test, 3, "  a writable mapping of the L1 in itself: -EBUSY while it is a table, else stored");
+  // Left: unlinked, unpinned; then the entries are what was last written, every one valid.
+  mmu_update(pin_l2.machine_address(), 0);
+  mmuext(MMUEXT_UNPIN_TABLE, pin_l1.value);
+  bool self_mapped = false;
+  for (unsigned i = 256; i < 320; ++i) self_mapped = self_mapped || entries_of(pin_l1)[i] != 0;
+  test.check("  no writable self-mapping was left in it", self_mapped, false);
+  test.check("  pinned again: every entry left is valid", pv::ops.raw_mmuext(MMUEXT_PIN_L1_TABLE, pin_l1.value), 0);
+  bool only_data = true;
+  for (unsigned i = 0; i < 512; ++i) {
+    const PageTableEntry e(entries_of(pin_l1)[i]);
+    only_data = only_data && (e.raw() == 0 || e.mfn() == data_mfn());
+  }
+  test.check("  its entries map the data page or nothing", only_data, true);
+  test.check("  unpin it", pv::ops.raw_mmuext(MMUEXT_UNPIN_TABLE, pin_l1.value), 0);
+  test.check("  unpin the L2", pv::ops.raw_mmuext(MMUEXT_UNPIN_TABLE, pin_l2.value), 0);
+  release(pin_l1);
+  release(pin_l2);
+  audit(test);
+}
+
+// ---- 2. free-race -----------------------------------------------------------------------
+
+constexpr unsigned kFreeRounds = 150;
+uint64_t free_gpfn;
+uint64_t published_mfn;        // the frame the freer populated last (0: none yet)
+uint32_t published_round;      // the freer's round that published it, plus one
+uint64_t mapped_reads;         // reads through a mapping taken
+pv::PageTableSlot free_slot_;  // the scratch slot the mapper maps into
+uint64_t free_va;
+
+// vCPU 0: populate the frame, say which it is, give it back.
+void free_race_freer(unsigned round) {
+  xen_pfn_t list[1] = {free_gpfn};
+  // 0 extents while the frame given back the round before is still mapped: it counts until
+  // its last mapping goes, and the domain is at its maximum.
+  const long rc = reservation(XENMEM_populate_physmap, list);
+  race.tallies[0].count(rc, 1, 0);
+  store(published_mfn, rc == 1 ? uint64_t(list[0]) : 0);
+  __atomic_fetch_add(&published_round, 1u, __ATOMIC_SEQ_CST);
+  if (rc != 1) return;
+  for (unsigned spin = 0; spin < (round % 8) * 200; ++spin) __builtin_ia32_pause();  // windows of all sizes
+  race.tallies[4].count(reservation(XENMEM_decrease_reservation, list), 1, 1);
+}
+// vCPU 1: map the frame published last, by update_va_mapping (even rounds) or mmu_update (odd),
+// read it, unmap. Xen: done while the domain owns the frame, -EBUSY once it is given back
+// (get_page_from_l1e: a frame whose owner is not the domain's).
+void free_race_mapper(unsigned round) {
+  // Each round waits for the freer's next frame (bounded: the freer may have ended).
+  for (unsigned tries = 0; load(published_round) <= round && tries < 100'000; ++tries) yield();
+  const uint64_t mfn = load(published_mfn);
+  if (!mfn) return;
+  const uint64_t value = entry(Mfn{mfn}, kReadOnly);
+  const long rc = round & 1 ? mmu_update(free_slot_.machine_address, value) : update_va(free_va, value, UVMF_INVLPG);
+  race.tallies[1].count(rc, 0, -XEN_EBUSY);
+  if (rc != 0) return;
+  // The frame is held by the mapping (given back or not): it reads (what it holds is not
+  // defined: Xen does not scrub a frame a live domain gives back).
+  uint64_t word = 0;
+  invlpg_local(free_va);
+  race.tallies[3].count(probe_load64(reinterpret_cast<volatile uint64_t*>(free_va), &word), 0, 0);
+  ++mapped_reads;
+  race.tallies[2].count(update_va(free_va, 0, UVMF_INVLPG), 0, 0);
+}
+
+void free_race(SelfTest& test, unsigned vcpus) {
+  // A domU has no room above its reservation: one frame of its own is given back first, and
+  // its pseudo-physical frame is the one raced (populated again after).
+  const Pfn own = allocate_zeroed_frame();
+  pv::ops.set_kernel_mapping(pfn_to_va(own), PageTableEntry(0));
+  xen_pfn_t list[1] = {pfn_to_mfn(own).value};
+  test.check("free-race: give one frame back first", reservation(XENMEM_decrease_reservation, list), 1);
+  const long pages = current_pages();
+  free_gpfn = own.value;
+  free_slot_ = scratch_slot();
+  free_va = scratch_va();
+  const uint64_t before = read_entry(free_slot_).raw();
+  store(published_mfn, uint64_t{0});
+  store(published_round, 0u);
+  test.check("free-race: every vCPU ran its rounds", run_race(vcpus, kFreeRounds, {free_race_freer, free_race_mapper}),
+             1);
+  report(test, 0, "  populate_physmap of one frame: 1 extent (0 while the last one is still mapped)");
+  report(test, 4, "  decrease_reservation of it (mapped or not): 1 extent");
+  report(test, 1, "  mapping it from another vCPU: done, or -EBUSY once given back");
+  report(test, 2, "  the mapping removed");
+  report(test, 3, "  a mapping taken reads (the mapping holds the frame)");
+  test.note("  reads through a mapping taken", long(mapped_reads));
+  test.check("  the scratch slot restored", pv::ops.raw_mmu_update(free_slot_.machine_address, before), 0);
+  pv::ops.invalidate_page(free_va);
+  test.check("  current_reservation back where it was", current_pages(), pages);
+  list[0] = own.value;
+  test.check("  the frame given back first populated again", reservation(XENMEM_populate_physmap, list), 1);
+  const_cast<xen_pfn_t*>(boot_info.p2m)[own.value] = list[0];  // the new frame behind it, as a balloon does
+  test.check("  and mapped again",
+             pv::ops.set_kernel_mapping(pfn_to_va(own), PageTableEntry::make(Mfn{list[0]}, kWritable)), 0);
+  page_allocator.free(own);
+  audit(test);
+}
+
+// ---- 3. shared-l1 -----------------------------------------------------------------------
+
+Mfn shared_l1;
+constexpr unsigned kSharedRounds = 256;
+uint64_t last_written[2][64];
+
+// vCPU 0 stores directly into entries 0..63 (emulated: a domain with several vCPUs up detaches
+// nothing), vCPU 1 mmu_updates entries 64..127; each keeps what it wrote last.
+void shared_store(unsigned round) {
+  const unsigned i = round % 64;
+  const uint64_t value = round & 64 ? 0 : entry(data_mfn(), kUserReadOnly);
+  race.tallies[0].count(probe_store64(&entries_of(shared_l1)[i], value), 0, 0);
+  last_written[0][i] = value;
+}
+void shared_update(unsigned round) {
+  const unsigned i = round % 64;
+  const uint64_t value = round & 64 ? 0 : entry(data_mfn(), kWritable);
+  race.tallies[1].count(mmu_update(shared_l1.machine_address() + 8 * (64 + i), value), 0, 0);
+  last_written[1][i] = value;
+}
+// A third writer of the same entries as vCPU 1, with the same values: a lost or torn update
+// would show as an entry neither wrote.
+void shared_update_twin(unsigned round) {
+  const unsigned i = (round + 32) % 64;
+  race.tallies[2].count(mmu_update(shared_l1.machine_address() + 8 * (64 + i), entry(data_mfn(), kWritable)), 0, 0);
+}
+
+void shared_l1_race(SelfTest& test, unsigned vcpus) {
+  shared_l1 = table_frame();
+  test.check("shared-l1: pin the L1", pv::ops.raw_mmuext(MMUEXT_PIN_L1_TABLE, shared_l1.value), 0);
+  test.check("shared-l1: every vCPU ran its rounds",
+             run_race(vcpus, kSharedRounds, {shared_store, shared_update, shared_update_twin}), 1);
+  report(test, 0, "  direct stores into the pinned L1 (emulated): every one stored");
+  report(test, 1, "  mmu_update of its other entries: every one done");
+  report(test, 2, "  a second vCPU's mmu_update of the same entries: every one done");
+  bool direct_ok = true, updates_ok = true;
+  for (unsigned i = 0; i < 64; ++i) {
+    direct_ok = direct_ok && (entries_of(shared_l1)[i] & ~kGuestKernelMark) == last_written[0][i];
+    const uint64_t e = entries_of(shared_l1)[64 + i];
+    // Validation adds US and Xen's guest-kernel mark (bit 52) to a kernel's entry.
+    updates_ok =
+        updates_ok &&
+        (e == 0 || (PageTableEntry(e).mfn() == data_mfn() && (e & 0xfff) == (kWritable | PageTableEntry::kUser)));
+  }
+  test.check("  each directly stored entry is what was stored last", direct_ok, true);
+  test.check("  each updated entry is one of the values written, whole", updates_ok, true);
+  if (!updates_ok)
+    for (unsigned i = 0; i < 4; ++i) test.note("  an updated entry", long(entries_of(shared_l1)[64 + i]));
+  test.check("  unpin it", pv::ops.raw_mmuext(MMUEXT_UNPIN_TABLE, shared_l1.value), 0);
+  test.check("  pin it again: every entry valid", pv::ops.raw_mmuext(MMUEXT_PIN_L1_TABLE, shared_l1.value), 0);
+  test.check("  and unpin it", pv::ops.raw_mmuext(MMUEXT_UNPIN_TABLE, shared_l1.value), 0);
+  release(shared_l1);
+  audit(test);
+}
+
+// ---- 4. stale-tlb -----------------------------------------------------------------------
+
+constexpr unsigned kStaleRounds = 20;
+Mfn stale_frame;               // the frame vCPU 0 keeps a writable translation of
+uint64_t stale_va;             // where: its direct-map address
+pv::PageTableSlot stale_slot;  // its direct-map entry
+uint32_t stale_step;           // 1: vCPU 0 holds the translation; 2: vCPU 1 made the frame an L1
+
+// vCPU 0: writes the frame (its translation cached), waits while vCPU 1 removes the mapping
+// without a flush and pins the frame as an L1, then stores through the old translation.
+void stale_holder(unsigned) {
+  volatile uint64_t* word = reinterpret_cast<volatile uint64_t*>(stale_va);
+  while (load(stale_step) != 0) yield();  // the round before undone
+  invlpg_local(stale_va);                 // the read-only translation of the round before
+  *word = 0;
+  store(stale_step, 1u);
+  while (load(stale_step) != 2) __builtin_ia32_pause();
+  // A writable mapping of the table itself, had the store landed.
+  race.tallies[0].count(probe_store64(word, entry(stale_frame, kUserWritable)), 1, 1);
+  store(stale_step, 3u);
+}
+void stale_pinner(unsigned) {
+  while (load(stale_step) != 1) yield();
+  race.tallies[1].count(mmu_update(stale_slot.machine_address, entry(stale_frame, kReadOnly)), 0, 0);
+  race.tallies[2].count(mmuext(MMUEXT_PIN_L1_TABLE, stale_frame.value), 0, 0);
+  store(stale_step, 2u);
+  while (load(stale_step) != 3) yield();
+  race.tallies[3].count(entries_of(stale_frame)[0] == 0 ? 0 : 1, 0, 0);
+  race.tallies[4].count(mmuext(MMUEXT_UNPIN_TABLE, stale_frame.value), 0, 0);
+  race.tallies[5].count(mmu_update(stale_slot.machine_address, entry(stale_frame, kWritable)), 0, 0);
+  store(stale_step, 0u);
+}
+
+void stale_tlb_race(SelfTest& test, unsigned vcpus) {
+  if (vcpus < 2) return;
+  const Pfn pfn = allocate_zeroed_frame();
+  stale_frame = pfn_to_mfn(pfn);
+  stale_va = pfn_to_va(pfn);
+  walk(kernel_l4(), stale_va, Level::l1, stale_slot);
+  store(stale_step, 0u);
+  // Two roles only, on vCPUs 0 and 1 whatever the count (the others have none).
+  test.check("stale-tlb: both vCPUs ran their rounds", run_race(2, kStaleRounds, {stale_holder, stale_pinner}), 1);
+  report(test, 0, "  vCPU 0's store through its stale writable translation faults");
+  report(test, 1, "  vCPU 1's mmu_update making the mapping read-only (no flush)");
+  report(test, 2, "  vCPU 1's pin of the frame as an L1");
+  report(test, 3, "  the store never landed in the table");
+  report(test, 4, "  unpin it");
+  report(test, 5, "  writable again");
+  pv::ops.invalidate_page(stale_va);
+  page_allocator.free(pfn);
+  audit(test);
+}
+
+// ---- 6. evtchn-race ---------------------------------------------------------------------
+
+constexpr unsigned kBindRounds = 150;
+constexpr unsigned kFloodRounds = 400;
+uint32_t raced_port;   // the port bound last (0: none)
+uint32_t bound_round;  // the binder's rounds that bound one
+
+// vCPU 1: bind an IPI port for itself, say which, close it.
+void bind_closer(unsigned) {
+  evtchn_port_t port = 0;
+  const long rc = evtchn::bind_ipi(1, port);
+  race.tallies[1].count(rc, 0, 0);
+  if (rc != 0) return;
+  store(raced_port, uint32_t(port));
+  __atomic_fetch_add(&bound_round, 1u, __ATOMIC_SEQ_CST);
+  for (unsigned spin = 0; spin < 20; ++spin) __builtin_ia32_pause();
+  race.tallies[3].count(evtchn::close(port), 0, 0);
+}
+// vCPU 0 (role 0) and vCPU 2 (role 2): send to the port bound last: done while it is bound
+// (an IPI port), -EINVAL once closed (ECS_FREE).
+void wait_bound(unsigned round) {
+  for (unsigned tries = 0; load(bound_round) <= round && tries < 100'000; ++tries) yield();
+}
+void bind_sender(unsigned round) {
+  wait_bound(round);
+  const uint32_t port = load(raced_port);
+  if (port) race.tallies[0].count(evtchn::send(port), 0, -XEN_EINVAL);
+}
+void bind_sender_2(unsigned round) {
+  wait_bound(round);
+  const uint32_t port = load(raced_port);
+  if (port) race.tallies[2].count(evtchn::send(port), 0, -XEN_EINVAL);
+}
+
+// The flood: every vCPU but the target sends to the target's IPI port without pause; the
+// target counts on (its events masked but in its blocks) and yields, IPIs pending meanwhile.
+unsigned flood_target;
+uint64_t target_work;
+void flood_send(unsigned) {
+  for (unsigned k = 0; k < 4; ++k)
+    race.tallies[current_vcpu_id()].count(evtchn::send(smp::ipi_port(flood_target)), 0, 0);
+}
+void flood_work(unsigned) {
+  ++target_work;
+  if (target_work % 16 == 0) yield();
+}
+
+void evtchn_race(SelfTest& test, unsigned vcpus) {
+  store(raced_port, 0u);
+  store(bound_round, 0u);
+  const Role third = vcpus > 2 ? bind_sender_2 : bind_sender;
+  test.check("evtchn-race: every vCPU ran its rounds", run_race(vcpus, kBindRounds, {bind_sender, bind_closer, third}),
+             1);
+  report(test, 0, "  EVTCHNOP_send to the raced port: done, or -EINVAL once closed");
+  report(test, 1, "  EVTCHNOP_bind_ipi: done");
+  report(test, 3, "  EVTCHNOP_close: done");
+  if (vcpus > 2) report(test, 2, "  a second sender: done or -EINVAL");
+
+  flood_target = 1;
+  target_work = 0;
+  const uint64_t before = smp::ipis_taken(1);
+  // Roles: vCPU 1 works, the others send.
+  const bool ran = vcpus == 2 ? run_race(vcpus, kFloodRounds, {flood_send, flood_work})
+                              : run_race(vcpus, kFloodRounds, {flood_send, flood_work, flood_send, flood_send});
+  test.check("IPI flood: every vCPU ran its rounds", ran, 1);
+  bool sends_ok = true;
+  for (unsigned r = 0; r < vcpus && r < 4; ++r)
+    if (r != 1) sends_ok = sends_ok && race.tallies[r].wrong == 0 && (r >= vcpus || race.tallies[r].main > 0);
+  test.check("  every EVTCHNOP_send to the target's IPI port done", sends_ok, true);
+  test.check("  the target did its work", long(target_work), long(kFloodRounds));
+  test.check("  and took IPIs on itself",
+             smp::block_until([&] { return smp::ipis_taken(1) > before; }, smp::now_ns() + 2'000'000'000), true);
+  long answer = -1;
+  test.check("  it still runs work handed to it",
+             smp::run_on(
+                 1, [](uint64_t) { return long(current_vcpu_id()); }, 0, answer, 2'000'000'000) &&
+                 answer == 1,
+             true);
+}
+}  // namespace
+
+void selftest_hostile_smp(SelfTest& test) {
+  const unsigned vcpus = smp::vcpu_count();
+  test.note("vCPUs", long(vcpus));
+  if (vcpus < 2) {
+    test.check("hostile-smp needs a domain with at least two vCPUs", long(vcpus) >= 2, true);
+    return;
+  }
+  test.check("vCPU 0's IPI port bound", smp::init(), 0);
+  for (unsigned id = 1; id < vcpus; ++id) test.check("a vCPU brought up", smp::start(id).ok(), true);
+  pin_race(test, vcpus);
+  free_race(test, vcpus);
+  shared_l1_race(test, vcpus);
+  stale_tlb_race(test, vcpus);
+  evtchn_race(test, vcpus);
+}
+
+}  // namespace kernel
