@@ -16,10 +16,15 @@
 //                    own entries: every entry ends as its last writer left it, validated;
 //   4. stale-tlb     a vCPU keeps a writable translation of a frame while another removes its
 //                    mapping without a flush and pins the frame as an L1: the store through the
-//                    stale translation faults (the type change flushed the other CPU), and an
-//                    L1 unlinked and unpinned without a flush is no table to a CPU that walked it;
+//                    stale translation faults (the type change flushed the other CPU), and the
+//                    table never holds what was stored;
+//   5. vcpu-race     a vCPU taken down and brought up by another, taking itself down, while a
+//                    third initialises it (good and bad contexts: -EEXIST) and vCPU 0 looks
+//                    at it and sends it IPIs (bad contexts of a vCPU without one: selftest=vcpus);
 //   6. evtchn-race   bind_ipi / close of a port racing EVTCHNOP_send to it, and an IPI flood
-//                    (EVTCHNOP_send on bind_ipi ports) against a working vCPU.
+//                    (EVTCHNOP_send on bind_ipi ports) against a working vCPU;
+//   7. long-hypercall one vCPU in batches of 8192 mmu_update requests while the others make
+//                    short hypercalls (how many while a batch runs is reported).
 #include "arch/event_channel_ops.h"
 #include "arch/hypercall.h"
 #include "arch/probe.h"
@@ -107,7 +112,7 @@ struct Race {
   Role roles[kMaxRoles] = {};
   Tally tallies[kMaxRoles];
   unsigned role_count = 0, rounds = 0, vcpus = 1;
-  uint32_t ready = 0;
+  uint32_t ready = 0, finished = 0;
 } race;
 
 long play(uint64_t) {
@@ -116,12 +121,13 @@ long play(uint64_t) {
   while (load(race.ready) < race.vcpus) yield();
   for (unsigned round = 0; round < race.rounds; ++round)
     for (unsigned r = me; r < race.role_count; r += race.vcpus) race.roles[r](round);
+  __atomic_fetch_add(&race.finished, 1, __ATOMIC_SEQ_CST);
   return 0;
 }
 
 // Runs the roles; false if a vCPU did not finish in time.
 template <unsigned N>
-bool run_race(unsigned vcpus, unsigned rounds, const Role (&roles)[N]) {
+bool run_race(unsigned vcpus, unsigned rounds, const Role (&roles)[N], void (*until_all_finished)() = nullptr) {
   static_assert(N <= kMaxRoles);
   race.role_count = 0;
   for (Tally& tally : race.tallies) tally = Tally{};
@@ -129,8 +135,15 @@ bool run_race(unsigned vcpus, unsigned rounds, const Role (&roles)[N]) {
   race.rounds = rounds;
   race.vcpus = vcpus;
   store(race.ready, 0u);
+  store(race.finished, 0u);
   for (unsigned id = 1; id < vcpus; ++id) smp::post(id, play, 0);
   play(0);
+  // vCPU 0, its roles done, may have to keep the others going (bring a vCPU up again).
+  const uint64_t deadline = smp::now_ns() + kTimeout;
+  while (until_all_finished && load(race.finished) < vcpus && smp::now_ns() < deadline) {
+    until_all_finished();
+    yield();
+  }
   bool all = true;
   for (unsigned id = 1; id < vcpus; ++id) {
     long result = -1;
@@ -504,6 +517,113 @@ void evtchn_race(SelfTest& test, unsigned vcpus) {
                  answer == 1,
              true);
 }
+// ---- 5. vcpu-race -----------------------------------------------------------------------
+
+constexpr unsigned kVcpuRounds = 100;
+constexpr unsigned kTarget = 3;        // the vCPU taken down and up (it plays a role of its own too)
+vcpu_guest_context vcpu_race_context;  // a context for VCPUOP_initialise (5 KiB: off the stack)
+
+long vcpu_op(int command, unsigned vcpu, void* argument = nullptr) {
+  return arch::hypercall(__HYPERVISOR_vcpu_op, uint64_t(uint32_t(command)), vcpu, arch::arg(argument));
+}
+
+// vCPU 0: looks at the target (runstate: always answered) and sends to its IPI port (pending
+// while it is down).
+void vcpu_race_watcher(unsigned) {
+  vcpu_runstate_info info{};
+  race.tallies[0].count(vcpu_op(VCPUOP_get_runstate_info, kTarget, &info), 0, 0);
+  race.tallies[4].count(evtchn::send(smp::ipi_port(kTarget)), 0, 0);
+}
+// vCPU 1: takes the target down and brings it up, in turn: Xen answers 0 to both, whatever
+// state the target is in (a down of a vCPU that is down, an up of one up).
+void vcpu_race_downer(unsigned round) {
+  race.tallies[1].count(vcpu_op(round & 1 ? VCPUOP_up : VCPUOP_down, kTarget), 0, 0);
+}
+// vCPU 2: initialises the target (running, down or on its way): -EEXIST, it has a context; the
+// same for a context with a non-canonical entry point and a bad CR3 (the vCPU's state is
+// looked at first); is_up 0 or 1.
+void vcpu_race_initialiser(unsigned round) {
+  smp::secondary_context(kTarget, vcpu_race_context);
+  if (round % 3 == 1) vcpu_race_context.user_regs.rip = 0x0000800000000000ull;
+  if (round % 3 == 2) vcpu_race_context.ctrlreg[3] = 0x1000;
+  race.tallies[2].count(vcpu_op(VCPUOP_initialise, kTarget, &vcpu_race_context), -XEN_EEXIST, -XEN_EEXIST);
+  race.tallies[5].count(vcpu_op(VCPUOP_is_up, kTarget), 1, 0);
+}
+// The target: takes itself down every other round (back once vCPU 1 or vCPU 0 brings it up).
+void vcpu_race_target(unsigned round) {
+  if (round & 1) race.tallies[3].count(vcpu_op(VCPUOP_down, kTarget), 0, 0);
+}
+void bring_target_up() { vcpu_op(VCPUOP_up, kTarget); }
+
+void vcpu_race(SelfTest& test, unsigned vcpus) {
+  if (vcpus <= kTarget) {
+    test.note("vcpu-race needs four vCPUs; skipped with", long(vcpus));
+    return;
+  }
+  test.check("vcpu-race: every vCPU ran its rounds",
+             run_race(4, kVcpuRounds, {vcpu_race_watcher, vcpu_race_downer, vcpu_race_initialiser, vcpu_race_target},
+                      bring_target_up),
+             1);
+  report(test, 0, "  VCPUOP_get_runstate_info of the raced vCPU: 0");
+  report(test, 4, "  EVTCHNOP_send to its IPI port: 0 (pending while it is down)");
+  report(test, 1, "  VCPUOP_down / VCPUOP_up of it from another vCPU: 0");
+  report(test, 2, "  VCPUOP_initialise of it (good, non-canonical, bad CR3): -EEXIST");
+  report(test, 5, "  VCPUOP_is_up of it: 1 or 0");
+  report(test, 3, "  its own VCPUOP_down: 0 once brought up again");
+  test.check("  it is up at the end", vcpu_op(VCPUOP_is_up, kTarget), 1);
+  long answer = -1;
+  test.check("  and runs work handed to it",
+             smp::run_on(
+                 kTarget, [](uint64_t) { return long(current_vcpu_id()); }, 0, answer, 2'000'000'000) &&
+                 answer == long(kTarget),
+             true);
+}
+
+// ---- 7. long-hypercall ------------------------------------------------------------------
+
+constexpr unsigned kBatch = 8192;  // mmu_update requests in one hypercall
+constexpr unsigned kBatches = 4;
+mmu_update_t batch[kBatch];
+Mfn batch_l1;
+uint32_t in_batch;         // 1 while vCPU 1 is inside its batch
+uint64_t calls_meanwhile;  // hypercalls the others completed while it was
+
+// vCPU 1: one long mmu_update over a pinned L1's entries.
+void long_batcher(unsigned round) {
+  unsigned done = 0;
+  store(in_batch, 1u);
+  const long rc = arch::hypercall(__HYPERVISOR_mmu_update, arch::arg(batch), kBatch, arch::arg(&done), DOMID_SELF);
+  store(in_batch, 0u);
+  race.tallies[1].count(rc == 0 && done == kBatch ? 0 : (rc ? rc : long(done)), 0, 0);
+  (void)round;
+}
+// The others: short hypercalls (an event to vCPU 0's own port, a yield) as long as the batch runs.
+void short_caller(unsigned) {
+  for (unsigned k = 0; k < 64; ++k) {
+    race.tallies[current_vcpu_id() == 0 ? 0 : 2].count(xen::sched_op(SCHEDOP_yield, nullptr), 0, 0);
+    if (load(in_batch)) __atomic_fetch_add(&calls_meanwhile, 1, __ATOMIC_SEQ_CST);
+  }
+}
+
+void long_hypercall_race(SelfTest& test, unsigned vcpus) {
+  batch_l1 = table_frame();
+  test.check("long-hypercall: pin an L1 to update", pv::ops.raw_mmuext(MMUEXT_PIN_L1_TABLE, batch_l1.value), 0);
+  for (unsigned i = 0; i < kBatch; ++i) {
+    batch[i].ptr = batch_l1.machine_address() + 8 * (i % 512);
+    batch[i].val = i & 512 ? 0 : entry(data_mfn(), kReadOnly);
+  }
+  calls_meanwhile = 0;
+  const bool ran = vcpus == 2 ? run_race(2, kBatches, {short_caller, long_batcher})
+                              : run_race(vcpus, kBatches, {short_caller, long_batcher, short_caller, short_caller});
+  test.check("long-hypercall: every vCPU ran its rounds", ran, 1);
+  report(test, 1, "  each batch of 8192 mmu_update requests done whole");
+  report(test, 0, "  vCPU 0's short hypercalls meanwhile");
+  report(test, 2, "  the others' short hypercalls meanwhile");
+  test.note("  short hypercalls completed while a batch ran", long(calls_meanwhile));
+  test.check("  unpin the L1", pv::ops.raw_mmuext(MMUEXT_UNPIN_TABLE, batch_l1.value), 0);
+  release(batch_l1);
+  audit(test);
+}
 }  // namespace
 
 void selftest_hostile_smp(SelfTest& test) {
@@ -520,6 +640,8 @@ void selftest_hostile_smp(SelfTest& test) {
   shared_l1_race(test, vcpus);
   stale_tlb_race(test, vcpus);
   evtchn_race(test, vcpus);
+  vcpu_race(test, vcpus);
+  long_hypercall_race(test, vcpus);
 }
 
 }  // namespace kernel
