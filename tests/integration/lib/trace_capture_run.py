@@ -19,7 +19,8 @@ def capture(build, hv, mode, workdir, init="/forktest", passed="forktest: passed
     initrd = os.path.join(build, "guest", "initrd.cpio")
     result = machine.boot(hv.image, f"{hv.append} ptwr={mode} {hypervisor_args}".strip(),
                           [(kernel, f"{kernel_args} pte=direct trace=capture init={init}".strip()), (initrd, "")],
-                          timeout=timeout, memory="512M", extra=("-serial", f"file:{stream}"), smp=smp)
+                          timeout=timeout, memory="512M", extra=("-serial", f"file:{stream}"), smp=smp,
+                          until=None if hv.ends_itself else hv.poweroff)
     guest_boot.expect_ended(result, hv, hv.poweroff, 0)
     machine.expect("trace: capturing" in result.serial, f"{mode}: capture did not start", result)
     machine.expect(passed in result.serial, f"{mode}: workload failed under tracing ('{passed}' missing)", result)
