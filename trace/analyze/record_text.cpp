@@ -61,6 +61,12 @@ std::string describe_record(const ParsedRecord& r) {
       break;
     case kTlbFlush: return "tlb_flush scope " + format("%llu reason %llu", r.extra[0], r.extra[1]);
     case kInvlpg: return "invlpg va " + format("%llx", r.extra64(0));
+    case kFlushIpiSend:
+      if (r.extra_count == 2) return "flush_ipi_send cpus " + format("%#llx clock %llu", r.extra[0], r.extra[1]);
+      break;
+    case kFlushIpiReceive:
+      if (r.extra_count == 2) return "flush_ipi_receive from cpu" + format("%llu tick %llu", r.extra[0], r.extra[1]);
+      break;
     case kAuditResult: return "audit frames " + format("%llu mismatches %llu", r.extra[0], r.extra[1]);
     case kCaptureDrain:
       if (r.extra_count == 3 && r.tsc >= r.extra64(0))

@@ -56,6 +56,11 @@ constexpr uint32_t kPteWriteFault = kPvhvSubclass + 0x0c;  // rip64, address64, 
 // detach periods changed few entries; 2 to detaching, a run of writes), with the changed
 // entries of the last period (1) or the run's length (2).
 constexpr uint32_t kPtwrAdaptive = kPvhvSubclass + 0x0d;  // l1 mfn64, switch, detail
+// TLB flushes across CPUs (xen/memory/boot_memory.cpp, flush_tlb_cpus; cross_cpu::flush_tlb_mask). Xen 4.17
+// records neither: these are ours. The sender's record is in its CPU's buffer, each remote
+// CPU's in its own, so a multi-CPU trace shows who asked and when each target flushed.
+constexpr uint32_t kFlushIpiSend = kPvhvSubclass + 0x0e;     // target CPUs (bit n = CPU n), flush clock now
+constexpr uint32_t kFlushIpiReceive = kPvhvSubclass + 0x0f;  // sender CPU, flush clock tick of this flush
 
 enum class FlushScope : uint32_t { local = 0, all = 1 };
 
@@ -90,6 +95,8 @@ constexpr unsigned pvhv_extra_words(uint32_t event) {
     case kCaptureDrain: return 3;
     case kPteWriteFault: return 6;
     case kPtwrAdaptive: return 4;
+    case kFlushIpiSend: return 2;
+    case kFlushIpiReceive: return 2;
     default: return 0;
   }
 }

@@ -85,20 +85,38 @@ class TraceRing {
   }
 
   // Copies whole records (raw, padding included, as xentrace copies them) into `out`, at most
-  // `capacity` bytes, and releases them to the producer. Returns the bytes copied.
-  uint32_t copy_out(uint8_t* out, uint32_t capacity) {
+  // `capacity` bytes, and releases them to the producer. Returns the bytes copied. With
+  // `until`, stops before the first record stamped later than it (a reader of several CPUs'
+  // rings interleaves their windows in time that way, see next_tsc).
+  uint32_t copy_out(uint8_t* out, uint32_t capacity, uint64_t until = ~uint64_t(0)) {
     uint32_t prod = load_acquire(&header_->prod), cons = load_relaxed(&header_->cons);
     if (bogus(prod) || bogus(cons)) return 0;
     uint32_t copied = 0;
     while (cons != prod) {
       uint32_t bytes = record_size_at(cons, distance(prod, cons));
       if (bytes == 0 || copied + bytes > capacity) break;
+      uint64_t tsc;
+      if (stamp_at(cons, tsc) && tsc > until) break;
       copy_bytes(out + copied, data_ + offset(cons), bytes);
       copied += bytes;
       cons = advance(cons, bytes);
     }
     store_release(&header_->cons, cons);
     return copied;
+  }
+
+  // The TSC of the oldest unconsumed record that has one (wrap padding skipped); false when
+  // there is none, or the ring is inconsistent. Nothing is released.
+  bool next_tsc(uint64_t& tsc) {
+    uint32_t prod = load_acquire(&header_->prod), cons = load_relaxed(&header_->cons);
+    if (bogus(prod) || bogus(cons)) return false;
+    while (cons != prod) {
+      uint32_t bytes = record_size_at(cons, distance(prod, cons));
+      if (bytes == 0) return false;
+      if (stamp_at(cons, tsc)) return true;
+      cons = advance(cons, bytes);
+    }
+    return false;
   }
 
   // The next record in order (padding skipped), released to the producer. False when empty
@@ -170,6 +188,16 @@ class TraceRing {
       return 0;
     }
     return bytes;
+  }
+
+  // The TSC of the (whole, checked) record at `cons`, if it has one that means a time: wrap
+  // padding may carry a TSC field only to fill space.
+  bool stamp_at(uint32_t cons, uint64_t& tsc) const {
+    const uint32_t* words = reinterpret_cast<const uint32_t*>(data_ + offset(cons));
+    RecordHeader h(words[0]);
+    if (!h.has_tsc() || h.event() == events::kWrapBuffer) return false;
+    tsc = uint64_t(words[1]) | (uint64_t(words[2]) << 32);
+    return true;
   }
 
   static void decode(const uint32_t* words, RecordFields& out) {

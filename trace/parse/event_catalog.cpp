@@ -37,6 +37,8 @@ const char* event_name(uint32_t event) {
     case kCaptureDrain: return "capture_drain";
     case kPteWriteFault: return "pte_write_fault";
     case kPtwrAdaptive: return "ptwr_adaptive";
+    case kFlushIpiSend: return "flush_ipi_send";
+    case kFlushIpiReceive: return "flush_ipi_receive";
     default: break;
   }
   if ((event & 0x0ffff00fu) == TRC_SCHED_RUNSTATE_CHANGE) return "sched_runstate_change";

@@ -2,6 +2,7 @@
 #include "common/placement_new.h"
 #include "abi/xen_abi.h"
 #include <xen/sched.h>
+#include "arch/x86/cpu/per_cpu.h"
 #include "arch/x86/cpu/fpu.h"
 #include "arch/x86/platform/smp_boot.h"
 #include "console/console.h"
@@ -26,7 +27,8 @@ bool vcpus_on_every_cpu = false;
 namespace {
 trace_buffers::Running running_ids() {
   const Vcpu* vcpu = current();
-  return trace_buffers::Running{uint16_t(vcpu ? vcpu->domain->id : DOMID_IDLE), uint16_t(vcpu ? vcpu->id : 0)};
+  return trace_buffers::Running{uint16_t(vcpu ? vcpu->domain->id : DOMID_IDLE),
+                                uint16_t(vcpu ? vcpu->id : per_cpu::this_cpu())};
 }
 
 // The frame table's view of the guest domains (installed by init; local, so their addresses

@@ -9,6 +9,8 @@
 #include "arch/x86/cpu/registers.h"
 #include "arch/x86/platform/cross_cpu.h"
 #include "mm/domain_identity.h"
+#include "trace/format/events.h"
+#include "tracing/trace_buffers.h"
 
 extern "C" char __image_start[], __image_end[];
 
@@ -202,19 +204,32 @@ void free_guest_frame(uint64_t mfn) {
   }
 }
 
-void flush_tlb_this_cpu() {
+namespace {
+uint64_t flush_and_tick() {
   const uint64_t tick = frames ? frames->flush_clock().tick() : 0;
   cpu::flush_tlb_local();
   if (frames) frames->flush_clock().flushed(per_cpu::this_cpu(), tick);  // so type changes know it happened
+  return tick;
 }
+
+// A remote CPU's flush for `sender`: its FLUSH_IPI_RECEIVE record goes to this CPU's trace buffer.
+void flush_for(void* sender) {
+  const uint64_t tick = flush_and_tick();
+  trace::event(trace::events::kFlushIpiReceive, uint32_t(reinterpret_cast<uintptr_t>(sender)), uint32_t(tick));
+}
+}  // namespace
+
+void flush_tlb_this_cpu() { flush_and_tick(); }
 
 void flush_tlb_cpus(CpuMask mask) {
   const unsigned self = per_cpu::this_cpu();
   if (mask.contains(self)) flush_tlb_this_cpu();
   const CpuMask others = mask.without(self);
-  if (!others.empty())
-    cross_cpu::on_cpus(
-        others, [](void*) { flush_tlb_this_cpu(); }, nullptr, true);
+  if (others.empty()) return;
+  // The sender's FLUSH_IPI_SEND in its own buffer (trace/EVENTS.md): whom it asks, and when.
+  trace::event(trace::events::kFlushIpiSend, uint32_t(others.bits()),
+               uint32_t(frames ? frames->flush_clock().now() : 0));
+  cross_cpu::on_cpus(others, flush_for, reinterpret_cast<void*>(uintptr_t(self)), true);
 }
 
 void before_reuse() {

@@ -49,7 +49,8 @@ void seal_hypervisor_slots();
 // is recorded with that tick.
 void flush_tlb_this_cpu();
 // Every CPU of `mask` makes that flush: this one directly, the others in a waited cross-CPU
-// call (arch/x86/platform/cross_cpu). Returns when all have.
+// call (arch/x86/platform/cross_cpu). Returns when all have. Traced (trace/EVENTS.md): this
+// CPU's FLUSH_IPI_SEND in its buffer, each other CPU's FLUSH_IPI_RECEIVE in its own.
 void flush_tlb_cpus(CpuMask mask);
 // Flushes the TLBs that may still hold a translation of a guest's frame that went back to the
 // allocator (a stale translation of the domain that mapped it must not reach its next owner):

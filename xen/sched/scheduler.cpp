@@ -312,7 +312,12 @@ void start(Vcpu& first) {
     });
   });
   first.runstate = Runstate{RUNSTATE_running, now};
-  for (CpuState& state : cpu_states) state.idle_runstate = Runstate{RUNSTATE_runnable, now};
+  // The first vCPU takes this CPU from its idle vCPU; every other CPU's idle vCPU runs (with
+  // sched_smp=1 it is in the idle loop, else the CPU is parked): its first switch to a guest
+  // then records the idle vCPU's running -> runnable as Xen does, which xenalyze needs to know
+  // the CPU is free before the next vCPU runs there.
+  for (CpuState& state : cpu_states)
+    state.idle_runstate = Runstate{&state == &here() ? unsigned(RUNSTATE_runnable) : unsigned(RUNSTATE_running), now};
   context_switch::init();
   hypervisor_lock::acquire();  // released as the first guest is entered
   first.processor = per_cpu::this_cpu();

@@ -3,8 +3,9 @@
 // by the record ring. dom0 controls them with XEN_SYSCTL_tbuf_op and maps the pages (they are
 // shared with privileged domains) to read records out, exactly as it would on Xen.
 //
-// This is the recording side, which every floor from here up traces into: the ring, the event
-// mask and the switch of the trace points. The buffers' control (allocating and sharing them,
+// This is the recording side, which every floor from here up traces into: one ring per physical
+// CPU, each record written into the ring of the CPU it happens on, the event and CPU masks and
+// the switch of the trace points. The buffers' control (allocating and sharing them,
 // the CPU mask, what get_info reports) is tracing/control's, a floor above the machine memory it
 // allocates from. While tracing is off a trace point costs one NOP (tracing/trace_points.h).
 #pragma once
@@ -26,18 +27,46 @@ using ConsumerNotifier = void (*)();
 void set_running_source(RunningSource source);
 void set_consumer_notifier(ConsumerNotifier notify);
 
-// The ring records go to, once tracing/control allocated it: `header` then `data_bytes` of
-// records, emptied here.
-void attach(t_buf* header, uint32_t data_bytes);
+// CPU `cpu`'s ring, once tracing/control allocated it: `header` then `data_bytes` of records,
+// emptied here. A CPU without a ring (offline when the buffers were allocated, as on Xen)
+// records nothing.
+//
+// What protects a ring: only its own CPU writes it (record() picks the ring of the CPU it runs
+// on, from the stack: arch/x86/cpu/per_cpu.h), with interrupts off for the record, so a trace
+// point in an interrupt handler cannot interleave with the record it interrupted. The consumer
+// (dom0's capture, pvhvd) on any CPU moves only `cons`; the producer publishes `prod` with a
+// release store after the record's bytes, and reads `cons` with an acquire load before reusing
+// the space it released (trace/format/ring.h), the order Xen's reader relies on (its rmb()
+// between reading prod and the records, its mb() before writing cons).
+void attach(unsigned cpu, t_buf* header, uint32_t data_bytes);
+// Records that did not fit in CPU `cpu`'s ring and are not yet reported by a TRC_LOST_RECORDS
+// record in it (0 without a ring).
+uint32_t lost(unsigned cpu);
 // Recording on (every trace point patched into a jump to its recording code) or off.
 void set_recording(bool on);
 bool recording();
 // Which event classes are recorded (XEN_SYSCTL_TBUFOP_set_evt_mask; all at first).
 void set_event_mask(uint32_t mask);
 uint32_t event_mask();
+// On which CPUs records are made (XEN_SYSCTL_TBUFOP_set_cpu_mask, bit n = CPU n; all at
+// first): as Xen's tb_cpu_mask, a CPU outside it drops its records without counting them lost.
+void set_cpu_mask(uint64_t mask);
+uint64_t cpu_mask();
 
-// Records an event with TSC and up to 7 extra words (call through trace::event below). A
-// record that does not fit is counted by the ring and reported in a TRC_LOST_RECORDS record.
+// While a CPU runs a cross-CPU call's function (arch/x86/platform/cross_cpu wraps it in one of
+// these), it may hold no lock the consumer's wake-up needs and its caller may hold them all: a
+// record there that crosses half the ring leaves VIRQ_TBUF pending, and the next record made
+// outside such a call, on any CPU, sends it (Xen defers the same wake-up to a softirq).
+struct QuietNotifications {
+  QuietNotifications();
+  ~QuietNotifications();
+  QuietNotifications(const QuietNotifications&) = delete;
+  QuietNotifications& operator=(const QuietNotifications&) = delete;
+};
+
+// Records an event with TSC and up to 7 extra words (call through trace::event below) into
+// this CPU's ring. A record that does not fit is counted by that ring and reported in a
+// TRC_LOST_RECORDS record in it once space frees up.
 void record(uint32_t event, const uint32_t* extra, unsigned count);
 }  // namespace trace_buffers
 

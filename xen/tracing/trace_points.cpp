@@ -14,7 +14,8 @@ unsigned switch_all(bool on) {
       printk("trace: site %lx cannot reach %lx, left off\n", site->address, site->target);
       continue;
     }
-    // The image is mapped writable; one CPU runs, so no other CPU can be executing the site.
+    // The image is mapped writable. No other CPU runs meanwhile: tracing/control holds every
+    // other online CPU in a cross-CPU call, interrupts off, while this runs.
     auto* code = reinterpret_cast<volatile uint8_t*>(site->address);
     for (unsigned i = 0; i < site_bytes; ++i) code[i] = bytes.bytes[i];
   }

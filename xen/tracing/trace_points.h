@@ -43,6 +43,7 @@ recording:
 #endif
 }
 
-// Patches every site: a jump while `on`, the NOP otherwise. Returns the number of sites.
+// Patches every site: a jump while `on`, the NOP otherwise. Returns the number of sites. The
+// caller keeps every other CPU away from the code meanwhile (tracing/control's rendezvous).
 unsigned switch_all(bool on);
 }  // namespace trace_points

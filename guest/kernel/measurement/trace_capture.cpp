@@ -20,6 +20,8 @@
 #include "trace/format/encoder.h"
 #include "trace/format/events.h"
 #include "trace/format/ring.h"
+#include "trace/format/t_info_layout.h"
+#include "trace/format/time_ordered_drain.h"
 #include "common/stream/stream_frame.h"
 #include "common/placement_new.h"
 
@@ -37,10 +39,19 @@ constexpr uint32_t kChunk = 16 * 1024;                     // one RECORDS frame 
 constexpr unsigned kUnknownHypercallInTable = 63;
 constexpr unsigned kUnknownHypercallBeyondTable = 100;
 
-alignas(::trace::TraceRing) uint8_t ring_storage[sizeof(::trace::TraceRing)];
-::trace::TraceRing* ring = nullptr;
+// Per CPU with a buffer: its ring, mapped (t_info says which CPUs have one).
+constexpr unsigned kMostCpus = 64;
+struct CpuRing {
+  alignas(::trace::TraceRing) uint8_t storage[sizeof(::trace::TraceRing)];
+  ::trace::TraceRing* ring = nullptr;
+};
+CpuRing rings[kMostCpus];
+::trace::TraceRing* ring_list[kMostCpus];  // rings[cpu].ring, for drain_in_time_order
+unsigned cpus = 0;                         // physinfo's max_cpu_id + 1, as Xen's xentrace counts them
 uint8_t chunk[kChunk];
-bool draining = false;  // the VIRQ_TBUF handler may find a drain under way
+// The VIRQ_TBUF handler may find a drain under way, and with several vCPUs another vCPU may be
+// draining: one drain at a time (the rings have one consumer each; the link one sender).
+bool draining = false;
 uint64_t high_water_events = 0;
 
 void send_frame(uint8_t type, const uint8_t* payload, uint32_t length) {
@@ -57,21 +68,56 @@ long map_shared(uint64_t va, uint64_t mfn, bool writable) {
   return pv::ops.map_foreign(slot, PageTableEntry::make(Mfn{mfn}, flags), DOMID_XEN);
 }
 
-bool map_buffers(uint64_t t_info_mfn) {
-  if (map_shared(kWindow, t_info_mfn, false) < 0) return false;
-  auto* info = reinterpret_cast<const t_info*>(kWindow);
-  const auto* mfns = reinterpret_cast<const uint32_t*>(info) + info->mfn_offset[0];
-  for (uint32_t page = 0; page < info->tbuf_size; ++page)
-    if (map_shared(kWindow + (page + 1) * 4096ull, mfns[page], true) < 0) return false;
-  auto* header = reinterpret_cast<t_buf*>(kWindow + 4096);
-  ring = new (ring_storage)::trace::TraceRing(header, header + 1, info->tbuf_size * 4096u - sizeof(t_buf));
-  return ring->valid();
+// physinfo's max_cpu_id + 1 (xentrace's get_num_cpus), or 0.
+unsigned physinfo_cpus() {
+  xen_sysctl_t request{};
+  request.cmd = XEN_SYSCTL_physinfo;
+  request.interface_version = XEN_SYSCTL_INTERFACE_VERSION;
+  if (arch::hypercall(__HYPERVISOR_sysctl, arch::arg(&request)) != 0) return 0;
+  return request.u.physinfo.max_cpu_id + 1;
+}
+
+// t_info (get_info's `bytes` from its frame on), then each CPU's buffer after it, as xentrace
+// maps them: every CPU that t_info gives a list of frames (trace/format/t_info_layout.h).
+bool map_buffers(uint64_t t_info_mfn, uint32_t bytes) {
+  namespace layout = ::trace::t_info_layout;
+  const uint32_t info_pages = bytes ? (bytes + 4095) / 4096 : 1;
+  for (uint32_t page = 0; page < info_pages; ++page)
+    if (map_shared(kWindow + page * 4096ull, t_info_mfn + page, false) < 0) return false;
+  const layout::Reader info{reinterpret_cast<const uint8_t*>(kWindow), size_t(info_pages) * 4096};
+  const uint32_t pages = info.pages();
+  cpus = physinfo_cpus();
+  if (cpus == 0) cpus = 1;
+  if (cpus > kMostCpus) cpus = kMostCpus;
+  uint64_t va = kWindow + info_pages * 4096ull;
+  unsigned mapped = 0;
+  for (unsigned cpu = 0; cpu < cpus; ++cpu) {
+    const uint8_t* list = info.list(cpu);
+    if (!list) continue;
+    for (uint32_t page = 0; page < pages; ++page)
+      if (map_shared(va + page * 4096ull, layout::Reader::frame(list, page), true) < 0) return false;
+    auto* header = reinterpret_cast<t_buf*>(va);
+    rings[cpu].ring = new (rings[cpu].storage)::trace::TraceRing(header, header + 1, pages * 4096u - sizeof(t_buf));
+    if (!rings[cpu].ring->valid()) return false;
+    ring_list[cpu] = rings[cpu].ring;
+    va += pages * 4096ull;
+    ++mapped;
+  }
+  return mapped != 0;
+}
+
+// The most records waiting in one CPU's buffer: what the drain thresholds look at.
+uint32_t most_unconsumed() {
+  uint32_t most = 0;
+  for (unsigned cpu = 0; cpu < cpus; ++cpu)
+    if (rings[cpu].ring && rings[cpu].ring->unconsumed_bytes() > most) most = rings[cpu].ring->unconsumed_bytes();
+  return most;
 }
 
 void send_hello() {
   uint8_t payload[20] = {};
-  frame::put_le(payload, 1, 4);      // protocol version
-  frame::put_le(payload + 4, 1, 4);  // CPUs
+  frame::put_le(payload, 1, 4);         // protocol version
+  frame::put_le(payload + 4, cpus, 4);  // CPUs
   // TSC frequency 0: the hypervisor's first record says it (TSC_FREQUENCY).
   send_frame(frame::hello, payload, sizeof(payload));
 }
@@ -93,18 +139,16 @@ void send_record(const ::trace::RecordFields& record) {
   send_frame(frame::records, reinterpret_cast<const uint8_t*>(words), uint32_t(count * 4));
 }
 
-// Copies everything recorded so far to COM2. Returns the bytes copied.
+// Copies everything recorded so far to COM2: each RECORDS frame holds one CPU's records with
+// the CPU as its channel (xentrace writes a TRC_TRACE_CPU_CHANGE for it), the CPUs' windows in
+// time order (trace/format/time_ordered_drain.h says why). Returns the bytes copied.
 uint32_t drain() {
-  if (draining) return 0;
-  draining = true;
-  uint32_t total = 0;
-  for (;;) {
-    uint32_t bytes = ring->copy_out(chunk, sizeof(chunk));
-    if (bytes == 0) break;
-    send_frame(frame::records, chunk, bytes);
-    total += bytes;
-  }
-  draining = false;
+  if (__atomic_exchange_n(&draining, true, __ATOMIC_ACQUIRE)) return 0;
+  const uint32_t total = ::trace::drain_in_time_order(
+      ring_list, cpus, chunk, sizeof(chunk), [](unsigned cpu, const uint8_t* bytes, uint32_t size) {
+        serial_link::send_frame(frame::records, uint16_t(cpu), bytes, size);
+      });
+  __atomic_store_n(&draining, false, __ATOMIC_RELEASE);
   return total;
 }
 
@@ -138,7 +182,7 @@ void start_if_requested() {
   }
   xen_sysctl_tbuf_op info{};
   if ((rc = tbuf_op(XEN_SYSCTL_TBUFOP_set_size, kBufferPages)) < 0 || (rc = tbuf_op(XEN_SYSCTL_TBUFOP_enable, 0)) < 0 ||
-      (rc = tbuf_op(XEN_SYSCTL_TBUFOP_get_info, 0, &info)) < 0 || !map_buffers(info.buffer_mfn)) {
+      (rc = tbuf_op(XEN_SYSCTL_TBUFOP_get_info, 0, &info)) < 0 || !map_buffers(info.buffer_mfn, info.size)) {
     print("trace: cannot set up the trace buffers (%ld): capture off\n", rc);
     return;
   }
@@ -171,7 +215,7 @@ void drain_when_idle() {
   constexpr uint32_t kIdleDrainAbove = 16 * 1024;
   constexpr uint64_t kIdleDrainEveryNs = 100'000'000;
   static uint64_t last_ns = 0;
-  if (!capturing || ring->unconsumed_bytes() < kIdleDrainAbove) return;
+  if (!capturing || most_unconsumed() < kIdleDrainAbove) return;
   uint64_t now = system_time_ns();
   if (now - last_ns < kIdleDrainEveryNs) return;
   last_ns = now;
@@ -179,7 +223,7 @@ void drain_when_idle() {
 }
 
 void drain_if_filling() {
-  if (capturing && ring->unconsumed_bytes() > kDrainAbove) drain_and_record();
+  if (capturing && most_unconsumed() > kDrainAbove) drain_and_record();
 }
 
 void mark(Operation operation, uint32_t id, bool begin) {

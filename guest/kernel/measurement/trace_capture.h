@@ -1,10 +1,11 @@
 #pragma once
 // Live capture of the hypervisor's trace buffers (kernel option trace=capture), the way Xen's
-// dom0 xentrace does it: enable them with XEN_SYSCTL_tbuf_op, map the t_info page and the
+// dom0 xentrace does it: enable them with XEN_SYSCTL_tbuf_op, map t_info and every CPU's
 // buffer frames (hypervisor pages shared with privileged domains), and copy records out as
 // the hypervisor writes them. They leave through the second serial port (COM2, with I/O
-// permission from PHYSDEVOP_set_iopl) in the framed stream of trace/PROTOCOL.md, which
-// build/bin/xentrace turns into a trace file on the host.
+// permission from PHYSDEVOP_set_iopl) in the framed stream of trace/PROTOCOL.md, one RECORDS
+// frame per CPU's window with the CPU as its channel, which build/bin/xentrace turns into a
+// trace file on the host with Xen's per-CPU framing.
 #include <stdint.h>
 
 struct xen_sysctl_tbuf_op;

@@ -9,6 +9,7 @@
 #include <xen/sysctl.h>
 #include <xen/trace.h>
 
+#include "arch/hypercall.h"
 #include "arch/xen.h"
 #include "common/placement_new.h"
 #include "kernel/memory/direct_map.h"
@@ -159,6 +160,33 @@ void check_event_mask(SelfTest& test, ::trace::TraceRing& ring) {
   test.check("... and again under TRC_ALL", hypercalls_recorded_under(ring, TRC_ALL), true);
 }
 
+// XEN_SYSCTL_TBUFOP_set_cpu_mask with an 8-bit map (bit n = CPU n).
+long set_cpu_mask(uint8_t bits) {
+  static uint8_t bitmap[1];
+  bitmap[0] = bits;
+  xen_sysctl_t request{};
+  request.cmd = XEN_SYSCTL_tbuf_op;
+  request.interface_version = XEN_SYSCTL_INTERFACE_VERSION;
+  request.u.tbuf_op.cmd = XEN_SYSCTL_TBUFOP_set_cpu_mask;
+  set_xen_guest_handle(request.u.tbuf_op.cpu_mask.bitmap, bitmap);
+  request.u.tbuf_op.cpu_mask.nr_bits = 8;
+  return arch::hypercall(__HYPERVISOR_sysctl, arch::arg(&request));
+}
+
+// As Xen's tb_cpu_mask: a CPU outside the mask records nothing (this vCPU runs on CPU 0, whose
+// ring this is), and records again once it is back in it.
+void check_cpu_mask(SelfTest& test, ::trace::TraceRing& ring) {
+  test.check("set_cpu_mask without CPU 0", set_cpu_mask(0xfe), 0);
+  ::trace::RecordFields record;  // the set_cpu_mask call's own record was made before it
+  while (ring.pop(record)) {
+  }
+  hypercalls(10);
+  test.check("... CPU 0 records nothing", long(ring.unconsumed_bytes()), 0);
+  test.check("set_cpu_mask of every CPU", set_cpu_mask(0xff), 0);
+  hypercalls(10);
+  test.check("... CPU 0 records again", ring.unconsumed_bytes() > 0, true);
+}
+
 void check_disable(SelfTest& test, ::trace::TraceRing& ring) {
   test.check("disable", trace_capture::tbuf_op(XEN_SYSCTL_TBUFOP_disable, 0), 0);
   ::trace::RecordFields record;
@@ -195,6 +223,7 @@ void selftest_tbuf(SelfTest& test) {
   check_high_water(test, *ring, bind.port);
   check_lost_records(test, *ring);
   check_event_mask(test, *ring);
+  check_cpu_mask(test, *ring);
   check_disable(test, *ring);
   evtchn_close_t close{};
   close.port = bind.port;

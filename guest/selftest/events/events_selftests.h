@@ -16,6 +16,9 @@ void selftest_evtchn_fifo(SelfTest& test);
 void selftest_vcpus(SelfTest& test);
 void selftest_vcpus_fifo(SelfTest& test);
 void selftest_vcpus_down_last(SelfTest& test);
+// Remote TLB flushes (MMUEXT_TLB_FLUSH_ALL, INVLPG_ALL) while the other vCPUs spin in the kernel
+// (selftest_vcpus_flush.cpp): the workload of the per-CPU trace test's flush IPIs.
+void selftest_vcpus_flush(SelfTest& test);
 // The console's answers to hostile text (selftest_console.cpp): forged lines and escape
 // sequences, and a flood of console_io and ring notifications (a domU).
 void selftest_console_filter(SelfTest& test);

@@ -58,6 +58,7 @@ bool selftest_run(const char* name) {
                                  {"vcpus", selftest_vcpus},
                                  {"vcpus-fifo", selftest_vcpus_fifo},
                                  {"vcpus-down-last", selftest_vcpus_down_last},
+                                 {"vcpus-flush", selftest_vcpus_flush},
                                  {"debugreg", selftest_debugreg},
                                  {"time-area", selftest_time_area},
                                  {"cpuid", selftest_cpuid},

@@ -5,7 +5,8 @@ selftest=mmu: page-type rules of mmu_update and mmuext_op (writable mappings of 
 tables, reserved address bits, superpages, foreign and hypervisor frames, pinning).
 selftest=tbuf: the trace buffers through XEN_SYSCTL_tbuf_op as dom0's tools use them: the
 one-shot size, t_info and the ring mapped with foreigndom DOMID_XEN, VIRQ_TBUF at half full,
-lost records counted in TRC_LOST_RECORDS, nothing recorded while disabled.
+lost records counted in TRC_LOST_RECORDS, nothing recorded on a CPU outside set_cpu_mask's mask,
+nothing recorded while disabled.
 The expected values in guest/selftest/*/selftest_*.cpp are what Xen 4.17 returns.
 """
 import os

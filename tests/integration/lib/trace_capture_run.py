@@ -9,15 +9,18 @@ import guest_boot
 import machine
 
 
-def capture(build, hv, mode, workdir, init="/forktest", passed="forktest: passed", timeout=180):
+def capture(build, hv, mode, workdir, init="/forktest", passed="forktest: passed", timeout=180, smp=1,
+            hypervisor_args="", kernel_args=""):
     """Boots dom0 with trace=capture running `init` (with its arguments) under ptwr=`mode`;
-    returns the boot result and the trace file xentrace made of the stream."""
+    returns the boot result and the trace file xentrace made of the stream. smp: the machine's
+    CPUs; hypervisor_args, kernel_args: more options for the hypervisor and dom0."""
     stream = os.path.join(workdir, f"{mode}.stream")
     kernel = os.path.join(build, "guest", "kernel")
     initrd = os.path.join(build, "guest", "initrd.cpio")
-    result = machine.boot(hv.image, f"{hv.append} ptwr={mode}",
-                          [(kernel, f"pte=direct trace=capture init={init}"), (initrd, "")],
-                          timeout=timeout, memory="512M", extra=("-serial", f"file:{stream}"))
+    result = machine.boot(hv.image, f"{hv.append} ptwr={mode} {hypervisor_args}".strip(),
+                          [(kernel, f"{kernel_args} pte=direct trace=capture init={init}".strip()), (initrd, "")],
+                          timeout=timeout, memory="512M", extra=("-serial", f"file:{stream}"), smp=smp,
+                          until=None if hv.ends_itself else hv.poweroff)
     guest_boot.expect_ended(result, hv, hv.poweroff, 0)
     machine.expect("trace: capturing" in result.serial, f"{mode}: capture did not start", result)
     machine.expect(passed in result.serial, f"{mode}: workload failed under tracing ('{passed}' missing)", result)

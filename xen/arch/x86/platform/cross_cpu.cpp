@@ -10,6 +10,8 @@
 #include "arch/x86/platform/smp_boot.h"
 #include "console/console.h"
 #include "time/clock.h"
+#include "trace/format/events.h"
+#include "tracing/trace_buffers.h"
 
 namespace cross_cpu {
 namespace {
@@ -43,7 +45,10 @@ void run_pending(unsigned cpu) {
     void* argument = call.argument;
     bool wait = call.wait;
     __atomic_fetch_and(&call.pending, ~bit, __ATOMIC_ACQ_REL);
-    function(argument);
+    {
+      trace_buffers::QuietNotifications quiet;  // a record here wakes no one (trace_buffers.h)
+      function(argument);
+    }
     if (wait) __atomic_fetch_and(&call.unfinished, ~bit, __ATOMIC_RELEASE);
   }
   cpu::restore_interrupts(flags);
@@ -51,6 +56,7 @@ void run_pending(unsigned cpu) {
 
 void run_here(Function function, void* argument) {
   uint64_t flags = cpu::save_and_disable_interrupts();
+  trace_buffers::QuietNotifications quiet;
   function(argument);
   cpu::restore_interrupts(flags);
 }
@@ -71,7 +77,16 @@ uint64_t tick_clock() {
   return flush_clock::next(now);
 }
 
-void flush_function(void*) { flush_tlb_local(); }
+// A flush for another CPU's request: its FLUSH_IPI_RECEIVE record goes to this CPU's trace
+// buffer, naming the sender (the argument) and the flush clock's tick of this flush.
+void flush_function(void* sender) {
+  flush_tlb_local();
+  const unsigned self = per_cpu::this_cpu();
+  const unsigned from = unsigned(reinterpret_cast<uintptr_t>(sender));
+  if (from != self)
+    trace::event(trace::events::kFlushIpiReceive, from,
+                 uint32_t(__atomic_load_n(&flushes[self].stamp, __ATOMIC_RELAXED)));
+}
 }  // namespace
 
 void on_cpus(CpuMask mask, Function function, void* argument, bool wait) {
@@ -129,7 +144,12 @@ void flush_tlb_local() {
   cpu::restore_interrupts(flags);
 }
 
-void flush_tlb_mask(CpuMask mask) { on_cpus(mask, flush_function, nullptr, true); }
+void flush_tlb_mask(CpuMask mask) {
+  const unsigned self = per_cpu::this_cpu();
+  const CpuMask remote = (mask & smp_boot::online_mask()).without(self);
+  if (!remote.empty()) trace::event(trace::events::kFlushIpiSend, uint32_t(remote.bits()), uint32_t(flush_clock_now()));
+  on_cpus(mask, flush_function, reinterpret_cast<void*>(uintptr_t(self)), true);
+}
 
 uint64_t flush_clock_now() { return __atomic_load_n(&clock, __ATOMIC_SEQ_CST); }
 

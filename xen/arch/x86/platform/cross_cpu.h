@@ -35,7 +35,8 @@ void poll();
 void send_event_check(CpuMask mask);
 
 // Every online CPU of `mask` flushes its whole TLB (flush_tlb_local), this one directly, the
-// others through a waited cross-CPU call; returns when all have.
+// others through a waited cross-CPU call; returns when all have. Traced (trace/EVENTS.md): the
+// sender's FLUSH_IPI_SEND in its buffer, each remote CPU's FLUSH_IPI_RECEIVE in its own.
 void flush_tlb_mask(CpuMask mask);
 // This CPU's full flush (a CR3 reload: no PGE, no PCIDs, nothing survives it): the flush clock
 // ticks, the TLB is flushed, the CPU's stamp becomes that tick.
