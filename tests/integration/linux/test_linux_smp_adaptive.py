@@ -1,4 +1,4 @@
-"""Debian's Linux with 4 vCPUs as a boot-module domU on ours at -smp 4 with sched_smp=1 under
+"""Debian's Linux with 4 vCPUs as a boot-module domU on ours at -smp 4 with sched_smp=1 (-icount) under
 ptwr=adaptive: the boot and checks of test_linux_smp.py (4 CPUs online, 4 parallel fork loops to
 their end, /init done, audit clean)."""
 import os
