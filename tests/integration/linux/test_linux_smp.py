@@ -6,9 +6,9 @@ test_linux_smp_adaptive.py, Xen 4.17 (`xl create` with vcpus=4 on a 4-CPU machin
 test_linux_smp_on_xen417.py, each through check() below.
 
 Why -icount with sched_smp=1: under multi-threaded TCG on a loaded two-core host the same boot
-stalled in two runs of five (linux/README.md, "Several vCPUs"): once every CPU of ours waiting
-for the hypervisor lock or idle, once Linux's vCPUs starved for 26 s (soft lockups, an RCU
-stall); -icount runs the four CPUs round robin on one host thread, as test_sched_smp does.
+stalled in three runs of four (linux/README.md, "Several vCPUs"): once bringing up vCPU 3, once
+every CPU of ours waiting for the hypervisor lock or idle, once Linux's vCPUs starved for 26 s
+(soft lockups, an RCU stall); -icount runs the four CPUs round robin on one host thread, as test_sched_smp does.
 
 Linux finds its vCPUs (VCPUOP_is_up), starts vCPUs 1..3 itself (VCPUOP_initialise / up, per-vCPU
 vcpu_info, runstate, singleshot timers, VIRQ_TIMER and IPI ports) and brings them online; /init
