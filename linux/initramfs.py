@@ -11,7 +11,11 @@ words to init as its environment): 1000 in `make linux` and `make bench`, a few 
 instructions from user mode), reads a port through /dev/port and prints a few /proc/kallsyms
 lines before the loop (tests/integration/linux/test_linux_domu_privop.py); `linux_init=trace` waits
 for a line on the console, then runs only fork+execve, each iteration marked for the trace
-(linux/trace_loop.py). /sbin/poweroff is what Linux's orderly_poweroff runs when xenbus sees
+(linux/trace_loop.py); `linux_init=smp` runs one fork loop per online CPU at once, each pinned
+to its CPU, and prints `linux-init: loop N done, status S, ...` for each before the ordinary loop
+(linux/run.py --smp N --vcpus N --parallel-loops, tests/integration/linux/test_linux_smp.py).
+Every /init prints `linux-init: N CPUs online`, counted from /sys/devices/system/cpu/online.
+/sbin/poweroff is what Linux's orderly_poweroff runs when xenbus sees
 `control/shutdown = poweroff`: init here is a shell, not busybox's init, so it powers off
 with -f itself.
 """
@@ -31,6 +35,16 @@ INIT = """#!/bin/busybox sh
 /bin/busybox mount -t sysfs sysfs /sys
 /bin/busybox --install -s /bin
 echo "linux-init: Linux $(uname -r) up, $(grep -c ^processor /proc/cpuinfo) CPU, $(grep MemTotal /proc/meminfo)"
+# The CPUs the kernel brought up, counted from its online list ("0-3", "0,2-3"): each vCPU it
+# started with VCPUOP_initialise / up.
+online=0
+for range in $(tr , ' ' < /sys/devices/system/cpu/online); do
+    case "$range" in
+        *-*) online=$((online + ${range#*-} - ${range%-*} + 1)) ;;
+        *) online=$((online + 1)) ;;
+    esac
+done
+echo "linux-init: $online CPUs online ($(cat /sys/devices/system/cpu/online))"
 if [ "${linux_init:-bench}" = shell ]; then
     # An interactive shell on the console (hvc0), e.g. through `xl create examples/linux.cfg -c`;
     # its exit, or control/shutdown (`xl shutdown`, which runs /sbin/poweroff), powers off.
@@ -59,6 +73,27 @@ if [ "${linux_init:-bench}" = trace ]; then
     echo "linux-init: done, status $?"
     poweroff -f
 fi
+if [ "${linux_init:-bench}" = smp ]; then
+    # One fork loop per online CPU at once, each pinned to its CPU (busybox taskset), its
+    # output in a file of its own (the console would interleave them); each reports its end.
+    # Then the ordinary loop below.
+    cpu=0
+    while [ "$cpu" -lt "$online" ]; do
+        taskset -c "$cpu" /bench --only fork_execve,fork_sh --iterations "${bench_iterations:-1000}" \
+            --exit-program /bin/true --shell /bin/sh > "/tmp/loop.$cpu" 2>&1 &
+        eval "loop_$cpu=$!"
+        cpu=$((cpu + 1))
+    done
+    echo "linux-init: $online parallel fork loops started"
+    cpu=0
+    while [ "$cpu" -lt "$online" ]; do
+        eval "wait \$loop_$cpu"
+        status=$?
+        runs=$(grep -c "^bench fork_[a-z]* iterations=${bench_iterations:-1000} " "/tmp/loop.$cpu")
+        echo "linux-init: loop $cpu done, status $status, $runs benchmarks, pinned to CPU $cpu"
+        cpu=$((cpu + 1))
+    done
+fi
 /bench --only fork_execve,fork_sh --iterations "${bench_iterations:-1000}" --exit-program /bin/true --shell /bin/sh
 echo "linux-init: done, status $?"
 poweroff -f
@@ -74,6 +109,7 @@ exec /bin/busybox poweroff -f
 DIRECTORY = stat.S_IFDIR | 0o755
 EXECUTABLE = stat.S_IFREG | 0o755
 CONSOLE = stat.S_IFCHR | 0o600  # a character device (console, /dev/port)
+NULL_DEVICE = stat.S_IFCHR | 0o666
 
 
 def members(busybox, bench, privop):
@@ -87,6 +123,7 @@ def members(busybox, bench, privop):
     return dirs + [
         ("dev/console", CONSOLE, b"", (5, 1)),  # init's stdio before devtmpfs exists
         ("dev/port", CONSOLE, b"", (1, 4)),
+        ("dev/null", NULL_DEVICE, b"", (1, 3)),  # the stdin of the shell's background jobs (linux_init=smp)
         ("privop", EXECUTABLE, privop_body),
         ("bin/busybox", EXECUTABLE, busybox_body),
         ("bench", EXECUTABLE, bench_body),

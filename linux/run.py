@@ -2,6 +2,7 @@
 what its fork loop measured: `make linux`.
 
     python3 linux/run.py [--hypervisor xen417,ours] [--role domu|dom0] [--iterations N] [--deterministic] [--show]
+                         [--smp N] [--vcpus N] [--sched-smp 0|1] [--parallel-loops]
 
 On ours Linux runs as a boot-module domU (`--role domu`, the default): dom0 is the reference
 guest kernel, d1 Debian's kernel with DOMU_MEMORY, its console the PV console ring the
@@ -13,6 +14,14 @@ builder decompresses the bzImage). `--role dom0` boots Linux as dom0 on either. 
 4.17 boots the bzImage itself; ours is given the vmlinux inside it (linux/bzimage.py), as its
 boot builder reads ELF images only. Each boot ends at /init's last line, by timeout, or with
 the machine; the exit status is 0 only when every hypervisor asked for ran the loop to its end.
+
+Several CPUs: `--smp N` gives the machine N CPUs (QEMU -smp N; pvhvd --smp N on Xen 4.17's
+toolstack path), `--vcpus N` gives Linux N vCPUs (ours: `domU_max_vcpus=N` for the boot-module
+domU, `dom0_max_vcpus=N` for dom0; Xen 4.17: `vcpus=N` to `xl create`, `dom0_max_vcpus=N` for
+dom0), `--sched-smp 1` runs ours's guests on every CPU (its `sched_smp=1`; 0 keeps every vCPU
+on CPU 0). Linux starts the other vCPUs itself (VCPUOP_initialise / up); /init prints
+`linux-init: N CPUs online`, and with `--parallel-loops` (linux_init=smp) runs one fork loop per
+online CPU at once before the ordinary one, each reporting `linux-init: loop K done, status 0`.
 """
 import argparse
 import os
@@ -146,11 +155,17 @@ def domain_of(hypervisor, role):
     return None if role == "xl" else DOMU_ID if role == "domu" else 0
 
 
-def boot_through_xl(build, hypervisor, iterations, deterministic=False, timeout=600):
+def kernel_command_line(iterations, linux_init=""):
+    """Linux's command line: the console, the loop's iterations, /init's mode (empty: the loop)."""
+    return f"{KERNEL_ARGS} bench_iterations={iterations}" + (f" linux_init={linux_init}" if linux_init else "")
+
+
+def boot_through_xl(build, hypervisor, iterations, deterministic=False, timeout=600, smp=1, vcpus=1,
+                    linux_init=""):
     """Linux as a PV domU built by the toolstack: pvhvd starts the machine (-icount through
     PVHV_QEMU_EXTRA when deterministic), `xl create examples/linux.cfg` with the loop's command
     line; ends at /init's last line on the domU's console (the daemon's log of it), the
-    Boot's serial."""
+    Boot's serial. `smp`: the daemon's machine's CPUs; `vcpus`: the domU's (xl.cfg's vcpus)."""
     images(build)
     saved = os.environ.get("PVHV_QEMU_EXTRA")
     started = time.monotonic()
@@ -158,7 +173,8 @@ def boot_through_xl(build, hypervisor, iterations, deterministic=False, timeout=
         if deterministic:
             os.environ["PVHV_QEMU_EXTRA"] = "-icount shift=0"
         try:
-            daemon = pvhvd_client.Daemon(build, state, ["--hypervisor", hypervisor])
+            daemon = pvhvd_client.Daemon(build, state, ["--hypervisor", hypervisor]
+                                         + (["--smp", str(smp)] if smp != 1 else []))
         finally:
             if saved is None:
                 os.environ.pop("PVHV_QEMU_EXTRA", None)
@@ -166,7 +182,8 @@ def boot_through_xl(build, hypervisor, iterations, deterministic=False, timeout=
                 os.environ["PVHV_QEMU_EXTRA"] = saved
         try:
             create = subprocess.run([os.path.join(build, "bin", "xl"), "create", "examples/linux.cfg",
-                                     f'extra="{KERNEL_ARGS} bench_iterations={iterations}"'], cwd=ROOT,
+                                     f'extra="{kernel_command_line(iterations, linux_init)}"', f"vcpus={vcpus}"],
+                                    cwd=ROOT,
                                     env=dict(os.environ, PVHV_STATE_DIR=state), capture_output=True, text=True,
                                     timeout=600)
             log, log_path = "", os.path.join(state, "console-linux.log")
@@ -183,29 +200,37 @@ def boot_through_xl(build, hypervisor, iterations, deterministic=False, timeout=
 
 
 def boot(build, hypervisor, iterations, deterministic=False, timeout=600, ptwr="", until=DONE, role="dom0",
-         watch=None, linux_init=""):
+         watch=None, linux_init="", smp=1, vcpus=1, sched_smp=None):
     """One boot, ended at `until` (None: when the machine ends itself), the timeout or QEMU's exit.
     role "domu": on ours, Linux as d1 beside the reference guest kernel as dom0. `linux_init`:
-    the initramfs's linux_init= (linux/initramfs.py), the loop's default when empty."""
+    the initramfs's linux_init= (linux/initramfs.py), the loop's default when empty. `smp`: the
+    machine's CPUs; `vcpus`: Linux's (1 adds nothing to the command lines); `sched_smp`: ours's
+    sched_smp= (None: its default)."""
     if role_on(hypervisor, role) == "xl":
-        return boot_through_xl(build, hypervisor, iterations, deterministic, timeout)
+        return boot_through_xl(build, hypervisor, iterations, deterministic, timeout, smp, vcpus, linux_init)
     vmlinuz, vmlinux, initrd = images(build)
-    kernel_args = f"{KERNEL_ARGS} bench_iterations={iterations}" + (f" linux_init={linux_init}" if linux_init else "")
+    kernel_args = kernel_command_line(iterations, linux_init)
     if hypervisor == "xen417":
         image, append, kernel = machine.xen417(build), f"console=com1 com1=115200,8n1 {DOM0_MEMORY}", vmlinuz
+        if vcpus != 1:
+            append += f" dom0_max_vcpus={vcpus}"
         modules = [(kernel, kernel_args), (initrd, "")]
     else:
         domu = role_on(hypervisor, role) == "domu"
         image, append = machine.ours(build), f"loglvl=info {DOMU_MEMORY if domu else DOM0_MEMORY}"
         if ptwr:
             append += f" ptwr={ptwr}"
+        if vcpus != 1:
+            append += f" domU_max_vcpus={vcpus}" if domu else f" dom0_max_vcpus={vcpus}"
+        if sched_smp is not None:
+            append += f" sched_smp={int(sched_smp)}"
         modules = [(vmlinux, kernel_args), (initrd, "")]
         if domu:
             guest = os.path.join(build, "guest")
             modules = [(os.path.join(guest, "kernel"), ""), (os.path.join(guest, "initrd.cpio"), "")] + modules
     extra = ("-icount", "shift=0") if deterministic else ()
     return machine.boot(image, append, modules, timeout=timeout, until=until, memory=MEMORY, extra=extra,
-                        watch=watch)
+                        watch=watch, smp=smp)
 
 
 def stuck_after_fatal(quiet_seconds=30):
@@ -283,6 +308,12 @@ def main(argv=None):
     parser.add_argument("--role", choices=("domu", "dom0"), default="domu",
                         help="Linux as a domU (default: a boot-module domU on ours, through pvhvd and xl on "
                         "Xen 4.17) or as dom0")
+    parser.add_argument("--smp", type=int, default=1, help="the machine's CPUs (QEMU -smp N)")
+    parser.add_argument("--vcpus", type=int, default=1, help="Linux's vCPUs")
+    parser.add_argument("--sched-smp", type=int, choices=(0, 1), default=None,
+                        help="ours: sched_smp=0|1 (guests on CPU 0 only, or on every CPU); its default otherwise")
+    parser.add_argument("--parallel-loops", action="store_true",
+                        help="/init runs one fork loop per online CPU at once first (linux_init=smp)")
     args = parser.parse_args(argv)
     build = os.path.abspath(args.build)
     all_ok = True
@@ -290,7 +321,9 @@ def main(argv=None):
         role = role_on(hypervisor, args.role)
         # Ours ends the machine itself once every domain has stopped, after its audit.
         until = DONE if hypervisor == "xen417" else None
-        result = boot(build, hypervisor, args.iterations, args.deterministic, args.timeout, ptwr, until, role)
+        result = boot(build, hypervisor, args.iterations, args.deterministic, args.timeout, ptwr, until, role,
+                      linux_init="smp" if args.parallel_loops else "", smp=args.smp, vcpus=args.vcpus,
+                      sched_smp=args.sched_smp)
         if args.show:
             print(result.serial)
         label = f"{hypervisor} ({role}{', ptwr=' + ptwr if ptwr else ''})"

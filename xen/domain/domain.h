@@ -79,6 +79,12 @@ struct Vcpu {
   bool fpu_initialised = false;
   bool has_run = false;            // loaded on the CPU at least once since its context was set
   uint64_t timer_deadline_ns = 0;  // 0 = no singleshot timer
+  // SCHEDOP_poll (Xen's poll_mask bit and poll_evtchn): blocked until one of the ports it polls
+  // becomes pending (poll_port; -1: any of the domain's ports, for more than one port or none),
+  // an event reaches it, or poll_deadline_ns (system time, 0 = none) passes.
+  bool polling = false;
+  int32_t poll_port = 0;
+  uint64_t poll_deadline_ns = 0;
   // Xen's periodic timer: it runs only while the vCPU is on the CPU (sched/timers); the last
   // event's time, and the next one's (last + period).
   uint64_t periodic_period_ns = 0;

@@ -5,6 +5,7 @@
 #include <xen/xen.h>
 #include "domain/domain.h"
 #include "domain/event_channel_table.h"
+#include "domain/event_fifo.h"
 #include "event/event_channels_fifo.h"
 #include "sched/scheduler.h"
 #include "sched/timers.h"
@@ -227,8 +228,26 @@ void set_pending(Domain& domain, unsigned port) {
   shared_info_t* shared = domain.shared_info;
   if (!shared || port >= Domain::max_event_channels) return;
   if (test_and_set(shared->evtchn_pending, port)) return;
-  if (test(shared->evtchn_mask, port)) return;
-  raise_upcall(notify_vcpu(domain, port), port);
+  // Pollers wake whether the port is masked or not: Linux's PV spinlock polls a masked port.
+  if (!test(shared->evtchn_mask, port)) raise_upcall(notify_vcpu(domain, port), port);
+  check_pollers(domain, port);
+}
+
+long port_poll(Domain& domain, unsigned port) {
+  if (!domain.channel_table().valid(port)) return -XEN_EINVAL;
+  if (event_channels_fifo::active(domain)) return evtchn_fifo::is_pending(domain.fifo, port) ? 1 : 0;
+  shared_info_t* shared = domain.shared_info;
+  return shared && port < Domain::max_event_channels && test(shared->evtchn_pending, port) ? 1 : 0;
+}
+
+void check_pollers(Domain& domain, unsigned port) {
+  domain.for_each_vcpu([&](Vcpu& vcpu) {
+    if (!vcpu.polling || (vcpu.poll_port >= 0 && unsigned(vcpu.poll_port) != port)) return;
+    vcpu.polling = false;
+    vcpu.poll_port = 0;
+    vcpu.poll_deadline_ns = 0;
+    scheduler::wake(vcpu);
+  });
 }
 
 void send_virq(Vcpu& vcpu, unsigned virq) {

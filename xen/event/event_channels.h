@@ -19,6 +19,11 @@ namespace event_channels {
 void init();
 // Marks `port` pending and, unless masked, raises the upcall of the vCPU the port notifies.
 void set_pending(Domain& domain, unsigned port);
+// Xen's evtchn_port_poll: -EINVAL for a port beyond the domain's, else whether it is pending.
+long port_poll(Domain& domain, unsigned port);
+// Xen's evtchn_check_pollers, for a port that just became pending: wakes each vCPU polling it
+// (or polling any port) with SCHEDOP_poll.
+void check_pollers(Domain& domain, unsigned port);
 // A VIRQ bound on `vcpu` (a per-vCPU VIRQ of its own, or a global one: vCPU 0's binding).
 void send_virq(Vcpu& vcpu, unsigned virq);
 // VIRQ_DOM_EXC to dom0 (Xen's send_global_virq): a domain shut down, crashed or died.

@@ -1,4 +1,5 @@
 #include "event/event_channels_fifo.h"
+#include "event/event_channels.h"
 #include "abi/xen_abi.h"
 #include <xen/errno.h>
 #include <xen/event_channel.h>
@@ -97,7 +98,10 @@ long set_priority(Vcpu& vcpu, uint64_t argument) {
 
 void set_pending(Domain& domain, unsigned port) {
   const unsigned vcpu = notify_vcpu(domain, port);
+  const bool was_pending = evtchn_fifo::is_pending(domain.fifo, port);
   if (evtchn_fifo::set_pending(domain.fifo, port, vcpu)) raise_upcall(domain.vcpus[vcpu]);
+  // As Xen's FIFO set_pending: a port that became pending wakes its pollers, masked or not.
+  if (!was_pending && evtchn_fifo::is_pending(domain.fifo, port)) event_channels::check_pollers(domain, port);
 }
 
 void unmask(Domain& domain, unsigned port) {

@@ -118,10 +118,40 @@ long down(Vcpu& vcpu) {
 }
 }  // namespace
 
+// Xen's do_poll (SCHEDOP_poll, which Linux's PV spinlock slow path waits in, its BUG() on any
+// error): more than 128 ports -EINVAL, an unreadable argument or port -EFAULT, a port beyond the
+// domain's -EINVAL; one of them pending already returns 0 at once; otherwise the vCPU blocks
+// (events stay masked or not as they are, unlike SCHEDOP_block) until one of the ports becomes
+// pending (any of the domain's ports for a list of other than one), an event reaches it, or
+// `timeout` (system time; 0: none) passes (event_channels::check_pollers, sched/timers).
+long poll(Vcpu& vcpu, uint64_t argument) {
+  sched_poll_t request;
+  if (!guest_memory::read(vcpu, argument, request)) return -XEN_EFAULT;
+  if (request.nr_ports > 128) return -XEN_EINVAL;
+  const uint64_t ports = reinterpret_cast<uint64_t>(request.ports.p);
+  evtchn_port_t port = 0;
+  for (unsigned i = 0; i < request.nr_ports; ++i) {
+    if (!guest_memory::read(vcpu, ports + uint64_t(i) * sizeof(port), port)) return -XEN_EFAULT;
+    if (long pending = event_channels::port_poll(*vcpu.domain, port)) return pending > 0 ? 0 : pending;
+  }
+  vcpu.polling = true;
+  vcpu.poll_port = request.nr_ports == 1 ? int32_t(port) : -1;
+  vcpu.poll_deadline_ns = request.timeout;
+  if (request.timeout && system_clock::now_ns() >= request.timeout) {  // Xen's timer fires at once
+    vcpu.polling = false;
+    vcpu.poll_port = 0;
+    vcpu.poll_deadline_ns = 0;
+    return 0;
+  }
+  scheduler::poll_block(vcpu);
+  return 0;
+}
+
 long sched_op(Vcpu& vcpu, TrapFrame&, Arguments& args) {
   switch (args.a[0]) {
     case SCHEDOP_yield: scheduler::yield(); return 0;
     case SCHEDOP_block: scheduler::block(); return 0;
+    case SCHEDOP_poll: return poll(vcpu, args.a[1]);
     case SCHEDOP_shutdown: return shutdown(vcpu, args.a[1]);
     case SCHEDOP_remote_shutdown: return remote_shutdown(vcpu, args.a[1]);
     case SCHEDOP_shutdown_code: {

@@ -434,6 +434,13 @@ void block() {
   trace::event(TRC_SCHED_BLOCK, name.domain, name.vcpu);
 }
 
+void poll_block(Vcpu& vcpu) {
+  vcpu.blocked = true;
+  VcpuName name = name_of(&vcpu);
+  trace::event(TRC_SCHED_BLOCK, name.domain, name.vcpu);
+  timers::reprogram();  // its poll timeout
+}
+
 void yield() {
   VcpuName name = name_of(domains::current());
   trace::event(TRC_SCHED_YIELD, name.domain, name.vcpu);

@@ -38,6 +38,7 @@ void wait_until_off_cpu(const Domain& domain);
 void set_hard_affinity(Vcpu& vcpu, CpuMask cpus);
 void schedule(TrapFrame& frame);  // before returning to a guest: switch if the current vCPU must stop
 void block();                     // SCHEDOP_block: enable events, sleep unless one is pending
+void poll_block(Vcpu& vcpu);      // SCHEDOP_poll: sleep with events as they are (hypercall/sched_ops.cpp)
 void yield();
 void wake(Vcpu& vcpu);  // an event for a blocked vCPU
 void slice_expired();   // from the timer interrupt

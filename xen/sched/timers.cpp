@@ -24,7 +24,8 @@ uint64_t earlier(uint64_t a, uint64_t b) {
 // its periodic timer only while it runs (Xen stops it when the vCPU is descheduled and looks
 // at it again when the vCPU is scheduled in: periodic_work).
 uint64_t earliest_deadline(const Vcpu& vcpu, const Vcpu* running) {
-  return earlier(vcpu.timer_deadline_ns, &vcpu == running && vcpu.periodic_period_ns ? vcpu.next_periodic_ns : 0);
+  return earlier(earlier(vcpu.timer_deadline_ns, vcpu.polling ? vcpu.poll_deadline_ns : 0),
+                 &vcpu == running && vcpu.periodic_period_ns ? vcpu.next_periodic_ns : 0);
 }
 
 // Xen's vcpu_periodic_timer_work: an event when a period has passed since the last one, and
@@ -66,6 +67,13 @@ void fire_if_due(Vcpu& vcpu, uint64_t now, const Vcpu* running) {
   if (vcpu.timer_deadline_ns && now >= vcpu.timer_deadline_ns) {
     vcpu.timer_deadline_ns = 0;
     send_event(vcpu, VIRQ_TIMER);
+  }
+  // SCHEDOP_poll's timeout (Xen's poll_timer_fn): a vCPU still polling wakes, with no event.
+  if (vcpu.polling && vcpu.poll_deadline_ns && now >= vcpu.poll_deadline_ns) {
+    vcpu.polling = false;
+    vcpu.poll_port = 0;
+    vcpu.poll_deadline_ns = 0;
+    scheduler::wake(vcpu);
   }
   // Missed periods give one event for all of them, as Xen's timer.
   if (&vcpu == running && vcpu.periodic_period_ns && now >= vcpu.next_periodic_ns) periodic_work(vcpu, now);

@@ -6,6 +6,7 @@
 namespace kernel {
 
 void selftest_ipi(SelfTest& test);         // EVTCHNOP_bind_ipi (selftest_ipi.cpp)
+void selftest_poll(SelfTest& test);        // SCHEDOP_poll (selftest_poll.cpp)
 void selftest_time_area(SelfTest& test);   // VCPUOP_register_vcpu_time_memory_area (selftest_time_area.cpp)
 void selftest_vcpu_areas(SelfTest& test);  // runstate area and vcpu_info (selftest_vcpu_areas.cpp)
 // The FIFO event-channel ABI (selftest_evtchn_fifo.cpp); the kernel stays on FIFO after it.

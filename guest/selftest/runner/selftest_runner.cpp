@@ -54,6 +54,7 @@ bool selftest_run(const char* name) {
                                  {"msr", selftest_msr},
                                  {"ldt", selftest_ldt},
                                  {"ipi", selftest_ipi},
+                                 {"poll", selftest_poll},
                                  {"evtchn-fifo", selftest_evtchn_fifo},
                                  {"vcpus", selftest_vcpus},
                                  {"vcpus-fifo", selftest_vcpus_fifo},
