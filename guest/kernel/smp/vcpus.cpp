@@ -1,6 +1,7 @@
 #include "kernel/smp/vcpus.h"
 
 #include "arch/event_channel_ops.h"
+#include "lib/atomic.h"
 #include "arch/trap_frame.h"
 #include "kernel/boot/frames.h"
 #include "kernel/console/panic.h"
@@ -40,10 +41,7 @@ unsigned count_cache = 0;
 vcpu_info_t* info_frame = nullptr;
 Mfn info_mfn{0};
 
-template <typename T>
-T load(const T& value) {
-  return __atomic_load_n(&value, __ATOMIC_ACQUIRE);
-}
+using guest_atomic::load_acquire;
 
 void on_ipi(uint32_t) {
   const unsigned me = current_vcpu_id();
@@ -115,7 +113,7 @@ StartSteps start(unsigned id, bool skip_initialise) {
   return steps;
 }
 
-bool arrived(unsigned id) { return id < kMaxVcpus && load(arrivals[id]) != 0; }
+bool arrived(unsigned id) { return id < kMaxVcpus && load_acquire(arrivals[id]) != 0; }
 
 void post(unsigned id, Work work, uint64_t argument) {
   Mailbox& box = boxes[id];
@@ -127,7 +125,8 @@ void post(unsigned id, Work work, uint64_t argument) {
 
 bool wait(unsigned id, long& result, uint64_t timeout_ns) {
   Mailbox& box = boxes[id];
-  const bool done = block_until([&] { return load(box.done) == load(box.posted); }, now_ns() + timeout_ns);
+  const bool done =
+      block_until([&] { return load_acquire(box.done) == load_acquire(box.posted); }, now_ns() + timeout_ns);
   result = done ? box.result : -1;
   return done;
 }
@@ -139,9 +138,9 @@ bool run_on(unsigned id, Work work, uint64_t argument, long& result, uint64_t ti
 
 uint32_t ipi_port(unsigned id) { return id < kMaxVcpus ? ipi_ports[id] : 0; }
 uint32_t timer_port(unsigned id) { return id < kMaxVcpus ? timer_ports[id] : 0; }
-uint64_t ipis_taken(unsigned id) { return id < kMaxVcpus ? load(ipis[id]) : 0; }
-uint64_t timer_events(unsigned id) { return id < kMaxVcpus ? load(timers[id]) : 0; }
-unsigned last_ipi_vcpu() { return load(last_ipi); }
+uint64_t ipis_taken(unsigned id) { return id < kMaxVcpus ? load_acquire(ipis[id]) : 0; }
+uint64_t timer_events(unsigned id) { return id < kMaxVcpus ? load_acquire(timers[id]) : 0; }
+unsigned last_ipi_vcpu() { return load_acquire(last_ipi); }
 }  // namespace kernel::smp
 
 using namespace kernel::smp;
@@ -153,8 +152,8 @@ extern "C" [[noreturn]] void secondary_vcpu_main(unsigned id) {
   __atomic_store_n(&arrivals[me], id == me ? 1u : 2u, __ATOMIC_RELEASE);  // 2: the stack and rdi disagree
   Mailbox& box = boxes[me];
   for (;;) {
-    block_until([&] { return load(box.posted) != box.done; }, 0);
-    const uint32_t taken = load(box.posted);
+    block_until([&] { return load_acquire(box.posted) != box.done; }, 0);
+    const uint32_t taken = load_acquire(box.posted);
     box.result = box.work(box.argument);
     __atomic_store_n(&box.done, taken, __ATOMIC_RELEASE);
     kernel::evtchn::send(ipi_ports[0]);

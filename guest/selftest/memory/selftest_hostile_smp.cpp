@@ -26,6 +26,7 @@
 //   7. long-hypercall one vCPU in batches of 8192 mmu_update requests while the others make
 //                    short hypercalls (how many while a batch runs is reported).
 #include "arch/event_channel_ops.h"
+#include "lib/atomic.h"
 #include "arch/hypercall.h"
 #include "arch/probe.h"
 #include "arch/xen.h"
@@ -81,14 +82,8 @@ long invlpg_local(uint64_t va) {
   unsigned done = 0;
   return arch::hypercall(__HYPERVISOR_mmuext_op, arch::arg(&op), 1, arch::arg(&done), DOMID_SELF);
 }
-template <typename T>
-T load(const T& value) {
-  return __atomic_load_n(&value, __ATOMIC_ACQUIRE);
-}
-template <typename T>
-void store(T& place, T value) {
-  __atomic_store_n(&place, value, __ATOMIC_RELEASE);
-}
+using guest_atomic::load_acquire;
+using guest_atomic::store_release;
 
 // What one role was answered, each answer counted as Xen's main one, Xen's other one, or
 // neither (the first such kept).
@@ -118,7 +113,7 @@ struct Race {
 long play(uint64_t) {
   const unsigned me = current_vcpu_id();
   __atomic_fetch_add(&race.ready, 1, __ATOMIC_SEQ_CST);
-  while (load(race.ready) < race.vcpus) yield();
+  while (load_acquire(race.ready) < race.vcpus) yield();
   for (unsigned round = 0; round < race.rounds; ++round)
     for (unsigned r = me; r < race.role_count; r += race.vcpus) race.roles[r](round);
   __atomic_fetch_add(&race.finished, 1, __ATOMIC_SEQ_CST);
@@ -134,13 +129,13 @@ bool run_race(unsigned vcpus, unsigned rounds, const Role (&roles)[N], void (*un
   for (Role role : roles) race.roles[race.role_count++] = role;
   race.rounds = rounds;
   race.vcpus = vcpus;
-  store(race.ready, 0u);
-  store(race.finished, 0u);
+  store_release(race.ready, 0u);
+  store_release(race.finished, 0u);
   for (unsigned id = 1; id < vcpus; ++id) smp::post(id, play, 0);
   play(0);
   // vCPU 0, its roles done, may have to keep the others going (bring a vCPU up again).
   const uint64_t deadline = smp::now_ns() + kTimeout;
-  while (until_all_finished && load(race.finished) < vcpus && smp::now_ns() < deadline) {
+  while (until_all_finished && load_acquire(race.finished) < vcpus && smp::now_ns() < deadline) {
     until_all_finished();
     yield();
   }
@@ -278,7 +273,7 @@ void free_race_freer(unsigned round) {
   // its last mapping goes, and the domain is at its maximum.
   const long rc = reservation(XENMEM_populate_physmap, list);
   race.tallies[0].count(rc, 1, 0);
-  store(published_mfn, rc == 1 ? uint64_t(list[0]) : 0);
+  store_release(published_mfn, rc == 1 ? uint64_t(list[0]) : 0);
   __atomic_fetch_add(&published_round, 1u, __ATOMIC_SEQ_CST);
   if (rc != 1) return;
   for (unsigned spin = 0; spin < (round % 8) * 200; ++spin) __builtin_ia32_pause();  // windows of all sizes
@@ -289,8 +284,8 @@ void free_race_freer(unsigned round) {
 // (get_page_from_l1e: a frame whose owner is not the domain's).
 void free_race_mapper(unsigned round) {
   // Each round waits for the freer's next frame (bounded: the freer may have ended).
-  for (unsigned tries = 0; load(published_round) <= round && tries < 100'000; ++tries) yield();
-  const uint64_t mfn = load(published_mfn);
+  for (unsigned tries = 0; load_acquire(published_round) <= round && tries < 100'000; ++tries) yield();
+  const uint64_t mfn = load_acquire(published_mfn);
   if (!mfn) return;
   const uint64_t value = entry(Mfn{mfn}, kReadOnly);
   const long rc = round & 1 ? mmu_update(free_slot_.machine_address, value) : update_va(free_va, value, UVMF_INVLPG);
@@ -317,8 +312,8 @@ void free_race(SelfTest& test, unsigned vcpus) {
   free_slot_ = scratch_slot();
   free_va = scratch_va();
   const uint64_t before = read_entry(free_slot_).raw();
-  store(published_mfn, uint64_t{0});
-  store(published_round, 0u);
+  store_release(published_mfn, uint64_t{0});
+  store_release(published_round, 0u);
   test.check("free-race: every vCPU ran its rounds", run_race(vcpus, kFreeRounds, {free_race_freer, free_race_mapper}),
              1);
   report(test, 0, "  populate_physmap of one frame: 1 extent (0 while the last one is still mapped)");
@@ -406,25 +401,25 @@ uint32_t stale_step;           // 1: vCPU 0 holds the translation; 2: vCPU 1 mad
 // without a flush and pins the frame as an L1, then stores through the old translation.
 void stale_holder(unsigned) {
   volatile uint64_t* word = reinterpret_cast<volatile uint64_t*>(stale_va);
-  while (load(stale_step) != 0) yield();  // the round before undone
-  invlpg_local(stale_va);                 // the read-only translation of the round before
+  while (load_acquire(stale_step) != 0) yield();  // the round before undone
+  invlpg_local(stale_va);                         // the read-only translation of the round before
   *word = 0;
-  store(stale_step, 1u);
-  while (load(stale_step) != 2) __builtin_ia32_pause();
+  store_release(stale_step, 1u);
+  while (load_acquire(stale_step) != 2) __builtin_ia32_pause();
   // A writable mapping of the table itself, had the store landed.
   race.tallies[0].count(probe_store64(word, entry(stale_frame, kUserWritable)), 1, 1);
-  store(stale_step, 3u);
+  store_release(stale_step, 3u);
 }
 void stale_pinner(unsigned) {
-  while (load(stale_step) != 1) yield();
+  while (load_acquire(stale_step) != 1) yield();
   race.tallies[1].count(mmu_update(stale_slot.machine_address, entry(stale_frame, kReadOnly)), 0, 0);
   race.tallies[2].count(mmuext(MMUEXT_PIN_L1_TABLE, stale_frame.value), 0, 0);
-  store(stale_step, 2u);
-  while (load(stale_step) != 3) yield();
+  store_release(stale_step, 2u);
+  while (load_acquire(stale_step) != 3) yield();
   race.tallies[3].count(entries_of(stale_frame)[0] == 0 ? 0 : 1, 0, 0);
   race.tallies[4].count(mmuext(MMUEXT_UNPIN_TABLE, stale_frame.value), 0, 0);
   race.tallies[5].count(mmu_update(stale_slot.machine_address, entry(stale_frame, kWritable)), 0, 0);
-  store(stale_step, 0u);
+  store_release(stale_step, 0u);
 }
 
 void stale_tlb_race(SelfTest& test, unsigned vcpus) {
@@ -433,7 +428,7 @@ void stale_tlb_race(SelfTest& test, unsigned vcpus) {
   stale_frame = pfn_to_mfn(pfn);
   stale_va = pfn_to_va(pfn);
   walk(kernel_l4(), stale_va, Level::l1, stale_slot);
-  store(stale_step, 0u);
+  store_release(stale_step, 0u);
   // Two roles only, on vCPUs 0 and 1 whatever the count (the others have none).
   test.check("stale-tlb: both vCPUs ran their rounds", run_race(2, kStaleRounds, {stale_holder, stale_pinner}), 1);
   report(test, 0, "  vCPU 0's store through its stale writable translation faults");
@@ -460,7 +455,7 @@ void bind_closer(unsigned) {
   const long rc = evtchn::bind_ipi(1, port);
   race.tallies[1].count(rc, 0, 0);
   if (rc != 0) return;
-  store(raced_port, uint32_t(port));
+  store_release(raced_port, uint32_t(port));
   __atomic_fetch_add(&bound_round, 1u, __ATOMIC_SEQ_CST);
   for (unsigned spin = 0; spin < 20; ++spin) __builtin_ia32_pause();
   race.tallies[3].count(evtchn::close(port), 0, 0);
@@ -468,16 +463,16 @@ void bind_closer(unsigned) {
 // vCPU 0 (role 0) and vCPU 2 (role 2): send to the port bound last: done while it is bound
 // (an IPI port), -EINVAL once closed (ECS_FREE).
 void wait_bound(unsigned round) {
-  for (unsigned tries = 0; load(bound_round) <= round && tries < 100'000; ++tries) yield();
+  for (unsigned tries = 0; load_acquire(bound_round) <= round && tries < 100'000; ++tries) yield();
 }
 void bind_sender(unsigned round) {
   wait_bound(round);
-  const uint32_t port = load(raced_port);
+  const uint32_t port = load_acquire(raced_port);
   if (port) race.tallies[0].count(evtchn::send(port), 0, -XEN_EINVAL);
 }
 void bind_sender_2(unsigned round) {
   wait_bound(round);
-  const uint32_t port = load(raced_port);
+  const uint32_t port = load_acquire(raced_port);
   if (port) race.tallies[2].count(evtchn::send(port), 0, -XEN_EINVAL);
 }
 
@@ -495,8 +490,8 @@ void flood_work(unsigned) {
 }
 
 void evtchn_race(SelfTest& test, unsigned vcpus) {
-  store(raced_port, 0u);
-  store(bound_round, 0u);
+  store_release(raced_port, 0u);
+  store_release(bound_round, 0u);
   const Role third = vcpus > 2 ? bind_sender_2 : bind_sender;
   test.check("evtchn-race: every vCPU ran its rounds", run_race(vcpus, kBindRounds, {bind_sender, bind_closer, third}),
              1);
@@ -600,9 +595,9 @@ uint64_t calls_meanwhile;  // hypercalls the others completed while it was
 // vCPU 1: one long mmu_update over a pinned L1's entries.
 void long_batcher(unsigned round) {
   unsigned done = 0;
-  store(in_batch, 1u);
+  store_release(in_batch, 1u);
   const long rc = arch::hypercall(__HYPERVISOR_mmu_update, arch::arg(batch), kBatch, arch::arg(&done), DOMID_SELF);
-  store(in_batch, 0u);
+  store_release(in_batch, 0u);
   race.tallies[1].count(rc == 0 && done == kBatch ? 0 : (rc ? rc : long(done)), 0, 0);
   (void)round;
 }
@@ -610,7 +605,7 @@ void long_batcher(unsigned round) {
 void short_caller(unsigned) {
   for (unsigned k = 0; k < 64; ++k) {
     race.tallies[current_vcpu_id() == 0 ? 0 : 2].count(xen::sched_op(SCHEDOP_yield, nullptr), 0, 0);
-    if (load(in_batch)) __atomic_fetch_add(&calls_meanwhile, 1, __ATOMIC_SEQ_CST);
+    if (load_acquire(in_batch)) __atomic_fetch_add(&calls_meanwhile, 1, __ATOMIC_SEQ_CST);
   }
 }
 

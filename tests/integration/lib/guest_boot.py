@@ -5,6 +5,7 @@ Each test_guest_*.py takes --hypervisor ours|xen417; CTest registers both varian
 """
 import argparse
 import os
+import re
 from dataclasses import dataclass
 
 import machine
@@ -93,3 +94,14 @@ def selftest_main(name, minimum):
         lines = check_selftest(result, name, minimum) + 1
         machine.expect("init exited: status 0" in result.lines(), "init did not run", result)
         print(f"ok: selftest={name} {args} on {hv.name}, {lines} lines ({result.seconds:.1f} s)")
+
+
+def cpus_used(result, domain):
+    """Where each vCPU of `domain` ran, from the hypervisor's "Domain N vCPUs ran on:" line
+    (printed with sched_smp=1): {vcpu: {cpu, ...}}."""
+    lines = re.findall(rf"Domain {domain} vCPUs ran on:(.*)", result.serial)
+    machine.expect(lines, f"no 'Domain {domain} vCPUs ran on' line", result)
+    used = {}
+    for vcpu, cpus in re.findall(r"v(\d+) ([\d,-]+)", lines[0]):
+        used[int(vcpu)] = set() if cpus == "-" else {int(cpu) for cpu in cpus.split(",")}
+    return used

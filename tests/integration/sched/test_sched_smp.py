@@ -18,7 +18,6 @@ which CPUs each of its vCPUs ran on ("Domain 0 vCPUs ran on: v0 0 v1 1 ...").
 - sched_smp=1 at -smp 1 is the single-CPU scheduler (no "Scheduling guests on" line).
 """
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
@@ -27,22 +26,13 @@ import machine  # noqa: E402
 from two_domains import boot_two  # noqa: E402
 
 
-def cpus_used(result, domain):
-    lines = re.findall(rf"Domain {domain} vCPUs ran on:(.*)", result.serial)
-    machine.expect(lines, f"no 'Domain {domain} vCPUs ran on' line", result)
-    used = {}
-    for vcpu, cpus in re.findall(r"v(\d+) ([\d,-]+)", lines[0]):
-        used[int(vcpu)] = set() if cpus == "-" else {int(cpu) for cpu in cpus.split(",")}
-    return used
-
-
 def dom0_vcpus(build, hv, args):
     result = guest_boot.boot_guest(build, hv, "selftest=vcpus", hv.poweroff, smp=4,
                                    hypervisor_args=f"sched_smp=1 {args}".strip(), timeout=300)
     guest_boot.expect_ended(result, hv, hv.poweroff, 0)
     machine.expect("Scheduling guests on 4 CPUs" in result.serial, "the APs did not join the scheduler", result)
     checks = guest_boot.check_selftest(result, "vcpus", 150)
-    return result, checks, cpus_used(result, 0)
+    return result, checks, guest_boot.cpus_used(result, 0)
 
 
 def main():
@@ -69,7 +59,7 @@ def main():
     dom0 = guest_boot.check_selftest(result, "vcpus", 150)
     domu = guest_boot.check_selftest(result, "vcpus", 120, prefix="(d1) ")
     machine.expect("init exited: status 0" in result.lines(), "dom0's init did not run", result)
-    both = set().union(*cpus_used(result, 0).values(), *cpus_used(result, 1).values())
+    both = set().union(*guest_boot.cpus_used(result, 0).values(), *guest_boot.cpus_used(result, 1).values())
     machine.expect(both == {0, 1, 2, 3}, f"dom0 and domain 1 did not use all four CPUs: {both}", result)
     print(f"ok: a four-vCPU domU beside a four-vCPU dom0, selftest=vcpus in both ({dom0} and {domu} checks), "
           f"CPUs used {sorted(both)}")

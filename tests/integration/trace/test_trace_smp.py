@@ -40,15 +40,6 @@ OUR_LINE = re.compile(r"^\s*(\d+)\.(\d+) cpu(\d+) (.*)$")
 XEN_LINE = re.compile(r"^(?:\]|\s)\s*(?:\d+\.\d+\s+)?([-x.|]+) d(?:\d+|\?)v(?:\d+|\?) ")
 
 
-def ran_on(result, domain):
-    lines = re.findall(rf"Domain {domain} vCPUs ran on:(.*)", result.serial)
-    machine.expect(lines, f"no 'Domain {domain} vCPUs ran on' line", result)
-    used = {}
-    for vcpu, cpus in re.findall(r"v(\d+) ([\d,-]+)", lines[0]):
-        used[int(vcpu)] = set() if cpus == "-" else {int(cpu) for cpu in cpus.split(",")}
-    return used
-
-
 def our_records(build, trace, result):
     run = subprocess.run([os.path.join(build, "bin", "xenalyze"), "--dump-all", trace], capture_output=True,
                          text=True, timeout=600)
@@ -180,7 +171,7 @@ def main():
         machine.expect(f"Scheduling guests on {CPUS} CPUs" in result.serial, "the APs did not join the scheduler",
                        result)
         guest_boot.check_selftest(result, "vcpus-flush", 7)
-        used = ran_on(result, 0)
+        used = guest_boot.cpus_used(result, 0)
         machine.expect(len(set().union(*used.values())) > 1, f"dom0's vCPUs ran on one CPU: {used}", result)
         records = our_records(build, trace, result)
         per_cpu = check_cpus(records, used, result)
