@@ -33,7 +33,8 @@ Mailbox boxes[kMaxVcpus];
 uint32_t ipi_ports[kMaxVcpus], timer_ports[kMaxVcpus];
 uint64_t ipis[kMaxVcpus], timers[kMaxVcpus];
 uint32_t arrivals[kMaxVcpus];
-unsigned last_ipi = ~0u;
+// Per vCPU: 1 + the vCPU that last ran the handler of its IPI port (0: none yet).
+unsigned ipi_takers[kMaxVcpus];
 unsigned count_cache = 0;
 
 // The secondaries' vcpu_infos, moved out of shared_info into one kernel frame (vCPU k's at
@@ -43,10 +44,11 @@ Mfn info_mfn{0};
 
 using guest_atomic::load_acquire;
 
-void on_ipi(uint32_t) {
+void on_ipi(uint32_t port) {
   const unsigned me = current_vcpu_id();
   __atomic_fetch_add(&ipis[me], 1, __ATOMIC_SEQ_CST);
-  __atomic_store_n(&last_ipi, me, __ATOMIC_SEQ_CST);
+  for (unsigned id = 0; id < kMaxVcpus; ++id)
+    if (load_acquire(ipi_ports[id]) == port) __atomic_store_n(&ipi_takers[id], me + 1, __ATOMIC_SEQ_CST);
 }
 void on_timer(uint32_t) { __atomic_fetch_add(&timers[current_vcpu_id()], 1, __ATOMIC_SEQ_CST); }
 
@@ -140,7 +142,7 @@ uint32_t ipi_port(unsigned id) { return id < kMaxVcpus ? ipi_ports[id] : 0; }
 uint32_t timer_port(unsigned id) { return id < kMaxVcpus ? timer_ports[id] : 0; }
 uint64_t ipis_taken(unsigned id) { return id < kMaxVcpus ? load_acquire(ipis[id]) : 0; }
 uint64_t timer_events(unsigned id) { return id < kMaxVcpus ? load_acquire(timers[id]) : 0; }
-unsigned last_ipi_vcpu() { return load_acquire(last_ipi); }
+unsigned ipi_taken_on(unsigned id) { return id < kMaxVcpus ? load_acquire(ipi_takers[id]) - 1 : ~0u; }
 }  // namespace kernel::smp
 
 using namespace kernel::smp;

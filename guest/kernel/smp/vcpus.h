@@ -49,8 +49,9 @@ uint32_t ipi_port(unsigned id);
 uint32_t timer_port(unsigned id);
 uint64_t ipis_taken(unsigned id);
 uint64_t timer_events(unsigned id);
-// The vCPU a handler ran on last for each port kind (to check delivery went to the right one).
-unsigned last_ipi_vcpu();
+// The vCPU that last ran the handler of vCPU `id`'s IPI port (~0u: none yet), to check that its
+// IPIs reach it and no other: per port, as the other vCPUs take IPIs of their own meanwhile.
+unsigned ipi_taken_on(unsigned id);
 
 // Blocks the calling vCPU (events unmasked only inside SCHEDOP_block, masked again after the
 // upcall) until `done()` holds, or `deadline_ns` passes (0: no deadline; a deadline arms the

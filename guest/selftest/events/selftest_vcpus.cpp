@@ -139,7 +139,7 @@ void ipi_while_down(SelfTest& test, unsigned id) {
   test.check("VCPUOP_up brings it back", vcpu_op_on(VCPUOP_up, id), 0);
   test.check("  it takes the IPI itself",
              smp::block_until([&] { return smp::ipis_taken(id) > before; }, smp::now_ns() + kTimeout), true);
-  test.check("  on that vCPU", smp::last_ipi_vcpu(), long(id));
+  test.check("  on that vCPU", long(smp::ipi_taken_on(id)), long(id));
 }
 
 void up_down(SelfTest& test, unsigned count) {
