@@ -85,6 +85,12 @@ struct Vcpu {
   bool polling = false;
   int32_t poll_port = 0;
   uint64_t poll_deadline_ns = 0;
+  // The poll is over (a polled port became pending, its timeout passed or was past already).
+  void end_poll() {
+    polling = false;
+    poll_port = 0;
+    poll_deadline_ns = 0;
+  }
   // Xen's periodic timer: it runs only while the vCPU is on the CPU (sched/timers); the last
   // event's time, and the next one's (last + period).
   uint64_t periodic_period_ns = 0;

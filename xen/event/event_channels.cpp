@@ -243,9 +243,7 @@ long port_poll(Domain& domain, unsigned port) {
 void check_pollers(Domain& domain, unsigned port) {
   domain.for_each_vcpu([&](Vcpu& vcpu) {
     if (!vcpu.polling || (vcpu.poll_port >= 0 && unsigned(vcpu.poll_port) != port)) return;
-    vcpu.polling = false;
-    vcpu.poll_port = 0;
-    vcpu.poll_deadline_ns = 0;
+    vcpu.end_poll();
     scheduler::wake(vcpu);
   });
 }

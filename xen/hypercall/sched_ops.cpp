@@ -138,9 +138,7 @@ long poll(Vcpu& vcpu, uint64_t argument) {
   vcpu.poll_port = request.nr_ports == 1 ? int32_t(port) : -1;
   vcpu.poll_deadline_ns = request.timeout;
   if (request.timeout && system_clock::now_ns() >= request.timeout) {  // Xen's timer fires at once
-    vcpu.polling = false;
-    vcpu.poll_port = 0;
-    vcpu.poll_deadline_ns = 0;
+    vcpu.end_poll();
     return 0;
   }
   scheduler::poll_block(vcpu);

@@ -70,9 +70,7 @@ void fire_if_due(Vcpu& vcpu, uint64_t now, const Vcpu* running) {
   }
   // SCHEDOP_poll's timeout (Xen's poll_timer_fn): a vCPU still polling wakes, with no event.
   if (vcpu.polling && vcpu.poll_deadline_ns && now >= vcpu.poll_deadline_ns) {
-    vcpu.polling = false;
-    vcpu.poll_port = 0;
-    vcpu.poll_deadline_ns = 0;
+    vcpu.end_poll();
     scheduler::wake(vcpu);
   }
   // Missed periods give one event for all of them, as Xen's timer.
