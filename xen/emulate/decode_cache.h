@@ -25,7 +25,8 @@
 // sites shared a slot, and so missed on every alternate write, depended on where the linker
 // put the guest kernel's code: a reorganisation of the reference kernel's sources cost
 // emulate-mode fork+exit 12% that way (two Zydis decodes per fork). Two ways keep any two
-// sites of one set. One instance per physical CPU: it is not locked (one vCPU on one CPU today).
+// sites of one set. One instance per physical CPU (pv/pte_emulation), used by that CPU alone:
+// it is not locked, and what it answers depends only on state every CPU changes atomically.
 #pragma once
 #include <stddef.h>
 #include <stdint.h>

@@ -17,13 +17,20 @@ constexpr uint64_t error_present = 1, error_write = 2;
 
 using pte_emulation::TableWrite;
 
-// The last table write's walk (emulate/translation_cache.h): one CPU runs guests.
-constinit pte_emulation::TranslationCache translation_cache;
+// The last table writes' walks (emulate/translation_cache.h), one cache per CPU as the decode
+// cache (pv/pte_emulation.cpp): used by its CPU alone, and an entry is only served while the
+// frame table's walk generation and the L1 entry it ended at are what they were, whichever CPU
+// changed them.
+struct alignas(64) CpuTranslationCache {
+  pte_emulation::TranslationCache cache;
+};
+constinit CpuTranslationCache translation_caches[MAX_CPUS];
 
 // What the walk of `address` finds, from the translation cache when nothing changed since.
 bool translate(const Vcpu& vcpu, mm::FrameTable& frames, uint64_t address, pte_emulation::Translation& out) {
   const pte_emulation::TranslationKey key{vcpu.domain->id, vcpu.active_table_mfn(), address >> 12};
   const pte_emulation::WalkGeneration now = pte_emulation::WalkGeneration::of(frames);
+  pte_emulation::TranslationCache& translation_cache = translation_caches[domains::scheduling_cpu()].cache;
   if (const pte_emulation::Translation* cached = translation_cache.find(key, now, frames.memory())) {
     out = *cached;
     return true;

@@ -17,17 +17,29 @@
 
 namespace pte_emulation {
 namespace {
-// One CPU runs guests today, so one cache; with guests on several CPUs it becomes per-CPU (it is
-// not locked).
-constinit pte_write::DecodeCache decode_cache;
+// Each CPU decodes for the vCPU it runs, into a cache of its own (issue 30, item 6): nothing
+// of it is shared, so nothing of it is locked, and no CPU waits for another to decode. A slot
+// filled on one CPU is judged on that CPU alone, by what every CPU changes atomically and in
+// the guest's memory: the instruction bytes, or (write-protected slots) the frame table's walk
+// and code generations and the L1 entry mapping RIP's page (decode_cache.h). Another vCPU that
+// rewrites the code (the frame takes a type: the code generation ticks), relinks a table (the
+// walk generation ticks) or remaps the page (the entry reads differently) has invalidated the
+// slot before this CPU's next look at it. A vCPU that moves meets the caches of its new CPU,
+// held to the same tests. selftest=emulation-caches-smp fills them on one CPU and changes the
+// guest's code and tables from another.
+struct alignas(64) CpuDecodeState {
+  pte_write::DecodeCache cache;
+  // Where a decode that did not come from the cache is kept (with the cache off, or when the
+  // instruction's slot could not take it): one emulation at a time per CPU.
+  pte_write::DecodedWrite uncached;
+};
+constinit CpuDecodeState decode_states[MAX_CPUS];
+CpuDecodeState& here() { return decode_states[domains::scheduling_cpu()]; }
 constinit bool cache_enabled = PTE_DECODE_CACHE != 0;
 // Write-protected slots (decode_cache.h), the boot option instruction_cache=0|1.
 constinit bool instruction_cache_enabled = true;
 // cache_enabled && instruction_cache_enabled, kept by the two setters: one test per fault.
 constinit bool protected_slots_on = PTE_DECODE_CACHE != 0;
-// Where a decode that did not come from the cache is kept (with the cache off, or when the
-// instruction's slot could not take it): one CPU, one emulation at a time.
-constinit pte_write::DecodedWrite uncached_decode;
 
 // Only the guest's 64-bit code segment is decoded as 64-bit code; a compat-mode user
 // process (FLAT_RING3_CS32) would be misread, so it is not emulated.
@@ -37,14 +49,15 @@ pte_write::SegmentBases segment_bases(const Vcpu& vcpu) { return {vcpu.fs_base, 
 
 // The decoded instruction at frame.rip, from the cache or from Zydis; null if unsupported.
 const pte_write::DecodedWrite* decoded_instruction(const instruction_fetch::FetchedInstruction& fetched, uint64_t rip) {
+  CpuDecodeState& state = here();
   if (cache_enabled) {
-    if (const pte_write::DecodedWrite* cached = decode_cache.find(rip, fetched.bytes, fetched.count)) return cached;
+    if (const pte_write::DecodedWrite* cached = state.cache.find(rip, fetched.bytes, fetched.count)) return cached;
   }
   const pte_write::DecodeResult decoded = pte_write::decode(fetched.bytes, fetched.count);
   if (decoded.status != pte_write::Status::ok) return nullptr;
-  uncached_decode = decoded.write;
-  if (cache_enabled) decode_cache.insert(rip, fetched.bytes, uncached_decode);
-  return &uncached_decode;
+  state.uncached = decoded.write;
+  if (cache_enabled) state.cache.insert(rip, fetched.bytes, state.uncached);
+  return &state.uncached;
 }
 
 bool uses_protected_slots() { return protected_slots_on; }
@@ -53,7 +66,7 @@ bool uses_protected_slots() { return protected_slots_on; }
 [[gnu::always_inline]] inline const pte_write::DecodedWrite* protected_decode(const Vcpu& vcpu, uint64_t rip,
                                                                               const mm::FrameTable& frames) {
   if (!uses_protected_slots()) return nullptr;
-  return decode_cache.find_protected(vcpu.active_table_mfn(), rip, pte_emulation::WalkGeneration::of(frames),
+  return here().cache.find_protected(vcpu.active_table_mfn(), rip, pte_emulation::WalkGeneration::of(frames),
                                      frames.code_generation(), frames.memory());
 }
 
@@ -72,7 +85,7 @@ void protect_decode(const Vcpu& vcpu, uint64_t rip, const pte_write::DecodedWrit
   // not tick). Trusted without the bytes only once no such translation can be left.
   if (frames.flush_clock().may_hold(page->stamp())) return;
   frames.note_decoded_code(walk.mfn);
-  decode_cache.protect(vcpu.active_table_mfn(), rip, pte_emulation::WalkGeneration::of(frames),
+  here().cache.protect(vcpu.active_table_mfn(), rip, pte_emulation::WalkGeneration::of(frames),
                        frames.code_generation(), walk.l1_entry_maddr, machine::frames());
 }
 
@@ -147,20 +160,40 @@ Outcome emulate_traced(Vcpu& vcpu, TrapFrame& frame, uint64_t address, const Tab
   return emulate_write<true>(vcpu, frame, address, write);
 }
 
+namespace {
+// The setters run at boot, before any AP runs a guest: no CPU is using its cache meanwhile.
+void clear_every_cache() {
+  for (CpuDecodeState& state : decode_states) state.cache.clear();
+}
+template <typename Count>
+uint64_t sum(Count count) {
+  uint64_t total = 0;
+  for (const CpuDecodeState& state : decode_states) total += count(state.cache);
+  return total;
+}
+}  // namespace
+
 void set_decode_cache_enabled(bool enabled) {
   cache_enabled = enabled;
   protected_slots_on = cache_enabled && instruction_cache_enabled;
-  decode_cache.clear();
+  clear_every_cache();
 }
 bool decode_cache_enabled() { return cache_enabled; }
 void set_instruction_cache_enabled(bool enabled) {
   instruction_cache_enabled = enabled;
   protected_slots_on = cache_enabled && instruction_cache_enabled;
-  decode_cache.clear();
+  clear_every_cache();
 }
 bool instruction_cache_on() { return instruction_cache_enabled; }
-uint64_t cache_hits() { return decode_cache.hits() + decode_cache.protected_hits(); }
-uint64_t cache_protected_hits() { return decode_cache.protected_hits(); }
-uint64_t cache_misses() { return decode_cache.misses(); }
+// Every CPU's counts (each CPU adds to its own; a sum read meanwhile may lag by a write).
+uint64_t cache_hits() {
+  return sum([](const pte_write::DecodeCache& cache) { return cache.hits() + cache.protected_hits(); });
+}
+uint64_t cache_protected_hits() {
+  return sum([](const pte_write::DecodeCache& cache) { return cache.protected_hits(); });
+}
+uint64_t cache_misses() {
+  return sum([](const pte_write::DecodeCache& cache) { return cache.misses(); });
+}
 
 }  // namespace pte_emulation

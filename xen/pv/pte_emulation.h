@@ -36,8 +36,9 @@ Outcome emulate(Vcpu& vcpu, TrapFrame& frame, uint64_t address, const TableWrite
 // The same, tracing the effects (domain_mmu::apply_effects): for the fault path's traced copy.
 Outcome emulate_traced(Vcpu& vcpu, TrapFrame& frame, uint64_t address, const TableWrite& write);
 
-// The decode cache is on unless built with PTE_DECODE_CACHE=0; it can be switched at run
-// time (e.g. to measure what it saves). Switching clears it.
+// The decode cache (one per CPU) is on unless built with PTE_DECODE_CACHE=0; it can be
+// switched at boot, before the APs run guests (e.g. to measure what it saves). Switching clears
+// every CPU's.
 void set_decode_cache_enabled(bool enabled);
 bool decode_cache_enabled();
 // Write-protected decode-cache slots (bhyve's hw.vmm.instruction_cache; decode_cache.h):

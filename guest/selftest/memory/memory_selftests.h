@@ -29,6 +29,8 @@ void selftest_flush_clock(SelfTest& test);
 void selftest_flush_multi(SelfTest& test);
 // The emulated write path's caches never serve a stale answer (selftest_emulation_caches.cpp).
 void selftest_emulation_caches(SelfTest& test);
+// The same with the stores on vCPU 1 and the changes on vCPU 0 (two CPUs).
+void selftest_emulation_caches_smp(SelfTest& test);
 // pvhv's ptwr-mode domctl (selftest_ptwr_mode.cpp): dom0 flips its own mode; a domU is refused.
 void selftest_ptwr_mode(SelfTest& test);
 // vCPUs of one domain racing each other on the PV MMU and event channels (selftest_hostile_smp.cpp).

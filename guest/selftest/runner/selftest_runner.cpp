@@ -39,6 +39,7 @@ bool selftest_run(const char* name) {
                                  {"flush-clock", selftest_flush_clock},
                                  {"flush-multi", selftest_flush_multi},
                                  {"emulation-caches", selftest_emulation_caches},
+                                 {"emulation-caches-smp", selftest_emulation_caches_smp},
                                  {"domctl", selftest_domctl},
                                  {"domctl-domu", selftest_domctl_domu},
                                  {"cpuinfo", selftest_cpuinfo},

@@ -42,17 +42,17 @@ def arguments():
     return build, hypervisor(build, args.hypervisor)
 
 
-def boot_guest(build, hv, cmdline, ending, timeout=180, hypervisor_args="", smp=1):
+def boot_guest(build, hv, cmdline, ending, timeout=180, hypervisor_args="", smp=1, extra=()):
     """ending: the console line after which the machine is done (hv.poweroff or hv.crash).
     hypervisor_args: extra hypervisor command-line options (ours: e.g. ptwr=writable).
-    smp: the machine's CPU count (-smp N)."""
+    smp: the machine's CPU count (-smp N). extra: more QEMU arguments (e.g. -icount)."""
     kernel = os.path.join(build, "guest", "kernel")
     initrd = os.path.join(build, "guest", "initrd.cpio")
     for path in (kernel, initrd, hv.image):
         machine.expect(os.path.exists(path), f"missing {path} (build first)")
     append = f"{hv.append} {hypervisor_args}".strip()
     return machine.boot(hv.image, append, [(kernel, cmdline), (initrd, "")], timeout=timeout,
-                        until=None if hv.ends_itself else ending, memory="512M", smp=smp)
+                        until=None if hv.ends_itself else ending, memory="512M", smp=smp, extra=extra)
 
 
 def expect_ended(result, hv, ending, exit_value):
