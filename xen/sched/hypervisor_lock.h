@@ -6,10 +6,11 @@
 // big kernel lock was: the PV MMU below it is already safe without it (mm/README.md,
 // "Locking"), and finer locks can replace it one structure at a time.
 //
-// Level `hypervisor` (5, below every other lock: lock_order.h). A ticket lock that nests on the
-// CPU holding it (an interrupt taken while the idle loop scrubs, a fault on guest memory). A
-// CPU waiting for it answers cross-CPU calls meanwhile (cross_cpu::poll): its holder may be
-// waiting in a TLB flush for this CPU, which runs with interrupts off. Not taken by the
+// Level `hypervisor` (5, below every other lock: lock_order.h). A test-and-set lock (not a
+// ticket lock: see take() in the .cpp) that nests on the CPU holding it (an interrupt taken
+// while the idle loop scrubs, a fault on guest memory). A CPU waiting for it answers cross-CPU
+// calls meanwhile (cross_cpu::poll): its holder may be waiting in a TLB flush for this CPU,
+// which runs with interrupts off. Not taken by the
 // cross-CPU call and event-check handlers, whose callers may hold it.
 //
 // With sched_smp=0 every call here returns at once: one CPU runs guests, nothing to exclude.
@@ -23,6 +24,7 @@ void acquire_slow();
 void release_slow();
 unsigned release_all_slow();
 void reacquire_slow(unsigned depth);
+void let_others_in_slow(unsigned at_least);
 }  // namespace detail
 
 // Takes it, or nests once more on this CPU.
@@ -45,6 +47,14 @@ inline unsigned release_all() {
 inline void reacquire(unsigned depth) {
   if (domains::vcpus_on_every_cpu() && depth) [[unlikely]]
     detail::reacquire_slow(depth);
+}
+// Lets it go and takes it back once a waiting CPU had it (or after `at_least` pauses when none
+// waits, or a bound): for a CPU holding it in a loop that other CPUs' progress ends (the idle
+// CPU's scrubbing, waiting for a vCPU to leave its CPU). A test-and-set lock would otherwise
+// be taken back before any waiter saw it free.
+inline void let_others_in(unsigned at_least = 0) {
+  if (domains::vcpus_on_every_cpu()) [[unlikely]]
+    detail::let_others_in_slow(at_least);
 }
 bool held_here();
 }  // namespace hypervisor_lock

@@ -284,8 +284,7 @@ Vcpu* idle_until_runnable(Vcpu* previous) {
       if (scrub_while_idle()) {
         // Between two batches the other CPUs get the hypervisor lock too: scrubbing all of
         // free memory with it held would stall every guest at its next hypercall for seconds.
-        const unsigned held = hypervisor_lock::release_all();
-        hypervisor_lock::reacquire(held);
+        hypervisor_lock::let_others_in();
         continue;
       }
     }
@@ -356,9 +355,7 @@ void wait_until_off_cpu(const Domain& domain) {
       kick(vcpu.processor, true);
     });
     if (!any) return;
-    const unsigned held = hypervisor_lock::release_all();
-    for (unsigned i = 0; i < 64; ++i) asm volatile("pause" ::: "memory");
-    hypervisor_lock::reacquire(held);
+    hypervisor_lock::let_others_in(64);
   }
 }
 

@@ -170,7 +170,9 @@ void decode_never_stale(SelfTest& test) {
   const uint64_t window = kVirtBase + slot * kRegion;
   auto* entries = reinterpret_cast<volatile uint64_t*>(window);
   auto instruction = reinterpret_cast<StoreFunction>(window + 4096);
-  auto store = [&](volatile uint64_t* where, uint64_t rsi, uint64_t rdx) { store_there(Store{instruction, where, rsi, rdx}); };
+  auto store = [&](volatile uint64_t* where, uint64_t rsi, uint64_t rdx) {
+    store_there(Store{instruction, where, rsi, rdx});
+  };
   const uint64_t rsi = entry(pfn_to_mfn(rsi_pfn), kReadOnly), rdx = entry(pfn_to_mfn(rdx_pfn), kReadOnly);
   auto landed = [&](unsigned index, uint64_t value) {
     settle();
@@ -222,7 +224,10 @@ void selftest_emulation_caches_smp(SelfTest& test) {
   test.check("vCPU 0's own IPI port bound", smp::init(), 0);
   test.check("vCPU 1 brought up", smp::start(1).ok(), true);
   long id = -1;
-  test.check("  it runs work", smp::run_on(1, [](uint64_t) { return long(current_vcpu_id()); }, 0, id, kTimeout), true);
+  test.check("  it runs work",
+             smp::run_on(
+                 1, [](uint64_t) { return long(current_vcpu_id()); }, 0, id, kTimeout),
+             true);
   test.check("  as vCPU 1", id, 1);
   storing_vcpu = 1;
   translation_never_stale(test);
