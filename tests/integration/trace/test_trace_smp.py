@@ -37,7 +37,10 @@ IDLE = 32767
 CPU_CHANGE, WRAP = 0x0001f003, 0x0001f002
 DOM0_MARKERS = (0x00014008, 0x00014009, 0x0001400b)
 OUR_LINE = re.compile(r"^\s*(\d+)\.(\d+) cpu(\d+) (.*)$")
-XEN_LINE = re.compile(r"^(?:\]|\s)\s*(?:\d+\.\d+\s+)?([-x.|]+) d(?:\d+|\?)v(?:\d+|\?) ")
+# Xen's xenalyze marks each record's CPU with an x in a column per pCPU, a space for one not
+# activated yet ("|| x": CPU 3's record before CPU 2's first): the marker follows the time and
+# one space, spaces included.
+XEN_LINE = re.compile(r"^(?:\]|\s)\s*(?:\d+\.\d+ )?([-x.| ]*x[-x.| ]*) d(?:\d+|\?)v(?:\d+|\?) ")
 
 
 def our_records(build, trace, result):
