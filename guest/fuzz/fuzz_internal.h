@@ -55,6 +55,7 @@ struct RacerStats {
   uint64_t illegal = 0;   // answers that are not Xen's (and local flushes that failed)
   uint64_t rejected = 0;  // operations the rule check refused (a generator bug)
   uint64_t other = 0;     // operations of another class (all classes left out): not run
+  uint64_t skipped = 0;   // batches that write a direct-map slot of a scratch frame: not run
   uint64_t answers[kAnswerBuckets] = {};
 };
 

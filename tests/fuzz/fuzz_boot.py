@@ -111,6 +111,7 @@ class Outcome:
     last_op: int = -1       # the last operation a progress line reported (-1: none)
     audits: int = 0
     racer_ops: int = 0      # fuzz_vcpus: the operations vCPUs 1.. ran
+    racer_skipped: int = 0  # ... and the batches they left out (writing a direct-map slot)
 
     @property
     def passed(self):
@@ -187,7 +188,7 @@ DONE = re.compile(r"fuzz: done seed 0x([0-9a-f]+) ops (\d+)-(\d+): (\d+) ran, (\
 PROGRESS = re.compile(r"fuzz: seed 0x[0-9a-f]+ op (\d+):")
 AUDIT_BAD = re.compile(r"\(XEN\) audit: (\d+) frames disagree")
 SMP = re.compile(r"fuzz: smp: (\d+) vCPUs, (\d+) operations on vCPUs 1-\d+ \((\d+) errors\), (\d+) wrong answers, "
-                 r"(\d+) refused, (\d+) barriers missed")
+                 r"(\d+) refused, (\d+) barriers missed, (\d+) skipped")
 COMPANION = re.compile(r"fuzz-companion: domain 1 (finished|shut down|stopped making progress) at op (\d+): (\d+) audits, "
                        r"(\d+) mismatches, (\d+) canary words changed")
 
@@ -244,6 +245,7 @@ def judge(chunk, serial, seconds, timed_out, exit_status):
             else:
                 vcpus, racer_ops, _, wrong, refused, missed = (int(smp.group(i)) for i in range(1, 7))
                 out.racer_ops = racer_ops
+                out.racer_skipped = int(smp.group(7))
                 if vcpus != chunk.vcpus:
                     fail(("smp", f"{vcpus} vCPUs ran streams, not {chunk.vcpus}"))
                 if wrong:
