@@ -1,12 +1,15 @@
 """`make fuzz`: the fuzzing domain's campaigns (guest/fuzz/).
 
-Six campaigns by default: the fuzzer as dom0, as domain 1 beside a dom0 that audits for it and
+Nine campaigns by default: the fuzzer as dom0, as domain 1 beside a dom0 that audits for it and
 then runs its own work, and as dom0 running the destroy class only (role "destroy": domains
 created, fed, held and destroyed while calls for them race the teardown), each under
 ptwr=emulate and ptwr=writable; --ops operations each (10^6; the destroy role --destroy-ops,
 --ops/50 by default, whose operations each build a domain, in chunks, audits and progress
 lines 50 times smaller), in chunks of --chunk operations (one boot each: a hang costs one
-chunk), chunk k running operations k*chunk .. (k+1)*chunk-1 of the one seed. Operation N of a
+chunk), chunk k running operations k*chunk .. (k+1)*chunk-1 of the one seed. Role "smp" is
+dom0 on --vcpus vCPUs (fuzz_vcpus=, -smp N, sched_smp=1, -icount shift=0; guest/README.md) under
+ptwr=emulate, writable and adaptive: --ops operations per vCPU, vCPUs 1.. racing vCPU 0's stream
+with mmu/mmuext streams of their own on the same tables, meeting at each audit. Operation N of a
 seed is the same whichever chunk it is in, so every failure is "seed S, operation N" and
 replays with the command printed.
 

@@ -4,7 +4,8 @@ A boot runs operations start..start+ops-1 of a seed, either as dom0 (the fuzzer 
 through the hypervisor's private sysctl) or as domain 1 beside a dom0 that audits for it
 (fuzz_companion) and then runs its own work (init=/forktest). The role "destroy" is dom0 running
 the destroy class only (fuzz_only=destroy): domains created, fed and destroyed while calls for
-them race the teardown's continuations. The machine must end by itself;
+them race the teardown's continuations. --vcpus N (dom0) runs the fuzzer on N vCPUs
+(fuzz_vcpus=N) at -smp N with sched_smp=1 under -icount shift=0. The machine must end by itself;
 a hypervisor fault ends the boot at once (the panic halts the machine), a hang by timeout.
 
     python3 tests/fuzz/fuzz_boot.py --role domU --mode writable --seed 7 --start 200000 --ops 1000 \
