@@ -55,7 +55,10 @@ profile: build
 
 # The fuzzing domain (tests/fuzz/campaign.py): FUZZ_OPS operations per ptwr= mode as dom0 and
 # as a domU beside a working dom0, and FUZZ_OPS/50 as dom0 racing domain destruction (the
-# destroy class alone: six campaigns), in chunks of FUZZ_CHUNK (one boot each).
+# destroy class alone), each under ptwr=emulate and writable, and FUZZ_OPS per vCPU as dom0 on
+# FUZZ_VCPUS vCPUs at -smp FUZZ_VCPUS (role smp: ptwr=emulate, writable, adaptive; sched_smp=1,
+# -icount shift=0): nine campaigns,
+# in chunks of FUZZ_CHUNK (one boot each). FUZZ_ROLES=smp runs some roles only.
 # Resumable: chunks already done (build/fuzz/state.json) are not run again; FUZZ_FRESH=1 starts
 # over. FUZZ_SKIP=nt+iret_selectors leaves kinds of operation out (nothing by default). Fails
 # on any hypervisor fault, hang, audit mismatch or failed check of the fuzzer.
@@ -63,9 +66,11 @@ FUZZ_SEED  ?= 0x2026
 FUZZ_OPS   ?= 1000000
 FUZZ_CHUNK ?= 100000
 FUZZ_SKIP  ?=
+FUZZ_VCPUS ?= 4
+FUZZ_ROLES ?= dom0,domU,destroy,smp
 fuzz: build
 	@python3 tests/fuzz/campaign.py --build $(BUILD) --seed $(FUZZ_SEED) --ops $(FUZZ_OPS) --chunk $(FUZZ_CHUNK) \
-		$(if $(FUZZ_SKIP),--skip $(FUZZ_SKIP)) $(if $(FUZZ_FRESH),--fresh)
+		--vcpus $(FUZZ_VCPUS) --roles $(FUZZ_ROLES) $(if $(FUZZ_SKIP),--skip $(FUZZ_SKIP)) $(if $(FUZZ_FRESH),--fresh)
 
 # Debian's Linux PV kernel with a busybox initramfs as a domU: on Xen 4.17 through pvhvd and xl
 # (its x86 builds no boot domU), on ours a boot-module domU in each PTE-write mode: the fork

@@ -86,7 +86,10 @@ struct Checker {
       uint64_t entry = entries[index];
       // The read-only M2P slot is cleared in an L4 installed as a user base (m2p_strict).
       bool m2p_hidden = index == kFirstHypervisorSlot && entry == 0;
-      if (entry != kernel_l4[index] && !m2p_hidden) return false;
+      // The CPU sets accessed and dirty bits in the L4 it walks: the kernel L4's are set once
+      // some vCPU reached the M2P through it, a clone's only if one ran on it.
+      constexpr uint64_t kHardwareBits = (1u << 5) | (1u << 6);
+      if (((entry ^ kernel_l4[index]) & ~kHardwareBits) != 0 && !m2p_hidden) return false;
     }
     return true;
   }

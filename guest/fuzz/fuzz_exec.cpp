@@ -17,6 +17,7 @@
 #include "kernel/events/time.h"
 #include "fuzz/generator/fuzz_entries.h"
 #include "pv-kernel-patches/pv_ops.h"
+#include "pv-kernel-patches/vcpu_identity.h"
 
 extern "C" {
 long fuzz_hypercall(uint64_t call, uint64_t, uint64_t);
@@ -202,6 +203,30 @@ int scratch_table_index(const Pool& pool, uint64_t mfn) {
   return -1;
 }
 
+// Several vCPUs (fuzz_vcpus): the others may change the entry between the read above and the
+// store, so only a store whose result does not depend on what is there keeps the rules: a full
+// store of a value that keeps them (mov, xchg, movnti, rep stos), or a cmpxchg whose new value
+// keeps them. A store that keeps part of the entry (a narrow mov, or/and, bts/btr, misaligned)
+// becomes a cmpxchg of the whole entry from what was read to what the rules checked (it takes
+// effect only if nobody changed the entry meanwhile). False: the store is skipped.
+bool concurrent_store(const Campaign& c, const Step& step, unsigned span, const uint64_t* current,
+                      const uint64_t* result, uint64_t& address, uint64_t& value, uint64_t& operand, Probe& probe) {
+  switch (step.store) {
+    case StoreKind::mov64:
+    case StoreKind::xchg:
+    case StoreKind::movnti:
+    case StoreKind::rep_stos:
+    case StoreKind::cmpxchg: return entry_safe(c.pool, step.value);
+    default: break;
+  }
+  if (span != 1 || step.store == StoreKind::misaligned) return false;
+  address &= ~7ull;
+  value = result[0];
+  operand = current[0];
+  probe = fuzz_cmpxchg64;
+  return true;
+}
+
 void store(Campaign& c, const Step& step) {
   const Pool& pool = c.pool;
   // Which table and slot the store changes, where the kernel reads them, where it stores.
@@ -253,9 +278,15 @@ void store(Campaign& c, const Step& step) {
   uint64_t address = target + slot * 8ull + (step.store == StoreKind::misaligned ? (step.operand & 7) : 0);
   uint64_t operand = step.operand;
   if (step.store == StoreKind::cmpxchg && operand == kUseCurrent) operand = current[0];
+  Probe probe = store_probe(step.store);
+  uint64_t value = step.value;
+  if (c.options.vcpus > 1 && !concurrent_store(c, step, span, current, result, address, value, operand, probe)) {
+    ++c.stats.stores_skipped;
+    return;
+  }
   ++c.stats.stores;
   bool faulted;
-  attempt(store_probe(step.store), address, step.value, operand, &faulted);
+  attempt(probe, address, value, operand, &faulted);
   if (faulted) ++c.stats.store_faults;
 }
 
@@ -500,6 +531,8 @@ void execute(Campaign& c, const Op& op) {
 // Traps inside a probe: single-step and alignment-check traps continue with the flag
 // cleared (the hostile flags the operation set); anything else resumes at the recovery.
 bool fuzz_fixup(TrapFrame& frame) {
+  // The probes run on vCPU 0 only; the other vCPUs' streams make hypercalls, which do not trap.
+  if (current_vcpu_id() != 0) return false;
   if (!fuzz_try_active) return false;
   if (frame.vector == TrapFrame::kEventVector || frame.vector == TrapFrame::kSyscallVector) return false;
   fuzz::Campaign& c = fuzz::campaign;

@@ -44,6 +44,19 @@ struct Stats {
   uint64_t racing_calls = 0;     // calls for the domain run from the timer during a destroy
   uint64_t dead_calls = 0;       // calls for it after its destroy (all must fail)
   uint64_t recreations = 0;      // ids created again and checked
+  uint64_t barriers_missed = 0;  // fuzz_vcpus: a vCPU that did not finish its segment in time
+};
+
+// What the other vCPUs' streams did (fuzz_smp.cpp): answers[0] counts 0, answers[e] -e, the
+// last bucket anything else.
+constexpr unsigned kAnswerBuckets = 128;
+struct RacerStats {
+  uint64_t ops = 0, errors = 0;
+  uint64_t illegal = 0;   // answers that are not Xen's (and local flushes that failed)
+  uint64_t rejected = 0;  // operations the rule check refused (a generator bug)
+  uint64_t other = 0;     // operations of another class (all classes left out): not run
+  uint64_t skipped = 0;   // batches that write a direct-map slot of a scratch frame: not run
+  uint64_t answers[kAnswerBuckets] = {};
 };
 
 // The last trap a probe took.
@@ -98,6 +111,17 @@ void execute_hv_frames(Campaign& c, const Op& op);
 void execute_destroy(Campaign& c, const Op& op);
 // Where the destroy class maps a frame of the domain it destroys (two window pages).
 constexpr uint64_t kHoldVa = kWindowVa + 0x5000, kForeignVa = kWindowVa + 0x6000;
+
+// fuzz_vcpus=<n> (fuzz_smp.cpp): the other vCPUs brought up (before setup, so their event
+// channels are the kernel's protected ones), their pools prepared (after it), a segment of
+// operations handed to each, the barrier where vCPU 0 waits for them, and their totals.
+bool smp_start(Campaign& c);
+void smp_prepare(Campaign& c);
+void smp_post(uint64_t first, uint64_t count);
+void smp_barrier(Campaign& c, uint64_t op);
+unsigned smp_vcpus();
+RacerStats smp_totals();
+void smp_report(Campaign& c);
 
 // One operation (fuzz_exec.cpp), and the state it may have changed put back.
 void execute(Campaign& c, const Op& op);

@@ -4,7 +4,8 @@ A boot runs operations start..start+ops-1 of a seed, either as dom0 (the fuzzer 
 through the hypervisor's private sysctl) or as domain 1 beside a dom0 that audits for it
 (fuzz_companion) and then runs its own work (init=/forktest). The role "destroy" is dom0 running
 the destroy class only (fuzz_only=destroy): domains created, fed and destroyed while calls for
-them race the teardown's continuations. The machine must end by itself;
+them race the teardown's continuations. --vcpus N (dom0) runs the fuzzer on N vCPUs
+(fuzz_vcpus=N) at -smp N with sched_smp=1 under -icount shift=0. The machine must end by itself;
 a hypervisor fault ends the boot at once (the panic halts the machine), a hang by timeout.
 
     python3 tests/fuzz/fuzz_boot.py --role domU --mode writable --seed 7 --start 200000 --ops 1000 \
@@ -41,6 +42,15 @@ class Chunk:
     dom0_init: str = "/forktest"
     audit_from: int = 0
     extra: str = ""      # more fuzz_* words (fuzz_step_op=, fuzz_step_mask=...)
+    vcpus: int = 1       # fuzz_vcpus=: >1 runs at -smp <vcpus>, sched_smp=1, -icount shift=0
+
+    def qemu_extra(self):
+        """Several vCPUs: as many CPUs, the vCPUs spread over them (sched_smp=1), and QEMU's
+        CPUs run round robin by instruction count so the run is deterministic."""
+        return ["-smp", str(self.vcpus), "-icount", "shift=0"] if self.vcpus > 1 else []
+
+    def hypervisor_args(self):
+        return HYPERVISOR_ARGS + f" ptwr={self.mode}" + (" sched_smp=1" if self.vcpus > 1 else "")
 
     def fuzzer_args(self):
         args = [f"fuzz={self.seed:#x}", f"fuzz_start={self.start}", f"fuzz_ops={self.ops}",
@@ -53,6 +63,8 @@ class Chunk:
             args.append(f"fuzz_audit_from={self.audit_from}")
         if self.role == "destroy":
             args.append("fuzz_only=destroy")
+        if self.vcpus > 1:
+            args.append(f"fuzz_vcpus={self.vcpus}")
         if self.extra:
             args.append(self.extra)
         return " ".join(args)
@@ -68,7 +80,7 @@ class Chunk:
     def alone(self, op):
         """Operation `op` alone, on a fresh pool (it may need the state before it to fail)."""
         return Chunk(self.role, self.mode, self.seed, op, 1, self.audit_every, self.progress, self.skip, str(op),
-                     self.dom0_init)
+                     self.dom0_init, vcpus=self.vcpus)
 
     def command(self):
         """The command that replays this chunk."""
@@ -83,6 +95,8 @@ class Chunk:
             parts.append(f"--audit-from {self.audit_from}")
         if self.extra:
             parts.append(f"--extra '{self.extra}'")
+        if self.vcpus > 1:
+            parts.append(f"--vcpus {self.vcpus}")
         return " ".join(parts)
 
 
@@ -97,6 +111,8 @@ class Outcome:
     ops_ran: int = 0
     last_op: int = -1       # the last operation a progress line reported (-1: none)
     audits: int = 0
+    racer_ops: int = 0      # fuzz_vcpus: the operations vCPUs 1.. ran
+    racer_skipped: int = 0  # ... and the batches they left out (writing a direct-map slot)
 
     @property
     def passed(self):
@@ -123,6 +139,8 @@ def timeout_for(chunk):
     audits (every frame of the machine) and dom0's work come on top."""
     audits = chunk.ops // chunk.audit_every + 2 if chunk.audit_every else 2
     per_op = 1 / 50 if chunk.role == "destroy" else 1 / 2000  # a destroy operation builds a domain
+    if chunk.vcpus > 1:  # every vCPU runs a stream, round robin on one host thread (-icount)
+        per_op *= 2 * chunk.vcpus
     return 60 + chunk.ops * per_op + audits * 2 + (60 if chunk.role == "domU" else 30)
 
 
@@ -134,7 +152,7 @@ def run_qemu(build, chunk, timeout):
         cmd = ["qemu-system-x86_64", "-accel", "tcg", "-cpu", "Westmere", "-m", "512M", "-display", "none",
                "-vga", "none", "-nic", "none", "-monitor", "none", "-serial", f"file:{log}", "-no-reboot",
                "-device", "isa-debug-exit,iobase=0xf4,iosize=4", "-kernel", hypervisor,
-               "-append", f"{HYPERVISOR_ARGS} ptwr={chunk.mode}", "-initrd", initrd]
+               "-append", chunk.hypervisor_args(), "-initrd", initrd, *chunk.qemu_extra()]
         start = time.monotonic()
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         timed_out, fault_seen = False, None
@@ -170,6 +188,8 @@ DONE = re.compile(r"fuzz: done seed 0x([0-9a-f]+) ops (\d+)-(\d+): (\d+) ran, (\
                   r"(\d+) mismatches, (\d+) violations, (\d+) protected changes, (\d+) frames left typed")
 PROGRESS = re.compile(r"fuzz: seed 0x[0-9a-f]+ op (\d+):")
 AUDIT_BAD = re.compile(r"\(XEN\) audit: (\d+) frames disagree")
+SMP = re.compile(r"fuzz: smp: (\d+) vCPUs, (\d+) operations on vCPUs 1-\d+ \((\d+) errors\), (\d+) wrong answers, "
+                 r"(\d+) refused, (\d+) barriers missed, (\d+) skipped")
 COMPANION = re.compile(r"fuzz-companion: domain 1 (finished|shut down|stopped making progress) at op (\d+): (\d+) audits, "
                        r"(\d+) mismatches, (\d+) canary words changed")
 
@@ -219,6 +239,22 @@ def judge(chunk, serial, seconds, timed_out, exit_status):
             fail(("teardown", f"{left} scratch frames still typed after teardown"))
         if ran != chunk.ops:
             fail(("fuzzer", f"ran {ran} of {chunk.ops} operations"))
+        if chunk.vcpus > 1:
+            smp = SMP.search(serial)
+            if not smp:
+                fail(("smp", "no 'fuzz: smp:' line: the other vCPUs' streams did not report"))
+            else:
+                vcpus, racer_ops, _, wrong, refused, missed = (int(smp.group(i)) for i in range(1, 7))
+                out.racer_ops = racer_ops
+                out.racer_skipped = int(smp.group(7))
+                if vcpus != chunk.vcpus:
+                    fail(("smp", f"{vcpus} vCPUs ran streams, not {chunk.vcpus}"))
+                if wrong:
+                    fail(("wrong answer", f"{wrong} answers of the hypervisor that are not Xen's ({smp.group(0)})"))
+                if refused:
+                    fail(("fuzzer", f"{refused} operations of the other vCPUs refused by the rule check"))
+                if missed:
+                    fail(("hang", f"{missed} vCPUs did not reach a barrier"))
     elif not primary:
         crash = next((line for line in serial.splitlines() if "crashed" in line or "panic" in line), "no 'fuzz: done'")
         fail(("fuzzer died", crash.strip()))
@@ -262,7 +298,7 @@ def locate(build, outcome):
     first = outcome.last_op + 1 if outcome.last_op >= chunk.start else chunk.start
     last = min(chunk.start + chunk.ops - 1, first + chunk.progress)
     replay = Chunk(chunk.role, chunk.mode, chunk.seed, chunk.start, last - chunk.start + 1, chunk.audit_every,
-                   chunk.progress, chunk.skip, f"{first}-{last}", chunk.dom0_init)
+                   chunk.progress, chunk.skip, f"{first}-{last}", chunk.dom0_init, vcpus=chunk.vcpus)
     again = run(build, replay)
     lines = again.serial.splitlines()
     begun = [i for i, line in enumerate(lines) if OP_LINE.search(line) and not line.rstrip().endswith(": done")]
@@ -297,11 +333,13 @@ def main():
     parser.add_argument("--log", default="")
     parser.add_argument("--audit-from", type=int, default=0, help="audit only from this operation on")
     parser.add_argument("--extra", default="", help="more guest options, e.g. 'fuzz_step_op=N fuzz_step_mask=0x5'")
+    parser.add_argument("--vcpus", type=int, default=1,
+                        help="fuzz_vcpus=: vCPUs running streams at once (dom0 only; -smp N, sched_smp=1, -icount)")
     parser.add_argument("--locate", action="store_true", help="on a failure, find the operation it happened in")
     parser.add_argument("--show", action="store_true", help="print the whole console")
     args = parser.parse_args()
     chunk = Chunk(args.role, args.mode, args.seed, args.start, args.ops, args.audit, args.progress, args.skip, args.log,
-                  audit_from=args.audit_from, extra=args.extra)
+                  audit_from=args.audit_from, extra=args.extra, vcpus=args.vcpus)
     outcome = run(args.build, chunk)
     if args.show:
         print(outcome.serial)

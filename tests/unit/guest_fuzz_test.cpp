@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <xen/xen.h>
 #include <xen/sched.h>
+#include <xen/event_channel.h>
+#include <xen/vcpu.h>
 
 #include <cstring>
 #include <set>
@@ -591,6 +593,63 @@ TEST(guest_fuzz_generate, Dom0PortWritesOnlyReachHypervisorPorts) {
     for (unsigned i = 0; i < op.port.width; ++i) ASSERT_TRUE(hypervisor_owned_port(uint16_t(op.port.port + i)));
   }
   EXPECT_GT(writes, 1000);
+}
+
+// fuzz_vcpus: vCPU 0's stream (every class) and the other vCPUs' (mmu and mmuext only, seeds
+// of their own) keep the rules of a pool that runs on four vCPUs.
+TEST(guest_fuzz_generate, KeepsTheRulesOnSeveralVcpus) {
+  TestPool test(true);
+  test.pool.vcpus = 4;
+  for (uint64_t vcpu = 0; vcpu < 4; ++vcpu) {
+    Options options = options_with(0x2026 ^ (vcpu << 56));
+    options.vcpus = 4;
+    if (vcpu) options.only = (1ull << kMmu) | (1ull << kMmuext);
+    for (uint64_t n = 0; n < 20000; ++n) {
+      Op op;
+      generate(test.pool, options, n, op);
+      ASSERT_STREQ(check_rules(test.pool, op), "") << "vCPU " << vcpu << " op " << n << ": " << text_of(test.pool, op);
+    }
+  }
+}
+
+TEST(guest_fuzz_rules, SeveralVcpusKeepTheirVcpusAndPorts) {
+  TestPool test(true);
+  // Another vCPU's runstate area: fine with one vCPU (that vCPU does not exist), not beside it.
+  Op area;
+  area.kind = OpKind::call;
+  area.restore = kRestoreVcpuAreas;
+  area.call.number = __HYPERVISOR_vcpu_op;
+  area.call.args[0] = VCPUOP_register_runstate_memory_area;
+  area.call.args[1] = 2;
+  area.call.args[2] = test.pool.buffer_va;
+  EXPECT_STREQ(check_rules(test.pool, area), "");
+  // A kernel port moved to vCPU 0, and the kernel L4 as a user base: the same.
+  Op bind;
+  bind.kind = OpKind::call;
+  bind.call.number = __HYPERVISOR_event_channel_op;
+  bind.call.args[0] = EVTCHNOP_bind_vcpu;
+  bind.call.args[1] = test.pool.buffer_va + 64;
+  auto* request = reinterpret_cast<evtchn_bind_vcpu_t*>(test.pool.buffer + 64);
+  request->port = test.pool.protected_ports[0];
+  request->vcpu = 0;
+  EXPECT_STREQ(check_rules(test.pool, bind), "");
+  Op user;
+  user.kind = OpKind::mmuext;
+  user.call.number = __HYPERVISOR_mmuext_op;
+  auto* ext = reinterpret_cast<mmuext_op_t*>(test.pool.buffer + 128);
+  *ext = mmuext_op_t{};
+  ext->cmd = MMUEXT_NEW_USER_BASEPTR;
+  ext->arg1.mfn = test.pool.kernel_l4_mfn;
+  user.call.args[0] = test.pool.buffer_va + 128;
+  user.call.args[1] = 1;
+  user.call.args[3] = DOMID_SELF;
+  EXPECT_STREQ(check_rules(test.pool, user), "");
+  test.pool.vcpus = 4;
+  EXPECT_STRNE(check_rules(test.pool, area), "");
+  EXPECT_STRNE(check_rules(test.pool, bind), "");
+  EXPECT_STRNE(check_rules(test.pool, user), "");
+  area.call.args[1] = 4;  // beyond the running vCPUs
+  EXPECT_STREQ(check_rules(test.pool, area), "");
 }
 
 TEST(guest_fuzz_rules, CatchBrokenOperations) {

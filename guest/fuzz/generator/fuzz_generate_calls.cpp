@@ -134,6 +134,8 @@ void Generator::event_channel_args(Call& call) {
     case EVTCHNOP_bind_vcpu: {
       auto* bind = reinterpret_cast<evtchn_bind_vcpu_t*>(at);
       bind->port = port();
+      // With several vCPUs a kernel port belongs to the vCPU it is bound to: none is moved.
+      if (pool_.vcpus > 1) bind->port = unprotected_port(bind->port);
       if (is_protected_port(bind->port)) bind->vcpu = 0;  // re-binding the kernel's port to vCPU 0 changes nothing
       break;
     }
@@ -198,6 +200,12 @@ void Generator::vcpu_op_args(Call& call, uint32_t& restore) {
       break;
     default: va = write_pointer(256); break;
   }
+  // The other vCPUs running streams are never taken down, and get no area the hypervisor would
+  // go on writing (only vCPU 0's are put back).
+  bool others = uint32_t(vcpu) >= 1 && uint32_t(vcpu) < pool_.vcpus;  // judged as the hypervisor reads it
+  if (others && (cmd == VCPUOP_down || cmd == VCPUOP_register_runstate_memory_area ||
+                 cmd == VCPUOP_register_vcpu_time_memory_area))
+    vcpu = 0;
   call.args[0] = command(cmd);
   call.args[1] = vcpu;
   call.args[2] = va;

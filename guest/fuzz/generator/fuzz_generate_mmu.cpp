@@ -140,6 +140,10 @@ void Generator::mmuext_request(mmuext_op_t& op, uint32_t& restore) {
         op.arg1.mfn = typed_protected_frame();
       else
         op.arg1.mfn = not_ours_frame();
+      // Several vCPUs: vCPU 0's operation may have m2p_strict on while another vCPU installs
+      // the kernel L4 as its user base, which clears the L4's M2P slot for good (only a switch
+      // of kernel base to it fills it again): the kernel would fault reading the M2P.
+      if (pool_.vcpus > 1 && op.arg1.mfn == pool_.kernel_l4_mfn) op.arg1.mfn = 0;
       break;
     }
     case MMUEXT_INVLPG_LOCAL:

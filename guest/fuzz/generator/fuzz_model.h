@@ -84,6 +84,8 @@ struct Options {
   // whose bit is set in step_mask run (a store sequence, or a multicall's entries).
   uint64_t step_op = ~0ull, step_mask = ~0ull;
   uint64_t only = 0;  // if not 0: the only operation classes (mask of classes)
+  // fuzz_vcpus=<n>: the domain's vCPUs that run operation streams at once (fuzz/fuzz_smp.cpp).
+  uint64_t vcpus = 1;
   bool enabled(Feature feature) const;
 };
 
@@ -100,7 +102,7 @@ constexpr unsigned kMaxData = 32;
 constexpr unsigned kMaxProtectedSlots = 24;
 constexpr unsigned kMaxProtectedFrames = 24;
 constexpr unsigned kMaxOtherFrames = 24;
-constexpr unsigned kMaxPorts = 8;
+constexpr unsigned kMaxPorts = 16;  // several vCPUs: an IPI and a timer port each
 constexpr unsigned kFuzzSlotCount = 2;
 // The kernel's own L4 slot (0xffffffff80000000): kept in every clone of the kernel L4.
 constexpr unsigned kKernelL4Slot = 511;
@@ -157,6 +159,9 @@ constexpr unsigned kMaxOwnRuns = 4;
 
 struct Pool {
   bool privileged = false;
+  // The vCPUs running streams at once (Options::vcpus): the others' vCPUs and ports must stay
+  // theirs (never taken down, their ports never moved, no area of theirs left registered).
+  unsigned vcpus = 1;
   uint16_t domid = 0;         // our own domain id (0 for dom0; the boot domUs are 1..7)
   uint64_t max_ram_page = 0;  // XENMEM_maximum_ram_page
   // Our memory as runs of consecutive frames (the builder's one block, the initrd's frames

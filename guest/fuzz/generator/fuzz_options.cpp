@@ -138,13 +138,17 @@ bool parse_options(const char* cmdline, Options& options, char* error, size_t ca
   const NumberOption numbers[] = {{"fuzz_start", &options.start},           {"fuzz_ops", &options.ops},
                                   {"fuzz_progress", &options.progress},     {"fuzz_audit", &options.audit_every},
                                   {"fuzz_audit_from", &options.audit_from}, {"fuzz_step_op", &options.step_op},
-                                  {"fuzz_step_mask", &options.step_mask}};
+                                  {"fuzz_step_mask", &options.step_mask},   {"fuzz_vcpus", &options.vcpus}};
   for (const NumberOption& option : numbers) {
     if (!cmdline_value(cmdline, option.key, value, sizeof(value))) continue;
     if (!parse_number(value, *option.field)) {
       format_to(error, capacity, "%s=%s is not a number", option.key, value);
       return false;
     }
+  }
+  if (options.vcpus < 1 || options.vcpus > 8) {
+    format_to(error, capacity, "fuzz_vcpus=%lu is not 1..8", options.vcpus);
+    return false;
   }
   if (cmdline_value(cmdline, "fuzz_log", value, sizeof(value)) &&
       !parse_range(value, options.log_from, options.log_to)) {

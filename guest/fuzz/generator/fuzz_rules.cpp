@@ -173,6 +173,7 @@ const char* check_mmuext(const Pool& pool, const mmuext_op_t& op, uint32_t resto
       if (is_own_frame(pool, mfn) && !frame) return "a base switch to an unlisted frame of ours";
       return "";
     case MMUEXT_NEW_USER_BASEPTR:
+      if (pool.vcpus > 1 && mfn == pool.kernel_l4_mfn) return "the kernel L4 as a user base beside other vCPUs";
       return is_read_only_frame(pool, mfn) ? "a user base on a frame mapped read-only only (its contents validated)"
                                            : "";
     case MMUEXT_CLEAR_PAGE:
@@ -323,6 +324,10 @@ const char* check_call(const Pool& pool, const Op& op, const uint64_t* args, uin
     case __HYPERVISOR_vcpu_op: {
       uint32_t vcpu = uint32_t(args[1]);
       if (cmd == VCPUOP_down && vcpu == 0) return "our vCPU taken down";
+      if (cmd == VCPUOP_down && vcpu < pool.vcpus) return "a vCPU running a stream taken down";
+      if ((cmd == VCPUOP_register_runstate_memory_area || cmd == VCPUOP_register_vcpu_time_memory_area) && vcpu != 0 &&
+          vcpu < pool.vcpus)
+        return "an area registered for another vCPU (never put back)";
       if (cmd == VCPUOP_register_vcpu_info) return "vcpu_info moved";
       if ((cmd == VCPUOP_register_runstate_memory_area || cmd == VCPUOP_register_vcpu_time_memory_area) &&
           (!safe_write_pointer(pool, args[2]) || !(restore & kRestoreVcpuAreas)))
@@ -343,6 +348,7 @@ const char* check_call(const Pool& pool, const Op& op, const uint64_t* args, uin
         for (unsigned i = 0; i < pool.protected_port_count; ++i) {
           if (pool.protected_ports[i] != word) continue;
           if (cmd == EVTCHNOP_close) return "a kernel event channel closed";
+          if (pool.vcpus > 1) return "a kernel event channel moved (several vCPUs: each has its own)";
           uint32_t vcpu;
           __builtin_memcpy(&vcpu, bytes + 4, 4);
           if (vcpu != 0) return "a kernel event channel moved to another vCPU";
