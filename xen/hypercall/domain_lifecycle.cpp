@@ -289,6 +289,8 @@ void reap_dead() {
 long set_vcpu_context(Vcpu& vcpu, vcpu_guest_context& context) {
   Domain& target = *vcpu.domain;
   if (target.dying()) return -XEN_EINVAL;  // its frames are going (Xen: the CR3 page is not its any more)
+  // Its base pointers are read by other vCPUs' detaches (writable_page_tables::on_several_cpus).
+  writable_page_tables::MmuOperation operation(target);
   control::fix_guest_selectors(context);
   control::VcpuTablesNow now{vcpu.initialised, vcpu.bases.kernel_mfn, vcpu.bases.user_mfn, vcpu.gdt_entries,
                              vcpu.gdt_frames,  vcpu.ldt.base,         vcpu.ldt.entries};
@@ -339,7 +341,7 @@ long initialise_vcpu(Vcpu& vcpu, vcpu_guest_context& context) {
 }
 
 long reset_vcpu(Vcpu& vcpu) {
-  writable_page_tables::reattach_all(*vcpu.domain);
+  writable_page_tables::MmuOperation operation(*vcpu.domain);
   mm::release_base_pointers(boot_memory::frame_table(), vcpu.bases);
   descriptor_tables::destroy_gdt(vcpu);
   vcpu.ldt = {};

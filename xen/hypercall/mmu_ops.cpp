@@ -308,7 +308,7 @@ bool list_starts_in_guest(const Vcpu& vcpu, uint64_t list) { return guest_memory
 
 long mmu_update(Vcpu& vcpu, TrapFrame&, Arguments& args) {
   perf::add(perf::Counter::mmu_hypercalls);
-  writable_page_tables::reattach_all(*vcpu.domain);  // MMU operations see validated tables
+  writable_page_tables::MmuOperation operation(*vcpu.domain);  // MMU operations see validated tables
   if (is_one_own_request(args)) [[likely]]
     return run_one_own_request(vcpu, args.a[0]);
   if (!list_starts_in_guest(vcpu, args.a[0])) return -XEN_EFAULT;
@@ -325,7 +325,7 @@ long mmu_update(Vcpu& vcpu, TrapFrame&, Arguments& args) {
 
 long mmuext_op(Vcpu& vcpu, TrapFrame&, Arguments& args) {
   perf::add(perf::Counter::mmu_hypercalls);
-  writable_page_tables::reattach_all(*vcpu.domain);  // MMU operations see validated tables
+  writable_page_tables::MmuOperation operation(*vcpu.domain);  // MMU operations see validated tables
   Domain* target = nullptr;
   if (!list_starts_in_guest(vcpu, args.a[0])) return -XEN_EFAULT;
   // A foreigndom refused before any operation leaves `done` unwritten, as Xen's do_mmuext_op.
@@ -350,7 +350,7 @@ long mmuext_op(Vcpu& vcpu, TrapFrame&, Arguments& args) {
 namespace {
 long map_va(Vcpu& vcpu, uint64_t va, uint64_t value, uint64_t flags, domid_t page_owner) {
   perf::add(perf::Counter::mmu_hypercalls);
-  writable_page_tables::reattach_all(*vcpu.domain);  // MMU operations see validated tables
+  writable_page_tables::MmuOperation operation(*vcpu.domain);  // MMU operations see validated tables
   mm::MmuContext& context = domain_mmu::reused_context(*vcpu.domain);
   context.page_owner = page_owner;
   uint64_t table = vcpu.active_table_mfn();

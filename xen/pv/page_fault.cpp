@@ -1,4 +1,5 @@
 #include "pv/page_fault.h"
+#include "arch/x86/cpu/registers.h"
 #include "domain/domain.h"
 #include "pv/pte_emulation.h"
 #include "emulate/translation_cache.h"
@@ -81,8 +82,9 @@ bool take_over(Vcpu& vcpu, TrapFrame& frame, uint64_t address, const TableWrite&
   if (write.type == mm::PageType::L1 && adaptive_ptwr::wants_detach(domain, write.table_mfn) &&
       writable_page_tables::detach(vcpu, {write.table_mfn, write.mapping_entry_maddr, address, frame.rip, frame.rsp}))
     return true;
-  // The emulated write must see every detached table's entries validated first.
-  writable_page_tables::reattach_all(domain);
+  // The emulated write must see every detached table's entries validated first (and, on
+  // several CPUs, none detached while it runs: it may link one).
+  writable_page_tables::MmuOperation operation(domain);
   const pte_emulation::Outcome outcome = traced ? pte_emulation::emulate_traced(vcpu, frame, address, write)
                                                 : pte_emulation::emulate(vcpu, frame, address, write);
   if (outcome != pte_emulation::Outcome::emulated) {
@@ -100,6 +102,22 @@ bool take_over(Vcpu& vcpu, TrapFrame& frame, uint64_t address, const TableWrite&
 }
 }  // namespace
 
+namespace {
+// Xen's spurious_page_fault, for a domain on several CPUs: another vCPU's CPU made the entry
+// writable (a detach forges the mapping of the detached table writable, and invalidates it on
+// its own CPU only), and this CPU's TLB still held it read-only. When the walk now allows the
+// write at every level the stale entry is dropped and the store retried; otherwise it is the
+// guest's fault.
+bool spurious_write(Vcpu& vcpu, uint64_t address) {
+  if (!writable_page_tables::on_several_cpus(*vcpu.domain)) [[likely]]
+    return false;
+  const GuestWalk walk = walk_guest(boot_memory::frame_table().memory(), vcpu.active_table_mfn(), address, true);
+  if (!walk.ok) return false;
+  cpu::invlpg(address);
+  return true;
+}
+}  // namespace
+
 bool fixup(Vcpu& vcpu, TrapFrame& frame, uint64_t address) {
   if (!(frame.error_code & error_present)) {
     // A touch of an unhooked range: reattach and let the guest retry. A fault that was not
@@ -108,7 +126,7 @@ bool fixup(Vcpu& vcpu, TrapFrame& frame, uint64_t address) {
   }
   if (!(frame.error_code & error_write) || !vcpu.kernel_mode || !vcpu.domain->takes_table_writes()) return false;
   const TableWrite write = find_table_write(vcpu, address);
-  if (write.table == nullptr) return false;
+  if (write.table == nullptr) return spurious_write(vcpu, address);
   if (trace_points::on()) [[unlikely]]
     return take_over_traced(vcpu, frame, address, write);
   return take_over<false>(vcpu, frame, address, write);

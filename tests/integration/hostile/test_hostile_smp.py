@@ -16,7 +16,8 @@ Every answer is checked against Xen 4.17's (the selftest fails on any other); th
 off after it, dom0's fork test passes, the machine ends by itself with a clean frame audit.
 Here under sched_smp=1 with ptwr=emulate, and with sched_smp=0 (every vCPU multiplexed on
 CPU 0); test_hostile_smp_ptwr.py runs it under sched_smp=1 with ptwr=writable and adaptive (a
-domain with several vCPUs up detaches nothing, so there too its direct stores are emulated).
+domain on several CPUs detaches the tables no vCPU reaches, the inactive slot, and emulates the
+others: docs/architecture.md, "The PV MMU on several CPUs").
 """
 import os
 import re
