@@ -22,13 +22,16 @@ struct TableWriteFault {
 // may run on several CPUs (on_several_cpus) only a table no vCPU's base pointers reach, with
 // the other CPUs flushed where they may still hold a way to it (ptwr::SharedView).
 bool detach(Vcpu& vcpu, const TableWriteFault& write);
-// Whether vCPUs of the domain may run on several CPUs at once: sched_smp=1 and more than one
-// vCPU (max_vcpus, fixed at creation: whether or not they are up, so no vCPU coming up or
-// going down changes the rules under a detached table). Then the slots stay the domain's,
+// Whether vCPUs of the domain may run on several CPUs at once: sched_smp=1 and a second vCPU
+// of it was given a context (Domain::several_vcpus: never cleared, so no vCPU going down or
+// coming up again changes the rules under a detached table; the context is set inside a
+// counted MmuOperation, which reattaches what a one-CPU detach left). Then the slots stay the domain's,
 // under its slots lock; detaches are inactive ones only, checked against every vCPU's base
 // pointers; every MMU operation of its vCPUs is an MmuOperation; reattach flushes the other
 // CPUs before it compares (docs/architecture.md, "The PV MMU on several CPUs").
-inline bool on_several_cpus(const Domain& domain) { return domains::vcpus_on_every_cpu() && domain.max_vcpus > 1; }
+inline bool on_several_cpus(const Domain& domain) {
+  return domains::vcpus_on_every_cpu() && __atomic_load_n(&domain.several_vcpus, __ATOMIC_ACQUIRE);
+}
 namespace detail {
 void reattach_both_slots(Domain& domain);
 }
@@ -48,10 +51,12 @@ bool reattach_unhooked(Domain& domain);
 // for its reattach whatever in_use says: either the detach's section (which reads the count
 // under the lock) comes first and the reattach undoes it, or the count is seen. Without it a
 // vCPU could link, pin or load as base a table another vCPU detached after the operation's
-// reattach. Costs such a domain two atomic adds and the slots lock per operation.
+// reattach. Costs such a domain two atomic adds and the slots lock per operation. `counted`:
+// counted whatever on_several_cpus says (a vCPU's context set, which may make it true).
 class MmuOperation {
  public:
-  explicit MmuOperation(Domain& domain) : domain_(on_several_cpus(domain) ? &domain : nullptr) {
+  explicit MmuOperation(Domain& domain, bool counted = false)
+      : domain_(counted || on_several_cpus(domain) ? &domain : nullptr) {
     if (domain_ == nullptr) [[likely]] {
       reattach_all(domain);
       return;
