@@ -143,7 +143,8 @@ namespace {
     if (effects.table_unlinked && vcpu) {
       vcpu->domain->writable_pagetables.note_tables_unlinked();
       // For the domain's other CPUs (a domain on several CPUs): the clock after the unlink.
-      vcpu->domain->writable_pagetables.note_tables_unlinked_at(boot_memory::frame_table().flush_clock().now());
+      if (domains::vcpus_on_every_cpu()) [[unlikely]]
+        vcpu->domain->writable_pagetables.note_tables_unlinked_at(boot_memory::frame_table().flush_clock().now());
     }
     return;
   }

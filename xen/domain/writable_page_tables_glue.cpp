@@ -130,7 +130,9 @@ bool enable(Domain& domain) {
   }
   domain.writable_pagetables.set_snapshot_storage(machine::to_virtual<uint64_t>(active << 12),
                                                   machine::to_virtual<uint64_t>(inactive << 12));
-  domain.writable_pagetables.set_other_cpus(ptwr::OtherCpus{flush_other_cpus, &domain});
+  // With every vCPU on CPU 0 no other CPU holds anything of the domain's.
+  if (domains::vcpus_on_every_cpu())
+    domain.writable_pagetables.set_other_cpus(ptwr::OtherCpus{flush_other_cpus, &domain});
   return true;
 }
 
@@ -152,6 +154,22 @@ void disable(Domain& domain) {
 }
 
 namespace {
+// Every vCPU's base pointers, the faulting one's first. Read under the slots lock; they change
+// only in MMU operations (MmuOperation), and the detach declines while one runs.
+[[gnu::noinline]] ptwr::DetachResult detach_on_several_cpus(Vcpu& vcpu, mm::MmuContext& context,
+                                                            const ptwr::WriteFault& fault) {
+  Domain& domain = *vcpu.domain;
+  mm::VcpuBasePointers bases[Domain::vcpu_capacity];
+  unsigned count = 0;
+  bases[count++] = vcpu.bases;
+  domain.for_each_vcpu([&](const Vcpu& other) {
+    if (&other != &vcpu && (other.bases.kernel_mfn || other.bases.user_mfn)) bases[count++] = other.bases;
+  });
+  ptwr::DetachResult result = domain.writable_pagetables.detach(context, ptwr::SharedView{bases, count}, fault);
+  if (result.detached) __atomic_add_fetch(&domain.ptwr_shared_detaches, 1, __ATOMIC_RELAXED);
+  return result;
+}
+
 template <Tracing tracing>
 [[gnu::always_inline]] inline bool detach_table(Vcpu& vcpu, const TableWriteFault& write) {
   Domain& domain = *vcpu.domain;
@@ -162,21 +180,8 @@ template <Tracing tracing>
   mm::MmuContext& context = domain_mmu::reused_context(domain);
   const uint64_t table_mfn = write.table_mfn;
   const ptwr::WriteFault fault{table_mfn, write.mapping_entry_maddr, write.address & ~0xfffULL, write.rip, write.rsp};
-  ptwr::DetachResult result;
-  if (several_cpus) [[unlikely]] {
-    // Every vCPU's base pointers, the faulting one's first. Read under the slots lock; they
-    // change only in MMU operations (MmuOperation), and the detach declines while one runs.
-    mm::VcpuBasePointers bases[Domain::vcpu_capacity];
-    unsigned count = 0;
-    bases[count++] = vcpu.bases;
-    domain.for_each_vcpu([&](const Vcpu& other) {
-      if (&other != &vcpu && (other.bases.kernel_mfn || other.bases.user_mfn)) bases[count++] = other.bases;
-    });
-    result = domain.writable_pagetables.detach(context, ptwr::SharedView{bases, count}, fault);
-    if (result.detached) __atomic_add_fetch(&domain.ptwr_shared_detaches, 1, __ATOMIC_RELAXED);
-  } else {
-    result = domain.writable_pagetables.detach(context, vcpu.bases, fault);
-  }
+  ptwr::DetachResult result = several_cpus ? detach_on_several_cpus(vcpu, context, fault)
+                                           : domain.writable_pagetables.detach(context, vcpu.bases, fault);
   bool evicted = false;
   for (ptwr::SlotKind kind : ptwr::kSlotKinds) {
     uint64_t evicted_table = result.evicted_table_mfn[unsigned(kind)];

@@ -25,7 +25,8 @@ bool detach(Vcpu& vcpu, const TableWriteFault& write);
 // Whether vCPUs of the domain may run on several CPUs at once: sched_smp=1 and a second vCPU
 // of it was given a context (Domain::several_vcpus: never cleared, so no vCPU going down or
 // coming up again changes the rules under a detached table; the context is set inside a
-// counted MmuOperation, which reattaches what a one-CPU detach left). Then the slots stay the domain's,
+// counted MmuOperation, which reattaches what a one-CPU detach left). Then the slots stay the
+// domain's,
 // under its slots lock; detaches are inactive ones only, checked against every vCPU's base
 // pointers; every MMU operation of its vCPUs is an MmuOperation; reattach flushes the other
 // CPUs before it compares (docs/architecture.md, "The PV MMU on several CPUs").
@@ -44,19 +45,26 @@ inline void reattach_all(Domain& domain) {
 // A not-present fault while a table is unhooked: reattach it; true if there was one.
 bool reattach_unhooked(Domain& domain);
 
+// Whether the MMU operations of the domain's own vCPUs are counted (MmuOperation):
+// sched_smp=1 and more than one vCPU (max_vcpus, fixed at creation). Wider than
+// on_several_cpus, and fixed, so that no operation that began uncounted runs on when a second
+// vCPU's context puts the domain on several CPUs.
+inline bool counts_mmu_operations(const Domain& domain) {
+  return domains::vcpus_on_every_cpu() && domain.max_vcpus > 1;
+}
+
 // Held by every MMU operation of a vCPU on its own domain's tables (the MMU hypercalls, an
 // emulated table write, a vCPU's context set or reset): the detached tables are reattached
-// first. In a domain on several CPUs the operation also counts as a foreign use while it runs
+// first. Where counts_mmu_operations the operation also counts as a foreign use while it runs
 // (ptwr::WritablePagetables::begin_foreign_use: no detach meanwhile) and takes the slots lock
 // for its reattach whatever in_use says: either the detach's section (which reads the count
 // under the lock) comes first and the reattach undoes it, or the count is seen. Without it a
 // vCPU could link, pin or load as base a table another vCPU detached after the operation's
-// reattach. Costs such a domain two atomic adds and the slots lock per operation. `counted`:
-// counted whatever on_several_cpus says (a vCPU's context set, which may make it true).
+// reattach. Costs such a domain two atomic adds and the slots lock per operation; the others,
+// one test (run_mmu_operation keeps even the destructor off their path).
 class MmuOperation {
  public:
-  explicit MmuOperation(Domain& domain, bool counted = false)
-      : domain_(counted || on_several_cpus(domain) ? &domain : nullptr) {
+  explicit MmuOperation(Domain& domain) : domain_(counts_mmu_operations(domain) ? &domain : nullptr) {
     if (domain_ == nullptr) [[likely]] {
       reattach_all(domain);
       return;
@@ -74,6 +82,23 @@ class MmuOperation {
  private:
   Domain* domain_;
 };
+namespace detail {
+template <typename Operation>
+[[gnu::noinline]] auto run_counted(Domain& domain, Operation& operation) {
+  MmuOperation counted(domain);
+  return operation();
+}
+}  // namespace detail
+// `operation()` as an MmuOperation of `domain`, for the hot paths (the MMU hypercalls, the
+// emulated write): an uncounted domain pays the test and reattach_all, and its call stays a
+// tail call.
+template <typename Operation>
+[[gnu::always_inline]] inline auto run_mmu_operation(Domain& domain, Operation operation) {
+  if (counts_mmu_operations(domain)) [[unlikely]]
+    return detail::run_counted(domain, operation);
+  reattach_all(domain);
+  return operation();
+}
 
 // Held by another domain's MMU operation on `domain`'s tables or frames, from another CPU than
 // the domain's: every slot is reattached when it begins, and none detached until it ends

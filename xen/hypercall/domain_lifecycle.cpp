@@ -290,8 +290,8 @@ long set_vcpu_context(Vcpu& vcpu, vcpu_guest_context& context) {
   Domain& target = *vcpu.domain;
   if (target.dying()) return -XEN_EINVAL;  // its frames are going (Xen: the CR3 page is not its any more)
   // Its base pointers are read by other vCPUs' detaches (writable_page_tables::on_several_cpus),
-  // and a second vCPU with a context puts the domain on several CPUs: counted from the start.
-  writable_page_tables::MmuOperation operation(target, domains::vcpus_on_every_cpu() && target.max_vcpus > 1);
+  // and a second vCPU with a context puts the domain on several CPUs.
+  writable_page_tables::MmuOperation operation(target);
   control::fix_guest_selectors(context);
   control::VcpuTablesNow now{vcpu.initialised, vcpu.bases.kernel_mfn, vcpu.bases.user_mfn, vcpu.gdt_entries,
                              vcpu.gdt_frames,  vcpu.ldt.base,         vcpu.ldt.entries};

@@ -122,17 +122,11 @@ void WritablePagetables::note_tables_unlinked_at(uint64_t stamp) {
   }
 }
 
-DetachResult WritablePagetables::detach(mm::MmuContext& context, const mm::VcpuBasePointers& bases,
-                                        const WriteFault& fault) {
-  return detach_table(context, &bases, 1, false, fault);
-}
-
-DetachResult WritablePagetables::detach(mm::MmuContext& context, const SharedView& view, const WriteFault& fault) {
-  return detach_table(context, view.bases, view.count, true, fault);
-}
-
-DetachResult WritablePagetables::detach_table(mm::MmuContext& context, const mm::VcpuBasePointers* bases,
-                                              unsigned count, bool other_cpus, const WriteFault& fault) {
+// Inline in both detach calls: the one-CPU one is on every writable-path fault.
+[[gnu::always_inline]] inline DetachResult WritablePagetables::detach_table(mm::MmuContext& context,
+                                                                            const mm::VcpuBasePointers* bases,
+                                                                            unsigned count, bool other_cpus,
+                                                                            const WriteFault& fault) {
   DetachResult result;
   if (foreign_use()) {
     result.declined = Decline::foreign_use;
@@ -227,6 +221,15 @@ DetachResult WritablePagetables::detach_table(mm::MmuContext& context, const mm:
   return result;
 }
 
+DetachResult WritablePagetables::detach(mm::MmuContext& context, const mm::VcpuBasePointers& bases,
+                                        const WriteFault& fault) {
+  return detach_table(context, &bases, 1, false, fault);
+}
+
+DetachResult WritablePagetables::detach(mm::MmuContext& context, const SharedView& view, const WriteFault& fault) {
+  return detach_table(context, view.bases, view.count, true, fault);
+}
+
 // Each changed entry is put back to its snapshot value and then updated to what the guest
 // wrote through the ordinary entry update, which checks it and moves the references. The
 // unchanged entries are only compared, a block of eight at a time (table_snapshot).
@@ -265,19 +268,19 @@ ReattachStats WritablePagetables::reattach(mm::MmuContext& context, SlotKind kin
   Slot& slot = slots_[index_of(kind)];
   if (!slot.in_use) return stats;
   // The mapping goes back to read-only first, and no CPU can store through a writable
-  // translation of it any more before the table is compared with its snapshot: with vCPUs on
-  // other CPUs, those CPUs' TLBs may hold it and are flushed here (OtherCpus: the clock read
-  // after the store, so every CPU of the domain that has not flushed since; waited for). This
-  // CPU's vCPU does not run until the effects below are applied, nor does the hypervisor store
-  // through the guest's mappings meanwhile.
+  // translation of it any more before the table is compared with its snapshot: where the glue
+  // set OtherCpus (guests on every CPU), the other CPUs of the domain that have not flushed
+  // since the store are flushed here, waited for: its other vCPUs' CPUs, or the domain's own CPU
+  // when another domain's operation reattaches from elsewhere (ForeignUse). This CPU's vCPU
+  // does not run until the effects below are applied, nor does the hypervisor store through
+  // the guest's mappings meanwhile.
   under_table_lock(context, table_of(slot.mapping_entry_maddr), mm::PageType::L1, [&](mm::PageInfo&) {
     uint64_t* mapping = entry_at(context.frames, slot.mapping_entry_maddr);
     PageTableEntry current(__atomic_load_n(mapping, __ATOMIC_ACQUIRE));
     if (current.present() && current.mfn() == slot.table_mfn)
       __atomic_and_fetch(mapping, ~PageTableEntry::kWritable, __ATOMIC_ACQ_REL);
   });
-  if (slot.other_cpus && other_cpus_.flush)
-    other_cpus_.flush(other_cpus_.cookie, context.frames.flush_clock().now(), false);
+  if (other_cpus_.flush) other_cpus_.flush(other_cpus_.cookie, context.frames.flush_clock().now(), false);
   revalidate_changed_entries(context, kind, stats);
   // The writable translation may be cached wherever the mapping entry is translated.
   if (slot.flush_at_reattach)

@@ -80,8 +80,9 @@ struct Slot {
   bool other_cpus = false;           // detached while vCPUs of the domain may run on other CPUs
 };
 
-// The domain's other CPUs, for a domain whose vCPUs may run on several CPUs at once (a
-// SharedView detach). Set once by the glue (set_other_cpus).
+// The domain's other CPUs, where guests run on every CPU (the glue sets it at enable, with
+// sched_smp=1): every reattach asks it (its vCPUs on other CPUs, or the domain's own CPU when
+// another domain's operation reattaches from elsewhere), a SharedView detach after an unlink.
 struct OtherCpus {
   // Flushes the whole TLB of every CPU (this one too when `this_cpu_too`) that may hold a
   // translation of the domain's made before the flush clock (context.frames.flush_clock())
