@@ -492,8 +492,12 @@ void detach_reattacher(unsigned round) {
   long wrong = 0;
   volatile uint64_t* entries = entries_of(detach_l1);
   for (unsigned i = 0; i < kDetachStores; ++i) {
-    const uint64_t value = entries[round * kDetachStores + i] & ~(kGuestKernelMark | PageTableEntry::kAccessed);
-    wrong += value != (i % 2 ? entry(data_mfn(), kUserReadOnly) & ~PageTableEntry::kAccessed : 0);
+    // A data mapping kept: present, read-only, the data page (Xen may add flags of its own);
+    // a table mapping refused: the entry as it was, empty.
+    const uint64_t value = entries[round * kDetachStores + i];
+    const bool data_mapping = (value & PageTableEntry::kPresent) && !(value & PageTableEntry::kWritable) &&
+                              ((value >> 12) & ((1ull << 40) - 1)) == data_mfn().value;
+    wrong += i % 2 ? !data_mapping : value != 0;
   }
   race.tallies[3].count(wrong, 0, 0);
   store_release(detach_checked, round + 1);
