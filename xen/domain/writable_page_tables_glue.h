@@ -26,10 +26,10 @@ bool detach(Vcpu& vcpu, const TableWriteFault& write);
 // of it was given a context (Domain::several_vcpus: never cleared, so no vCPU going down or
 // coming up again changes the rules under a detached table; the context is set inside a
 // counted MmuOperation, which reattaches what a one-CPU detach left). Then the slots stay the
-// domain's,
-// under its slots lock; detaches are inactive ones only, checked against every vCPU's base
-// pointers; every MMU operation of its vCPUs is an MmuOperation; reattach flushes the other
-// CPUs before it compares (docs/architecture.md, "The PV MMU on several CPUs").
+// domain's, under its slots lock; detaches are inactive ones only, checked against every
+// vCPU's base pointers, and none while an MMU operation of its vCPUs runs (MmuOperation,
+// counted where counts_mmu_operations); reattach flushes the other CPUs before it compares
+// (docs/architecture.md, "Writable pagetables on SMP").
 inline bool on_several_cpus(const Domain& domain) {
   return domains::vcpus_on_every_cpu() && __atomic_load_n(&domain.several_vcpus, __ATOMIC_ACQUIRE);
 }

@@ -14,7 +14,7 @@
 
 namespace page_fault {
 namespace {
-constexpr uint64_t error_present = 1, error_write = 2;
+constexpr uint64_t error_present = 1, error_write = 2, error_reserved = 8;
 
 using pte_emulation::TableWrite;
 
@@ -145,8 +145,9 @@ bool fixup(Vcpu& vcpu, TrapFrame& frame, uint64_t address) {
   }
   if (!(frame.error_code & error_write) || !vcpu.kernel_mode || !vcpu.domain->takes_table_writes()) return false;
   const TableWrite write = find_table_write(vcpu, address);
+  // (Not a fault on a reserved bit: the walk does not look at those, the retry would fault again.)
   if (write.table == nullptr) [[unlikely]]
-    return spurious_write(vcpu, address);
+    return !(frame.error_code & error_reserved) && spurious_write(vcpu, address);
   if (trace_points::on()) [[unlikely]]
     return take_over_traced(vcpu, frame, address, write);
   return take_over<false>(vcpu, frame, address, write);
