@@ -124,6 +124,10 @@ void domain_stopped(Domain& domain) {
   const char* how = domain.state == DomainState::crashed ? "crashed" : "shut down";
   printk("Domain %u %s: reason %s (%u)\n", domain.id, how, reason_name(domain.shutdown_reason), domain.shutdown_reason);
   if (domains::vcpus_on_every_cpu()) report_cpus_used(domain);
+  if (writable_page_tables::on_several_cpus(domain) && domain.pt_write_mode != PageTableWriteMode::emulate)
+    printk("Domain %u writable pagetables on several CPUs: %lu detaches, %lu flush calls\n", domain.id,
+           __atomic_load_n(&domain.ptwr_shared_detaches, __ATOMIC_RELAXED),
+           __atomic_load_n(&domain.ptwr_shared_flush_calls, __ATOMIC_RELAXED));
   if (domain.state == DomainState::crashed)
     printk("hypervisor still running after the crash of domain %u\n", domain.id);
 }

@@ -1,5 +1,6 @@
 // Writable pagetables: detach (unhook when reachable), native writes, reattach with
 // re-validation of the changed entries only, and the audit staying clean throughout.
+#include <functional>
 #include "mm_test_fixture.h"
 #include "ptwr/table_reachability.h"
 #include "ptwr/writable_pagetables.h"
@@ -567,6 +568,165 @@ TEST(MmuEffects, MergeKeepsTableUnlinked) {
   b.table_unlinked = true;
   a.merge(b);
   EXPECT_TRUE(a.table_unlinked);
+}
+
+// ---- Issue 30, item 5: writable pagetables in a domain whose vCPUs run on several CPUs. ----
+
+// What OtherCpus was asked, and what the tables looked like then.
+struct FlushRecord {
+  const uint64_t* mapping = nullptr;  // the mapping entry of the detached table (kL1[10])
+  unsigned calls = 0;
+  uint64_t stamp = 0;
+  bool this_cpu_too = false;
+  bool mapping_writable_then = false;
+  std::function<void()> meanwhile;  // what another CPU does before it takes the flush IPI
+};
+
+class PtwrSeveralCpusTest : public PtwrTest {
+ protected:
+  void SetUp() override {
+    PtwrTest::SetUp();
+    // kSpareL3 -> kSpareL2 -> kSpareL1, pinned, linked nowhere kL4 reaches; kL1[10] maps kSpareL1.
+    write(kSpareL2, 0, link(kSpareL1));
+    write(kSpareL3, 0, link(kSpareL2));
+    ASSERT_EQ(pin(kSpareL3, MMUEXT_PIN_L3_TABLE), 0);
+    ASSERT_EQ(update(kL2, 1, E()), 0);
+    ASSERT_EQ(update(kL1, 10, ro(kSpareL1)), 0);
+    wp_.set_other_cpus(ptwr::OtherCpus{&record_flush, &flushes_});
+    flushes_.mapping = &table_entries(frames_, kL1)[10];
+  }
+
+  static void record_flush(void* cookie, uint64_t stamp, bool this_cpu_too) {
+    auto& record = *static_cast<FlushRecord*>(cookie);
+    ++record.calls;
+    record.stamp = stamp;
+    record.this_cpu_too = this_cpu_too;
+    record.mapping_writable_then = E(__atomic_load_n(record.mapping, __ATOMIC_ACQUIRE)).writable();
+    if (record.meanwhile) record.meanwhile();
+  }
+
+  // A detach by the vCPU running on kL4 while `others` are the other vCPUs' base pointers.
+  ptwr::DetachResult detach_shared(MmuContext& ctx, uint64_t table, uint64_t mapping_slot, uint64_t va,
+                                   std::vector<VcpuBasePointers> others = {}) {
+    std::vector<VcpuBasePointers> all{bases_};
+    all.insert(all.end(), others.begin(), others.end());
+    return wp_.detach(ctx, ptwr::SharedView{all.data(), unsigned(all.size())},
+                      ptwr::WriteFault{table, mapping_slot, va, kElsewhere, kElsewhere + 0x8000});
+  }
+
+  FlushRecord flushes_;
+};
+
+TEST_F(PtwrSeveralCpusTest, TableUnreachableFromEveryVcpuIsDetachedInactiveWithoutFlushes) {
+  auto ctx = context();
+  ptwr::DetachResult detached = detach_shared(ctx, kSpareL1, slot_of(kL1, 10), 0xa000);
+  ASSERT_TRUE(detached.detached);
+  EXPECT_FALSE(detached.unhooked);
+  EXPECT_TRUE(wp_.slot(ptwr::SlotKind::inactive).other_cpus);
+  EXPECT_EQ(flushes_.calls, 0u) << "no unlink noted: no CPU can walk it";
+  EXPECT_FALSE(ctx.effects.flush_local_tlb);
+  write(kSpareL1, 5, ro(kLooseData + 2));
+  auto ctx2 = context();
+  ptwr::ReattachStats stats = wp_.reattach_all(ctx2);
+  EXPECT_EQ(stats.revalidated, 1u);
+  EXPECT_EQ(flushes_.calls, 1u) << "the reattach flushes the other CPUs";
+  EXPECT_AUDIT_CLEAN();
+}
+
+TEST_F(PtwrSeveralCpusTest, TableAnotherVcpusBasePointerReachesIsNotDetached) {
+  // Another vCPU runs on kSpareL4 -> kSpareL3 -> kSpareL2 -> kSpareL1.
+  write(kSpareL4, 0, link(kSpareL3));
+  ASSERT_EQ(pin(kSpareL4, MMUEXT_PIN_L4_TABLE), 0);
+  auto ctx = context();
+  ptwr::DetachResult kernel = detach_shared(ctx, kSpareL1, slot_of(kL1, 10), 0xa000, {VcpuBasePointers{kSpareL4, 0}});
+  EXPECT_FALSE(kernel.detached);
+  EXPECT_EQ(kernel.declined, ptwr::Decline::shared_reachable);
+  ptwr::DetachResult user = detach_shared(ctx, kSpareL1, slot_of(kL1, 10), 0xa000, {VcpuBasePointers{kL4, kSpareL4}});
+  EXPECT_EQ(user.declined, ptwr::Decline::shared_reachable) << "its user base pointer counts too";
+  EXPECT_FALSE(read(kL1, 10).writable());
+  EXPECT_FALSE(wp_.any_in_use());
+  // One vCPU's view (a domain on one CPU at a time) sees it unreachable.
+  ASSERT_TRUE(detach(ctx, kSpareL1, slot_of(kL1, 10), 0xa000).detached);
+  EXPECT_FALSE(wp_.slot(ptwr::SlotKind::inactive).other_cpus);
+  auto ctx2 = context();
+  wp_.reattach_all(ctx2);
+  EXPECT_EQ(flushes_.calls, 1u) << "every reattach asks OtherCpus (set where guests run on every CPU)";
+  EXPECT_AUDIT_CLEAN();
+}
+
+TEST_F(PtwrSeveralCpusTest, ReachableTableIsEmulatedEvenForAGuestThatReadsUnhookedEntries) {
+  ASSERT_TRUE(wp_.guest_reads_unhooked_entries());
+  auto ctx = context();
+  ptwr::DetachResult result = detach_shared(ctx, kL1, slot_of(kSpareL1, 0), 0x200000);
+  EXPECT_FALSE(result.detached);
+  EXPECT_EQ(result.declined, ptwr::Decline::shared_reachable);
+  EXPECT_TRUE(read(kL2, 0).present()) << "never unhooked";
+  EXPECT_FALSE(ctx.effects.any());
+  EXPECT_AUDIT_CLEAN();
+}
+
+// The other CPUs are flushed after the mapping is read-only again and before the comparison:
+// a store another CPU made through its stale writable translation before it took the flush is
+// compared, and validated (or refused), like any other.
+TEST_F(PtwrSeveralCpusTest, ReattachFlushesTheOtherCpusBetweenTheReadOnlyMappingAndTheComparison) {
+  auto ctx = context();
+  ASSERT_TRUE(detach_shared(ctx, kSpareL1, slot_of(kL1, 10), 0xa000).detached);
+  EXPECT_TRUE(read(kL1, 10).writable());
+  write(kSpareL1, 5, ro(kLooseData + 2));
+  flushes_.meanwhile = [this] {
+    write(kSpareL1, 6, ro(kLooseData + 3));  // a late store, before this CPU took the IPI
+    write(kSpareL1, 7, rw(kL2));             // and a forbidden one
+  };
+  const uint64_t before = frames_.flush_clock().now();
+  auto ctx2 = context();
+  ptwr::ReattachStats stats = wp_.reattach_all(ctx2);
+  EXPECT_EQ(flushes_.calls, 1u);
+  EXPECT_FALSE(flushes_.mapping_writable_then) << "read-only before the other CPUs are flushed";
+  EXPECT_FALSE(flushes_.this_cpu_too) << "this CPU's vCPU is not running: its invlpg is an effect";
+  EXPECT_GE(flushes_.stamp, before) << "the clock read after the store";
+  EXPECT_EQ(stats.changed, 3u) << "the late stores were compared too";
+  EXPECT_EQ(stats.revalidated, 2u);
+  EXPECT_EQ(stats.refused, 1u);
+  EXPECT_FALSE(read(kSpareL1, 7).present());
+  EXPECT_EQ(info(kLooseData + 3).general_refs(), 2u) << "mapped by the late store";
+  EXPECT_TRUE(ctx2.effects.invalidate_page_local || ctx2.effects.flush_local_tlb);
+  EXPECT_AUDIT_CLEAN();
+}
+
+// An unlink some CPU applied without a full flush: every CPU of the domain (this one too) that
+// has not flushed since is flushed before the mapping turns writable.
+TEST_F(PtwrSeveralCpusTest, DetachAfterAnUnlinkFlushesEveryCpuFirst) {
+  frames_.flush_clock().full_flush(0);
+  const uint64_t stamp = frames_.flush_clock().now();
+  wp_.note_tables_unlinked_at(stamp);
+  wp_.note_tables_unlinked_at(stamp - 1);
+  EXPECT_EQ(wp_.unlinked_stamp(), stamp) << "the latest is kept";
+  auto ctx = context();
+  ASSERT_TRUE(detach_shared(ctx, kSpareL1, slot_of(kL1, 10), 0xa000).detached);
+  EXPECT_EQ(flushes_.calls, 1u);
+  EXPECT_EQ(flushes_.stamp, stamp);
+  EXPECT_TRUE(flushes_.this_cpu_too);
+  EXPECT_FALSE(flushes_.mapping_writable_then) << "flushed before the mapping turned writable";
+  EXPECT_TRUE(read(kL1, 10).writable());
+  auto ctx2 = context();
+  wp_.reattach_all(ctx2);
+  EXPECT_AUDIT_CLEAN();
+}
+
+// A vCPU's MMU operation in a domain on several CPUs counts as a foreign use while it runs
+// (the glue's MmuOperation): it may link the table or load a base pointer reaching it.
+TEST_F(PtwrSeveralCpusTest, NoDetachWhileAnMmuOperationRuns) {
+  wp_.begin_foreign_use();
+  auto ctx = context();
+  ptwr::DetachResult result = detach_shared(ctx, kSpareL1, slot_of(kL1, 10), 0xa000);
+  EXPECT_FALSE(result.detached);
+  EXPECT_EQ(result.declined, ptwr::Decline::foreign_use);
+  wp_.end_foreign_use();
+  auto ctx2 = context();
+  EXPECT_TRUE(detach_shared(ctx2, kSpareL1, slot_of(kL1, 10), 0xa000).detached);
+  auto ctx3 = context();
+  wp_.reattach_all(ctx3);
+  EXPECT_AUDIT_CLEAN();
 }
 }  // namespace
 }  // namespace mm::testing

@@ -191,7 +191,15 @@ struct Domain {
   uint64_t frames_held = 0;                                   // how many it still had when last looked at, dead
   uint64_t frames_given_back = 0, module_frames_unowned = 0;  // by its destroydomain, for the report
   ptwr::WritablePagetables writable_pagetables;
-  uint64_t ptwr_snapshot_mfns[2]{};    // the hypervisor frames holding its two snapshots (0: none)
+  uint64_t ptwr_snapshot_mfns[2]{};  // the hypervisor frames holding its two snapshots (0: none)
+  // A domain whose vCPUs run on several CPUs (writable_page_tables::on_several_cpus): its
+  // detaches, and the cross-CPU flushes they asked for (at the detach after an unlink, at
+  // reattach); atomic adds, reported when it stops (summary).
+  uint64_t ptwr_shared_detaches = 0, ptwr_shared_flush_calls = 0;
+  // Set (atomically, never cleared) when a second vCPU of it is given a context with guests on
+  // every CPU (domain_lifecycle::set_vcpu_context, inside its MmuOperation): from then on its
+  // vCPUs may run on several CPUs at once (writable_page_tables::on_several_cpus).
+  bool several_vcpus = false;
   ptwr::AdaptivePolicy adaptive_ptwr;  // ptwr=adaptive: which path each L1's writes take
   // Its vCPUs, by id. Each knows its domain and id from the domain's creation on; those below
   // max_vcpus exist once XEN_DOMCTL_max_vcpus made them (Vcpu::created), the rest never do.

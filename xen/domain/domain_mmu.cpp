@@ -140,7 +140,12 @@ namespace {
         boot_memory::flush_tlb_cpus(dirty_cpus(*vcpu->domain).without(self));
     }
     // No full flush: a table an entry stopped linking may still be walked from the TLB.
-    if (effects.table_unlinked && vcpu) vcpu->domain->writable_pagetables.note_tables_unlinked();
+    if (effects.table_unlinked && vcpu) {
+      vcpu->domain->writable_pagetables.note_tables_unlinked();
+      // For the domain's other CPUs (a domain on several CPUs): the clock after the unlink.
+      if (domains::vcpus_on_every_cpu()) [[unlikely]]
+        vcpu->domain->writable_pagetables.note_tables_unlinked_at(boot_memory::frame_table().flush_clock().now());
+    }
     return;
   }
   if (vcpu) vcpu->domain->writable_pagetables.note_full_tlb_flush();

@@ -49,7 +49,8 @@ const char* decline_reason(ptwr::Decline declined) {
     case ptwr::Decline::cuts_off_guest: return "unhook would cut off its code or stack";
     case ptwr::Decline::would_unhook: return "reachable, and the guest does not read unhooked entries";
     case ptwr::Decline::no_progress: return "last batch changed nothing";
-    case ptwr::Decline::foreign_use: return "another domain's MMU operation on it is under way";
+    case ptwr::Decline::foreign_use: return "an MMU operation on its tables is under way on another CPU";
+    case ptwr::Decline::shared_reachable: return "reachable, and the domain's vCPUs run on several CPUs";
   }
   return "detached";
 }
@@ -95,13 +96,21 @@ void reattach_both_slots_locked(Domain& domain) {
 }
 }  // namespace
 
-namespace detail {
-bool at_most_one_vcpu_up(const Domain& domain) {
-  unsigned up = 0;
-  domain.for_each_vcpu([&](const Vcpu& vcpu) { up += vcpu.initialised && vcpu.online; });
-  return up <= 1;
+namespace {
+// ptwr::OtherCpus for a domain on several CPUs: its dirty CPUs (but this one unless asked) that
+// have not made a full flush since `stamp` flush theirs, this one directly and the others by
+// one waited cross-CPU call (none when every one has flushed or left the domain since).
+void flush_other_cpus(void* cookie, uint64_t stamp, bool this_cpu_too) {
+  Domain& domain = *static_cast<Domain*>(cookie);
+  const CpuMask dirty = domain_mmu::dirty_cpus(domain);
+  const CpuMask among = this_cpu_too ? dirty : dirty.without(per_cpu::this_cpu());
+  if (among.empty()) return;
+  const CpuMask holding = boot_memory::frame_table().flush_clock().cpus_holding(stamp, among);
+  if (holding.empty()) return;
+  __atomic_add_fetch(&domain.ptwr_shared_flush_calls, 1, __ATOMIC_RELAXED);
+  boot_memory::flush_tlb_cpus(holding);
 }
-}  // namespace detail
+}  // namespace
 
 namespace detail {
 void reattach_both_slots(Domain& domain) {
@@ -121,6 +130,9 @@ bool enable(Domain& domain) {
   }
   domain.writable_pagetables.set_snapshot_storage(machine::to_virtual<uint64_t>(active << 12),
                                                   machine::to_virtual<uint64_t>(inactive << 12));
+  // With every vCPU on CPU 0 no other CPU holds anything of the domain's.
+  if (domains::vcpus_on_every_cpu())
+    domain.writable_pagetables.set_other_cpus(ptwr::OtherCpus{flush_other_cpus, &domain});
   return true;
 }
 
@@ -142,18 +154,34 @@ void disable(Domain& domain) {
 }
 
 namespace {
+// Every vCPU's base pointers, the faulting one's first. Read under the slots lock; they change
+// only in MMU operations (MmuOperation), and the detach declines while one runs.
+[[gnu::noinline]] ptwr::DetachResult detach_on_several_cpus(Vcpu& vcpu, mm::MmuContext& context,
+                                                            const ptwr::WriteFault& fault) {
+  Domain& domain = *vcpu.domain;
+  mm::VcpuBasePointers bases[Domain::vcpu_capacity];
+  unsigned count = 0;
+  bases[count++] = vcpu.bases;
+  domain.for_each_vcpu([&](const Vcpu& other) {
+    if (&other != &vcpu && (other.bases.kernel_mfn || other.bases.user_mfn)) bases[count++] = other.bases;
+  });
+  ptwr::DetachResult result = domain.writable_pagetables.detach(context, ptwr::SharedView{bases, count}, fault);
+  if (result.detached) __atomic_add_fetch(&domain.ptwr_shared_detaches, 1, __ATOMIC_RELAXED);
+  return result;
+}
+
 template <Tracing tracing>
 [[gnu::always_inline]] inline bool detach_table(Vcpu& vcpu, const TableWriteFault& write) {
   Domain& domain = *vcpu.domain;
-  if (!may_detach(domain)) return false;
+  const bool several_cpus = on_several_cpus(domain);
   SlotsGuard guard(domain);
   // The fault path's own context: nothing on it nests another user (reattach_unhooked, which
   // a guest access may call, builds its own).
   mm::MmuContext& context = domain_mmu::reused_context(domain);
   const uint64_t table_mfn = write.table_mfn;
-  ptwr::DetachResult result = domain.writable_pagetables.detach(
-      context, vcpu.bases,
-      ptwr::WriteFault{table_mfn, write.mapping_entry_maddr, write.address & ~0xfffULL, write.rip, write.rsp});
+  const ptwr::WriteFault fault{table_mfn, write.mapping_entry_maddr, write.address & ~0xfffULL, write.rip, write.rsp};
+  ptwr::DetachResult result = several_cpus ? detach_on_several_cpus(vcpu, context, fault)
+                                           : domain.writable_pagetables.detach(context, vcpu.bases, fault);
   bool evicted = false;
   for (ptwr::SlotKind kind : ptwr::kSlotKinds) {
     uint64_t evicted_table = result.evicted_table_mfn[unsigned(kind)];

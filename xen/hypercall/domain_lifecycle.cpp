@@ -289,6 +289,9 @@ void reap_dead() {
 long set_vcpu_context(Vcpu& vcpu, vcpu_guest_context& context) {
   Domain& target = *vcpu.domain;
   if (target.dying()) return -XEN_EINVAL;  // its frames are going (Xen: the CR3 page is not its any more)
+  // Its base pointers are read by other vCPUs' detaches (writable_page_tables::on_several_cpus),
+  // and a second vCPU with a context puts the domain on several CPUs.
+  writable_page_tables::MmuOperation operation(target);
   control::fix_guest_selectors(context);
   control::VcpuTablesNow now{vcpu.initialised, vcpu.bases.kernel_mfn, vcpu.bases.user_mfn, vcpu.gdt_entries,
                              vcpu.gdt_frames,  vcpu.ldt.base,         vcpu.ldt.entries};
@@ -323,6 +326,11 @@ long set_vcpu_context(Vcpu& vcpu, vcpu_guest_context& context) {
   else
     fpu::initial_state(vcpu.fpu_state);
   vcpu.initialised = true;
+  if (domains::vcpus_on_every_cpu() && !target.several_vcpus) {
+    unsigned initialised = 0;
+    target.for_each_vcpu([&](const Vcpu& each) { initialised += each.initialised; });
+    if (initialised > 1) __atomic_store_n(&target.several_vcpus, true, __ATOMIC_RELEASE);
+  }
   vcpu.fpu_initialised = context.flags & VGCF_i387_valid;
   vcpu.has_run = false;
   vcpu.online = context.flags & VGCF_online;
@@ -339,7 +347,7 @@ long initialise_vcpu(Vcpu& vcpu, vcpu_guest_context& context) {
 }
 
 long reset_vcpu(Vcpu& vcpu) {
-  writable_page_tables::reattach_all(*vcpu.domain);
+  writable_page_tables::MmuOperation operation(*vcpu.domain);
   mm::release_base_pointers(boot_memory::frame_table(), vcpu.bases);
   descriptor_tables::destroy_gdt(vcpu);
   vcpu.ldt = {};

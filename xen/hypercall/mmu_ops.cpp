@@ -308,60 +308,66 @@ bool list_starts_in_guest(const Vcpu& vcpu, uint64_t list) { return guest_memory
 
 long mmu_update(Vcpu& vcpu, TrapFrame&, Arguments& args) {
   perf::add(perf::Counter::mmu_hypercalls);
-  writable_page_tables::reattach_all(*vcpu.domain);  // MMU operations see validated tables
-  if (is_one_own_request(args)) [[likely]]
-    return run_one_own_request(vcpu, args.a[0]);
-  if (!list_starts_in_guest(vcpu, args.a[0])) return -XEN_EFAULT;
-  Target target;
-  if (long rc = mmu_target(vcpu, args.a[3], uint32_t(args.a[1]), target))
-    return target.refused_before_done ? rc : finish(vcpu, args.a[2], 0, rc);
-  // The tables updated and the frames mapped are seen validated too, whoever owns them: another
-  // domain's detaches wait until the batch is done (it may run on another CPU meanwhile).
-  Domain* frames = mm::is_guest_domain(target.page_owner) ? domains::find(target.page_owner) : nullptr;
-  if (target.tables == vcpu.domain && (frames == nullptr || frames == vcpu.domain)) [[likely]]
-    return run_updates(vcpu, args, target);
-  return foreign_update(vcpu, args, target, frames);
+  // MMU operations see validated tables.
+  return writable_page_tables::run_mmu_operation(*vcpu.domain, [&]() -> long {
+    if (is_one_own_request(args)) [[likely]]
+      return run_one_own_request(vcpu, args.a[0]);
+    if (!list_starts_in_guest(vcpu, args.a[0])) return -XEN_EFAULT;
+    Target target;
+    if (long rc = mmu_target(vcpu, args.a[3], uint32_t(args.a[1]), target))
+      return target.refused_before_done ? rc : finish(vcpu, args.a[2], 0, rc);
+    // The tables updated and the frames mapped are seen validated too, whoever owns them: another
+    // domain's detaches wait until the batch is done (it may run on another CPU meanwhile).
+    Domain* frames = mm::is_guest_domain(target.page_owner) ? domains::find(target.page_owner) : nullptr;
+    if (target.tables == vcpu.domain && (frames == nullptr || frames == vcpu.domain)) [[likely]]
+      return run_updates(vcpu, args, target);
+    return foreign_update(vcpu, args, target, frames);
+  });
 }
 
 long mmuext_op(Vcpu& vcpu, TrapFrame&, Arguments& args) {
   perf::add(perf::Counter::mmu_hypercalls);
-  writable_page_tables::reattach_all(*vcpu.domain);  // MMU operations see validated tables
-  Domain* target = nullptr;
-  if (!list_starts_in_guest(vcpu, args.a[0])) return -XEN_EFAULT;
-  // A foreigndom refused before any operation leaves `done` unwritten, as Xen's do_mmuext_op.
-  if (long rc = mmuext_target(vcpu, args.a[3], target)) return rc;
-  if (target == vcpu.domain)
+  // MMU operations see validated tables.
+  return writable_page_tables::run_mmu_operation(*vcpu.domain, [&]() -> long {
+    Domain* target = nullptr;
+    if (!list_starts_in_guest(vcpu, args.a[0])) return -XEN_EFAULT;
+    // A foreigndom refused before any operation leaves `done` unwritten, as Xen's do_mmuext_op.
+    if (long rc = mmuext_target(vcpu, args.a[3], target)) return rc;
+    if (target == vcpu.domain)
+      return run_batch<mmuext_op_t>(
+          vcpu, args,
+          [&vcpu](mm::MmuContext& context, const mmuext_op_t& op) -> long {
+            if (op.cmd == MMUEXT_SET_LDT) return ldt_rules::set_ldt(vcpu.ldt, op.arg1.linear_addr, op.arg2.nr_ents);
+            if (op.cmd == MMUEXT_TLB_FLUSH_MULTI || op.cmd == MMUEXT_INVLPG_MULTI) [[unlikely]]
+              return flush_multi(vcpu, context, op);
+            return mm::mmuext_op(context, vcpu.bases, op);
+          },
+          *vcpu.domain);
+    writable_page_tables::ForeignUse use(target);
     return run_batch<mmuext_op_t>(
         vcpu, args,
-        [&vcpu](mm::MmuContext& context, const mmuext_op_t& op) -> long {
-          if (op.cmd == MMUEXT_SET_LDT) return ldt_rules::set_ldt(vcpu.ldt, op.arg1.linear_addr, op.arg2.nr_ents);
-          if (op.cmd == MMUEXT_TLB_FLUSH_MULTI || op.cmd == MMUEXT_INVLPG_MULTI) [[unlikely]]
-            return flush_multi(vcpu, context, op);
-          return mm::mmuext_op(context, vcpu.bases, op);
-        },
-        *vcpu.domain);
-  writable_page_tables::ForeignUse use(target);
-  return run_batch<mmuext_op_t>(
-      vcpu, args,
-      [target](mm::MmuContext& context, const mmuext_op_t& op) { return foreign_mmuext(context, *target, op); },
-      *target);
+        [target](mm::MmuContext& context, const mmuext_op_t& op) { return foreign_mmuext(context, *target, op); },
+        *target);
+  });
 }
 
 namespace {
 long map_va(Vcpu& vcpu, uint64_t va, uint64_t value, uint64_t flags, domid_t page_owner) {
   perf::add(perf::Counter::mmu_hypercalls);
-  writable_page_tables::reattach_all(*vcpu.domain);  // MMU operations see validated tables
-  mm::MmuContext& context = domain_mmu::reused_context(*vcpu.domain);
-  context.page_owner = page_owner;
-  uint64_t table = vcpu.active_table_mfn();
-  // apply_va_flags invalidates va right below, before anything can use the old translation,
-  // on every CPU that may hold it when invalidates_everywhere says so.
-  const bool va_invalidated = invalidates_everywhere(vcpu, flags);
-  const int rc = mm::update_va_mapping(context, table, va, value, va_invalidated);
-  apply(context.effects);
-  // As Xen's: the flush the flags ask for is made whether or not the update was (a flush type
-  // of 3 asks for none, and is no error).
-  return apply_va_flags(vcpu, va, flags, rc);
+  // MMU operations see validated tables.
+  return writable_page_tables::run_mmu_operation(*vcpu.domain, [&]() -> long {
+    mm::MmuContext& context = domain_mmu::reused_context(*vcpu.domain);
+    context.page_owner = page_owner;
+    uint64_t table = vcpu.active_table_mfn();
+    // apply_va_flags invalidates va right below, before anything can use the old translation,
+    // on every CPU that may hold it when invalidates_everywhere says so.
+    const bool va_invalidated = invalidates_everywhere(vcpu, flags);
+    const int rc = mm::update_va_mapping(context, table, va, value, va_invalidated);
+    apply(context.effects);
+    // As Xen's: the flush the flags ask for is made whether or not the update was (a flush type
+    // of 3 asks for none, and is no error).
+    return apply_va_flags(vcpu, va, flags, rc);
+  });
 }
 }  // namespace
 

@@ -115,8 +115,18 @@ void WritablePagetables::rehook(mm::MmuContext& context, const Slot& slot) {
   });
 }
 
-DetachResult WritablePagetables::detach(mm::MmuContext& context, const mm::VcpuBasePointers& bases,
-                                        const WriteFault& fault) {
+void WritablePagetables::note_tables_unlinked_at(uint64_t stamp) {
+  uint64_t seen = __atomic_load_n(&unlinked_stamp_, __ATOMIC_ACQUIRE);
+  while (seen < stamp &&
+         !__atomic_compare_exchange_n(&unlinked_stamp_, &seen, stamp, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+  }
+}
+
+// Inline in both detach calls: the one-CPU one is on every writable-path fault.
+[[gnu::always_inline]] inline DetachResult WritablePagetables::detach_table(mm::MmuContext& context,
+                                                                            const mm::VcpuBasePointers* bases,
+                                                                            unsigned count, bool other_cpus,
+                                                                            const WriteFault& fault) {
   DetachResult result;
   if (foreign_use()) {
     result.declined = Decline::foreign_use;
@@ -126,7 +136,16 @@ DetachResult WritablePagetables::detach(mm::MmuContext& context, const mm::VcpuB
   if (!eligible(context, fault)) return result;
   const mm::TableLinks links = mm::read_links(context.frames.info(fault.table_mfn));
   const uint64_t link = links.count == 1 ? links.slot[0] : 0;
-  const bool active = link && reachable(context.frames, table_of(link), bases);
+  // Reachable from any vCPU's base pointers (one of them without other CPUs: the faulting one).
+  bool active = false;
+  for (unsigned i = 0; link && i < count && !active; ++i) active = reachable(context.frames, table_of(link), bases[i]);
+  // On several CPUs an unhook would need every CPU flushed before the guest runs again, and
+  // the unhooked L2 entry could be walked by another vCPU meanwhile: emulate instead.
+  if (active && other_cpus) {
+    result.declined = Decline::shared_reachable;
+    return result;
+  }
+  const mm::VcpuBasePointers& faulting = bases[0];
   // The guest would read the unhooked L2 entry as not present and may take the frame it names
   // for a pseudo-physical one (see the header): emulate unless it said it can read it.
   if (active && !guest_reads_unhooked_entries_) {
@@ -134,8 +153,8 @@ DetachResult WritablePagetables::detach(mm::MmuContext& context, const mm::VcpuB
     return result;
   }
   // The retried store could never run if the unhook took its own code or stack away.
-  if (active && (may_translate_through(context.frames, fault.table_mfn, bases, fault.rip) ||
-                 may_translate_through(context.frames, fault.table_mfn, bases, fault.rsp))) {
+  if (active && (may_translate_through(context.frames, fault.table_mfn, faulting, fault.rip) ||
+                 may_translate_through(context.frames, fault.table_mfn, faulting, fault.rsp))) {
     result.declined = Decline::cuts_off_guest;
     return result;
   }
@@ -157,7 +176,8 @@ DetachResult WritablePagetables::detach(mm::MmuContext& context, const mm::VcpuB
                  0,
                  0,
                  !translated_only_at(context.frames, fault.mapping_entry_maddr, fault.mapping_va),
-                 0};
+                 0,
+                 other_cpus};
   // No slot's mapping entry lies in this table (evict saw to it): the snapshot holds only
   // entries that were validated, none the hypervisor forged. Taken under the table's lock,
   // which no other CPU then holds to update it.
@@ -173,6 +193,14 @@ DetachResult WritablePagetables::detach(mm::MmuContext& context, const mm::VcpuB
   if (!active && unlinked_tables_may_be_cached_) {
     context.effects.flush_local_tlb = true;
     unlinked_tables_may_be_cached_ = false;
+  }
+  // On several CPUs, any CPU that applied an unlink may still walk the table from its
+  // paging-structure caches: those of the domain not flushed since the last unlink (this one
+  // included) are flushed now, before the mapping turns writable. Most often none: every CPU
+  // that runs the domain has switched address space since.
+  if (other_cpus) {
+    const uint64_t unlinked = unlinked_stamp();
+    if (unlinked != 0 && other_cpus_.flush) other_cpus_.flush(other_cpus_.cookie, unlinked, true);
   }
   // The mapping made writable under its own table's lock, if it still maps the table read-only.
   bool forged = false;
@@ -191,6 +219,15 @@ DetachResult WritablePagetables::detach(mm::MmuContext& context, const mm::VcpuB
   result.detached = true;
   result.declined = Decline::none;
   return result;
+}
+
+DetachResult WritablePagetables::detach(mm::MmuContext& context, const mm::VcpuBasePointers& bases,
+                                        const WriteFault& fault) {
+  return detach_table(context, &bases, 1, false, fault);
+}
+
+DetachResult WritablePagetables::detach(mm::MmuContext& context, const SharedView& view, const WriteFault& fault) {
+  return detach_table(context, view.bases, view.count, true, fault);
 }
 
 // Each changed entry is put back to its snapshot value and then updated to what the guest
@@ -230,13 +267,21 @@ ReattachStats WritablePagetables::reattach(mm::MmuContext& context, SlotKind kin
   ReattachStats stats;
   Slot& slot = slots_[index_of(kind)];
   if (!slot.in_use) return stats;
-  revalidate_changed_entries(context, kind, stats);
+  // The mapping goes back to read-only first, and no CPU can store through a writable
+  // translation of it any more before the table is compared with its snapshot: where the glue
+  // set OtherCpus (guests on every CPU), the other CPUs of the domain that have not flushed
+  // since the store are flushed here, waited for: its other vCPUs' CPUs, or the domain's own CPU
+  // when another domain's operation reattaches from elsewhere (ForeignUse). This CPU's vCPU
+  // does not run until the effects below are applied, nor does the hypervisor store through
+  // the guest's mappings meanwhile.
   under_table_lock(context, table_of(slot.mapping_entry_maddr), mm::PageType::L1, [&](mm::PageInfo&) {
     uint64_t* mapping = entry_at(context.frames, slot.mapping_entry_maddr);
     PageTableEntry current(__atomic_load_n(mapping, __ATOMIC_ACQUIRE));
     if (current.present() && current.mfn() == slot.table_mfn)
       __atomic_and_fetch(mapping, ~PageTableEntry::kWritable, __ATOMIC_ACQ_REL);
   });
+  if (other_cpus_.flush) other_cpus_.flush(other_cpus_.cookie, context.frames.flush_clock().now(), false);
+  revalidate_changed_entries(context, kind, stats);
   // The writable translation may be cached wherever the mapping entry is translated.
   if (slot.flush_at_reattach)
     context.effects.flush_local_tlb = true;

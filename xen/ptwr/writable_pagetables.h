@@ -43,8 +43,15 @@
 // - On several CPUs (docs/architecture.md, "The PV MMU on several CPUs"): the slots are the
 //   domain's, changed only under its slots lock (the glue's, kSlotsLockClass); every store into a
 //   table here is made under that table's frame lock, one lock at a time; another domain's MMU
-//   operation on the domain keeps detaches off while it runs (begin_foreign_use); and only a
-//   domain that can run on one CPU at a time detaches (the glue's may_detach).
+//   operation on the domain keeps detaches off while it runs (begin_foreign_use).
+// - A domain whose vCPUs may run on several CPUs at once (the SharedView detach) detaches only
+//   tables that no vCPU's base pointers reach (never unhooks: Decline::shared_reachable); its
+//   own vCPUs' MMU operations keep detaches off while they run, as a foreign one does (the
+//   glue's MmuOperation), so none links or loads a table detached behind its reattach; after an
+//   unflushed unlink (note_tables_unlinked_at) every CPU of the domain not flushed since is
+//   flushed before the mapping turns writable (OtherCpus); and reattach turns the mapping
+//   read-only and flushes the other CPUs before it compares the table with its snapshot, so no
+//   store through a stale writable translation can follow the comparison.
 #pragma once
 #include "mm/mm_locks.h"
 #include "mm/mmu_context.h"
@@ -70,6 +77,26 @@ struct Slot {
   uint64_t unhooked_entry = 0;       // that entry's value, restored at reattach
   bool flush_at_reattach = false;    // the mapping may be in the TLB at more than mapping_va
   BlockMask snapshot_blocks = 0;     // the blocks of the snapshot that hold a copy (table_snapshot)
+  bool other_cpus = false;           // detached while vCPUs of the domain may run on other CPUs
+};
+
+// The domain's other CPUs, where guests run on every CPU (the glue sets it at enable, with
+// sched_smp=1): every reattach asks it (its vCPUs on other CPUs, or the domain's own CPU when
+// another domain's operation reattaches from elsewhere), a SharedView detach after an unlink.
+struct OtherCpus {
+  // Flushes the whole TLB of every CPU (this one too when `this_cpu_too`) that may hold a
+  // translation of the domain's made before the flush clock (context.frames.flush_clock())
+  // read `stamp`: the domain's dirty CPUs that have not flushed since. Returns once they have.
+  void (*flush)(void* cookie, uint64_t stamp, bool this_cpu_too) = nullptr;
+  void* cookie = nullptr;
+};
+
+// Who may reach the domain's tables while a table is detached, for a domain whose vCPUs may
+// run on several CPUs at once: the base pointers of every vCPU of it that has any (not only
+// the faulting one), read while no MMU operation of the domain is under way (foreign_use).
+struct SharedView {
+  const mm::VcpuBasePointers* bases = nullptr;
+  unsigned count = 0;
 };
 
 struct ReattachStats {
@@ -93,11 +120,12 @@ struct WriteFault {
 // Why a write is emulated rather than detached.
 enum class Decline : unsigned {
   none = 0,
-  ineligible,      // not a singly linked validated L1 with a read-only mapping in another L1
-  cuts_off_guest,  // the unhook would cut off the writing instruction or the stack
-  would_unhook,    // reachable, and the guest has not said it can read an unhooked L2 entry
-  no_progress,     // the slot's last batch changed nothing (Xen 3.0's rule)
-  foreign_use,     // another domain's MMU operation on the domain's tables is under way
+  ineligible,        // not a singly linked validated L1 with a read-only mapping in another L1
+  cuts_off_guest,    // the unhook would cut off the writing instruction or the stack
+  would_unhook,      // reachable, and the guest has not said it can read an unhooked L2 entry
+  no_progress,       // the slot's last batch changed nothing (Xen 3.0's rule)
+  foreign_use,       // an MMU operation on the domain's tables (another vCPU's, another domain's) is under way
+  shared_reachable,  // reachable from some vCPU's base pointers, and vCPUs may run on other CPUs
 };
 
 struct DetachResult {
@@ -124,6 +152,13 @@ class WritablePagetables {
 
   // Detaches the L1 the fault wrote, or says why the write should be emulated instead.
   DetachResult detach(mm::MmuContext& context, const mm::VcpuBasePointers& bases, const WriteFault& fault);
+  // The same in a domain whose vCPUs may run on several CPUs at once: only a table that no base
+  // pointer of `view` reaches is detached (the inactive slot; an unhook would have to flush every
+  // CPU at once and is left to emulation), after the paging-structure caches of every CPU that
+  // may still walk it through an unlinked entry were flushed (OtherCpus), and its reattach
+  // flushes the other CPUs before comparing (reattach).
+  DetachResult detach(mm::MmuContext& context, const SharedView& view, const WriteFault& fault);
+  void set_other_cpus(const OtherCpus& other_cpus) { other_cpus_ = other_cpus; }
   ReattachStats reattach(mm::MmuContext& context, SlotKind kind);
   ReattachStats reattach_all(mm::MmuContext& context);
 
@@ -133,17 +168,26 @@ class WritablePagetables {
   void note_tables_unlinked() { unlinked_tables_may_be_cached_ = true; }
   void note_full_tlb_flush() { unlinked_tables_may_be_cached_ = false; }
   bool unlinked_tables_may_be_cached() const { return unlinked_tables_may_be_cached_; }
+  // The same for every CPU: the flush clock (context.frames.flush_clock()) read after the last
+  // unlink any CPU applied without a full flush (atomic, the latest kept; 0: none). A SharedView
+  // detach has OtherCpus flush the CPUs that have not flushed since.
+  void note_tables_unlinked_at(uint64_t stamp);
+  uint64_t unlinked_stamp() const { return __atomic_load_n(&unlinked_stamp_, __ATOMIC_ACQUIRE); }
 
   // Another domain's MMU operations on this domain's tables or frames (the control domain's
   // pt_dom updates, pins, mappings of its frames) run between begin and end, from another CPU:
   // the glue reattaches every slot after begin, and no table is detached until the last end
-  // (Decline::foreign_use), so those operations only ever see validated tables.
+  // (Decline::foreign_use), so those operations only ever see validated tables. In a domain
+  // whose vCPUs run on several CPUs its own vCPUs' MMU operations (hypercalls, emulated writes,
+  // a vCPU's context) count too (the glue's MmuOperation): one of them may link a table, or load
+  // a base pointer, that makes a table another vCPU detached reachable.
   void begin_foreign_use() { __atomic_fetch_add(&foreign_users_, 1, __ATOMIC_ACQ_REL); }
   void end_foreign_use() { __atomic_fetch_sub(&foreign_users_, 1, __ATOMIC_ACQ_REL); }
   bool foreign_use() const { return __atomic_load_n(&foreign_users_, __ATOMIC_ACQUIRE) != 0; }
 
-  // Read without the slots lock by the domain's own vCPU (the only one that detaches) to skip
-  // the lock when nothing is detached; exact for it, a hint for anyone else.
+  // Read without the slots lock to skip the lock when nothing is detached: exact for a domain
+  // that runs on one CPU at a time, a hint for anyone else (who must take the lock: the glue's
+  // MmuOperation in a domain on several CPUs).
   bool in_use(SlotKind kind) const { return __atomic_load_n(&slots_[unsigned(kind)].in_use, __ATOMIC_ACQUIRE); }
   bool any_in_use() const { return in_use(SlotKind::active) || in_use(SlotKind::inactive); }
   uint32_t slots_lock = 0;  // kSlotsLockClass: the glue's
@@ -156,6 +200,8 @@ class WritablePagetables {
   void evict(mm::MmuContext& context, SlotKind new_kind, const WriteFault& fault, DetachResult& result);
   bool unhook(mm::MmuContext& context, Slot& slot, uint64_t link);
   void rehook(mm::MmuContext& context, const Slot& slot);
+  DetachResult detach_table(mm::MmuContext& context, const mm::VcpuBasePointers* bases, unsigned count, bool other_cpus,
+                            const WriteFault& fault);
   void revalidate_changed_entries(mm::MmuContext& context, SlotKind kind, ReattachStats& stats);
 
   Slot slots_[2];
@@ -165,5 +211,7 @@ class WritablePagetables {
   bool unlinked_tables_may_be_cached_ = false;
   bool guest_reads_unhooked_entries_ = false;
   uint32_t foreign_users_ = 0;
+  uint64_t unlinked_stamp_ = 0;
+  OtherCpus other_cpus_{};
 };
 }  // namespace ptwr

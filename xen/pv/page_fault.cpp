@@ -1,4 +1,5 @@
 #include "pv/page_fault.h"
+#include "arch/x86/cpu/registers.h"
 #include "domain/domain.h"
 #include "pv/pte_emulation.h"
 #include "emulate/translation_cache.h"
@@ -13,7 +14,7 @@
 
 namespace page_fault {
 namespace {
-constexpr uint64_t error_present = 1, error_write = 2;
+constexpr uint64_t error_present = 1, error_write = 2, error_reserved = 8;
 
 using pte_emulation::TableWrite;
 
@@ -82,16 +83,37 @@ void trace_emulation(const TrapFrame& frame, uint64_t address, uint64_t table_mf
 // reattach of detached tables records, the effects' flush, the emulation). So tracing off
 // costs the emulated write that site's NOP and nothing more.
 template <bool traced>
+[[gnu::always_inline]] inline pte_emulation::Outcome emulate(Vcpu& vcpu, TrapFrame& frame, uint64_t address,
+                                                             const TableWrite& write) {
+  return traced ? pte_emulation::emulate_traced(vcpu, frame, address, write)
+                : pte_emulation::emulate(vcpu, frame, address, write);
+}
+
+// The emulation as a counted MMU operation (writable_page_tables::counts_mmu_operations): no
+// table is detached while it runs, since it may link one. Out of line: the other domains'
+// emulated writes pay the test alone.
+template <bool traced>
+[[gnu::noinline]] pte_emulation::Outcome emulate_counted(Vcpu& vcpu, TrapFrame& frame, uint64_t address,
+                                                         const TableWrite& write) {
+  writable_page_tables::MmuOperation operation(*vcpu.domain);
+  return emulate<traced>(vcpu, frame, address, write);
+}
+
+template <bool traced>
 bool take_over(Vcpu& vcpu, TrapFrame& frame, uint64_t address, const TableWrite& write) {
   if constexpr (traced) trace_pte_write_fault(frame, address, write.table_mfn);
   Domain& domain = *vcpu.domain;
   if (write.type == mm::PageType::L1 && adaptive_ptwr::wants_detach(domain, write.table_mfn) &&
       writable_page_tables::detach(vcpu, {write.table_mfn, write.mapping_entry_maddr, address, frame.rip, frame.rsp}))
     return true;
-  // The emulated write must see every detached table's entries validated first.
-  writable_page_tables::reattach_all(domain);
-  const pte_emulation::Outcome outcome = traced ? pte_emulation::emulate_traced(vcpu, frame, address, write)
-                                                : pte_emulation::emulate(vcpu, frame, address, write);
+  pte_emulation::Outcome outcome;
+  if (writable_page_tables::counts_mmu_operations(domain)) [[unlikely]] {
+    outcome = emulate_counted<traced>(vcpu, frame, address, write);
+  } else {
+    // The emulated write must see every detached table's entries validated first.
+    writable_page_tables::reattach_all(domain);
+    outcome = emulate<traced>(vcpu, frame, address, write);
+  }
   if (outcome != pte_emulation::Outcome::emulated) {
     perf::add(perf::Counter::ptwr_emulation_refusals);
     return false;
@@ -107,6 +129,21 @@ bool take_over(Vcpu& vcpu, TrapFrame& frame, uint64_t address, const TableWrite&
 }
 }  // namespace
 
+namespace {
+// Xen's spurious_page_fault, for a domain on several CPUs: another vCPU's CPU made the entry
+// writable (a detach forges the mapping of the detached table writable, and invalidates it on
+// its own CPU only), and this CPU's TLB still held it read-only. When the walk now allows the
+// write at every level the stale entry is dropped and the store retried; otherwise it is the
+// guest's fault.
+[[gnu::noinline]] bool spurious_write(Vcpu& vcpu, uint64_t address) {
+  if (!writable_page_tables::on_several_cpus(*vcpu.domain)) return false;
+  const GuestWalk walk = walk_guest(boot_memory::frame_table().memory(), vcpu.active_table_mfn(), address, true);
+  if (!walk.ok) return false;
+  cpu::invlpg(address);
+  return true;
+}
+}  // namespace
+
 bool fixup(Vcpu& vcpu, TrapFrame& frame, uint64_t address) {
   if (!(frame.error_code & error_present)) {
     // A touch of an unhooked range: reattach and let the guest retry. A fault that was not
@@ -115,7 +152,9 @@ bool fixup(Vcpu& vcpu, TrapFrame& frame, uint64_t address) {
   }
   if (!(frame.error_code & error_write) || !vcpu.kernel_mode || !vcpu.domain->takes_table_writes()) return false;
   const TableWrite write = find_table_write(vcpu, address);
-  if (write.table == nullptr) return false;
+  // (Not a fault on a reserved bit: the walk does not look at those, the retry would fault again.)
+  if (write.table == nullptr) [[unlikely]]
+    return !(frame.error_code & error_reserved) && spurious_write(vcpu, address);
   if (trace_points::on()) [[unlikely]]
     return take_over_traced(vcpu, frame, address, write);
   return take_over<false>(vcpu, frame, address, write);

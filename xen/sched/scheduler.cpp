@@ -509,8 +509,8 @@ void vcpu_taken_down(Vcpu& vcpu) {
 // unless blocked or its domain paused (the new domain's controller pause holds it until the
 // toolstack unpauses it).
 void vcpu_up(Vcpu& vcpu) {
-  // A second vCPU up may run beside the first on another CPU: no table stays detached
-  // (writable_page_tables::may_detach refuses new ones from now on).
+  // A vCPU coming up starts on base pointers set in its context (an MmuOperation that
+  // reattached already); reattaching here too costs nothing when nothing is detached.
   if (smp()) writable_page_tables::reattach_all(*vcpu.domain);
   if (&vcpu != domains::current()) wake_runstate(vcpu);
 }

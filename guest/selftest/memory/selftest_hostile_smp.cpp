@@ -18,6 +18,12 @@
 //                    mapping without a flush and pins the frame as an L1: the store through the
 //                    stale translation faults (the type change flushed the other CPU), and the
 //                    table never holds what was stored;
+//   4b. detach-race one vCPU stores good and bad entries into a pinned L1 that no address space
+//                    links (what a fork's child tables are) while another makes MMU hypercalls:
+//                    under ptwr=writable / adaptive in a domain on several CPUs the stores detach
+//                    the table and the hypercalls reattach it (the storer's writable translation
+//                    flushed before the comparison); after the last hypercall every bad entry
+//                    was refused and every good one kept;
 //   5. vcpu-race     a vCPU taken down and brought up by another, taking itself down, while a
 //                    third initialises it (good and bad contexts: -EEXIST) and vCPU 0 looks
 //                    at it and sends it IPIs (bad contexts of a vCPU without one: selftest=vcpus);
@@ -37,6 +43,7 @@
 #include "kernel/memory/physical_memory.h"
 #include "kernel/smp/vcpus.h"
 #include "selftest/memory/memory_selftests.h"
+#include "lib/cmdline.h"
 #include "selftest/selftest_page_tables.h"
 
 namespace kernel {
@@ -44,7 +51,7 @@ namespace {
 using namespace page_table_tests;
 
 constexpr uint64_t kTimeout = 60'000'000'000;  // 60 s of guest time for a race's every role
-constexpr unsigned kMaxRoles = 6;
+constexpr unsigned kMaxRoles = 8;
 constexpr uint64_t kGuestKernelMark = 1ull << 52;  // Xen's _PAGE_GUEST_KERNEL, which validation may add
 
 // Raw hypercalls: pv::ops keeps counters and a batch of its own, which is vCPU 0's alone.
@@ -157,6 +164,10 @@ void report(SelfTest& test, unsigned role, const char* what) {
 }
 
 alignas(4096) uint8_t data_page[4096];  // what the raced tables map
+// The hypervisor detaches this domain's unreachable tables (the domU command line's
+// hostile_smp_detaches: ours, ptwr=writable or adaptive, sched_smp=1): a direct store of a bad
+// entry into one may land while it is detached, and is refused at its reattach.
+bool detaches = false;
 Mfn data_mfn() { return va_to_mfn(reinterpret_cast<uint64_t>(data_page)); }
 
 // A zeroed frame to be a page table: read-only in the direct map.
@@ -406,8 +417,10 @@ void stale_holder(unsigned) {
   *word = 0;
   store_release(stale_step, 1u);
   while (load_acquire(stale_step) != 2) __builtin_ia32_pause();
-  // A writable mapping of the table itself, had the store landed.
-  race.tallies[0].count(probe_store64(word, entry(stale_frame, kUserWritable)), 1, 1);
+  // A writable mapping of the table itself, had the store landed. Where the domain detaches
+  // tables (hostile_smp_detaches) it may land in the detached table, which nothing walks, and
+  // be refused at its reattach (tally 6).
+  race.tallies[0].count(probe_store64(word, entry(stale_frame, kUserWritable)), 1, detaches ? 0 : 1);
   store_release(stale_step, 3u);
 }
 void stale_pinner(unsigned) {
@@ -416,8 +429,10 @@ void stale_pinner(unsigned) {
   race.tallies[2].count(mmuext(MMUEXT_PIN_L1_TABLE, stale_frame.value), 0, 0);
   store_release(stale_step, 2u);
   while (load_acquire(stale_step) != 3) yield();
-  race.tallies[3].count(entries_of(stale_frame)[0] == 0 ? 0 : 1, 0, 0);
+  race.tallies[3].count(entries_of(stale_frame)[0] == 0 ? 0 : 1, 0, detaches ? 1 : 0);
   race.tallies[4].count(mmuext(MMUEXT_UNPIN_TABLE, stale_frame.value), 0, 0);
+  // The unpin is an MMU operation: a table detached was reattached first, the store refused.
+  race.tallies[6].count(entries_of(stale_frame)[0] == 0 ? 0 : 1, 0, 0);
   race.tallies[5].count(mmu_update(stale_slot.machine_address, entry(stale_frame, kWritable)), 0, 0);
   store_release(stale_step, 0u);
 }
@@ -434,11 +449,76 @@ void stale_tlb_race(SelfTest& test, unsigned vcpus) {
   report(test, 0, "  vCPU 0's store through its stale writable translation faults");
   report(test, 1, "  vCPU 1's mmu_update making the mapping read-only (no flush)");
   report(test, 2, "  vCPU 1's pin of the frame as an L1");
-  report(test, 3, "  the store never landed in the table");
+  report(test, 3,
+         detaches ? "  the store never landed in the table, or only while it was detached"
+                  : "  the store never landed in the table");
   report(test, 4, "  unpin it");
+  report(test, 6, "  no such entry in the table after the unpin (refused at reattach, if detached)");
   report(test, 5, "  writable again");
   pv::ops.invalidate_page(stale_va);
   page_allocator.free(pfn);
+  audit(test);
+}
+
+// ---- 4b. detach-race ---------------------------------------------------------------------
+
+constexpr unsigned kDetachRounds = 20, kDetachStores = 16;
+Mfn detach_l1;            // pinned, linked nowhere: a write into it is an inactive detach
+uint32_t detach_step;     // 2 * round + 1: vCPU 0 stores; 2 * round + 2: it is done
+uint32_t detach_checked;  // round + 1: vCPU 1 checked the round's entries
+
+// vCPU 0: in each round, 16 stores into its own 16 entries, through the read-only direct
+// mapping: a read-only mapping of a data page (kept, emulated or detached) and a writable
+// mapping of the table itself (refused: a fault if emulated, refused at reattach if detached).
+void detach_storer(unsigned round) {
+  volatile uint64_t* entries = entries_of(detach_l1);
+  while (load_acquire(detach_checked) != round) yield();
+  store_release(detach_step, 2 * round + 1);
+  for (unsigned i = 0; i < kDetachStores; ++i) {
+    volatile uint64_t* slot = &entries[round * kDetachStores + i];
+    if (i % 2)
+      race.tallies[0].count(probe_store64(slot, entry(data_mfn(), kUserReadOnly)), 0, 0);
+    else
+      race.tallies[1].count(probe_store64(slot, entry(detach_l1, kUserWritable)), 1, detaches ? 0 : 1);
+  }
+  store_release(detach_step, 2 * round + 2);
+}
+// vCPU 1: MMU hypercalls while vCPU 0 stores (each reattaches what is detached), one more
+// after; then every entry of the round is what the rules let stand.
+void detach_reattacher(unsigned round) {
+  while (load_acquire(detach_step) < 2 * round + 1) yield();
+  while (load_acquire(detach_step) < 2 * round + 2) race.tallies[2].count(empty_mmuext_op(), 0, 0);
+  race.tallies[2].count(empty_mmuext_op(), 0, 0);
+  long wrong = 0;
+  volatile uint64_t* entries = entries_of(detach_l1);
+  for (unsigned i = 0; i < kDetachStores; ++i) {
+    // A data mapping kept: present, read-only, the data page (Xen may add flags of its own);
+    // a table mapping refused: the entry as it was, empty.
+    const uint64_t value = entries[round * kDetachStores + i];
+    const bool data_mapping = (value & PageTableEntry::kPresent) && !(value & PageTableEntry::kWritable) &&
+                              ((value >> 12) & ((1ull << 40) - 1)) == data_mfn().value;
+    wrong += i % 2 ? !data_mapping : value != 0;
+  }
+  race.tallies[3].count(wrong, 0, 0);
+  store_release(detach_checked, round + 1);
+}
+
+void detach_race(SelfTest& test, unsigned vcpus) {
+  if (vcpus < 2) return;
+  detach_l1 = table_frame();
+  store_release(detach_step, 0u);
+  store_release(detach_checked, 0u);
+  test.check("detach-race: pin a zeroed L1 no address space links", mmuext(MMUEXT_PIN_L1_TABLE, detach_l1.value), 0);
+  test.check("detach-race: both vCPUs ran their rounds", run_race(2, kDetachRounds, {detach_storer, detach_reattacher}),
+             1);
+  report(test, 0, "  vCPU 0's stores of read-only data mappings land");
+  report(test, 1,
+         detaches ? "  its stores of a writable mapping of the table fault, or land detached"
+                  : "  its stores of a writable mapping of the table fault");
+  report(test, 2, "  vCPU 1's MMU hypercalls meanwhile");
+  report(test, 3, "  after vCPU 1's last hypercall: data mappings kept, table mappings refused");
+  test.check("detach-race: unpin", mmuext(MMUEXT_UNPIN_TABLE, detach_l1.value), 0);
+  release(detach_l1);
   audit(test);
 }
 
@@ -631,6 +711,8 @@ void long_hypercall_race(SelfTest& test, unsigned vcpus) {
 }  // namespace
 
 void selftest_hostile_smp(SelfTest& test) {
+  char flag[4];
+  detaches = lib::cmdline_value(boot_info.cmdline, "hostile_smp_detaches", flag, sizeof(flag));
   const unsigned vcpus = smp::vcpu_count();
   test.note("vCPUs", long(vcpus));
   if (vcpus < 2) {
@@ -643,6 +725,7 @@ void selftest_hostile_smp(SelfTest& test) {
   free_race(test, vcpus);
   shared_l1_race(test, vcpus);
   stale_tlb_race(test, vcpus);
+  detach_race(test, vcpus);
   evtchn_race(test, vcpus);
   vcpu_race(test, vcpus);
   long_hypercall_race(test, vcpus);

@@ -80,6 +80,11 @@ def check(hypervisor, mode="", smp=CPUS, vcpus=CPUS, sched_smp=1, expected=None,
             cpus = set(re.findall(r"\d+", re.sub(r"v\d+ ", " ", ran_on.group(1))))
             machine.expect(cpus - {"0"}, f"sched_smp=1: Linux's vCPUs ran on CPU 0 only ({ran_on.group(1)})", result)
             lines.append(f"  domain 1's vCPUs ran on: {ran_on.group(1)}")
+            # Writable pagetables on several CPUs (xen/summary.cpp): inactive detaches only.
+            shared = re.search(r"^\(XEN\) Domain 1 writable pagetables on several CPUs: (.*)$", result.serial, re.M)
+            if mode in ("writable", "adaptive") and vcpus > 1:
+                machine.expect(shared is not None, "no count of domain 1's detaches on several CPUs", result)
+                lines.append(f"  domain 1's writable pagetables on several CPUs: {shared.group(1)}")
         else:
             machine.expect(ran_on is None, f"sched_smp=0: where domain 1's vCPUs ran was reported: {ran_on}", result)
     print("\n".join(lines))

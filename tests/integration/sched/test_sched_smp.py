@@ -5,7 +5,7 @@ which CPUs each of its vCPUs ran on ("Domain 0 vCPUs ran on: v0 0 v1 1 ...").
 - -smp 4, dom0 with four vCPUs runs selftest=vcpus (work, an IPI ring, up/down, per-vCPU timers
   and runstate areas, the domctl view, the hostile checks) with its vCPUs spread over the CPUs:
   all four CPUs used, the selftest passes, the audit is clean.
-- The same under ptwr=writable (a domain with several vCPUs up detaches nothing).
+- The same under ptwr=writable (a domain on several CPUs detaches inactive tables only).
 - dom0_vcpus_pin (hard affinity vCPU n -> CPU n): each vCPU ran on its own CPU and no other.
 - A four-vCPU domU built at boot beside a four-vCPU dom0, both running selftest=vcpus at once
   (events between vCPUs on different CPUs: the 2-level bitmaps are changed atomically), under
