@@ -135,8 +135,8 @@ struct CommandLine {
   // write-protected slots (emulate/decode_cache.h); off, every hit compares the bytes.
   bool instruction_cache = true;
   // sched_smp=0|1 (ours): 1 runs guests on every online CPU (per-CPU run queues, placement,
-  // migration: sched/scheduler); 0, the default for now, keeps every vCPU on CPU 0.
-  bool sched_smp = false;
+  // migration: sched/scheduler), the default as on Xen; 0 keeps every vCPU on CPU 0.
+  bool sched_smp = true;
   // dom0_vcpus_pin (Xen's, a bare word): dom0's vCPU n may run only on CPU n (modulo the CPUs
   // online), its hard affinity; meaningful with sched_smp=1.
   bool dom0_vcpus_pin = false;

@@ -1,6 +1,6 @@
 """The hypervisor brings up every CPU QEMU gives it (-smp 1, 2, 4, 8) and parks the others:
-it prints Xen's "Brought up N CPUs", and dom0's self-tests pass as on one CPU (nothing runs on
-the other CPUs yet); beyond 8 CPUs the rest are reported and ignored. maxcpus=2 on a 4-CPU machine brings up 2, as on Xen, and maxcpus=1 one. An AP that does not
+it prints Xen's "Brought up N CPUs", and dom0's self-tests pass as on one CPU (with guests on
+every CPU, the default, dom0's vCPU 0 may run on any of them); beyond 8 CPUs the rest are reported and ignored. maxcpus=2 on a 4-CPU machine brings up 2, as on Xen, and maxcpus=1 one. An AP that does not
 report in (selftest=ap-hang) is left out after 100 ms and the boot goes on.
 Under -icount (which runs all CPUs round robin on one thread) a 4-CPU boot is deterministic:
 two runs report the same guest time to the nanosecond, as the benchmarks need."""
