@@ -77,11 +77,6 @@ void trace_emulation(const TrapFrame& frame, uint64_t address, uint64_t table_mf
                       trace::high(address), trace::low(frame.rip), trace::high(frame.rip));
 }
 
-// The fault taken over: a detach (writable pagetables) or an emulation. Built twice: untraced
-// for the fault path, and `traced`, out of line, for the one trace site in fixup, which writes
-// every record of the path in the order they happen (the fault, whatever the detach or the
-// reattach of detached tables records, the effects' flush, the emulation). So tracing off
-// costs the emulated write that site's NOP and nothing more.
 template <bool traced>
 [[gnu::always_inline]] inline pte_emulation::Outcome emulate(Vcpu& vcpu, TrapFrame& frame, uint64_t address,
                                                              const TableWrite& write) {
@@ -89,16 +84,11 @@ template <bool traced>
                 : pte_emulation::emulate(vcpu, frame, address, write);
 }
 
-// The emulation as a counted MMU operation (writable_page_tables::counts_mmu_operations): no
-// table is detached while it runs, since it may link one. Out of line: the other domains'
-// emulated writes pay the test alone.
-template <bool traced>
-[[gnu::noinline]] pte_emulation::Outcome emulate_counted(Vcpu& vcpu, TrapFrame& frame, uint64_t address,
-                                                         const TableWrite& write) {
-  writable_page_tables::MmuOperation operation(*vcpu.domain);
-  return emulate<traced>(vcpu, frame, address, write);
-}
-
+// The fault taken over: a detach (writable pagetables) or an emulation. Built twice: untraced
+// for the fault path, and `traced`, out of line, for the one trace site in fixup, which writes
+// every record of the path in the order they happen (the fault, whatever the detach or the
+// reattach of detached tables records, the effects' flush, the emulation). So tracing off
+// costs the emulated write that site's NOP and nothing more.
 template <bool traced>
 bool take_over(Vcpu& vcpu, TrapFrame& frame, uint64_t address, const TableWrite& write) {
   if constexpr (traced) trace_pte_write_fault(frame, address, write.table_mfn);
@@ -106,14 +96,10 @@ bool take_over(Vcpu& vcpu, TrapFrame& frame, uint64_t address, const TableWrite&
   if (write.type == mm::PageType::L1 && adaptive_ptwr::wants_detach(domain, write.table_mfn) &&
       writable_page_tables::detach(vcpu, {write.table_mfn, write.mapping_entry_maddr, address, frame.rip, frame.rsp}))
     return true;
-  pte_emulation::Outcome outcome;
-  if (writable_page_tables::counts_mmu_operations(domain)) [[unlikely]] {
-    outcome = emulate_counted<traced>(vcpu, frame, address, write);
-  } else {
-    // The emulated write must see every detached table's entries validated first.
-    writable_page_tables::reattach_all(domain);
-    outcome = emulate<traced>(vcpu, frame, address, write);
-  }
+  // An MMU operation (the emulated write must see every detached table's entries validated
+  // first; where counted, no table is detached while it runs, since it may link one).
+  const pte_emulation::Outcome outcome =
+      writable_page_tables::run_mmu_operation(domain, [&] { return emulate<traced>(vcpu, frame, address, write); });
   if (outcome != pte_emulation::Outcome::emulated) {
     perf::add(perf::Counter::ptwr_emulation_refusals);
     return false;
